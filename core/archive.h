@@ -1,0 +1,135 @@
+/*
+ * archive.h — the run archive: one SQLite file holding everything a run
+ * decided or measured.
+ *
+ * The file is opened in WAL mode with foreign keys on; every table is STRICT.
+ * The schema version lives in PRAGMA user_version and is migrated forward on
+ * open, one step per version, each step in its own transaction; a file whose
+ * version is newer than this build knows is refused (AVO_ESCHEMA) untouched.
+ *
+ * Writes are short transactions that commit before the call returns, so a
+ * process killed at any instant leaves a consistent file that holds every
+ * evaluation whose avo_archive_candidate_finish() returned.
+ *
+ * Query functions return jansson objects owned by the caller (json_decref).
+ * Their shapes are documented in docs/archive.md and are what the CLI prints
+ * for --json and what Lua sees.
+ *
+ * An avo_archive is used by one thread only.
+ */
+#ifndef AVO_ARCHIVE_H
+#define AVO_ARCHIVE_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "avo.h"
+
+#define AVO_ARCHIVE_SCHEMA_VERSION 1
+
+typedef struct avo_archive avo_archive;
+
+/* What a run records about itself when it starts. Strings may be NULL. */
+typedef struct avo_run_info {
+    const char *script_path;
+    const char *script_source;
+    const char *config_json; /* JSON object: CLI options, budgets, jobs */
+    uint64_t seed;
+    const char *engine_version;
+    const char *compiler;    /* e.g. "cc (Debian 12.2.0-14) 12.2.0" */
+    const char *host;        /* hostname, cores, cpu model */
+} avo_run_info;
+
+/* A candidate at the moment it is submitted for evaluation. */
+typedef struct avo_parent_edge {
+    int64_t parent_id;
+    const char *role; /* "parent", "ours", "theirs", "base", "inspiration", ... */
+} avo_parent_edge;
+
+typedef struct avo_candidate_info {
+    int64_t run_id;
+    int generation;
+    const char *operator_name; /* "seed", "param_tweak", "crossover", ... */
+    const char *source;        /* full kernel text */
+    const char *knobs_json;    /* JSON object of knob values, "{}" when none */
+    const char *note;          /* may be NULL */
+    const char *key;           /* dedupe key (hash of source + knobs + evaluator); may be NULL */
+    const avo_parent_edge *parents;
+    size_t n_parents;
+} avo_candidate_info;
+
+/*
+ * Open or create the archive at `path` and migrate it to the current schema.
+ * On success *ret owns the connection (free with avo_archive_free).
+ */
+int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen);
+
+/* Close; accepts NULL. */
+void avo_archive_free(avo_archive *ar);
+
+/* Schema version found on disk when opened (before migration). */
+int avo_archive_opened_version(const avo_archive *ar);
+
+int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id,
+                          char *err, size_t errlen);
+
+/* Mark a run finished with status "done", "stopped" or "failed". */
+int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, char *err,
+                        size_t errlen);
+
+/* Store a source by content (idempotent); writes its git blob id into ret_hash. */
+int avo_archive_put_source(avo_archive *ar, const char *text, char ret_hash[41], char *err,
+                           size_t errlen);
+
+/* Insert a pending candidate, its source and its parent edges in one
+ * transaction.  The id is assigned here, so submission order fixes ids. */
+int avo_archive_candidate_add(avo_archive *ar, const avo_candidate_info *info, int64_t *ret_id,
+                              char *err, size_t errlen);
+
+/*
+ * Record the outcome of evaluating candidate `id` in one transaction.
+ * `result` is the worker's result object (status, reason, log, compile and
+ * run metadata, and "configs": [{name, correct, max_error, median_s, spread,
+ * samples, gflops, gbs, reason}]); `score` is the aggregate the evaluator
+ * computed from it (0 for failed candidates).
+ */
+int avo_archive_candidate_finish(avo_archive *ar, int64_t id, const json_t *result, double score,
+                                 char *err, size_t errlen);
+
+/* Append an event (kind, JSON payload text or NULL) to the run's log. */
+int avo_archive_event(avo_archive *ar, int64_t run_id, const char *kind, const char *data_json,
+                      char *err, size_t errlen);
+
+/* The candidate with this id: object with id, run_id, generation, operator,
+ * status, reason, log, score, source_hash, knobs (object), note, key,
+ * created_at, evaluated_at, parents ([{id, role}]), children ([ids]),
+ * configs ([...]) and, if with_source, source. *ret NULL and AVO_ENOTFOUND if
+ * absent. */
+int avo_archive_candidate_get(avo_archive *ar, int64_t id, int with_source, json_t **ret,
+                              char *err, size_t errlen);
+
+/* Finished candidate with this dedupe key in any run, or AVO_ENOTFOUND. */
+int avo_archive_candidate_by_key(avo_archive *ar, const char *key, json_t **ret, char *err,
+                                 size_t errlen);
+
+/* Best finished candidate (highest score, then lowest id) of run_id, or of
+ * the latest run when run_id is 0. */
+int avo_archive_best(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
+
+/* Ancestors of `id` including itself, as an array of {id, parents:[{id,role}],
+ * operator, generation, status, score}, nearest first (breadth-first). */
+int avo_archive_lineage(avo_archive *ar, int64_t id, json_t **ret, char *err, size_t errlen);
+
+/* Nearest common ancestor of a and b (either may be an ancestor of the other);
+ * *ret_id = 0 when they share none. */
+int avo_archive_common_ancestor(avo_archive *ar, int64_t a, int64_t b, int64_t *ret_id,
+                                char *err, size_t errlen);
+
+/* The run row as an object; run_id 0 = the latest run. */
+int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
+
+/* Source text by hash (caller frees), or AVO_ENOTFOUND. */
+int avo_archive_source_get(avo_archive *ar, const char *hash, char **ret_text, char *err,
+                           size_t errlen);
+
+#endif

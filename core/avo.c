@@ -1,0 +1,47 @@
+#include "avo.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+const char *avo_strerror(int code)
+{
+    switch (code) {
+    case AVO_OK: return "success";
+    case AVO_ENOMEM: return "out of memory";
+    case AVO_EIO: return "input/output error";
+    case AVO_EINVAL: return "invalid argument";
+    case AVO_ESQL: return "database error";
+    case AVO_ESCHEMA: return "archive schema is newer than this avo";
+    case AVO_ENOTFOUND: return "not found";
+    case AVO_ETIMEOUT: return "timed out";
+    case AVO_ECHILD: return "child process failed";
+    case AVO_EPROTO: return "malformed message";
+    default: return "unknown error";
+    }
+}
+
+int avo_error(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+double avo_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double avo_monotonic(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}

@@ -1,0 +1,44 @@
+/*
+ * avo.h — definitions shared by every core module: error codes and the
+ * caller-owned error buffer convention.
+ *
+ * Every fallible core function returns 0 (or a positive count) on success and
+ * a negative AVO_E* code on failure.  Functions that can fail for reasons a
+ * user must read also take `char *err, size_t errlen`: on failure they write
+ * one line (no trailing newline, no prefix) into that caller-owned buffer.
+ * Library code never prints.
+ */
+#ifndef AVO_H
+#define AVO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum {
+    AVO_OK = 0,
+    AVO_ENOMEM = -1,   /* allocation failed */
+    AVO_EIO = -2,      /* read/write/pipe/file failure */
+    AVO_EINVAL = -3,   /* bad argument or malformed input */
+    AVO_ESQL = -4,     /* SQLite failure */
+    AVO_ESCHEMA = -5,  /* archive written by a newer avo */
+    AVO_ENOTFOUND = -6,/* no such row / file / symbol */
+    AVO_ETIMEOUT = -7, /* deadline passed */
+    AVO_ECHILD = -8,   /* a child process failed or died */
+    AVO_EPROTO = -9,   /* malformed message between processes */
+};
+
+#define AVO_ERRLEN 1024
+
+/* Static English text for an AVO_E* code; never NULL. */
+const char *avo_strerror(int code);
+
+/* printf-style write into a caller-owned error buffer; tolerates err == NULL.
+ * Always returns `code`, so callers can `return avo_error(err, len, AVO_EIO, ...)`. */
+int avo_error(char *err, size_t errlen, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Wall-clock and monotonic seconds. */
+double avo_now(void);
+double avo_monotonic(void);
+
+#endif

@@ -1,0 +1,52 @@
+-- Single-precision matrix multiply on the CPU: the classic tuning workload.
+-- The seed is the naive ijk loop (~2.4 GFLOP/s on a 2-core Sapphire Rapids
+-- VM); its knobs reach ~110 GFLOP/s, and ORDER alone gives ~9x.
+return {
+  name = "sgemm",
+  description = [[
+C[M,N] = A[M,K] * B[K,N] in fp32. All matrices are dense and row-major with no
+padding: A[i*K + k], B[k*N + j], C[i*N + j]. C is an output only: it holds
+garbage on entry and every element must be written (overwritten, not
+accumulated into). Signature:
+  void sgemm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *C)
+M, N, K are arbitrary positive sizes, not multiples of anything (one config is
+197x131x173), so every tile, block and unrolled loop needs remainder code.
+Compiled with cc -O3 -march=native (x86-64 with AVX2/AVX-512, GCC 12), no
+-ffast-math: the compiler will not reorder float sums on its own. Single thread.
+Knobs of the seed kernel:
+  ORDER  0 = ijk dot products (B read down a column, stride N), 1 = ikj (a row of
+         B scaled into a row of C, unit stride, vectorises), 2 = jki (column
+         walks, slowest). Used when TILE is 0.
+  BM BN BK  cache block sizes over M, N, K (0 = no blocking).
+  UNROLL  k steps per pass of the inner loop (independent partial sums in ijk,
+          fused rows of B in ikj/jki, k unrolling in the register tile).
+  TILE   register tile micro-kernel MR x NR kept in registers over a k block:
+         0 = off, 1 = 4x8, 2 = 4x16, 3 = 6x16, 4 = 8x32.
+  PACK   1 = copy each BK x BN block of B to a contiguous buffer first.]],
+  backend = "cpu",
+  kernel = "kernels/cpu/sgemm.c",
+  entry = "sgemm",
+  reference = { source = "kernels/cpu/sgemm_ref.c", entry = "sgemm_ref" },
+  args = {
+    { name = "M", kind = "scalar", type = "i32" },
+    { name = "N", kind = "scalar", type = "i32" },
+    { name = "K", kind = "scalar", type = "i32" },
+    { name = "A", kind = "in", type = "f32", length = function(c) return c.M * c.K end },
+    { name = "B", kind = "in", type = "f32", length = function(c) return c.K * c.N end },
+    { name = "C", kind = "out", type = "f32", length = function(c) return c.M * c.N end },
+  },
+  -- The naive seed takes ~14 ms on the largest config, so evaluating it stays cheap.
+  configs = {
+    { name = "128x128x128", M = 128, N = 128, K = 128 },
+    { name = "256x256x256", M = 256, N = 256, K = 256 },
+    { name = "odd-197x131x173", M = 197, N = 131, K = 173 },
+  },
+  -- Inputs are uniform in [-1, 1], K <= 256, reference summed in double. An fp32
+  -- sum of K products in any order is off by at most ~K*u*sum|a*b| (u = 6e-8),
+  -- in practice ~sqrt(K)*u*sqrt(K/9) ~ 1e-5 (measured max 2e-5 over every knob
+  -- combination). atol 1e-3 leaves ~50x headroom for legitimate reorderings,
+  -- yet one dropped or doubled product (|a*b| ~ 0.25 on average) fails at once.
+  tolerance = { atol = 1e-3, rtol = 1e-3 },
+  flops = function(c) return 2 * c.M * c.N * c.K end,
+  bytes = function(c) return 4 * (c.M * c.K + c.K * c.N + c.M * c.N) end,
+}

@@ -1,0 +1,24 @@
+-- quickstart: evolve the CPU sgemm kernel with a genetic algorithm.
+--
+--   avo run examples/quickstart.lua
+--   avo run examples/quickstart.lua generations=4 population=6   (shorter)
+--
+-- The seed kernel (kernels/cpu/sgemm.c) is a naive triple loop; its knobs
+-- (loop order, cache blocking, unrolling, register tiles) are declared in the
+-- source with `// avo:param`.  The GA tweaks and crosses those knobs; every
+-- candidate is compiled, verified against the reference on fresh inputs and
+-- timed in a worker process, and recorded in the archive (avo.db).
+
+local avo = require "avo"
+local args = ... or {}
+
+return avo.strategy("ga").run{
+  evaluator = "cpu/sgemm",
+  population = tonumber(args.population) or 8,
+  generations = tonumber(args.generations) or 8,
+  elite = 2,
+  tournament = 3,
+  crossover_rate = 0.3,
+  operators = { param_tweak = 1 },
+  operator_options = { param_tweak = { max_changes = 2 } },
+}

@@ -1,0 +1,296 @@
+-- avo.evaluator — load and validate a workload description, turn candidates
+-- into self-contained jobs, and score results.  The format is documented in
+-- docs/evaluators.md.
+
+local core = require "avo.core"
+local knobs = require "avo.knobs"
+local paths = require "avo.paths"
+
+local M = {}
+local Evaluator = {}
+Evaluator.__index = Evaluator
+
+local KINDS = { scalar = true, ["in"] = true, out = true, inout = true }
+local TYPES = { f32 = true, f64 = true, i32 = true, i64 = true }
+local BACKENDS = { cpu = true, test = true }
+
+local TIMING_DEFAULTS = {
+  enabled = true, min_sample_s = 0.001, min_samples = 5, max_samples = 40,
+  target_spread = 0.02, max_seconds = 2.0,
+}
+
+-- A validation error names the evaluator and the field.
+local function field_error(ev, field, msg)
+  error(("%s: evaluator field '%s' %s"):format(ev._origin, field, msg), 0)
+end
+
+local function check_type(ev, field, value, want, optional)
+  if value == nil then
+    if optional then return end
+    field_error(ev, field, "is missing")
+  end
+  if type(value) ~= want then
+    field_error(ev, field, ("must be a %s, got %s"):format(want, type(value)))
+  end
+end
+
+local function read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- Resolve a file named in the evaluator: repository root first, then the
+-- evaluator's own folder, then as given.
+local function resolve_file(ev, field, name)
+  for _, candidate in ipairs(paths.file_candidates(name, ev._dir)) do
+    local text = read_file(candidate)
+    if text then return text, candidate end
+  end
+  field_error(ev, field, ("names '%s', which cannot be read"):format(name))
+end
+
+local function validate_args(ev)
+  check_type(ev, "args", ev.args, "table")
+  if #ev.args == 0 then field_error(ev, "args", "must list at least one argument") end
+  local names = {}
+  for i, a in ipairs(ev.args) do
+    local f = ("args[%d]"):format(i)
+    check_type(ev, f, a, "table")
+    check_type(ev, f .. ".name", a.name, "string")
+    if names[a.name] then field_error(ev, f .. ".name", ("repeats '%s'"):format(a.name)) end
+    names[a.name] = true
+    if not KINDS[a.kind] then
+      field_error(ev, f .. ".kind", ("must be scalar, in, out or inout, got %s"):format(tostring(a.kind)))
+    end
+    if not TYPES[a.type] then
+      field_error(ev, f .. ".type", ("must be f32, f64, i32 or i64, got %s"):format(tostring(a.type)))
+    end
+    if a.kind == "scalar" then
+      check_type(ev, f .. ".value", a.value, "function", true)
+    else
+      check_type(ev, f .. ".length", a.length, "function")
+      check_type(ev, f .. ".range", a.range, "table", true)
+    end
+  end
+end
+
+-- Evaluate the per-config functions once: element counts, scalar values,
+-- work.  Errors name the config and the field.
+local function resolve_configs(ev)
+  local resolved = {}
+  for i, c in ipairs(ev.configs) do
+    local where = ("configs[%d]"):format(i)
+    local function call(field, fn)
+      local ok, v = pcall(fn, c)
+      if not ok then field_error(ev, field, ("failed for %s: %s"):format(where, tostring(v))) end
+      return v
+    end
+    local r = { name = c.name, scalars = {}, lengths = {}, flops = 0, bytes = 0 }
+    for j, a in ipairs(ev.args) do
+      local f = ("args[%d]"):format(j)
+      if a.kind == "scalar" then
+        local v = a.value and call(f .. ".value", a.value) or c[a.name]
+        if type(v) ~= "number" then
+          field_error(ev, f, ("has no value for %s (set %s.%s or give args[%d].value)"):format(
+            where, where, a.name, j))
+        end
+        if a.type:sub(1, 1) == "i" then
+          v = math.tointeger(v) or field_error(ev, f, ("must be an integer for %s"):format(where))
+        end
+        r.scalars[a.name] = v
+      else
+        local n = math.tointeger(call(f .. ".length", a.length))
+        if not n or n < 1 then
+          field_error(ev, f .. ".length", ("must return a positive integer for %s"):format(where))
+        end
+        r.lengths[a.name] = n
+      end
+    end
+    if ev.flops then r.flops = call("flops", ev.flops) end
+    if ev.bytes then r.bytes = call("bytes", ev.bytes) end
+    if type(r.flops) ~= "number" or type(r.bytes) ~= "number" then
+      field_error(ev, "flops", ("must return numbers for %s"):format(where))
+    end
+    resolved[i] = r
+  end
+  return resolved
+end
+
+local function validate(ev)
+  check_type(ev, "name", ev.name, "string")
+  check_type(ev, "description", ev.description, "string")
+  check_type(ev, "backend", ev.backend, "string")
+  if not BACKENDS[ev.backend] then
+    field_error(ev, "backend", ("must be 'cpu' or 'test', got '%s'"):format(ev.backend))
+  end
+  check_type(ev, "kernel", ev.kernel, "string")
+  check_type(ev, "configs", ev.configs, "table")
+  if #ev.configs == 0 then field_error(ev, "configs", "must list at least one config") end
+  local names = {}
+  for i, c in ipairs(ev.configs) do
+    check_type(ev, ("configs[%d]"):format(i), c, "table")
+    check_type(ev, ("configs[%d].name"):format(i), c.name, "string")
+    if names[c.name] then field_error(ev, ("configs[%d].name"):format(i), "repeats " .. c.name) end
+    names[c.name] = true
+  end
+  check_type(ev, "score", ev.score, "function", true)
+  ev.kernel_source, ev.kernel_path = resolve_file(ev, "kernel", ev.kernel)
+  local ok, parsed = pcall(knobs.parse, ev.kernel_source)
+  if not ok then field_error(ev, "kernel", ("has a bad knob declaration: %s"):format(parsed)) end
+  ev.knobs = parsed
+
+  if ev.backend == "test" then
+    -- The deterministic in-process backend: test_score(candidate, config)
+    -- stands in for compiling and timing (used by the engine's own tests).
+    check_type(ev, "test_score", ev.test_score, "function")
+    ev.resolved = {}
+    for i, c in ipairs(ev.configs) do ev.resolved[i] = { name = c.name } end
+    ev.unit = "score"
+    return
+  end
+
+  check_type(ev, "entry", ev.entry, "string")
+  check_type(ev, "reference", ev.reference, "table")
+  check_type(ev, "reference.source", ev.reference.source, "string")
+  check_type(ev, "reference.entry", ev.reference.entry, "string")
+  ev.reference_source = resolve_file(ev, "reference.source", ev.reference.source)
+  validate_args(ev)
+  check_type(ev, "tolerance", ev.tolerance, "table")
+  check_type(ev, "tolerance.atol", ev.tolerance.atol, "number")
+  check_type(ev, "tolerance.rtol", ev.tolerance.rtol, "number")
+  check_type(ev, "flops", ev.flops, "function", true)
+  check_type(ev, "bytes", ev.bytes, "function", true)
+  if not ev.flops and not ev.bytes then field_error(ev, "flops", "or 'bytes' is required") end
+  check_type(ev, "cflags", ev.cflags, "table", true)
+  check_type(ev, "timing", ev.timing, "table", true)
+  check_type(ev, "timeout", ev.timeout, "number", true)
+  ev.unit = ev.score and "score" or (ev.flops and "GFLOP/s" or "GB/s")
+  ev.resolved = resolve_configs(ev)
+end
+
+-- What identifies the workload: its file, reference and resolved configs.
+local function fingerprint(ev)
+  local parts = { ev._text or "", ev.reference_source or "", ev.kernel_source,
+                  core.json_encode(ev.resolved) }
+  return core.hash(table.concat(parts, "\0"))
+end
+
+-- Load an evaluator from a name ("cpu/sgemm"), a path, or a table.
+function M.load(spec)
+  local ev, origin, text, dir
+  if type(spec) == "table" then
+    if getmetatable(spec) == Evaluator then return spec end
+    ev, origin, dir = spec, "evaluator", "."
+  elseif type(spec) == "string" then
+    local path = paths.find("evaluators", spec)
+    if not path then
+      error(("evaluator '%s' not found (looked in %s)"):format(spec,
+        table.concat(paths.search_dirs("evaluators"), ", ")), 0)
+    end
+    text = read_file(path)
+    local chunk, err = load(text, "@" .. path, "t")
+    if not chunk then error(err, 0) end
+    ev = chunk()
+    if type(ev) ~= "table" then
+      error(("%s: an evaluator must return a table, got %s"):format(path, type(ev)), 0)
+    end
+    origin, dir = path, path:match("^(.*)/[^/]*$") or "."
+  else
+    error(("avo.evaluator: expected a name, path or table, got %s"):format(type(spec)), 2)
+  end
+  ev._origin, ev._text, ev._dir = origin, text, dir
+  setmetatable(ev, Evaluator)
+  validate(ev)
+  ev.fingerprint = fingerprint(ev)
+  return ev
+end
+
+-- The seed kernel as a candidate.
+function Evaluator:seed()
+  return {
+    source = self.kernel_source, knobs = knobs.defaults(self.knobs), operator = "seed",
+    parents = {}, generation = 0, note = "seed kernel " .. self.kernel_path,
+  }
+end
+
+-- Dedupe key: same source, knobs and workload => same evaluation.
+function Evaluator:key(cand)
+  return core.hash(table.concat({ cand.source, knobs.canonical(cand.knobs), self.fingerprint }, "\0"))
+end
+
+-- Seconds after which the engine kills an evaluation outright.
+function Evaluator:deadline()
+  local timeout = self.timeout or 60
+  return timeout + 120 + 10 -- run + compile allowance + margin
+end
+
+-- The self-contained job for one candidate (docs/protocol.md).
+function Evaluator:job(cand, seed, cache_dir)
+  local args = {}
+  for i, a in ipairs(self.args) do
+    args[i] = { name = a.name, kind = a.kind, type = a.type, range = a.range }
+  end
+  local timing = {}
+  for k, v in pairs(TIMING_DEFAULTS) do timing[k] = v end
+  for k, v in pairs(self.timing or {}) do timing[k] = v end
+  local timeout = self.timeout or 60
+  return {
+    backend = self.backend, source = cand.source, entry = self.entry,
+    knobs = cand.knobs or {}, cflags = self.cflags or setmetatable({}, core.json_array_mt),
+    reference = { source = self.reference_source, entry = self.reference.entry },
+    args = args, configs = self.resolved, tolerance = self.tolerance,
+    seed = seed, trials = 2, timing = timing,
+    limits = { timeout_s = timeout, compile_timeout_s = 120, memory_mb = 4096, cpu_s = timeout * 2 },
+    cache_dir = cache_dir,
+  }
+end
+
+-- Run the in-process test backend.
+function Evaluator:test_result(cand)
+  local configs = {}
+  for i, c in ipairs(self.configs) do
+    local ok, v = pcall(self.test_score, cand, c)
+    if not ok then
+      return { status = "error", reason = "test_score: " .. tostring(v), configs = {} }
+    end
+    configs[i] = { name = c.name, correct = true, gflops = v, median_s = 1 / math.max(v, 1e-9) }
+  end
+  return { status = "ok", configs = configs }
+end
+
+local function geomean(values)
+  local sum, n = 0, 0
+  for _, v in ipairs(values) do
+    if not (v > 0) then return 0 end
+    sum, n = sum + math.log(v), n + 1
+  end
+  return n > 0 and math.exp(sum / n) or 0
+end
+
+-- Aggregate score of a worker result: 0 unless every config is correct.
+function Evaluator:score_of(result)
+  if result.status ~= "ok" then return 0 end
+  local configs = result.configs or {}
+  if #configs ~= #self.configs then return 0 end
+  for _, c in ipairs(configs) do
+    if not c.correct then return 0 end
+  end
+  if self.score then
+    local v = self.score(configs)
+    if type(v) ~= "number" or v ~= v then
+      error(("%s: score() must return a number, got %s"):format(self._origin, tostring(v)), 0)
+    end
+    return v
+  end
+  local values = {}
+  for i, c in ipairs(configs) do
+    values[i] = (self.unit == "GB/s") and (c.gbs or 0) or (c.gflops or 0)
+  end
+  return geomean(values)
+end
+
+M.Evaluator = Evaluator
+return M

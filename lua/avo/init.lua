@@ -1,0 +1,318 @@
+-- avo — the API that scripts, strategies and operators program against
+-- (documented in docs/lua-api.md).  The engine state of the current run
+-- (archive, pool, budgets, streams) is installed by avo.cli through
+-- avo._begin and is private to this module.
+
+local core = require "avo.core"
+local sched = require "avo.sched"
+local knobs = require "avo.knobs"
+local evaluator = require "avo.evaluator"
+local paths = require "avo.paths"
+
+local avo = {}
+avo.version = core.version
+
+local run -- the current run, see avo._begin
+
+local function need_run(fname)
+  if not run then error(("avo.%s: only available inside 'avo run'"):format(fname), 3) end
+  return run
+end
+
+------------------------------------------------------------------ loading
+
+local loaded = { strategies = {}, operators = {} }
+
+local function load_part(kind, name)
+  if type(name) ~= "string" then
+    error(("expected a %s name, got %s"):format(kind:sub(1, -2), type(name)), 3)
+  end
+  local cache = loaded[kind]
+  if cache[name] then return cache[name] end
+  local path = paths.find(kind, name)
+  if not path then
+    error(("%s '%s' not found (looked in %s)"):format(kind:sub(1, -2), name,
+      table.concat(paths.search_dirs(kind), ", ")), 3)
+  end
+  local chunk, err = loadfile(path, "t")
+  if not chunk then error(err, 0) end
+  local module = chunk()
+  if type(module) ~= "table" then
+    error(("%s: must return a table, got %s"):format(path, type(module)), 0)
+  end
+  cache[name] = module
+  return module
+end
+
+function avo.evaluator(spec) return evaluator.load(spec) end
+
+function avo.strategy(name)
+  local s = load_part("strategies", name)
+  if type(s.run) ~= "function" then error(("strategy '%s' has no run function"):format(name), 2) end
+  return s
+end
+
+function avo.operator(name)
+  local op = load_part("operators", name)
+  if type(op.apply) ~= "function" then
+    error(("operator '%s' has no apply function"):format(name), 2)
+  end
+  op.name = op.name or name
+  return op
+end
+
+------------------------------------------------------------ randomness
+
+local Rng = {}
+Rng.__index = Rng
+
+function avo.rng(name)
+  local r = need_run("rng")
+  if type(name) ~= "string" then error("avo.rng: stream name must be a string", 2) end
+  if not r.streams[name] then
+    r.streams[name] = setmetatable({ gen = core.rng(r.seed, name) }, Rng)
+  end
+  return r.streams[name]
+end
+
+-- Uniform integer in [lo, hi].
+function Rng:int(lo, hi)
+  if not hi then lo, hi = 1, lo end
+  if hi < lo then error(("rng:int: empty range [%d, %d]"):format(lo, hi), 2) end
+  return lo + self.gen:below(hi - lo + 1)
+end
+
+function Rng:float() return self.gen:double() end
+
+function Rng:chance(p) return self.gen:double() < p end
+
+function Rng:choice(array)
+  if #array == 0 then error("rng:choice: empty array", 2) end
+  return array[1 + self.gen:below(#array)]
+end
+
+function Rng:shuffle(array)
+  for i = #array, 2, -1 do
+    local j = 1 + self.gen:below(i)
+    array[i], array[j] = array[j], array[i]
+  end
+  return array
+end
+
+-- A key of `weights` drawn with probability proportional to its weight.
+function Rng:weighted(weights)
+  local keys, total = {}, 0
+  for k, w in pairs(weights) do
+    if type(w) ~= "number" or w < 0 then
+      error(("rng:weighted: weight of '%s' must be a number >= 0"):format(tostring(k)), 2)
+    end
+    if w > 0 then keys[#keys + 1] = k; total = total + w end
+  end
+  if total == 0 then error("rng:weighted: all weights are zero", 2) end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  local x = self.gen:double() * total
+  for _, k in ipairs(keys) do
+    x = x - weights[k]
+    if x < 0 then return k end
+  end
+  return keys[#keys]
+end
+
+--------------------------------------------------------------- knobs etc.
+
+function avo.knobs(source)
+  local ok, list = pcall(knobs.parse, source)
+  if not ok then error("avo.knobs: " .. list, 2) end
+  return list
+end
+
+function avo.merge3(base, ours, theirs)
+  local merged, n = core.merge3(base, ours, theirs)
+  if not merged then error("avo.merge3: " .. n, 2) end
+  return merged, n
+end
+
+avo.lineage = {}
+
+function avo.lineage.get(id)
+  local r = need_run("lineage.get")
+  local rec = r.archive:get(id, true)
+  return rec
+end
+
+function avo.lineage.common_ancestor(a, b)
+  local r = need_run("lineage.common_ancestor")
+  return r.archive:common_ancestor(a, b)
+end
+
+------------------------------------------------------------ evaluation
+
+-- Budget check, counting submissions (duplicates are free).
+function avo.exhausted()
+  local r = need_run("exhausted")
+  if core.interrupted() then return true end
+  if r.max_evaluations and r.submitted >= r.max_evaluations then return true end
+  if r.max_seconds and core.monotonic() - r.started >= r.max_seconds then return true end
+  return false
+end
+
+function avo.budget()
+  local r = need_run("budget")
+  return {
+    evaluations = r.submitted, max_evaluations = r.max_evaluations,
+    elapsed = core.monotonic() - r.started, max_seconds = r.max_seconds,
+  }
+end
+
+function avo.best() return need_run("best").best end
+function avo.seed_record() return need_run("seed_record").seed_record end
+
+local function check_candidate(c, i)
+  local where = i and ("candidate %d"):format(i) or "candidate"
+  if type(c) ~= "table" then error(("%s must be a table"):format(where), 4) end
+  if type(c.source) ~= "string" then error(("%s needs a 'source' string"):format(where), 4) end
+  if c.knobs ~= nil and type(c.knobs) ~= "table" then
+    error(("%s: 'knobs' must be a table"):format(where), 4)
+  end
+  if c.operator ~= nil and type(c.operator) ~= "string" then
+    error(("%s: 'operator' must be a string"):format(where), 4)
+  end
+  if c.parents ~= nil and type(c.parents) ~= "table" then
+    error(("%s: 'parents' must be an array of {id=, role=}"):format(where), 4)
+  end
+end
+
+-- The record a strategy sees: the candidate plus its outcome.
+local function make_record(r, id, cand, result, score)
+  local rec = {
+    id = id, run_id = r.run_id, source = cand.source, knobs = cand.knobs or {},
+    operator = cand.operator or "manual", parents = cand.parents or {},
+    note = cand.note, generation = cand.generation or 0,
+    status = result.status, reason = result.reason, log = result.log,
+    score = score, configs = result.configs or {},
+  }
+  return rec
+end
+
+-- Record a finished evaluation: archive first, then statistics.
+local function on_result(r, ev, id, cand, result)
+  local score = ev:score_of(result)
+  r.unit = r.unit or ev.unit
+  if result.status == "ok" and score == 0 and not result.reason then
+    result.status = "wrong"
+    result.reason = "a config failed verification"
+  end
+  local ok, err = r.archive:finish(id, result, score)
+  if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
+  local rec = make_record(r, id, cand, result, score)
+  r.finished = r.finished + 1
+  if rec.status ~= "ok" then r.failed = r.failed + 1 end
+  if rec.status == "ok" and (not r.best or score > r.best.score) then r.best = rec end
+  if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
+  if r.on_record then r.on_record(rec) end
+  return rec
+end
+
+local function duplicate_of(rec)
+  local copy = {}
+  for k, v in pairs(rec) do copy[k] = v end
+  copy.duplicate = true
+  return copy
+end
+
+-- Submit one candidate; returns a ticket (or a finished record).
+local function submit(r, ev, cand)
+  local key = ev:key(cand)
+  local known = r.by_key[key]
+  if known then return known, true end
+  if avo.exhausted() then
+    return sched.complete_now({ status = "skipped", reason = "budget exhausted", score = 0,
+      source = cand.source, knobs = cand.knobs or {}, operator = cand.operator,
+      parents = cand.parents or {}, configs = {} }), false
+  end
+  r.submitted = r.submitted + 1
+  local id, err = r.archive:add{
+    run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
+    source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
+    parents = cand.parents or {},
+  }
+  if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
+  local ticket
+  if ev.backend == "test" then
+    ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
+  else
+    local seed = r.inputs:next() << 21 ~ r.inputs:next()
+    ticket = sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
+      function(result) return on_result(r, ev, id, cand, result) end)
+  end
+  r.by_key[key] = ticket
+  return ticket, false
+end
+
+function avo.evaluate_all(ev, cands)
+  local r = need_run("evaluate_all")
+  if getmetatable(ev) ~= evaluator.Evaluator then
+    error("avo.evaluate_all: first argument must be an evaluator (avo.evaluator(...))", 2)
+  end
+  if type(cands) ~= "table" then error("avo.evaluate_all: expected an array of candidates", 2) end
+  local tickets, dup = {}, {}
+  for i, c in ipairs(cands) do
+    check_candidate(c, i)
+    tickets[i], dup[i] = submit(r, ev, c)
+  end
+  local records = {}
+  for i, t in ipairs(tickets) do
+    local rec = sched.await(t)
+    records[i] = dup[i] and duplicate_of(rec) or rec
+  end
+  return records
+end
+
+function avo.evaluate(ev, cand)
+  if getmetatable(ev) ~= evaluator.Evaluator then
+    error("avo.evaluate: first argument must be an evaluator (avo.evaluator(...))", 2)
+  end
+  check_candidate(cand)
+  return avo.evaluate_all(ev, { cand })[1]
+end
+
+------------------------------------------------------- tasks and output
+
+avo.spawn = sched.spawn
+avo.join = sched.join
+
+function avo.log(fmt, ...)
+  local msg = select("#", ...) > 0 and fmt:format(...) or tostring(fmt)
+  if run then
+    if run.on_log then run.on_log(msg) end
+    run.archive:event(run.run_id, "log", { message = msg })
+  else
+    io.stderr:write(msg, "\n")
+  end
+end
+
+function avo.progress(info)
+  local r = need_run("progress")
+  if type(info) ~= "table" then error("avo.progress: expected a table", 2) end
+  r.generation = info.generation or r.generation
+  r.archive:event(r.run_id, "generation", {
+    generation = r.generation, finished = r.finished, failed = r.failed,
+    best = r.best and r.best.id, best_score = r.best and r.best.score,
+  })
+  if r.on_progress then r.on_progress(info) end
+end
+
+----------------------------------------------------- engine entry points
+
+-- Install the run state (called by avo.cli).
+function avo._begin(state)
+  run = state
+  run.streams, run.by_key = {}, {}
+  run.submitted, run.finished, run.failed = 0, 0, 0
+  run.inputs = core.rng(run.seed, "inputs")
+  return run
+end
+
+function avo._end() run = nil end
+
+return avo

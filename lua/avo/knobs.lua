@@ -1,0 +1,66 @@
+-- avo.knobs — tunable parameters a kernel declares in its own source:
+--
+--     // avo:param BLOCK 16 32 64
+--
+-- The first value is the seed's; values are integers or identifiers and reach
+-- the compiler as -DNAME=VALUE.
+
+local M = {}
+
+local function parse_value(word)
+  return math.tointeger(tonumber(word)) or tonumber(word) or word
+end
+
+-- Returns an array of { name =, values = {...}, line = n } in source order.
+-- Raises on a malformed declaration, naming the line.
+function M.parse(source)
+  local knobs, seen = {}, {}
+  local lineno = 0
+  for line in (source .. "\n"):gmatch("([^\n]*)\n") do
+    lineno = lineno + 1
+    local rest = line:match("//%s*avo:param%s+(.*)$")
+    if rest then
+      local words = {}
+      for w in rest:gmatch("%S+") do words[#words + 1] = w end
+      local name = table.remove(words, 1)
+      if not name or not name:match("^[%a_][%w_]*$") then
+        error(("line %d: 'avo:param' needs a C identifier, got %q"):format(lineno, name or ""), 0)
+      end
+      if #words == 0 then
+        error(("line %d: knob %s has no values"):format(lineno, name), 0)
+      end
+      if seen[name] then
+        error(("line %d: knob %s declared twice"):format(lineno, name), 0)
+      end
+      local values = {}
+      for i, w in ipairs(words) do
+        if not w:match("^[%w_.+-]+$") then
+          error(("line %d: knob %s has a bad value %q"):format(lineno, name, w), 0)
+        end
+        values[i] = parse_value(w)
+      end
+      seen[name] = true
+      knobs[#knobs + 1] = { name = name, values = values, line = lineno }
+    end
+  end
+  return knobs
+end
+
+-- The seed assignment: every knob at its first value.
+function M.defaults(knobs)
+  local values = {}
+  for _, k in ipairs(knobs) do values[k.name] = k.values[1] end
+  return values
+end
+
+-- Canonical text of an assignment (sorted NAME=VALUE lines) for hashing.
+function M.canonical(values)
+  local names = {}
+  for name in pairs(values or {}) do names[#names + 1] = name end
+  table.sort(names)
+  local parts = {}
+  for i, name in ipairs(names) do parts[i] = name .. "=" .. tostring(values[name]) end
+  return table.concat(parts, "\n")
+end
+
+return M

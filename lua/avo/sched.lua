@@ -1,0 +1,162 @@
+-- avo.sched — the coroutine scheduler on top of the worker pool.
+--
+-- Every piece of script code runs in a task (a coroutine).  A task that needs
+-- an evaluation submits a job and awaits its ticket; the task yields, and the
+-- loop in M.run resumes it when the pool hands the result back.  So script
+-- authors write sequential code while up to --jobs evaluations run at once.
+--
+-- A job's completion handler runs as soon as its result arrives, before any
+-- task sees it: that is where results are scored and committed to the
+-- archive, so a finished evaluation is on disk even if no task ever reads it.
+
+local M = {}
+
+local AWAIT, JOIN = {}, {} -- unique yield markers
+
+local pool          -- avo.Pool, set by M.init
+local ready = {}    -- FIFO of { task, value }
+local waiters = {}  -- ticket -> array of tasks
+local results = {}  -- ticket -> finished value
+local handlers = {} -- ticket -> function(result) -> value
+local in_flight = 0
+local on_tick = function() end
+
+function M.init(the_pool, tick)
+  pool, on_tick = the_pool, tick or on_tick
+end
+
+function M.in_flight() return in_flight end
+
+-- Submit a job; `handler(result)` turns the worker's result into the value
+-- awaiters receive.  Returns the ticket.
+function M.submit(job, deadline, handler)
+  local ticket = pool:submit(job, deadline)
+  handlers[ticket] = handler
+  in_flight = in_flight + 1
+  return ticket
+end
+
+-- Complete a ticket without a worker (deduplicated or in-process results).
+local next_local = 0
+function M.complete_now(value)
+  next_local = next_local - 1
+  results[next_local] = value
+  return next_local
+end
+
+-- Wait for a ticket's value from inside a task.
+function M.await(ticket)
+  if results[ticket] ~= nil then return results[ticket] end
+  if not coroutine.isyieldable() then
+    error("avo: evaluations can only be awaited inside 'avo run' (a task)", 3)
+  end
+  return coroutine.yield(AWAIT, ticket)
+end
+
+local Task = {}
+Task.__index = Task
+
+-- Start fn(...) as a task; it first runs on the next turn of the loop.
+function M.spawn(fn, ...)
+  local task = setmetatable({ co = coroutine.create(fn), joiners = {} }, Task)
+  ready[#ready + 1] = { task, table.pack(...) }
+  return task
+end
+
+-- Wait for a task and return its results (re-raising its error).
+function M.join(task)
+  if not task.finished then
+    if not coroutine.isyieldable() then error("avo.join: not inside a task", 2) end
+    coroutine.yield(JOIN, task)
+  end
+  if task.err then error(task.err, 0) end
+  return table.unpack(task.values, 1, task.values.n)
+end
+
+local function wake(task, value)
+  ready[#ready + 1] = { task, table.pack(value) }
+end
+
+local function finish(task, ok, ...)
+  task.finished = true
+  if ok then
+    task.values = table.pack(...)
+  else
+    task.err = ...
+  end
+  for _, j in ipairs(task.joiners) do wake(j) end
+  task.joiners = {}
+end
+
+-- Resume a task with the given values and file what it yielded.
+local function step(task, args)
+  local co = task.co
+  local r = table.pack(coroutine.resume(co, table.unpack(args, 1, args.n)))
+  if not r[1] then
+    local msg = r[2]
+    if type(msg) == "string" and not msg:find("stack traceback:", 1, true) then
+      msg = debug.traceback(co, msg)
+    end
+    return finish(task, false, msg)
+  end
+  if coroutine.status(co) == "dead" then
+    return finish(task, true, table.unpack(r, 2, r.n))
+  end
+  local marker, what = r[2], r[3]
+  if marker == AWAIT then
+    if results[what] ~= nil then
+      wake(task, results[what])
+    else
+      local list = waiters[what] or {}
+      list[#list + 1] = task
+      waiters[what] = list
+    end
+  elseif marker == JOIN then
+    if what.finished then wake(task) else what.joiners[#what.joiners + 1] = task end
+  else
+    finish(task, false, debug.traceback(co,
+      "avo: a task yielded outside the engine (coroutine.yield in script code " ..
+      "must be inside your own coroutine)"))
+  end
+end
+
+-- Deliver one pool result, if any arrives within timeout_ms.
+local function pump(timeout_ms)
+  local ticket, result = pool:wait(timeout_ms)
+  if not ticket then return ticket end
+  in_flight = in_flight - 1
+  local handler = handlers[ticket]
+  handlers[ticket] = nil
+  local value = result
+  if handler then value = handler(result) end
+  results[ticket] = value
+  for _, task in ipairs(waiters[ticket] or {}) do wake(task, value) end
+  waiters[ticket] = nil
+  return true
+end
+
+-- Run fn(...) as the main task until it finishes, then let in-flight
+-- evaluations finish (they are recorded, never dropped).  Returns the main
+-- task's values or raises its error.
+function M.run(fn, ...)
+  local main = M.spawn(fn, ...)
+  while not main.finished do
+    while #ready > 0 and not main.finished do
+      local item = table.remove(ready, 1)
+      step(item[1], item[2])
+    end
+    if main.finished then break end
+    if pump(250) == false then
+      error("avo: deadlock: every task is waiting but no evaluation is in flight")
+    end
+    on_tick()
+  end
+  while in_flight > 0 do
+    pump(250)
+    on_tick()
+  end
+  if main.err then error(main.err, 0) end
+  return table.unpack(main.values, 1, main.values.n)
+end
+
+return M

@@ -1,0 +1,667 @@
+/*
+ * core.c — the `avo.core` Lua module: the C engine seen from Lua.
+ *
+ * It exposes three userdata types and a handful of functions; everything
+ * with policy (scheduling, scoring, budgets, strategies) is Lua on top.
+ *
+ *   avo.Archive   core.archive(path)     the run archive (core/archive.h)
+ *   avo.Pool      core.pool(jobs)        worker processes (core/pool.h)
+ *   avo.Rng       core.rng(seed, name)   a PCG32 stream (core/pcg.h)
+ *
+ * Misuse raises "bad argument"; an expected failure (archive refused, row
+ * missing) returns nil, message.  Each userdata is created closed before
+ * anything can fail, and one idempotent close serves __gc and __close.
+ */
+#include <errno.h>
+#include <lauxlib.h>
+#include <lua.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "avo.h"
+#include "avo_config.h"
+#include "hash.h"
+#include "luajson.h"
+#include "merge.h"
+#include "pcg.h"
+#include "pool.h"
+
+#define ARCHIVE_MT "avo.Archive"
+#define POOL_MT "avo.Pool"
+#define RNG_MT "avo.Rng"
+
+static volatile sig_atomic_t interrupted;
+
+/* [-0, +2] Push nil and a message; returns 2 for `return push_fail(...)`. */
+static int push_fail(lua_State *L, const char *msg)
+{
+    lua_pushnil(L);
+    lua_pushstring(L, msg);
+    return 2;
+}
+
+/* [-0, +1 or +2] Push the JSON value and free it, or fail with err. */
+static int push_json_result(lua_State *L, int rc, json_t *value, const char *err)
+{
+    if (rc == AVO_ENOTFOUND) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (rc < 0)
+        return push_fail(L, err);
+    avo_lua_push_json(L, value);
+    json_decref(value);
+    return 1;
+}
+
+/* Convert argument idx to JSON text (caller frees), raising on failure. */
+static char *check_json_text(lua_State *L, int idx)
+{
+    char err[AVO_ERRLEN];
+    json_t *value = avo_lua_to_json(L, idx, err, sizeof err);
+    if (!value)
+        luaL_argerror(L, idx, err);
+    char *text = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(value);
+    if (!text)
+        luaL_error(L, "out of memory");
+    return text;
+}
+
+/* ---------------------------------------------------------------- archive */
+
+typedef struct archive_ud {
+    avo_archive *ar;
+} archive_ud;
+
+static avo_archive *check_archive(lua_State *L)
+{
+    archive_ud *ud = luaL_checkudata(L, 1, ARCHIVE_MT);
+    if (!ud->ar)
+        luaL_error(L, "attempt to use a closed archive");
+    return ud->ar;
+}
+
+static int archive_open(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    archive_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
+    ud->ar = NULL;
+    luaL_setmetatable(L, ARCHIVE_MT);
+    char err[AVO_ERRLEN];
+    if (avo_archive_open(&ud->ar, path, err, sizeof err) < 0)
+        return push_fail(L, err);
+    return 1;
+}
+
+static int archive_close(lua_State *L)
+{
+    archive_ud *ud = luaL_checkudata(L, 1, ARCHIVE_MT);
+    avo_archive_free(ud->ar);
+    ud->ar = NULL;
+    return 0;
+}
+
+static const char *opt_field_string(lua_State *L, int t, const char *key)
+{
+    lua_getfield(L, t, key);
+    const char *s = lua_isnil(L, -1) ? NULL : luaL_tolstring(L, -1, NULL);
+    if (s)
+        lua_replace(L, -2); /* keep the string anchored on the stack */
+    return s;
+}
+
+/* archive:run_begin{script_path=, script_source=, config=table, seed=, engine_version=,
+ *                   compiler=, host=} -> run_id */
+static int archive_run_begin(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    avo_run_info info = {0};
+    info.script_path = opt_field_string(L, 2, "script_path");
+    info.script_source = opt_field_string(L, 2, "script_source");
+    info.engine_version = opt_field_string(L, 2, "engine_version");
+    info.compiler = opt_field_string(L, 2, "compiler");
+    info.host = opt_field_string(L, 2, "host");
+    lua_getfield(L, 2, "seed");
+    info.seed = (uint64_t)luaL_checkinteger(L, -1);
+    lua_getfield(L, 2, "config");
+    char *config = check_json_text(L, lua_gettop(L));
+    info.config_json = config;
+    int64_t id;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_run_begin(ar, &info, &id, err, sizeof err);
+    free(config);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+static int archive_run_end(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    const char *status = luaL_checkstring(L, 3);
+    char err[AVO_ERRLEN];
+    if (avo_archive_run_end(ar, id, status, err, sizeof err) < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* archive:add{run_id=, generation=, operator=, source=, knobs=table, note=, key=,
+ *             parents={{id=, role=}, ...}} -> id */
+static int archive_add(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    avo_candidate_info info = {0};
+    lua_getfield(L, 2, "run_id");
+    info.run_id = luaL_checkinteger(L, -1);
+    lua_getfield(L, 2, "generation");
+    info.generation = (int)luaL_optinteger(L, -1, 0);
+    info.operator_name = opt_field_string(L, 2, "operator");
+    info.source = opt_field_string(L, 2, "source");
+    info.note = opt_field_string(L, 2, "note");
+    info.key = opt_field_string(L, 2, "key");
+    if (!info.operator_name || !info.source)
+        return luaL_argerror(L, 2, "candidate needs 'operator' and 'source'");
+
+    lua_getfield(L, 2, "parents");
+    int parents_idx = lua_gettop(L);
+    size_t n = lua_istable(L, parents_idx) ? lua_rawlen(L, parents_idx) : 0;
+    avo_parent_edge *edges = lua_newuserdatauv(L, (n ? n : 1) * sizeof *edges, 0);
+    for (size_t i = 0; i < n; i++) {
+        lua_rawgeti(L, parents_idx, (lua_Integer)i + 1);
+        luaL_argcheck(L, lua_istable(L, -1), 2, "each parent must be a table {id=, role=}");
+        lua_getfield(L, -1, "id");
+        edges[i].parent_id = luaL_checkinteger(L, -1);
+        lua_pop(L, 1);
+        edges[i].role = opt_field_string(L, lua_gettop(L), "role");
+        if (!edges[i].role)
+            edges[i].role = "parent";
+        /* the role string stays referenced by the parent table */
+        lua_pop(L, 2);
+    }
+    info.parents = edges;
+    info.n_parents = n;
+
+    lua_getfield(L, 2, "knobs");
+    char *knobs = check_json_text(L, lua_gettop(L));
+    info.knobs_json = knobs;
+    int64_t id;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_candidate_add(ar, &info, &id, err, sizeof err);
+    free(knobs);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* archive:finish(id, result_table, score) */
+static int archive_finish(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    double score = luaL_checknumber(L, 4);
+    char err[AVO_ERRLEN];
+    json_t *result = avo_lua_to_json(L, 3, err, sizeof err);
+    if (!result)
+        return luaL_argerror(L, 3, err);
+    int rc = avo_archive_candidate_finish(ar, id, result, score, err, sizeof err);
+    json_decref(result);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* archive:event(run_id, kind, data_table_or_nil) */
+static int archive_event(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    const char *kind = luaL_checkstring(L, 3);
+    char *data = lua_isnoneornil(L, 4) ? NULL : check_json_text(L, 4);
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_event(ar, run_id, kind, data, err, sizeof err);
+    free(data);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+static int archive_get(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    int with_source = lua_toboolean(L, 3);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_candidate_get(ar, id, with_source, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+static int archive_by_key(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    const char *key = luaL_checkstring(L, 2);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_candidate_by_key(ar, key, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+static int archive_best(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_optinteger(L, 2, 0);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_best(ar, run_id, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+static int archive_lineage(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_lineage(ar, id, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+static int archive_common_ancestor(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer a = luaL_checkinteger(L, 2), b = luaL_checkinteger(L, 3);
+    int64_t id;
+    char err[AVO_ERRLEN];
+    if (avo_archive_common_ancestor(ar, a, b, &id, err, sizeof err) < 0)
+        return push_fail(L, err);
+    if (id == 0)
+        lua_pushnil(L);
+    else
+        lua_pushinteger(L, id);
+    return 1;
+}
+
+static int archive_run_get(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_optinteger(L, 2, 0);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_run_get(ar, id, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+static int archive_source(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    const char *hash = luaL_checkstring(L, 2);
+    char *text = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_source_get(ar, hash, &text, err, sizeof err);
+    if (rc == AVO_ENOTFOUND) {
+        lua_pushnil(L);
+        return 1;
+    }
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushstring(L, text);
+    free(text);
+    return 1;
+}
+
+static const luaL_Reg archive_methods[] = {
+    {"run_begin", archive_run_begin},
+    {"run_end", archive_run_end},
+    {"add", archive_add},
+    {"finish", archive_finish},
+    {"event", archive_event},
+    {"get", archive_get},
+    {"by_key", archive_by_key},
+    {"best", archive_best},
+    {"lineage", archive_lineage},
+    {"common_ancestor", archive_common_ancestor},
+    {"run_get", archive_run_get},
+    {"source", archive_source},
+    {"close", archive_close},
+    {NULL, NULL},
+};
+
+/* ------------------------------------------------------------------- pool */
+
+typedef struct pool_ud {
+    avo_pool *pool;
+} pool_ud;
+
+static avo_pool *check_pool(lua_State *L)
+{
+    pool_ud *ud = luaL_checkudata(L, 1, POOL_MT);
+    if (!ud->pool)
+        luaL_error(L, "attempt to use a closed pool");
+    return ud->pool;
+}
+
+/* core.pool(jobs, worker_exe) -> pool | nil, msg */
+static int pool_open(lua_State *L)
+{
+    lua_Integer jobs = luaL_checkinteger(L, 1);
+    const char *exe = luaL_checkstring(L, 2);
+    luaL_argcheck(L, jobs >= 1 && jobs <= 1024, 1, "jobs must be between 1 and 1024");
+    pool_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
+    ud->pool = NULL;
+    luaL_setmetatable(L, POOL_MT);
+    char *argv[] = {(char *)exe, "worker", NULL};
+    char err[AVO_ERRLEN];
+    if (avo_pool_new(&ud->pool, (int)jobs, argv, err, sizeof err) < 0)
+        return push_fail(L, err);
+    return 1;
+}
+
+static int pool_close(lua_State *L)
+{
+    pool_ud *ud = luaL_checkudata(L, 1, POOL_MT);
+    avo_pool_free(ud->pool);
+    ud->pool = NULL;
+    return 0;
+}
+
+/* pool:submit(job_table, deadline_s) -> ticket */
+static int pool_submit(lua_State *L)
+{
+    avo_pool *pool = check_pool(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    double deadline = luaL_checknumber(L, 3);
+    char err[AVO_ERRLEN];
+    json_t *job = avo_lua_to_json(L, 2, err, sizeof err);
+    if (!job)
+        return luaL_argerror(L, 2, err);
+    uint64_t ticket;
+    if (avo_pool_submit(pool, job, deadline, &ticket) < 0)
+        return luaL_error(L, "out of memory");
+    lua_pushinteger(L, (lua_Integer)ticket);
+    return 1;
+}
+
+/* pool:wait(timeout_ms) -> ticket, result | false (nothing pending) | nil (timeout) */
+static int pool_wait(lua_State *L)
+{
+    avo_pool *pool = check_pool(L);
+    int timeout = (int)luaL_optinteger(L, 2, -1);
+    uint64_t ticket;
+    json_t *result;
+    char err[AVO_ERRLEN];
+    int rc = avo_pool_wait(pool, timeout, &ticket, &result, err, sizeof err);
+    if (rc == AVO_ENOTFOUND) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (rc < 0)
+        return luaL_error(L, "worker pool: %s", err);
+    if (rc == 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushinteger(L, (lua_Integer)ticket);
+    avo_lua_push_json(L, result);
+    json_decref(result);
+    return 2;
+}
+
+static int pool_pending(lua_State *L)
+{
+    avo_pool *pool = check_pool(L);
+    lua_pushinteger(L, (lua_Integer)avo_pool_pending(pool));
+    lua_pushinteger(L, (lua_Integer)avo_pool_running(pool));
+    return 2;
+}
+
+static const luaL_Reg pool_methods[] = {
+    {"submit", pool_submit},
+    {"wait", pool_wait},
+    {"pending", pool_pending},
+    {"close", pool_close},
+    {NULL, NULL},
+};
+
+/* -------------------------------------------------------------------- rng */
+
+/* core.rng(seed, name) -> Rng */
+static int rng_new(lua_State *L)
+{
+    lua_Integer seed = luaL_checkinteger(L, 1);
+    const char *name = luaL_checkstring(L, 2);
+    avo_pcg32 *rng = lua_newuserdatauv(L, sizeof *rng, 0);
+    avo_pcg32_derive(rng, (uint64_t)seed, name);
+    luaL_setmetatable(L, RNG_MT);
+    return 1;
+}
+
+static int rng_next(lua_State *L)
+{
+    avo_pcg32 *rng = luaL_checkudata(L, 1, RNG_MT);
+    lua_pushinteger(L, avo_pcg32_next(rng));
+    return 1;
+}
+
+/* rng:below(n) -> integer in [0, n) */
+static int rng_below(lua_State *L)
+{
+    avo_pcg32 *rng = luaL_checkudata(L, 1, RNG_MT);
+    lua_Integer n = luaL_checkinteger(L, 2);
+    luaL_argcheck(L, n >= 1 && n <= 0xffffffffLL, 2, "bound must be in [1, 2^32)");
+    lua_pushinteger(L, avo_pcg32_bounded(rng, (uint32_t)n));
+    return 1;
+}
+
+static int rng_double(lua_State *L)
+{
+    avo_pcg32 *rng = luaL_checkudata(L, 1, RNG_MT);
+    lua_pushnumber(L, avo_pcg32_double(rng));
+    return 1;
+}
+
+/* rng:state() -> state, inc (to persist a stream) */
+static int rng_state(lua_State *L)
+{
+    avo_pcg32 *rng = luaL_checkudata(L, 1, RNG_MT);
+    lua_pushinteger(L, (lua_Integer)rng->state);
+    lua_pushinteger(L, (lua_Integer)rng->inc);
+    return 2;
+}
+
+static const luaL_Reg rng_methods[] = {
+    {"next", rng_next},
+    {"below", rng_below},
+    {"double", rng_double},
+    {"state", rng_state},
+    {NULL, NULL},
+};
+
+/* -------------------------------------------------------------- functions */
+
+static int core_hash(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    char out[AVO_HASH_HEXLEN + 1];
+    if (avo_hash_hex(s, len, out) < 0)
+        return luaL_error(L, "hashing failed");
+    lua_pushstring(L, out);
+    return 1;
+}
+
+static int core_merge3(lua_State *L)
+{
+    const char *base = luaL_checkstring(L, 1);
+    const char *ours = luaL_checkstring(L, 2);
+    const char *theirs = luaL_checkstring(L, 3);
+    char *merged = NULL;
+    char err[AVO_ERRLEN];
+    int n = avo_merge3(base, ours, theirs, &merged, err, sizeof err);
+    if (n < 0)
+        return push_fail(L, err);
+    lua_pushstring(L, merged);
+    free(merged);
+    lua_pushinteger(L, n);
+    return 2;
+}
+
+static int core_isatty(lua_State *L)
+{
+    lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
+    return 1;
+}
+
+static int core_now(lua_State *L)
+{
+    lua_pushnumber(L, avo_now());
+    return 1;
+}
+
+static int core_monotonic(lua_State *L)
+{
+    lua_pushnumber(L, avo_monotonic());
+    return 1;
+}
+
+static int core_cores(lua_State *L)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    lua_pushinteger(L, n > 0 ? n : 1);
+    return 1;
+}
+
+static int core_hostname(lua_State *L)
+{
+    char name[256] = "unknown";
+    gethostname(name, sizeof name - 1);
+    lua_pushstring(L, name);
+    return 1;
+}
+
+/* core.exe() -> path of the running avo binary (workers are started from it) */
+static int core_exe(lua_State *L)
+{
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n < 0)
+        return push_fail(L, strerror(errno));
+    path[n] = '\0';
+    lua_pushstring(L, path);
+    return 1;
+}
+
+static void on_interrupt(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+    /* A second Ctrl-C stops at once. */
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+}
+
+/* core.catch_interrupts(): the first SIGINT/SIGTERM only sets a flag, so the
+ * run can stop starting work and end cleanly. */
+static int core_catch_interrupts(lua_State *L)
+{
+    (void)L;
+    struct sigaction sa = {0};
+    sa.sa_handler = on_interrupt;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    return 0;
+}
+
+static int core_interrupted(lua_State *L)
+{
+    lua_pushboolean(L, interrupted);
+    return 1;
+}
+
+/* core.json_encode(value) -> compact JSON text with sorted keys */
+static int core_json_encode(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    char *text = check_json_text(L, 1);
+    lua_pushstring(L, text);
+    free(text);
+    return 1;
+}
+
+static int core_json_decode(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    json_error_t jerr;
+    json_t *value = json_loadb(s, len, JSON_DECODE_ANY, &jerr);
+    if (!value)
+        return push_fail(L, jerr.text);
+    avo_lua_push_json(L, value);
+    json_decref(value);
+    return 1;
+}
+
+static const luaL_Reg core_functions[] = {
+    {"archive", archive_open},
+    {"pool", pool_open},
+    {"rng", rng_new},
+    {"hash", core_hash},
+    {"merge3", core_merge3},
+    {"isatty", core_isatty},
+    {"now", core_now},
+    {"monotonic", core_monotonic},
+    {"cores", core_cores},
+    {"hostname", core_hostname},
+    {"exe", core_exe},
+    {"catch_interrupts", core_catch_interrupts},
+    {"interrupted", core_interrupted},
+    {"json_encode", core_json_encode},
+    {"json_decode", core_json_decode},
+    {NULL, NULL},
+};
+
+static void new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction close)
+{
+    luaL_newmetatable(L, name);
+    lua_newtable(L);
+    luaL_setfuncs(L, methods, 0);
+    lua_setfield(L, -2, "__index");
+    if (close) {
+        lua_pushcfunction(L, close);
+        lua_setfield(L, -2, "__gc");
+        lua_pushcfunction(L, close);
+        lua_setfield(L, -2, "__close");
+    }
+    lua_pop(L, 1);
+}
+
+int luaopen_avo_core(lua_State *L)
+{
+    new_class(L, ARCHIVE_MT, archive_methods, archive_close);
+    new_class(L, POOL_MT, pool_methods, pool_close);
+    new_class(L, RNG_MT, rng_methods, NULL);
+    luaL_newmetatable(L, "avo.json.array");
+    lua_pop(L, 1);
+
+    luaL_newlib(L, core_functions);
+    lua_pushstring(L, AVO_VERSION);
+    lua_setfield(L, -2, "version");
+    lua_pushstring(L, AVO_SOURCE_ROOT);
+    lua_setfield(L, -2, "source_root");
+    luaL_getmetatable(L, "avo.json.array");
+    lua_setfield(L, -2, "json_array_mt");
+    return 1;
+}

@@ -1,0 +1,96 @@
+#include "host.h"
+
+#include <lauxlib.h>
+#include <lua.h>
+#include <lualib.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "embedded.h"
+#include "luajson.h"
+
+int luaopen_avo_core(lua_State *L);
+
+/* package.searchers entry: find `name` among the embedded modules. */
+static int search_embedded(lua_State *L)
+{
+    const char *name = luaL_checkstring(L, 1);
+    for (const avo_lua_module *m = avo_lua_modules; m->name; m++) {
+        if (strcmp(m->name, name) != 0)
+            continue;
+        if (luaL_loadbufferx(L, m->code, m->len, m->chunk, "t") != LUA_OK)
+            return lua_error(L);
+        lua_pushstring(L, m->chunk + 1);
+        return 2;
+    }
+    lua_pushfstring(L, "no embedded module '%s'", name);
+    return 1;
+}
+
+/* Message handler: append a traceback unless the message already has one. */
+static int traceback(lua_State *L)
+{
+    const char *msg = lua_tostring(L, 1);
+    if (!msg)
+        msg = luaL_tolstring(L, 1, NULL);
+    if (strstr(msg, "stack traceback:"))
+        lua_pushstring(L, msg);
+    else
+        luaL_traceback(L, L, msg, 1);
+    return 1;
+}
+
+/* Install the embedded searcher right after the preload searcher, so the
+ * engine's modules win over files of the same name on LUA_PATH. */
+static void install_searcher(lua_State *L)
+{
+    lua_getglobal(L, "package");
+    lua_getfield(L, -1, "searchers");
+    lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
+    for (lua_Integer i = n; i >= 2; i--) {
+        lua_rawgeti(L, -1, i);
+        lua_rawseti(L, -2, i + 1);
+    }
+    lua_pushcfunction(L, search_embedded);
+    lua_rawseti(L, -2, 2);
+    lua_pop(L, 1);
+    lua_getfield(L, -1, "preload");
+    lua_pushcfunction(L, luaopen_avo_core);
+    lua_setfield(L, -2, "avo.core");
+    lua_pop(L, 2);
+}
+
+int avo_host_command(const char *command, const json_t *options)
+{
+    lua_State *L = luaL_newstate();
+    if (!L) {
+        fprintf(stderr, "avo: cannot create a Lua state (out of memory)\n");
+        return 1;
+    }
+    luaL_openlibs(L);
+    install_searcher(L);
+
+    int status = 1;
+    lua_pushcfunction(L, traceback);
+    int handler = lua_gettop(L);
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "avo.cli");
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
+        fprintf(stderr, "avo: %s\n", lua_tostring(L, -1));
+        goto out;
+    }
+    lua_getfield(L, -1, command);
+    if (!lua_isfunction(L, -1)) {
+        fprintf(stderr, "avo: no command '%s'\n", command);
+        goto out;
+    }
+    avo_lua_push_json(L, options);
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
+        fprintf(stderr, "avo: %s\n", lua_tostring(L, -1));
+        goto out;
+    }
+    status = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+out:
+    lua_close(L);
+    return status;
+}

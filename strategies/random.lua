@@ -1,0 +1,126 @@
+-- random: random sampling of the seed's knob space, the baseline any other
+-- strategy has to beat.
+--
+--   return avo.strategy("random").run{ evaluator = "cpu/sgemm", samples = 64 }
+--
+-- Each sample keeps the seed's source and draws every knob uniformly from
+-- its domain (stream "random"). Samples are evaluated in batches so that
+-- `--jobs` evaluations run in parallel; a sample already drawn in this run is
+-- drawn again, since the archive would only answer it with the old record.
+--
+-- Options:
+--   evaluator  spec for avo.evaluator (required)
+--   samples    integer >= 0, random samples after the seed (default 64)
+--   batch      integer >= 1, samples evaluated together (default 8)
+
+local avo = require "avo"
+
+local M = {}
+
+-- Draws of an already seen sample before the space counts as used up.
+local MAX_ATTEMPTS = 20
+
+local function bad(name, expected, got)
+  return nil, string.format("random: option '%s' must be %s, got %s",
+    name, expected, tostring(got))
+end
+
+-- Returns the options with defaults filled in, or nil and a message naming
+-- the bad option.
+local function read_options(opts)
+  if type(opts) ~= "table" then return bad("opts", "a table", opts) end
+  if opts.evaluator == nil then return bad("evaluator", "given", nil) end
+  local cfg = {
+    evaluator = opts.evaluator,
+    samples = opts.samples or 64,
+    batch = opts.batch or 8,
+  }
+  if math.type(cfg.samples) ~= "integer" or cfg.samples < 0 then
+    return bad("samples", "an integer >= 0", cfg.samples)
+  end
+  if math.type(cfg.batch) ~= "integer" or cfg.batch < 1 then
+    return bad("batch", "an integer >= 1", cfg.batch)
+  end
+  return cfg
+end
+
+-- Higher score first, ties to the lower id.
+local function better(a, b)
+  local sa, sb = a.score or 0, b.score or 0
+  if sa ~= sb then return sa > sb end
+  return (a.id or math.huge) < (b.id or math.huge)
+end
+
+-- Knob values in source order, as a key for "drawn before".
+local function knobs_key(domain, knobs)
+  local parts = {}
+  for _, knob in ipairs(domain) do parts[#parts + 1] = tostring(knobs[knob.name]) end
+  return table.concat(parts, "\0")
+end
+
+-- One uniform draw over the knob space, or nil when MAX_ATTEMPTS draws all
+-- hit samples in `seen`.
+local function draw(rng, domain, seen)
+  for _ = 1, MAX_ATTEMPTS do
+    local knobs = {}
+    for _, knob in ipairs(domain) do knobs[knob.name] = rng:choice(knob.values) end
+    local key = knobs_key(domain, knobs)
+    if not seen[key] then
+      seen[key] = true
+      return knobs
+    end
+  end
+  return nil
+end
+
+-- Up to `n` candidates for batch `index`.
+local function make_batch(state, index, n)
+  local candidates = {}
+  for _ = 1, n do
+    local knobs = draw(state.rng, state.domain, state.seen)
+    if knobs == nil then break end
+    candidates[#candidates + 1] = {
+      source = state.seed.source,
+      knobs = knobs,
+      operator = "random",
+      parents = { { id = state.seed.id, role = "parent" } },
+      note = "random sample",
+      generation = index,
+    }
+  end
+  return candidates
+end
+
+function M.run(opts)
+  local cfg, err = read_options(opts)
+  if not cfg then error(err, 2) end
+
+  local ev = avo.evaluator(cfg.evaluator)
+  local seed_candidate = ev:seed()
+  seed_candidate.generation = seed_candidate.generation or 0
+  local seed = avo.evaluate(ev, seed_candidate)
+  if seed.status == "skipped" then return nil end
+
+  local domain = avo.knobs(seed.source)
+  local state = {
+    seed = seed,
+    domain = domain,
+    rng = avo.rng("random"),
+    seen = { [knobs_key(domain, seed.knobs or {})] = true },
+  }
+  local best = seed
+  local drawn, index = 0, 0
+  while drawn < cfg.samples and not avo.exhausted() do
+    index = index + 1
+    local candidates = make_batch(state, index, math.min(cfg.batch, cfg.samples - drawn))
+    if #candidates == 0 then break end -- every point of the space was drawn
+    drawn = drawn + #candidates
+    for _, r in ipairs(avo.evaluate_all(ev, candidates)) do
+      if r.status ~= "skipped" and better(r, best) then best = r end
+    end
+    avo.progress{ generation = index }
+  end
+  return best
+end
+
+return M

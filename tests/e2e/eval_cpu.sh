@@ -1,0 +1,28 @@
+#!/bin/sh
+# avo eval: the score vector of a good kernel; a wrong kernel names the
+# failing config and its max error; knob errors are usage errors.
+. "$(dirname "$0")/lib.sh"
+expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
+expect_in "$tmp/out" "n1000"
+expect_in "$tmp/out" "n4097"
+expect_in "$tmp/out" "score"
+
+expect_exit 1 "$AVO" eval tests/e2e/kernels/axpy_wrong.c --evaluator tests/e2e/evaluators/axpy.lua
+expect_in "$tmp/out" "wrong"
+expect_in "$tmp/out" "n1000"
+expect_in "$tmp/out" "max error"
+
+expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua --param UNROLL=4 --json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["status"]=="ok" and r["score"]>0 and r["knobs"]["UNROLL"]==4, r' "$tmp/out"
+
+expect_exit 2 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua --param NOPE=1
+expect_in "$tmp/err" "declares no knob 'NOPE'"
+expect_exit 2 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua --param UNROLL
+expect_in "$tmp/err" "NAME=VALUE"
+expect_exit 1 "$AVO" eval tests/e2e/kernels/axpy_compile_error.c --evaluator tests/e2e/evaluators/axpy.lua
+expect_in "$tmp/out" "compile_error"
+
+# The shipped CPU workloads evaluate their seed kernels.
+expect_exit 0 "$AVO" eval kernels/cpu/sgemm.c --evaluator cpu/sgemm
+expect_exit 0 "$AVO" eval kernels/cpu/softmax.c --evaluator cpu/softmax
+echo "eval_cpu: ok"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# kill -9 during a run leaves an archive that passes integrity_check and
+# holds every finished evaluation; no worker outlives the engine.
+. "$(dirname "$0")/lib.sh"
+for delay in 2 4; do
+    db="$tmp/k$delay.db"
+    "$AVO" run examples/quickstart.lua --db "$db" --jobs 2 >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    sleep "$delay"
+    kill -9 "$pid"
+    wait "$pid" 2>/dev/null || true
+    sleep 0.5
+    [ "$(q "$db" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after kill at ${delay}s"
+    done_n=$(q "$db" "SELECT count(*) FROM candidates WHERE status <> 'pending'")
+    [ "$done_n" -ge 1 ] || fail "nothing finished within ${delay}s"
+    missing=$(q "$db" "SELECT count(*) FROM candidates c WHERE c.status = 'ok'
+                         AND (SELECT count(*) FROM evaluations e WHERE e.candidate_id = c.id) = 0")
+    [ "$missing" = 0 ] || fail "$missing finished candidates lost their evaluations"
+    orphans=$(q "$db" "SELECT count(*) FROM edges WHERE parent NOT IN (SELECT id FROM candidates)")
+    [ "$orphans" = 0 ] || fail "dangling parent edges"
+done
+sleep 0.5
+if pgrep -f "avo worker" >/dev/null 2>&1; then
+    pgrep -af "avo worker" >&2
+    fail "workers outlived the killed engine"
+fi
+echo "kill_run: ok"

@@ -1,0 +1,27 @@
+# Shared helpers for the end-to-end tests (sourced).
+set -eu
+cd "$AVO_SOURCE_ROOT"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# expect_exit CODE CMD... : run CMD, capture stdout/stderr in $tmp/out, $tmp/err
+expect_exit() {
+    want=$1; shift
+    set +e
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    set -e
+    if [ "$got" -ne "$want" ]; then
+        echo "--- stdout"; cat "$tmp/out"; echo "--- stderr"; cat "$tmp/err"
+        fail "'$*' exited $got, expected $want"
+    fi
+}
+
+# expect_in FILE TEXT : FILE contains TEXT
+expect_in() {
+    grep -qF -- "$2" "$1" || { echo "--- $1"; cat "$1"; fail "expected '$2' in $1"; }
+}
+
+q() { sqlite3 "$1" "$2"; }

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Errors in a user's script name file and line, with a traceback; exit 1.
+. "$(dirname "$0")/lib.sh"
+mkdir -p "$tmp/s"
+printf 'local avo = require "avo"\nlocal x = = 1\n' > "$tmp/s/syntax.lua"
+expect_exit 1 "$AVO" run "$tmp/s/syntax.lua" --db "$tmp/a.db"
+expect_in "$tmp/err" "syntax.lua:2:"
+
+printf 'local avo = require "avo"\n\nlocal function f()\n  return nil + 1\nend\nf()\n' > "$tmp/s/runtime.lua"
+expect_exit 1 "$AVO" run "$tmp/s/runtime.lua" --db "$tmp/a.db"
+expect_in "$tmp/err" "runtime.lua:4:"
+expect_in "$tmp/err" "stack traceback:"
+expect_in "$tmp/err" "runtime.lua:6:"
+
+# An error inside a strategy option names the option, pointing at the script.
+printf 'local avo = require "avo"\nreturn avo.strategy("ga").run{ evaluator = "cpu/sgemm", population = -1 }\n' > "$tmp/s/opt.lua"
+expect_exit 1 "$AVO" run "$tmp/s/opt.lua" --db "$tmp/a.db"
+expect_in "$tmp/err" "population"
+expect_in "$tmp/err" "opt.lua:2:"
+
+# An evaluator with a missing field names the field.
+printf 'return { name = "x", backend = "cpu" }\n' > "$tmp/s/ev.lua"
+printf 'local avo = require "avo"\nlocal ev = avo.evaluator("%s")\n' "$tmp/s/ev.lua" > "$tmp/s/useev.lua"
+expect_exit 1 "$AVO" run "$tmp/s/useev.lua" --db "$tmp/a.db"
+expect_in "$tmp/err" "evaluator field 'description' is missing"
+
+# A failed run is marked failed in the archive.
+[ "$(q "$tmp/a.db" "SELECT status FROM runs ORDER BY id DESC LIMIT 1")" = failed ] || fail "run not marked failed"
+echo "script_errors: ok"

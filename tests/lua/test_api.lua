@@ -1,0 +1,88 @@
+-- The avo API as strategies and operators use it, on the deterministic test
+-- backend (tests/lua/evaluators/synthetic.lua).
+local avo = require "avo"
+
+local ev = avo.evaluator("tests/lua/evaluators/synthetic.lua")
+assert(ev.name == "synthetic")
+assert(#ev.knobs >= 3 and ev.knobs[1].name == "ORDER", "knobs parsed from the kernel")
+
+-- Streams: named, reproducible, independent.
+local a, b = avo.rng("x"), avo.rng("y")
+assert(avo.rng("x") == a, "same name, same stream object")
+local xs = {}
+for i = 1, 5 do xs[i] = a:int(1, 1000000) end
+assert(xs[1] ~= xs[2] or xs[2] ~= xs[3], "stream produces varied values")
+for _ = 1, 1000 do
+  local v = b:int(3, 7)
+  assert(v >= 3 and v <= 7 and math.type(v) == "integer")
+  local f = b:float()
+  assert(f >= 0 and f < 1)
+end
+local counts = {}
+for _ = 1, 2000 do
+  local k = b:weighted({ heavy = 9, light = 1, never = 0 })
+  counts[k] = (counts[k] or 0) + 1
+end
+assert(not counts.never and counts.heavy > counts.light * 4, "weighted follows weights")
+local arr = b:shuffle({ 1, 2, 3, 4, 5 })
+table.sort(arr)
+assert(table.concat(arr, ",") == "1,2,3,4,5", "shuffle permutes")
+
+-- Seed evaluation and records.
+local seed = ev:seed()
+assert(seed.operator == "seed" and seed.knobs.ORDER == 0)
+local rec = avo.evaluate(ev, seed)
+assert(rec.id and rec.status == "ok", "seed evaluated")
+assert(math.abs(rec.score - math.sqrt(1 * 2)) < 1e-9, "default score is the geometric mean")
+assert(#rec.configs == 2 and rec.configs[1].name == "small")
+assert(avo.seed_record().id == rec.id)
+
+-- evaluate_all keeps order; duplicates are answered from the archive.
+local kids = {}
+for i, order in ipairs({ 1, 2, 0 }) do
+  kids[i] = { source = seed.source, knobs = { ORDER = order, UNROLL = 1 }, operator = "manual",
+              parents = { { id = rec.id, role = "parent" } }, generation = 1 }
+end
+local recs = avo.evaluate_all(ev, kids)
+assert(recs[1].knobs.ORDER == 1 and recs[2].knobs.ORDER == 2 and recs[3].knobs.ORDER == 0)
+assert(recs[1].score > recs[3].score, "ORDER=1 scores higher")
+local again = avo.evaluate(ev, kids[1])
+assert(again.duplicate and again.id == recs[1].id, "duplicate returns the earlier record")
+assert(avo.best().id == recs[1].id, "best tracks the highest score")
+
+-- Lineage through the archive.
+local got = avo.lineage.get(recs[1].id)
+assert(got.source == seed.source and got.parents[1].id == rec.id)
+assert(avo.lineage.common_ancestor(recs[1].id, recs[2].id) == rec.id)
+
+-- Three-way merge.
+local base = "a\nb\nc\nd\ne\nf\ng\n"
+local merged, n = avo.merge3(base, "A\nb\nc\nd\ne\nf\ng\n", "a\nb\nc\nd\ne\nf\nG\n")
+assert(n == 0 and merged == "A\nb\nc\nd\ne\nf\nG\n", "clean merge")
+local _, conflicts = avo.merge3(base, "X\nb\nc\nd\ne\nf\ng\n", "Y\nb\nc\nd\ne\nf\ng\n")
+assert(conflicts >= 1, "conflicting edits are reported")
+
+-- Tasks run concurrently and join.
+local t1 = avo.spawn(function() return avo.evaluate(ev, { source = seed.source,
+  knobs = { ORDER = 1, UNROLL = 2 }, operator = "manual" }).score end)
+local t2 = avo.spawn(function() return "second" end)
+assert(avo.join(t1) > 0 and avo.join(t2) == "second")
+local bad = avo.spawn(function() error("boom") end)
+local ok, err = pcall(avo.join, bad)
+assert(not ok and err:find("boom"), "join re-raises a task's error")
+
+-- Misuse raises clear errors.
+ok, err = pcall(avo.evaluate, ev, { knobs = {} })
+assert(not ok and err:find("source"), "candidate without source: " .. tostring(err))
+ok, err = pcall(avo.evaluate, {}, seed)
+assert(not ok and err:find("evaluator"), err)
+ok, err = pcall(avo.strategy, "no_such_strategy")
+assert(not ok and err:find("not found"), err)
+
+-- Knob parser errors name the line.
+ok, err = pcall(avo.knobs, "int x;\n// avo:param 9bad 1 2\n")
+assert(not ok and err:find("line 2"), err)
+
+local budget = avo.budget()
+assert(budget.evaluations >= 5 and budget.elapsed >= 0)
+print("test_api: ok")

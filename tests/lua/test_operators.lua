@@ -1,0 +1,71 @@
+-- param_tweak and crossover through the real engine: domains respected,
+-- knobs inherited from parents only, source crossover by three-way merge
+-- over the nearest common ancestor (clean and conflicted).
+local avo = require "avo"
+
+local ev = avo.evaluator("tests/lua/evaluators/synthetic.lua")
+local tweak, cross = avo.operator("param_tweak"), avo.operator("crossover")
+local seed = avo.evaluate(ev, ev:seed())
+
+local domains = {}
+for _, k in ipairs(ev.knobs) do
+  domains[k.name] = {}
+  for _, v in ipairs(k.values) do domains[k.name][tostring(v)] = true end
+end
+
+local ctx = { ev = ev, rng = avo.rng("op.param_tweak"), generation = 1, options = {} }
+for _ = 1, 200 do
+  local child = assert(tweak.apply(ctx, { seed }))
+  local changed = 0
+  for name, v in pairs(child.knobs) do
+    assert(domains[name][tostring(v)], ("knob %s=%s outside its domain"):format(name, v))
+    if tostring(v) ~= tostring(seed.knobs[name]) then changed = changed + 1 end
+  end
+  assert(changed >= 1 and changed <= 2, "param_tweak changes 1..max_changes knobs")
+  assert(child.parents[1].id == seed.id and child.source == seed.source)
+end
+
+-- Knob crossover takes every value from one of the parents.
+local a = avo.evaluate(ev, { source = seed.source, knobs = { ORDER = 1, UNROLL = 2, BK = 64 },
+  operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
+local b = avo.evaluate(ev, { source = seed.source, knobs = { ORDER = 2, UNROLL = 8, BK = 16 },
+  operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
+local xctx = { ev = ev, rng = avo.rng("op.crossover"), generation = 2, options = {} }
+for _ = 1, 50 do
+  local child = assert(cross.apply(xctx, { a, b }))
+  for name, v in pairs(child.knobs) do
+    local from_a = tostring(a.knobs[name] or seed.knobs[name]) == tostring(v)
+    local from_b = tostring(b.knobs[name] or seed.knobs[name]) == tostring(v)
+    assert(from_a or from_b, "knob " .. name .. " comes from a parent")
+  end
+  assert(child.parents[1].role == "ours" and child.parents[2].role == "theirs")
+end
+
+-- Source crossover: two edits of the seed in different places merge cleanly.
+local lines = {}
+for line in (seed.source .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
+local function edit(at, text)
+  local copy = { table.unpack(lines) }
+  copy[at] = text
+  return table.concat(copy, "\n")
+end
+local top, bottom = 2, #lines - 2
+local left = avo.evaluate(ev, { source = edit(top, "/* left edit */"), knobs = seed.knobs,
+  operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
+local right = avo.evaluate(ev, { source = edit(bottom, "/* right edit */"), knobs = seed.knobs,
+  operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
+local child = assert(cross.apply(xctx, { left, right }))
+assert(child.source:find("left edit", 1, true) and child.source:find("right edit", 1, true),
+  "clean merge keeps both edits")
+assert(child.note:find("merged", 1, true), child.note)
+
+-- Conflicting edits of the same line: fall back to the higher-scoring parent.
+local c1 = avo.evaluate(ev, { source = edit(top, "/* one */"), knobs = { ORDER = 1 },
+  operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
+local c2 = avo.evaluate(ev, { source = edit(top, "/* two */"), knobs = { ORDER = 2 },
+  operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
+assert(c1.score > c2.score)
+child = assert(cross.apply(xctx, { c2, c1 }))
+assert(child.source == c1.source, "conflict keeps the cleaner parent's source")
+assert(child.note:find("conflict", 1, true) and child.note:find("#" .. c1.id, 1, true), child.note)
+print("test_operators: ok")
