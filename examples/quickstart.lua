@@ -15,7 +15,7 @@ local args = ... or {}
 return avo.strategy("ga").run{
   evaluator = "cpu/sgemm",
   population = tonumber(args.population) or 8,
-  generations = tonumber(args.generations) or 8,
+  generations = tonumber(args.generations) or 12,
   elite = 2,
   tournament = 3,
   crossover_rate = 0.3,

@@ -30,6 +30,11 @@ void avo_lua_push_json(lua_State *L, const json_t *value)
         size_t i;
         json_t *item;
         lua_createtable(L, (int)json_array_size(value), 0);
+        if (json_array_size(value) == 0) {
+            /* keep [] an array on the way back to JSON */
+            luaL_getmetatable(L, "avo.json.array");
+            lua_setmetatable(L, -2);
+        }
         json_array_foreach(value, i, item)
         {
             avo_lua_push_json(L, item);

@@ -10,11 +10,11 @@
  * Knobs:
  *   ALGO  0 = three passes: max; sum of exp; y = exp(x - max) / sum
  *             (two exp per element, X read three times).
- *         1 = three passes, exp stored: max; y = exp(x - max) and sum; y *= 1/sum
- *             (one exp per element; the scale pass re-reads Y from cache).
+ *         1 = three passes, exp stored: max; y = exp(x - max) and sum; y /= sum
+ *             (one exp per element; the last pass re-reads Y from cache).
  *         2 = two passes, online: running max and sum in one pass, the sum
- *             rescaled by exp(old max - new max) when the max grows; then
- *             y = exp(x - max) / sum (two exp per element, X read twice).
+ *             rescaled by exp(old max - new max) as the max grows; then
+ *             y = exp(x - max) / sum (three exp per element, X read twice).
  *   EXP   0 = expf from libm (a call per element: the loops cannot vectorise);
  *         1 = inline polynomial exp (Cephes, ~2 ulp), vectorisable.
  *   ACC   independent max/sum accumulators per row (1 = serial). Without
