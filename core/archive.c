@@ -125,6 +125,9 @@ enum stmt_id {
     ST_CAND_CONFIGS,
     ST_CAND_BY_KEY,
     ST_BEST,
+    ST_RUN_IDS,
+    ST_RUN_COUNTS,
+    ST_CAND_IDS,
     ST_COUNT
 };
 
@@ -161,6 +164,11 @@ static const char *const stmt_sql[ST_COUNT] = {
                        " ORDER BY id LIMIT 1",
     [ST_BEST] = "SELECT id FROM candidates WHERE run_id = ? AND status = 'ok'"
                 " ORDER BY score DESC, id ASC LIMIT 1",
+    [ST_RUN_IDS] = "SELECT id FROM runs ORDER BY id",
+    [ST_RUN_COUNTS] = "SELECT count(*), count(*) FILTER (WHERE status = 'ok'),"
+                      " count(*) FILTER (WHERE status NOT IN ('ok', 'pending'))"
+                      " FROM candidates WHERE run_id = ?",
+    [ST_CAND_IDS] = "SELECT id FROM candidates WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
 };
 
 /* Column order of ST_CAND_GET. */
@@ -1381,4 +1389,263 @@ int avo_archive_common_ancestor(avo_archive *ar, int64_t a, int64_t b, int64_t *
     json_decref(da);
     json_decref(db);
     return rc;
+}
+
+/* ------------------------------------------------------- listing queries */
+
+/* Every id a one-column id statement yields, as a JSON array; releases st. */
+static int id_list(avo_archive *ar, sqlite3_stmt *st, json_t **ret, char *err, size_t errlen,
+                   const char *what)
+{
+    json_t *ids = json_array();
+    int rc = ids ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    int step = SQLITE_DONE;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+        if (json_array_append_new(ids, json_integer(sqlite3_column_int64(st, 0))) != 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = sql_error(ar->db, step, err, errlen, what);
+    release(st);
+    if (rc < 0) {
+        json_decref(ids);
+        return rc;
+    }
+    *ret = ids;
+    return 0;
+}
+
+/*
+ * Add the candidate counts and the best candidate of run `id` to its run
+ * object: candidates, ok, failed (finished but not ok), best_id and
+ * best_score (null when the run has no ok candidate).
+ */
+static int run_add_summary(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = stmt_get(ar, ST_RUN_COUNTS, &st, err, errlen);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    int step = sqlite3_step(st), bad = 0;
+    if (step == SQLITE_ROW) {
+        bad |= put(run, "candidates", column_json(st, 0));
+        bad |= put(run, "ok", column_json(st, 1));
+        bad |= put(run, "failed", column_json(st, 2));
+    } else {
+        rc = sql_error(ar->db, step, err, errlen, "count candidates");
+    }
+    release(st);
+    if (rc < 0)
+        return rc;
+
+    int64_t best = 0;
+    rc = stmt_get(ar, ST_BEST, &st, err, errlen);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    rc = single_id(ar, st, &best, err, errlen, "find best candidate");
+    if (rc < 0)
+        return rc;
+    json_t *best_score = json_null();
+    if (best) {
+        json_t *row = NULL;
+        rc = candidate_row(ar, best, &row, err, errlen);
+        if (rc < 0)
+            return rc;
+        json_decref(best_score);
+        best_score = json_incref(json_object_get(row, "score"));
+        json_decref(row);
+    }
+    bad |= put(run, "best_id", best ? json_integer(best) : json_null());
+    bad |= put(run, "best_score", best_score);
+    return bad ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
+}
+
+/*
+ * Every run, oldest first: the avo_archive_run_get() object of each plus
+ * its summary (run_add_summary).  An archive without runs gives [].
+ */
+int avo_archive_runs(avo_archive *ar, json_t **ret, char *err, size_t errlen)
+{
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "runs: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    json_t *ids = NULL, *runs = NULL;
+    int rc = stmt_get(ar, ST_RUN_IDS, &st, err, errlen);
+    if (rc == 0)
+        rc = id_list(ar, st, &ids, err, errlen, "list runs");
+    if (rc < 0)
+        return rc;
+    runs = json_array();
+    if (!runs)
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id)
+    {
+        json_t *run = NULL;
+        if (rc == 0)
+            rc = avo_archive_run_get(ar, json_integer_value(id), &run, err, errlen);
+        if (rc == 0)
+            rc = run_add_summary(ar, run, json_integer_value(id), err, errlen);
+        if (rc == 0 && json_array_append_new(runs, run) != 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        else if (rc < 0)
+            json_decref(run);
+    }
+    json_decref(ids);
+    if (rc < 0) {
+        json_decref(runs);
+        return rc;
+    }
+    *ret = runs;
+    return 0;
+}
+
+/*
+ * Every candidate of run_id (0: of every run) in id order, each the full
+ * avo_archive_candidate_get() object.  A run_id that names no run is
+ * AVO_ENOTFOUND; a run without candidates gives [].
+ */
+int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
+                           char *err, size_t errlen)
+{
+    if (!ar || !ret || run_id < 0)
+        return avo_error(err, errlen, AVO_EINVAL, "candidates: bad argument");
+    *ret = NULL;
+    json_t *ids = NULL, *all = NULL;
+    int rc = 0;
+    if (run_id) {
+        json_t *run = NULL;
+        rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
+        json_decref(run);
+        if (rc < 0)
+            return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = stmt_get(ar, ST_CAND_IDS, &st, err, errlen);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = id_list(ar, st, &ids, err, errlen, "list candidates");
+    if (rc < 0)
+        return rc;
+    all = json_array();
+    if (!all)
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    size_t i;
+    json_t *id;
+    json_array_foreach(ids, i, id)
+    {
+        json_t *c = NULL;
+        if (rc == 0)
+            rc = avo_archive_candidate_get(ar, json_integer_value(id), with_source, &c, err,
+                                           errlen);
+        if (rc == 0 && json_array_append_new(all, c) != 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    json_decref(ids);
+    if (rc < 0) {
+        json_decref(all);
+        return rc;
+    }
+    *ret = all;
+    return 0;
+}
+
+/* 1 if table `name` exists, 0 if not, or a negative code. */
+static int table_exists(avo_archive *ar, const char *name, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "read schema");
+    bind_text(st, 1, name);
+    int step = sqlite3_step(st);
+    rc = step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : sql_error(ar->db, step, err, errlen,
+                                                                       "read schema");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/*
+ * LLM spend of run_id (0: all runs) as {"calls": n, "<column>": sum, ...}.
+ * The llm_calls table belongs to a later schema version, so this reads it
+ * defensively: a missing table is {"calls": 0}; the numeric columns summed
+ * are those of a fixed list that the table actually has, and run_id filters
+ * only when the table has that column.  The statement depends on the
+ * table's shape, so it is prepared here rather than cached.
+ */
+int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
+{
+    static const char *const summed[] = {"input_tokens", "output_tokens", "tokens",
+                                         "cost",         "cost_usd",      "latency_s"};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "llm_spend: missing argument");
+    *ret = NULL;
+    json_t *out = json_object();
+    if (!out)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    int rc = table_exists(ar, "llm_calls", err, errlen);
+    if (rc <= 0) {
+        if (rc == 0 && !put(out, "calls", json_integer(0))) {
+            *ret = out;
+            return 0;
+        }
+        json_decref(out);
+        return rc < 0 ? rc : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+
+    /* Which of the known columns exist. */
+    int have[sizeof summed / sizeof summed[0]] = {0}, have_run = 0;
+    sqlite3_stmt *st = NULL;
+    rc = sqlite3_prepare_v2(ar->db, "SELECT name FROM pragma_table_info('llm_calls')", -1, &st,
+                            NULL);
+    if (rc != SQLITE_OK) {
+        json_decref(out);
+        return sql_error(ar->db, rc, err, errlen, "read llm_calls columns");
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *col = (const char *)sqlite3_column_text(st, 0);
+        for (size_t k = 0; col && k < sizeof summed / sizeof summed[0]; k++)
+            have[k] |= strcmp(col, summed[k]) == 0;
+        have_run |= col && strcmp(col, "run_id") == 0;
+    }
+    sqlite3_finalize(st);
+
+    /* Column names come from our own list, never from the file. */
+    char sql[512] = "SELECT count(*)";
+    for (size_t k = 0; k < sizeof summed / sizeof summed[0]; k++)
+        if (have[k])
+            snprintf(sql + strlen(sql), sizeof sql - strlen(sql), ", total(\"%s\")", summed[k]);
+    snprintf(sql + strlen(sql), sizeof sql - strlen(sql), " FROM llm_calls%s",
+             have_run && run_id ? " WHERE run_id = ?" : "");
+    rc = sqlite3_prepare_v2(ar->db, sql, -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        json_decref(out);
+        return sql_error(ar->db, rc, err, errlen, "read llm_calls");
+    }
+    if (have_run && run_id)
+        sqlite3_bind_int64(st, 1, run_id);
+    int step = sqlite3_step(st), bad = 0;
+    if (step == SQLITE_ROW) {
+        bad |= put(out, "calls", column_json(st, 0));
+        int col = 1;
+        for (size_t k = 0; k < sizeof summed / sizeof summed[0]; k++)
+            if (have[k])
+                bad |= put(out, summed[k], column_json(st, col++));
+        rc = bad ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
+    } else {
+        rc = sql_error(ar->db, step, err, errlen, "read llm_calls");
+    }
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        json_decref(out);
+        return rc;
+    }
+    *ret = out;
+    return 0;
 }

@@ -132,4 +132,19 @@ int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err
 int avo_archive_source_get(avo_archive *ar, const char *hash, char **ret_text, char *err,
                            size_t errlen);
 
+/* Every run, oldest first: the run_get object plus candidates, ok, failed
+ * (finished, not ok), best_id and best_score (null without an ok candidate). */
+int avo_archive_runs(avo_archive *ar, json_t **ret, char *err, size_t errlen);
+
+/* Every candidate of run_id (0: all runs) in id order, each as candidate_get
+ * returns it (with source if with_source).  AVO_ENOTFOUND for an unknown run. */
+int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
+                           char *err, size_t errlen);
+
+/* LLM spend of run_id (0: all runs): {"calls": n} plus the sums of whichever
+ * of input_tokens, output_tokens, tokens, cost, cost_usd, latency_s the
+ * llm_calls table has.  {"calls": 0} when the archive has no such table. */
+int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                          size_t errlen);
+
 #endif

@@ -318,76 +318,102 @@ static int collect(avo_pool *pool, worker *w)
     return finish_with(pool, ticket, res);
 }
 
+/* Pop one finished result. */
+static int pool_take(void *ctx, uint64_t *ret_ticket, json_t **ret_result)
+{
+    avo_pool *pool = ctx;
+    pool_result *r = pool->done_head;
+    if (!r)
+        return 0;
+    pool->done_head = r->next;
+    if (!pool->done_head)
+        pool->done_tail = NULL;
+    *ret_ticket = r->ticket;
+    *ret_result = r->result;
+    free(r);
+    pool->pending--;
+    return 1;
+}
+
+static size_t pool_pending_ctx(void *ctx)
+{
+    return ((avo_pool *)ctx)->pending;
+}
+
+/*
+ * Start queued jobs, answer jobs past their deadline, and list the result
+ * pipes of busy workers.  fds[k] belongs to the k-th busy worker in slot
+ * order, which pool_process relies on.
+ */
+static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_ms, char *err,
+                        size_t errlen)
+{
+    avo_pool *pool = ctx;
+    int rc = dispatch(pool, err, errlen);
+    if (rc < 0)
+        return rc;
+    double now = avo_monotonic();
+    size_t n = 0;
+    for (int i = 0; i < pool->jobs && n < max; i++) {
+        worker *w = &pool->workers[i];
+        if (!w->job)
+            continue;
+        if (w->deadline <= now) {
+            char why[128];
+            snprintf(why, sizeof why, "killed by the engine after %.0f s (deadline)",
+                     w->job->deadline_s);
+            pool_job *j = w->job;
+            w->job = NULL;
+            worker_kill(w);
+            rc = finish_synthetic(pool, j, "timeout", why);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
+        int ms = (int)((w->deadline - now) * 1000.0) + 1;
+        if (*timeout_ms < 0 || ms < *timeout_ms)
+            *timeout_ms = ms;
+        fds[n++] = (struct pollfd){.fd = w->from_fd, .events = POLLIN};
+    }
+    return (int)n;
+}
+
+static int pool_process(void *ctx, const struct pollfd *fds, size_t n, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    avo_pool *pool = ctx;
+    for (size_t k = 0; k < n; k++) {
+        if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        for (int i = 0; i < pool->jobs; i++) {
+            worker *w = &pool->workers[i];
+            if (w->job && w->from_fd == fds[k].fd) {
+                int rc = collect(pool, w);
+                if (rc < 0)
+                    return rc;
+                break;
+            }
+        }
+    }
+    return 0;
+}
+
+avo_loop_source avo_pool_source(avo_pool *pool)
+{
+    return (avo_loop_source){
+        .ctx = pool,
+        .pending = pool_pending_ctx,
+        .prepare = pool_prepare,
+        .process = pool_process,
+        .take = pool_take,
+        .max_fds = (size_t)pool->jobs,
+    };
+}
+
 int avo_pool_wait(avo_pool *pool, int timeout_ms, uint64_t *ret_ticket, json_t **ret_result,
                   char *err, size_t errlen)
 {
-    *ret_result = NULL;
-    double give_up = timeout_ms < 0 ? -1 : avo_monotonic() + timeout_ms / 1000.0;
-    for (;;) {
-        if (pool->done_head) {
-            pool_result *r = pool->done_head;
-            pool->done_head = r->next;
-            if (!pool->done_head)
-                pool->done_tail = NULL;
-            *ret_ticket = r->ticket;
-            *ret_result = r->result;
-            free(r);
-            pool->pending--;
-            return 1;
-        }
-        if (pool->pending == 0)
-            return AVO_ENOTFOUND;
-        int rc = dispatch(pool, err, errlen);
-        if (rc < 0)
-            return rc;
-        if (pool->done_head)
-            continue;
-
-        struct pollfd fds[pool->jobs];
-        int map[pool->jobs];
-        int n = 0;
-        double now = avo_monotonic();
-        double next = give_up;
-        for (int i = 0; i < pool->jobs; i++) {
-            worker *w = &pool->workers[i];
-            if (!w->job)
-                continue;
-            if (w->deadline <= now) {
-                char why[128];
-                snprintf(why, sizeof why, "killed by the engine after %.0f s (deadline)",
-                         w->job->deadline_s);
-                pool_job *j = w->job;
-                w->job = NULL;
-                worker_kill(w);
-                rc = finish_synthetic(pool, j, "timeout", why);
-                if (rc < 0)
-                    return rc;
-                continue;
-            }
-            if (next < 0 || w->deadline < next)
-                next = w->deadline;
-            fds[n] = (struct pollfd){.fd = w->from_fd, .events = POLLIN};
-            map[n++] = i;
-        }
-        if (pool->done_head)
-            continue;
-        int wait_ms = next < 0 ? -1 : (int)((next - now) * 1000.0) + 1;
-        if (wait_ms < 0)
-            wait_ms = 0;
-        int ready = poll(fds, (nfds_t)n, wait_ms);
-        if (ready < 0) {
-            if (errno == EINTR)
-                return 0;
-            return avo_error(err, errlen, AVO_EIO, "poll: %s", strerror(errno));
-        }
-        for (int k = 0; k < n && ready > 0; k++) {
-            if (!(fds[k].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            rc = collect(pool, &pool->workers[map[k]]);
-            if (rc < 0)
-                return rc;
-        }
-        if (!pool->done_head && give_up >= 0 && avo_monotonic() >= give_up)
-            return 0;
-    }
+    avo_loop_source source = avo_pool_source(pool);
+    size_t which;
+    return avo_loop_wait(&source, 1, timeout_ms, &which, ret_ticket, ret_result, err, errlen);
 }

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "loop.h"
+
 typedef struct avo_pool avo_pool;
 
 /*
@@ -48,5 +50,9 @@ size_t avo_pool_running(const avo_pool *pool);
  */
 int avo_pool_wait(avo_pool *pool, int timeout_ms, uint64_t *ret_ticket, json_t **ret_result,
                   char *err, size_t errlen);
+
+/* The pool as a source of the engine's event loop (core/loop.h); valid
+ * while the pool lives. */
+avo_loop_source avo_pool_source(avo_pool *pool);
 
 #endif

@@ -24,6 +24,7 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "hash.h"
+#include "loop.h"
 #include "luajson.h"
 #include "merge.h"
 #include "pcg.h"
@@ -394,31 +395,6 @@ static int pool_submit(lua_State *L)
     return 1;
 }
 
-/* pool:wait(timeout_ms) -> ticket, result | false (nothing pending) | nil (timeout) */
-static int pool_wait(lua_State *L)
-{
-    avo_pool *pool = check_pool(L);
-    int timeout = (int)luaL_optinteger(L, 2, -1);
-    uint64_t ticket;
-    json_t *result;
-    char err[AVO_ERRLEN];
-    int rc = avo_pool_wait(pool, timeout, &ticket, &result, err, sizeof err);
-    if (rc == AVO_ENOTFOUND) {
-        lua_pushboolean(L, 0);
-        return 1;
-    }
-    if (rc < 0)
-        return luaL_error(L, "worker pool: %s", err);
-    if (rc == 0) {
-        lua_pushnil(L);
-        return 1;
-    }
-    lua_pushinteger(L, (lua_Integer)ticket);
-    avo_lua_push_json(L, result);
-    json_decref(result);
-    return 2;
-}
-
 static int pool_pending(lua_State *L)
 {
     avo_pool *pool = check_pool(L);
@@ -429,11 +405,74 @@ static int pool_pending(lua_State *L)
 
 static const luaL_Reg pool_methods[] = {
     {"submit", pool_submit},
-    {"wait", pool_wait},
     {"pending", pool_pending},
     {"close", pool_close},
     {NULL, NULL},
 };
+
+/* ------------------------------------------------------------ event loop */
+
+static avo_loop_source pool_as_source(void *ud)
+{
+    return avo_pool_source(((pool_ud *)ud)->pool);
+}
+
+/* Userdata types that are sources of the event loop. */
+static const struct {
+    const char *metatable;
+    avo_loop_source (*source)(void *ud);
+} loop_sources[] = {
+    {POOL_MT, pool_as_source},
+};
+
+#define MAX_SOURCES 8
+
+/*
+ * core.wait(timeout_ms, source...) -> index, ticket, result
+ *                                   | false (nothing pending anywhere)
+ *                                   | nil (timeout or interrupted)
+ * Waits on all sources at once; `index` is the position of the source that
+ * answered among the arguments (1-based).
+ */
+static int core_wait(lua_State *L)
+{
+    int timeout = (int)luaL_checkinteger(L, 1);
+    int n = lua_gettop(L) - 1;
+    luaL_argcheck(L, n >= 1 && n <= MAX_SOURCES, 2, "expected 1 to 8 event sources");
+    avo_loop_source sources[MAX_SOURCES];
+    for (int i = 0; i < n; i++) {
+        int found = 0;
+        for (size_t k = 0; k < sizeof loop_sources / sizeof loop_sources[0] && !found; k++) {
+            void *ud = luaL_testudata(L, i + 2, loop_sources[k].metatable);
+            if (ud && *(void **)ud) {
+                sources[i] = loop_sources[k].source(ud);
+                found = 1;
+            }
+        }
+        if (!found)
+            return luaL_argerror(L, i + 2, "not an open event source");
+    }
+    size_t which;
+    uint64_t ticket;
+    json_t *result;
+    char err[AVO_ERRLEN];
+    int rc = avo_loop_wait(sources, (size_t)n, timeout, &which, &ticket, &result, err, sizeof err);
+    if (rc == AVO_ENOTFOUND) {
+        lua_pushboolean(L, 0);
+        return 1;
+    }
+    if (rc < 0)
+        return luaL_error(L, "event loop: %s", err);
+    if (rc == 0) {
+        lua_pushnil(L);
+        return 1;
+    }
+    lua_pushinteger(L, (lua_Integer)which + 1);
+    lua_pushinteger(L, (lua_Integer)ticket);
+    avo_lua_push_json(L, result);
+    json_decref(result);
+    return 3;
+}
 
 /* -------------------------------------------------------------------- rng */
 
@@ -617,6 +656,7 @@ static int core_json_decode(lua_State *L)
 static const luaL_Reg core_functions[] = {
     {"archive", archive_open},
     {"pool", pool_open},
+    {"wait", core_wait},
     {"rng", rng_new},
     {"hash", core_hash},
     {"merge3", core_merge3},

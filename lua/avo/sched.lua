@@ -9,20 +9,32 @@
 -- task sees it: that is where results are scored and committed to the
 -- archive, so a finished evaluation is on disk even if no task ever reads it.
 
+local core = require "avo.core"
+
 local M = {}
 
 local AWAIT, JOIN = {}, {} -- unique yield markers
 
-local pool          -- avo.Pool, set by M.init
+local sources = {}  -- event sources (avo.Pool, ...), polled together
+local names = {}    -- source -> short name used in ticket keys
 local ready = {}    -- FIFO of { task, value }
-local waiters = {}  -- ticket -> array of tasks
-local results = {}  -- ticket -> finished value
-local handlers = {} -- ticket -> function(result) -> value
+local waiters = {}  -- ticket key -> array of tasks
+local results = {}  -- ticket key -> finished value
+local handlers = {} -- ticket key -> function(result) -> value
 local in_flight = 0
 local on_tick = function() end
 
-function M.init(the_pool, tick)
-  pool, on_tick = the_pool, tick or on_tick
+-- Start over with the worker pool as the first event source.
+function M.init(pool, tick)
+  sources, names = {}, {}
+  M.add_source(pool, "e")
+  on_tick = tick or function() end
+end
+
+-- Add an event source; `name` prefixes its tickets ("e" evaluations, "l" LLM).
+function M.add_source(source, name)
+  sources[#sources + 1] = source
+  names[source] = name
 end
 
 function M.in_flight() return in_flight end
@@ -30,10 +42,16 @@ function M.in_flight() return in_flight end
 -- Submit a job; `handler(result)` turns the worker's result into the value
 -- awaiters receive.  Returns the ticket.
 function M.submit(job, deadline, handler)
-  local ticket = pool:submit(job, deadline)
-  handlers[ticket] = handler
-  in_flight = in_flight + 1
+  local ticket = M.track(sources[1], sources[1]:submit(job, deadline), handler)
   return ticket
+end
+
+-- Track a ticket another source issued; returns the key tasks await.
+function M.track(source, ticket, handler)
+  local key = names[source] .. ticket
+  handlers[key] = handler
+  in_flight = in_flight + 1
+  return key
 end
 
 -- Complete a ticket without a worker (deduplicated or in-process results).
@@ -120,10 +138,11 @@ local function step(task, args)
   end
 end
 
--- Deliver one pool result, if any arrives within timeout_ms.
+-- Deliver one result from any source, if one arrives within timeout_ms.
 local function pump(timeout_ms)
-  local ticket, result = pool:wait(timeout_ms)
-  if not ticket then return ticket end
+  local index, ticket, result = core.wait(timeout_ms, table.unpack(sources))
+  if not index then return index end
+  ticket = names[sources[index]] .. ticket
   in_flight = in_flight - 1
   local handler = handlers[ticket]
   handlers[ticket] = nil

@@ -2,9 +2,11 @@
 # kill -9 during a run leaves an archive that passes integrity_check and
 # holds every finished evaluation; no worker outlives the engine.
 . "$(dirname "$0")/lib.sh"
+# A private copy of the binary, so its workers can be told from any other avo.
+cp "$AVO" "$tmp/avo-killed"
 for delay in 2 4; do
     db="$tmp/k$delay.db"
-    "$AVO" run examples/quickstart.lua --db "$db" --jobs 2 >"$tmp/out" 2>"$tmp/err" &
+    "$tmp/avo-killed" run examples/quickstart.lua --db "$db" --jobs 2 >"$tmp/out" 2>"$tmp/err" &
     pid=$!
     sleep "$delay"
     kill -9 "$pid"
@@ -20,8 +22,8 @@ for delay in 2 4; do
     [ "$orphans" = 0 ] || fail "dangling parent edges"
 done
 sleep 0.5
-if pgrep -f "avo worker" >/dev/null 2>&1; then
-    pgrep -af "avo worker" >&2
+if pgrep -f "$tmp/avo-killed worker" >/dev/null 2>&1; then
+    pgrep -af "$tmp/avo-killed worker" >&2
     fail "workers outlived the killed engine"
 fi
 echo "kill_run: ok"
