@@ -1649,3 +1649,68 @@ int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *e
     *ret = out;
     return 0;
 }
+
+/*
+ * Events of run_id of the given kind (NULL: every kind), oldest first, as
+ * [{id, t, kind, data}] with data parsed back from JSON.  The statement is
+ * prepared per call: events are read by commands, not on the hot path.
+ */
+int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret,
+                       char *err, size_t errlen)
+{
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "events: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "SELECT id, t, kind, data FROM events WHERE run_id = ?1"
+                                " AND (?2 IS NULL OR kind = ?2) ORDER BY id",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "read events");
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, kind);
+    json_t *all = json_array();
+    int step;
+    rc = all ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *e = json_object();
+        if (!e || put(e, "id", json_integer(sqlite3_column_int64(st, 0))) ||
+            put(e, "t", json_real(sqlite3_column_double(st, 1))) ||
+            put(e, "kind", column_json(st, 2)) || put(e, "data", column_parsed(st, 3)) ||
+            json_array_append_new(all, e) != 0) {
+            json_decref(e);
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = sql_error(ar->db, step, err, errlen, "read events");
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        json_decref(all);
+        return rc;
+    }
+    *ret = all;
+    return 0;
+}
+
+/*
+ * Reopen a finished or interrupted run for resumption: status back to
+ * "running", ended_at cleared.
+ */
+int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "reopen run");
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "reopen run");
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(ar->db) == 0)
+        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
+    return rc;
+}

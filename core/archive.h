@@ -147,4 +147,11 @@ int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, jso
 int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
                           size_t errlen);
 
+/* Events of a run, oldest first, optionally of one kind: [{id, t, kind, data}]. */
+int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret,
+                       char *err, size_t errlen);
+
+/* Set a run back to "running" (used by resume). */
+int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);
+
 #endif

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "archive.h"
 #include "avo.h"
@@ -31,6 +32,8 @@ static const char usage_main[] =
     "  best               print the best candidate of a run\n"
     "  show ID            print one candidate: scores, knobs, parents, source\n"
     "  lineage ID         print the ancestry of a candidate as a tree\n"
+    "  resume             continue a run that was killed or stopped\n"
+    "  replay             re-execute a recorded run and check it is identical\n"
     "\n"
     "`avo COMMAND --help` describes each command.  avo " AVO_VERSION "\n";
 
@@ -74,6 +77,23 @@ static const char usage_lineage[] =
     "usage: avo lineage ID [--db FILE] [--json]\n"
     "\n"
     "Print the ancestry of a candidate as a tree, back to the seed.\n";
+
+static const char usage_resume[] =
+    "usage: avo resume --db FILE [--run ID] [--jobs N]\n"
+    "\n"
+    "Continue a run that was killed (even with kill -9) or stopped, default the\n"
+    "latest run of the archive.  The recorded script is re-executed with the same\n"
+    "seed; finished evaluations are answered from the archive (never repeated),\n"
+    "so every random stream and decision is restored and the strategy goes on\n"
+    "where it stopped.  Evaluations that were in flight are run again.\n";
+
+static const char usage_replay[] =
+    "usage: avo replay --db FILE --out NEW [--run ID]\n"
+    "\n"
+    "Re-execute a recorded run into a new archive, answering every evaluation\n"
+    "(and LLM request) from the recording, and report whether the new lineage is\n"
+    "identical (candidates, parents, sources, decisions) or where it first\n"
+    "diverges, and why.  Exit 0 when identical, 1 when not.\n";
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
@@ -234,6 +254,78 @@ static int cmd_eval(int argc, char **argv)
     }
     json_object_set_new(opts, "kernel", json_string(argv[optind]));
     rc = avo_host_command("eval", opts);
+out:
+    json_decref(opts);
+    return rc;
+}
+
+/* avo resume / avo replay: options for the Lua side. */
+static int cmd_recorded(int argc, char **argv, const char *command, const char *usage)
+{
+    static const struct option longopts[] = {
+        {"db", required_argument, NULL, 'd'},   {"out", required_argument, NULL, 'o'},
+        {"run", required_argument, NULL, 'r'},  {"jobs", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    int replay = strcmp(command, "replay") == 0;
+    json_t *opts = json_object();
+    int c, rc;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hd:o:r:j:", longopts, NULL)) != -1) {
+        long long n;
+        switch (c) {
+        case 'd':
+            json_object_set_new(opts, "db", json_string(optarg));
+            break;
+        case 'o':
+            if (!replay) {
+                rc = usage_error(usage, "%s", "--out is an option of replay");
+                goto out;
+            }
+            json_object_set_new(opts, "out", json_string(optarg));
+            break;
+        case 'r':
+            if ((n = parse_count(optarg)) < 1) {
+                rc = usage_error(usage, "--run needs a run id, got '%s'", optarg);
+                goto out;
+            }
+            json_object_set_new(opts, "run", json_integer(n));
+            break;
+        case 'j':
+            if ((n = parse_count(optarg)) < 1 || n > 1024) {
+                rc = usage_error(usage, "--jobs needs an integer from 1 to 1024, got '%s'", optarg);
+                goto out;
+            }
+            json_object_set_new(opts, "jobs", json_integer(n));
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            rc = 0;
+            goto out;
+        default:
+            rc = usage_error(usage, "%s", "unrecognised option");
+            goto out;
+        }
+    }
+    if (optind != argc) {
+        rc = usage_error(usage, "unexpected argument '%s'", argv[optind]);
+        goto out;
+    }
+    const char *db = json_string_value(json_object_get(opts, "db"));
+    if (!db) {
+        rc = usage_error(usage, "%s needs --db", command);
+        goto out;
+    }
+    if (replay && !json_object_get(opts, "out")) {
+        rc = usage_error(usage, "%s", "replay needs --out NEW");
+        goto out;
+    }
+    if (access(db, R_OK) != 0) {
+        fprintf(stderr, "avo: cannot open archive %s: %s\n", db, strerror(errno));
+        rc = 1;
+        goto out;
+    }
+    rc = avo_host_command(command, opts);
 out:
     json_decref(opts);
     return rc;
@@ -562,6 +654,10 @@ int main(int argc, char **argv)
         return cmd_show(argc - 1, argv + 1);
     if (!strcmp(cmd, "lineage"))
         return cmd_lineage(argc - 1, argv + 1);
+    if (!strcmp(cmd, "resume"))
+        return cmd_recorded(argc - 1, argv + 1, "resume", usage_resume);
+    if (!strcmp(cmd, "replay"))
+        return cmd_recorded(argc - 1, argv + 1, "replay", usage_replay);
     fprintf(stderr, "avo: unknown command '%s'\n\n%s", cmd, usage_main);
     return EXIT_USAGE;
 }

@@ -323,7 +323,45 @@ static int archive_source(lua_State *L)
     return 1;
 }
 
+/* archive:candidates(run_id, with_source) -> array of candidate objects */
+static int archive_candidates(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    int with_source = lua_toboolean(L, 3);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_candidates(ar, run_id, with_source, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+/* archive:events(run_id, kind_or_nil) -> array of {id, t, kind, data} */
+static int archive_events(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    const char *kind = luaL_optstring(L, 3, NULL);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_events(ar, run_id, kind, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+static int archive_run_reopen(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    char err[AVO_ERRLEN];
+    if (avo_archive_run_reopen(ar, run_id, err, sizeof err) < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 static const luaL_Reg archive_methods[] = {
+    {"candidates", archive_candidates},
+    {"events", archive_events},
+    {"run_reopen", archive_run_reopen},
     {"run_begin", archive_run_begin},
     {"run_end", archive_run_end},
     {"add", archive_add},

@@ -124,6 +124,70 @@ end
 
 ------------------------------------------------------------------ avo run
 
+-- Run a script's chunk as the main task of a run that is already in the
+-- archive.  `recorded` (resume/replay) answers evaluations from a recorded
+-- run.  Returns ok, error (string or divergence table), run state.
+local function execute(ctx)
+  local archive, pool = ctx.archive, ctx.pool
+  local run = avo._begin{
+    archive = archive, pool = pool, run_id = ctx.run_id, seed = ctx.seed, db = ctx.db,
+    max_evaluations = ctx.max_evals, max_seconds = ctx.max_time,
+    started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = cache_dir(),
+    generation = 0, recorded = ctx.recorded,
+  }
+  local status = Status.new(run)
+  run.on_log = function(msg) status:log(msg) end
+  run.on_progress = function()
+    if status.tty then status:tick(true) else io.stderr:write(status:line(), "\n") end
+  end
+  run.on_record = function()
+    status.unit = run.unit or status.unit
+  end
+  sched.init(pool, function() status:tick() end)
+  core.catch_interrupts()
+
+  -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
+  -- strategy-like table is run with them.
+  local args = ctx.args or {}
+  local ok, result = pcall(sched.run, function()
+    local ret = ctx.chunk(args)
+    if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
+      ret = ret.run(args)
+    end
+    return ret
+  end)
+  status:clear()
+  avo._end()
+  run.unit = run.unit or status.unit
+  return ok, result, run
+end
+
+-- The closing lines of a run.
+local function summarise(run, final, db)
+  local unit = run.unit or "score"
+  eprintf("avo: %s after %d evaluations (%d failed) in %s\n", final, run.finished, run.failed,
+    format_duration(core.monotonic() - run.started))
+  local best = run.best
+  if best then
+    io.stdout:write("best ", describe(best, unit), "\n")
+    local seed_rec = run.seed_record
+    if seed_rec and seed_rec.score > 0 then
+      io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
+        best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
+    end
+    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
+  elseif run.finished == 0 then
+    io.stdout:write("no candidate was evaluated\n")
+  else
+    io.stdout:write("no candidate passed verification\n")
+  end
+end
+
+local function error_text(err)
+  if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
+  return tostring(err)
+end
+
 -- opts: script, db, seed, jobs, max_evals, max_time, args (table of strings)
 function M.run(opts)
   local script = opts.script
@@ -145,7 +209,6 @@ function M.run(opts)
     eprintf("avo: %s\n", pool)
     return 1
   end
-
   local config = {
     jobs = jobs, max_evals = opts.max_evals, max_time = opts.max_time, db = db,
     args = opts.args or {},
@@ -158,70 +221,167 @@ function M.run(opts)
     eprintf("avo: %s\n", err)
     return 1
   end
-
-  local run = avo._begin{
-    archive = archive, pool = pool, run_id = run_id, seed = seed, db = db,
-    max_evaluations = opts.max_evals, max_seconds = opts.max_time,
-    started = core.monotonic(), cache_dir = cache_dir(), generation = 0,
-  }
-  local status = Status.new(run)
-  run.on_log = function(msg) status:log(msg) end
-  run.on_record = function(rec)
-    if rec.operator == "seed" then
-      status.unit = run.unit or status.unit
-    end
-  end
-  run.on_progress = function(info)
-    if status.tty then
-      status:tick(true)
-    else
-      io.stderr:write(status:line(), "\n")
-    end
-  end
-  sched.init(pool, function() status:tick() end)
-  core.catch_interrupts()
   eprintf("avo: run %d of %s into %s (seed %d, %d jobs)\n", run_id, script, db, seed, jobs)
-
-  -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
-  -- strategy-like table is run with them.
-  local ok, result = pcall(sched.run, function()
-    local ret = chunk(opts.args or {})
-    if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
-      ret = ret.run(opts.args or {})
-    end
-    return ret
-  end)
-  status:clear()
+  local ok, result, run = execute{
+    archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
+    args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
+  }
   local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
   archive:run_end(run_id, final)
-  avo._end()
+  if not ok then eprintf("avo: %s\n", error_text(result)) end
+  if ok then summarise(run, final, db) end
+  pool:close()
+  archive:close()
+  return ok and 0 or 1
+end
 
-  if not ok then
-    eprintf("avo: %s\n", tostring(result))
-    pool:close()
-    archive:close()
+-- The recorded answers of run `run_id`: candidates by key, evaluator
+-- fingerprints by origin.
+local function recorded_answers(archive, run_id, mode)
+  local by_key, evaluators = {}, {}
+  for _, c in ipairs(assert(archive:candidates(run_id, false))) do
+    if c.key then by_key[c.key] = c end
+  end
+  for _, e in ipairs(assert(archive:events(run_id, "evaluator"))) do
+    if e.data and e.data.origin then evaluators[e.data.origin] = e.data.fingerprint end
+  end
+  return { mode = mode, by_key = by_key, evaluators = evaluators }
+end
+
+-- The run to resume or replay, with its chunk, or nil after printing why.
+local function load_recorded_run(archive, db, run_arg)
+  local info, err = archive:run_get(run_arg or 0)
+  if not info then
+    eprintf("avo: %s\n", err or ("no run in " .. db))
+    return nil
+  end
+  local chunk, serr = load(info.script_source or "", "@" .. (info.script_path or "script"), "t")
+  if not chunk then
+    eprintf("avo: recorded script does not load: %s\n", serr)
+    return nil
+  end
+  return info, chunk
+end
+
+-- Seconds the run had been going when it was stopped: first created to
+-- last evaluated candidate.
+local function elapsed_of(candidates)
+  local first, last
+  for _, c in ipairs(candidates) do
+    first = first and math.min(first, c.created_at) or c.created_at
+    if c.evaluated_at then last = last and math.max(last, c.evaluated_at) or c.evaluated_at end
+  end
+  return (first and last) and math.max(0, last - first) or 0
+end
+
+-- opts: db, run, jobs
+function M.resume(opts)
+  local db = opts.db
+  local archive, pool = open_engine({ jobs = opts.jobs or core.cores() }, db)
+  if not archive then
+    eprintf("avo: %s\n", pool)
     return 1
   end
+  local info, chunk = load_recorded_run(archive, db, opts.run)
+  if not info then return 1 end
+  if info.status == "done" then
+    eprintf("avo: run %d in %s finished; there is nothing to resume\n", info.id, db)
+    return 1
+  end
+  local config = info.config or {}
+  local recorded = recorded_answers(archive, info.id, "resume")
+  local candidates = archive:candidates(info.id, false)
+  local finished = 0
+  for _, c in ipairs(candidates) do
+    if c.status ~= "pending" then finished = finished + 1 end
+  end
+  archive:run_reopen(info.id)
+  archive:event(info.id, "resume", { finished = finished, candidates = #candidates })
+  eprintf("avo: resuming run %d of %s in %s (%d finished evaluations kept)\n", info.id,
+    info.script_path, db, finished)
+  local ok, result, run = execute{
+    archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
+    args = config.args, max_evals = config.max_evals, max_time = config.max_time,
+    recorded = recorded, elapsed_before = elapsed_of(candidates),
+  }
+  local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
+  archive:run_end(info.id, final)
+  if not ok then eprintf("avo: %s\n", error_text(result)) end
+  if ok then summarise(run, final, db) end
+  pool:close()
+  archive:close()
+  return ok and 0 or 1
+end
 
-  local unit = run.unit or status.unit
-  local best = run.best
-  eprintf("avo: %s after %d evaluations (%d failed) in %s\n", final, run.finished, run.failed,
-    format_duration(core.monotonic() - run.started))
-  if best then
-    io.stdout:write("best ", describe(best, unit), "\n")
-    local seed_rec = run.seed_record
-    if seed_rec and seed_rec.score > 0 then
-      io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
-        best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
-    end
-    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
-  elseif run.finished == 0 then
-    io.stdout:write("no candidate was evaluated\n")
+-- What must agree for two lineages to be the same, per candidate.
+local function lineage_line(c)
+  local parents = {}
+  for i, p in ipairs(c.parents or {}) do parents[i] = p.id .. ":" .. p.role end
+  return ("#%d gen %d %s source %s knobs %s parents [%s] status %s"):format(c.id, c.generation,
+    c.operator, c.source_hash, core.json_encode(c.knobs or {}), table.concat(parents, ","),
+    c.status)
+end
+
+-- First difference between two runs' candidate lists, or nil.
+local function first_difference(old, new)
+  for i = 1, math.max(#old, #new) do
+    local a, b = old[i], new[i]
+    if not a then return ("the replay made more candidates (first extra: %s)"):format(lineage_line(b)) end
+    if not b then return ("the replay stopped early (first missing: %s)"):format(lineage_line(a)) end
+    local la, lb = lineage_line(a), lineage_line(b)
+    if la ~= lb then return ("candidate %d differs:\n  recorded %s\n  replayed %s"):format(i, la, lb) end
+  end
+  return nil
+end
+
+-- opts: db, out, run
+function M.replay(opts)
+  local old_archive, err = core.archive(opts.db)
+  if not old_archive then
+    eprintf("avo: %s\n", err)
+    return 1
+  end
+  local info, chunk = load_recorded_run(old_archive, opts.db, opts.run)
+  if not info then return 1 end
+  if io.open(opts.out, "r") then
+    eprintf("avo: %s exists; replay writes a new archive\n", opts.out)
+    return 2
+  end
+  local archive, pool = open_engine({ jobs = 1 }, opts.out)
+  if not archive then
+    eprintf("avo: %s\n", pool)
+    return 1
+  end
+  local config = info.config or {}
+  config.replay_of = { db = opts.db, run = info.id }
+  local run_id = assert(archive:run_begin{
+    script_path = info.script_path, script_source = info.script_source, config = config,
+    seed = info.seed, engine_version = core.version, compiler = compiler_version(),
+    host = host_description(),
+  })
+  eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path, opts.db,
+    opts.out)
+  local ok, result = execute{
+    archive = archive, pool = pool, run_id = run_id, seed = info.seed, db = opts.out,
+    chunk = chunk, args = config.args, max_evals = config.max_evals, max_time = config.max_time,
+    recorded = recorded_answers(old_archive, info.id, "replay"), replay_db = opts.db,
+  }
+  archive:run_end(run_id, ok and "done" or "failed")
+  local diff
+  if not ok then
+    diff = error_text(result)
   else
-    io.stdout:write("no candidate passed verification\n")
+    diff = first_difference(old_archive:candidates(info.id, false), archive:candidates(run_id, false))
   end
   pool:close()
   archive:close()
+  old_archive:close()
+  if diff then
+    io.stdout:write("replay diverged: ", diff, "\n")
+    return 1
+  end
+  io.stdout:write(("replay identical: %d candidates with the same parents, sources, knobs and " ..
+    "decisions\n"):format(#(core.archive(opts.out):candidates(run_id, false))))
   return 0
 end
 

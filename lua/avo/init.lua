@@ -194,9 +194,19 @@ local function make_record(r, id, cand, result, score)
   return rec
 end
 
--- Record a finished evaluation: archive first, then statistics.
-local function on_result(r, ev, id, cand, result)
-  local score = ev:score_of(result)
+-- Update the run's statistics with a finished record.
+local function account(r, rec, cand)
+  r.finished = r.finished + 1
+  if rec.status ~= "ok" then r.failed = r.failed + 1 end
+  if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
+  if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
+  if r.on_record then r.on_record(rec) end
+end
+
+-- Record a finished evaluation: archive first, then statistics.  `score`
+-- is given when the result is a recorded one (replay), else computed.
+local function on_result(r, ev, id, cand, result, score)
+  score = score or ev:score_of(result)
   r.unit = r.unit or ev.unit
   if result.status == "ok" and score == 0 and not result.reason then
     result.status = "wrong"
@@ -205,11 +215,7 @@ local function on_result(r, ev, id, cand, result)
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
   local rec = make_record(r, id, cand, result, score)
-  r.finished = r.finished + 1
-  if rec.status ~= "ok" then r.failed = r.failed + 1 end
-  if rec.status == "ok" and (not r.best or score > r.best.score) then r.best = rec end
-  if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
-  if r.on_record then r.on_record(rec) end
+  account(r, rec, cand)
   return rec
 end
 
@@ -220,7 +226,42 @@ local function duplicate_of(rec)
   return copy
 end
 
--- Submit one candidate; returns a ticket (or a finished record).
+-- The worker result a recorded candidate (archive object) stands for.
+local function recorded_result(old)
+  local result = {}
+  for k, v in pairs(old.result or {}) do result[k] = v end
+  result.status, result.reason, result.log = old.status, old.reason, old.log
+  result.configs = old.configs or setmetatable({}, core.json_array_mt)
+  return result
+end
+
+-- A replay met a candidate the recorded run never evaluated.
+local function diverge(r, cand, why)
+  error({ avo_divergence = why or ("evaluation %d (operator %s, generation %d) is not in the " ..
+    "recorded run: the strategy made a different candidate"):format(r.submitted,
+    cand.operator or "manual", cand.generation or 0) }, 0)
+end
+
+-- First use of an evaluator in a run: record what identifies it, and check
+-- it against the recorded run being resumed or replayed.
+local function note_evaluator(r, ev)
+  if r.evaluators[ev.fingerprint] then return end
+  r.evaluators[ev.fingerprint] = true
+  local rec = r.recorded
+  local before = rec and rec.evaluators[ev._origin]
+  if before and before ~= ev.fingerprint then
+    local why = ("evaluator %s (%s) changed since the recorded run (fingerprint %s -> %s)")
+      :format(ev.name, ev._origin, before:sub(1, 12), ev.fingerprint:sub(1, 12))
+    if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
+    error("avo: cannot resume: " .. why, 0)
+  end
+  if not (rec and rec.mode == "resume" and before) then
+    r.archive:event(r.run_id, "evaluator", { name = ev.name, origin = ev._origin,
+      fingerprint = ev.fingerprint, backend = ev.backend })
+  end
+end
+
+-- Submit one candidate; returns a ticket key and whether it is a duplicate.
 local function submit(r, ev, cand)
   local key = ev:key(cand)
   local known = r.by_key[key]
@@ -230,18 +271,42 @@ local function submit(r, ev, cand)
       source = cand.source, knobs = cand.knobs or {}, operator = cand.operator,
       parents = cand.parents or {}, configs = {} }), false
   end
+  note_evaluator(r, ev)
   r.submitted = r.submitted + 1
-  local id, err = r.archive:add{
-    run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
-    source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-    parents = cand.parents or {},
-  }
-  if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
+  -- Drawn for every evaluation, answered from a record or not, so resumed
+  -- and replayed runs stay in step with the original.
+  local seed = r.inputs:next() << 21 ~ r.inputs:next()
+  local old = r.recorded and r.recorded.by_key[key]
+  if r.recorded and r.recorded.mode == "replay" and not (old and old.status ~= "pending") then
+    diverge(r, cand)
+  end
+
+  local id
+  if old and r.recorded.mode == "resume" then
+    id = old.id -- the row exists; a pending one is evaluated again below
+  else
+    local err
+    id, err = r.archive:add{
+      run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
+      source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
+      parents = cand.parents or {},
+    }
+    if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
+  end
+
   local ticket
-  if ev.backend == "test" then
+  if old and old.status ~= "pending" then
+    local rec
+    if r.recorded.mode == "resume" then
+      rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
+      account(r, rec, cand)
+    else
+      rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
+    end
+    ticket = sched.complete_now(rec)
+  elseif ev.backend == "test" then
     ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
   else
-    local seed = r.inputs:next() << 21 ~ r.inputs:next()
     ticket = sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
       function(result) return on_result(r, ev, id, cand, result) end)
   end
@@ -307,7 +372,7 @@ end
 -- Install the run state (called by avo.cli).
 function avo._begin(state)
   run = state
-  run.streams, run.by_key = {}, {}
+  run.streams, run.by_key, run.evaluators = {}, {}, {}
   run.submitted, run.finished, run.failed = 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   return run

@@ -4,6 +4,10 @@
 -- knob declarations.
 local weight = { ORDER = { 1, 4, 0.5 }, UNROLL = { 1, 1.3, 1.6, 1.2 } }
 
+-- AVO_TEST_SLOW_MS makes each evaluation take that long, so tests can kill
+-- a run part-way.
+local slow = (tonumber(os.getenv("AVO_TEST_SLOW_MS")) or 0) / 1000
+
 local function index_of(values, v)
   for i, x in ipairs(values) do if tostring(x) == tostring(v) then return i end end
   return 1
@@ -16,6 +20,8 @@ return {
   kernel = "kernels/cpu/sgemm.c",
   configs = { { name = "small", size = 1 }, { name = "large", size = 2 } },
   test_score = function(cand, config)
+    local t0 = os.clock()
+    while os.clock() - t0 < slow do end
     local k = cand.knobs
     local s = weight.ORDER[index_of({ 0, 1, 2 }, k.ORDER)]
         * weight.UNROLL[index_of({ 1, 2, 4, 8 }, k.UNROLL)]
