@@ -23,6 +23,7 @@
 #include "archive.h"
 #include "avo.h"
 #include "avo_config.h"
+#include "avo_git.h"
 #include "hash.h"
 #include "loop.h"
 #include "luajson.h"
@@ -737,6 +738,8 @@ int luaopen_avo_core(lua_State *L)
     luaL_newlib(L, core_functions);
     lua_pushstring(L, AVO_VERSION);
     lua_setfield(L, -2, "version");
+    lua_pushstring(L, AVO_GIT_COMMIT);
+    lua_setfield(L, -2, "git_commit");
     lua_pushstring(L, AVO_SOURCE_ROOT);
     lua_setfield(L, -2, "source_root");
     luaL_getmetatable(L, "avo.json.array");

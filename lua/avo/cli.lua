@@ -26,6 +26,10 @@ local function compiler_version()
   return line or "unknown"
 end
 
+local function engine_version()
+  return ("avo %s (git %s)"):format(core.version, core.git_commit)
+end
+
 local function host_description()
   local model
   local f = io.open("/proc/cpuinfo")
@@ -215,7 +219,7 @@ function M.run(opts)
   }
   local run_id, err = archive:run_begin{
     script_path = script, script_source = source, config = config, seed = seed,
-    engine_version = core.version, compiler = compiler_version(), host = host_description(),
+    engine_version = engine_version(), compiler = compiler_version(), host = host_description(),
   }
   if not run_id then
     eprintf("avo: %s\n", err)
@@ -356,7 +360,7 @@ function M.replay(opts)
   config.replay_of = { db = opts.db, run = info.id }
   local run_id = assert(archive:run_begin{
     script_path = info.script_path, script_source = info.script_source, config = config,
-    seed = info.seed, engine_version = core.version, compiler = compiler_version(),
+    seed = info.seed, engine_version = engine_version(), compiler = compiler_version(),
     host = host_description(),
   })
   eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path, opts.db,
