@@ -96,6 +96,42 @@ static const char *const migrations[] = {
           "  kind TEXT NOT NULL,"
           "  data TEXT"
           ") STRICT;",
+    /* 2: rebench evaluation sets (avo rebench). */
+    [2] = "CREATE TABLE rebench_sets ("
+          "  id INTEGER PRIMARY KEY,"
+          "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+          "  t REAL NOT NULL,"
+          "  config TEXT"
+          ") STRICT;"
+          "CREATE TABLE rebench_results ("
+          "  set_id INTEGER NOT NULL REFERENCES rebench_sets(id),"
+          "  candidate_id INTEGER NOT NULL REFERENCES candidates(id),"
+          "  round INTEGER NOT NULL,"
+          "  score REAL NOT NULL,"
+          "  result TEXT,"
+          "  PRIMARY KEY (set_id, candidate_id, round)"
+          ") STRICT;",
+    /* 3: every LLM request and answer (core/llm.c, lua/avo/llm.lua); the
+     * request is stored without credentials, request_hash keys replay. */
+    [3] = "CREATE TABLE llm_calls ("
+          "  id INTEGER PRIMARY KEY,"
+          "  run_id INTEGER REFERENCES runs(id),"
+          "  t REAL NOT NULL,"
+          "  provider TEXT NOT NULL,"
+          "  model TEXT,"
+          "  request_hash TEXT NOT NULL,"
+          "  request TEXT NOT NULL,"
+          "  response TEXT,"
+          "  status TEXT NOT NULL,"
+          "  error TEXT,"
+          "  input_tokens INTEGER NOT NULL DEFAULT 0,"
+          "  output_tokens INTEGER NOT NULL DEFAULT 0,"
+          "  cost_usd REAL NOT NULL DEFAULT 0,"
+          "  latency_s REAL,"
+          "  attempts INTEGER NOT NULL DEFAULT 1"
+          ") STRICT;"
+          "CREATE INDEX llm_calls_hash ON llm_calls(request_hash);"
+          "CREATE INDEX llm_calls_run ON llm_calls(run_id);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof(migrations) / sizeof(migrations[0])) - 1)
@@ -1713,4 +1749,175 @@ int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t er
     if (rc == 0 && sqlite3_changes(ar->db) == 0)
         rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
     return rc;
+}
+
+/*
+ * Start a rebench evaluation set of run_id; `config_json` (may be NULL)
+ * records how it was measured.  Writes the set's id into *ret_id.
+ */
+int avo_archive_rebench_begin(avo_archive *ar, int64_t run_id, const char *config_json,
+                              int64_t *ret_id, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "INSERT INTO rebench_sets (run_id, t, config) VALUES (?, ?, ?)", -1,
+                                &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "start rebench set");
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_double(st, 2, avo_now());
+    bind_text(st, 3, config_json);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "start rebench set");
+    sqlite3_finalize(st);
+    if (rc == 0)
+        *ret_id = sqlite3_last_insert_rowid(ar->db);
+    return rc;
+}
+
+/* Record one timing round of one candidate in rebench set set_id. */
+int avo_archive_rebench_add(avo_archive *ar, int64_t set_id, int64_t candidate_id, int round,
+                            double score, const char *result_json, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "INSERT OR REPLACE INTO rebench_results (set_id, candidate_id, round,"
+                                " score, result) VALUES (?, ?, ?, ?, ?)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "record rebench result");
+    sqlite3_bind_int64(st, 1, set_id);
+    sqlite3_bind_int64(st, 2, candidate_id);
+    sqlite3_bind_int(st, 3, round);
+    sqlite3_bind_double(st, 4, score);
+    bind_text(st, 5, result_json);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "record rebench result");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------ LLM calls */
+
+static const char *opt_string(const json_t *obj, const char *key)
+{
+    return json_string_value(json_object_get(obj, key));
+}
+
+static double opt_number(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : 0;
+}
+
+/*
+ * Insert one row of llm_calls from `call` (see archive.h).  Request and
+ * response are serialised here, compact with sorted keys, so equal requests
+ * are equal text.  Single statement: implicit transaction.
+ */
+int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call,
+                             int64_t *ret_id, char *err, size_t errlen)
+{
+    if (!ar || !json_is_object(call))
+        return avo_error(err, errlen, AVO_EINVAL, "llm_call_add: missing argument");
+    const char *provider = opt_string(call, "provider");
+    const char *hash = opt_string(call, "request_hash");
+    const char *status = opt_string(call, "status");
+    if (!provider || !hash || !status)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "llm call needs provider, request_hash and status strings");
+    const size_t flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY;
+    const json_t *req = json_object_get(call, "request");
+    const json_t *resp = json_object_get(call, "response");
+    char *request = json_dumps(req ? req : json_null(), flags);
+    char *response = resp && !json_is_null(resp) ? json_dumps(resp, flags) : NULL;
+    if (!request || (resp && !json_is_null(resp) && !response)) {
+        free(request);
+        free(response);
+        return avo_error(err, errlen, AVO_EINVAL, "llm call: request or response not encodable");
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "INSERT INTO llm_calls (run_id, t, provider, model, request_hash,"
+                                " request, response, status, error, input_tokens, output_tokens,"
+                                " cost_usd, latency_s, attempts)"
+                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        free(request);
+        free(response);
+        return sql_error(ar->db, rc, err, errlen, "record llm call");
+    }
+    if (run_id > 0)
+        sqlite3_bind_int64(st, 1, run_id);
+    else
+        sqlite3_bind_null(st, 1);
+    sqlite3_bind_double(st, 2, avo_now());
+    bind_text(st, 3, provider);
+    bind_text(st, 4, opt_string(call, "model"));
+    bind_text(st, 5, hash);
+    bind_text(st, 6, request);
+    bind_text(st, 7, response);
+    bind_text(st, 8, status);
+    bind_text(st, 9, opt_string(call, "error"));
+    sqlite3_bind_int64(st, 10, (sqlite3_int64)opt_number(call, "input_tokens"));
+    sqlite3_bind_int64(st, 11, (sqlite3_int64)opt_number(call, "output_tokens"));
+    sqlite3_bind_double(st, 12, opt_number(call, "cost_usd"));
+    sqlite3_bind_double(st, 13, opt_number(call, "latency_s"));
+    const json_t *attempts = json_object_get(call, "attempts");
+    sqlite3_bind_int64(st, 14, json_is_integer(attempts) ? json_integer_value(attempts) : 1);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "record llm call");
+    sqlite3_finalize(st);
+    free(request);
+    free(response);
+    if (rc == 0 && ret_id)
+        *ret_id = sqlite3_last_insert_rowid(ar->db);
+    return rc;
+}
+
+int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                          size_t errlen)
+{
+    static const char *const keys[] = {"id",           "run_id",       "t",           "provider",
+                                       "model",        "request_hash", "request",     "response",
+                                       "status",       "error",        "input_tokens",
+                                       "output_tokens", "cost_usd",    "latency_s",   "attempts"};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "llm_calls: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "SELECT id, run_id, t, provider, model, request_hash, request,"
+                                " response, status, error, input_tokens, output_tokens, cost_usd,"
+                                " latency_s, attempts FROM llm_calls"
+                                " WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "read llm calls");
+    sqlite3_bind_int64(st, 1, run_id);
+    json_t *all = json_array();
+    int step = SQLITE_DONE;
+    rc = all ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = json_object();
+        int bad = !row;
+        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++)
+            bad |= put(row, keys[k], k == 6 || k == 7 ? column_parsed(st, k) : column_json(st, k));
+        if (bad || json_array_append_new(all, row) != 0) {
+            if (!bad)
+                row = NULL; /* append_new consumed it */
+            json_decref(row);
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = sql_error(ar->db, step, err, errlen, "read llm calls");
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        json_decref(all);
+        return rc;
+    }
+    *ret = all;
+    return 0;
 }

@@ -25,7 +25,7 @@
 
 #include "avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 1
+#define AVO_ARCHIVE_SCHEMA_VERSION 3
 
 typedef struct avo_archive avo_archive;
 
@@ -150,6 +150,27 @@ int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *e
 /* Events of a run, oldest first, optionally of one kind: [{id, t, kind, data}]. */
 int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret,
                        char *err, size_t errlen);
+
+/* A rebench evaluation set of a run (avo rebench), and its per-round results. */
+int avo_archive_rebench_begin(avo_archive *ar, int64_t run_id, const char *config_json,
+                              int64_t *ret_id, char *err, size_t errlen);
+int avo_archive_rebench_add(avo_archive *ar, int64_t set_id, int64_t candidate_id, int round,
+                            double score, const char *result_json, char *err, size_t errlen);
+
+/*
+ * Record one LLM call.  `call` (borrowed) is an object with provider, model,
+ * request_hash, request (any JSON, stored as compact text), response (any
+ * JSON or null), status ("ok", "error"), error, input_tokens, output_tokens,
+ * cost_usd, latency_s, attempts; missing numbers are 0.  run_id 0: no run.
+ * The caller guarantees the request holds no credentials.
+ */
+int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call,
+                             int64_t *ret_id, char *err, size_t errlen);
+
+/* LLM calls of run_id (0: all runs), oldest first, each an object with the
+ * columns of llm_calls; request and response parsed. */
+int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                          size_t errlen);
 
 /* Set a run back to "running" (used by resume). */
 int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);

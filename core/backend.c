@@ -6,7 +6,7 @@
 
 #include <string.h>
 
-static const avo_backend *const backends[] = {&avo_backend_cpu};
+static const avo_backend *const backends[] = {&avo_backend_cpu, &avo_backend_cuda};
 
 const avo_backend *avo_backend_find(const char *name)
 {

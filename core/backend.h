@@ -25,6 +25,7 @@ const avo_backend *avo_backend_find(const char *name);
 
 /* Built-in backends. */
 extern const avo_backend avo_backend_cpu;
+extern const avo_backend avo_backend_cuda; /* cuda.c; NVRTC and the driver load at run time */
 
 /* Build a minimal result {id, status, reason} for a job (caller owns). */
 json_t *avo_result_new(const json_t *job, const char *status, const char *reason);

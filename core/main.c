@@ -16,6 +16,7 @@
 #include "archive.h"
 #include "avo.h"
 #include "avo_config.h"
+#include "cli.h"
 #include "host.h"
 #include "worker.h"
 
@@ -32,14 +33,22 @@ static const char usage_main[] =
     "  best               print the best candidate of a run\n"
     "  show ID            print one candidate: scores, knobs, parents, source\n"
     "  lineage ID         print the ancestry of a candidate as a tree\n"
+    "  doctor             report CUDA toolkit, driver, GPUs and compiler found\n"
+    "  runs               list the runs in an archive\n"
+    "  diff A B           compare two candidates: source, knobs, scores\n"
+    "  export             write candidates as CSV, JSON or a git repository\n"
+    "  report             write an HTML report of a run\n"
     "  resume             continue a run that was killed or stopped\n"
     "  replay             re-execute a recorded run and check it is identical\n"
+    "  rebench            re-time the top candidates and the seed, interleaved\n"
+    "  kb                 knowledge base: add notes, search, read, list\n"
     "\n"
     "`avo COMMAND --help` describes each command.  avo " AVO_VERSION "\n";
 
 static const char usage_run[] =
     "usage: avo run SCRIPT.lua [--db FILE] [--seed N] [--jobs N] [--max-evals N]\n"
-    "               [--max-time SECONDS] [KEY=VALUE ...]\n"
+    "               [--max-time SECONDS] [--max-usd X] [--max-tokens N]\n"
+    "               [--llm-replay OLD.db] [KEY=VALUE ...]\n"
     "\n"
     "Run an evolution script.  Every candidate, its parents, sources and per-config\n"
     "scores are committed to the archive as they finish.\n"
@@ -49,10 +58,15 @@ static const char usage_run[] =
     "  --jobs N           evaluations in flight at once (default: number of cores)\n"
     "  --max-evals N      stop starting evaluations after N\n"
     "  --max-time S       stop starting evaluations after S seconds\n"
+    "  --max-usd X        stop making LLM calls once they cost X US dollars\n"
+    "  --max-tokens N     stop making LLM calls after N tokens (in + out)\n"
+    "  --llm-replay FILE  answer LLM calls from the archive of an earlier run\n"
+    "                     (by request hash, offline; also AVO_LLM_REPLAY)\n"
     "  KEY=VALUE          passed to the script as its argument table\n";
 
 static const char usage_eval[] =
     "usage: avo eval KERNEL --evaluator NAME|FILE [--param NAME=VALUE ...] [--json]\n"
+    "                [--compile-only] [--arch sm_XX]\n"
     "\n"
     "Compile, verify and time one kernel on every config of an evaluator and print\n"
     "its score vector.  Exit status 1 when the kernel fails.\n"
@@ -60,7 +74,10 @@ static const char usage_eval[] =
     "  --evaluator E      evaluator name (cpu/sgemm) or path\n"
     "  --param NAME=VAL   set a knob (repeatable); others keep their first value\n"
     "  --seed N           seed for the input data (default 1)\n"
-    "  --json             print the result as JSON\n";
+    "  --json             print the result as JSON\n"
+    "  --compile-only     CUDA: compile only and print registers, spills, shared\n"
+    "                     memory and the NVRTC log (no GPU needed)\n"
+    "  --arch sm_XX       CUDA: target architecture (default: the GPU's), e.g. sm_90a\n";
 
 static const char usage_best[] =
     "usage: avo best [--db FILE] [--run ID] [--json]\n"
@@ -94,6 +111,14 @@ static const char usage_replay[] =
     "(and LLM request) from the recording, and report whether the new lineage is\n"
     "identical (candidates, parents, sources, decisions) or where it first\n"
     "diverges, and why.  Exit 0 when identical, 1 when not.\n";
+
+static const char usage_rebench[] =
+    "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N]\n"
+    "\n"
+    "Re-time the top K verified candidates of a run (default 5) and its seed,\n"
+    "interleaved in N rounds (default 5) on one worker, each round in a fresh\n"
+    "order, and report mean +- std and paired speedups over the seed.  The\n"
+    "measurements are stored in the archive as a new evaluation set.\n";
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
@@ -131,6 +156,8 @@ static int cmd_run(int argc, char **argv)
         {"db", required_argument, NULL, 'd'},       {"seed", required_argument, NULL, 's'},
         {"jobs", required_argument, NULL, 'j'},     {"max-evals", required_argument, NULL, 'e'},
         {"max-time", required_argument, NULL, 't'}, {"help", no_argument, NULL, 'h'},
+        {"max-usd", required_argument, NULL, 'U'},  {"max-tokens", required_argument, NULL, 'T'},
+        {"llm-replay", required_argument, NULL, 'R'},
         {NULL, 0, NULL, 0},
     };
     json_t *opts = json_object();
@@ -174,6 +201,24 @@ static int cmd_run(int argc, char **argv)
             }
             json_object_set_new(opts, "max_time", json_real(secs));
             break;
+        case 'U':
+            if (parse_seconds(optarg, &secs) < 0) {
+                rc = usage_error(usage_run, "--max-usd needs a positive number of dollars, got '%s'",
+                                 optarg);
+                goto out;
+            }
+            json_object_set_new(opts, "max_usd", json_real(secs));
+            break;
+        case 'T':
+            if ((n = parse_count(optarg)) < 1) {
+                rc = usage_error(usage_run, "--max-tokens needs a positive integer, got '%s'", optarg);
+                goto out;
+            }
+            json_object_set_new(opts, "max_tokens", json_integer(n));
+            break;
+        case 'R':
+            json_object_set_new(opts, "llm_replay", json_string(optarg));
+            break;
         case 'h':
             fputs(usage_run, stdout);
             rc = 0;
@@ -209,7 +254,8 @@ static int cmd_eval(int argc, char **argv)
     static const struct option longopts[] = {
         {"evaluator", required_argument, NULL, 'E'}, {"param", required_argument, NULL, 'p'},
         {"seed", required_argument, NULL, 's'},      {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},            {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},            {"compile-only", no_argument, NULL, 'C'},
+        {"arch", required_argument, NULL, 'A'},      {NULL, 0, NULL, 0},
     };
     json_t *opts = json_object();
     json_t *params = json_array();
@@ -234,6 +280,12 @@ static int cmd_eval(int argc, char **argv)
             break;
         case 'J':
             json_object_set_new(opts, "json", json_true());
+            break;
+        case 'C':
+            json_object_set_new(opts, "compile_only", json_true());
+            break;
+        case 'A':
+            json_object_set_new(opts, "arch", json_string(optarg));
             break;
         case 'h':
             fputs(usage_eval, stdout);
@@ -265,13 +317,15 @@ static int cmd_recorded(int argc, char **argv, const char *command, const char *
     static const struct option longopts[] = {
         {"db", required_argument, NULL, 'd'},   {"out", required_argument, NULL, 'o'},
         {"run", required_argument, NULL, 'r'},  {"jobs", required_argument, NULL, 'j'},
+        {"top", required_argument, NULL, 'k'},  {"rounds", required_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
     };
     int replay = strcmp(command, "replay") == 0;
+    int rebench = strcmp(command, "rebench") == 0;
     json_t *opts = json_object();
     int c, rc;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "hd:o:r:j:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hd:o:r:j:k:n:", longopts, NULL)) != -1) {
         long long n;
         switch (c) {
         case 'd':
@@ -297,6 +351,18 @@ static int cmd_recorded(int argc, char **argv, const char *command, const char *
                 goto out;
             }
             json_object_set_new(opts, "jobs", json_integer(n));
+            break;
+        case 'k':
+        case 'n':
+            if (!rebench) {
+                rc = usage_error(usage, "%s", "--top and --rounds are options of rebench");
+                goto out;
+            }
+            if ((n = parse_count(optarg)) < 1 || n > 1000) {
+                rc = usage_error(usage, "expected an integer from 1 to 1000, got '%s'", optarg);
+                goto out;
+            }
+            json_object_set_new(opts, c == 'k' ? "top" : "rounds", json_integer(n));
             break;
         case 'h':
             fputs(usage, stdout);
@@ -654,10 +720,24 @@ int main(int argc, char **argv)
         return cmd_show(argc - 1, argv + 1);
     if (!strcmp(cmd, "lineage"))
         return cmd_lineage(argc - 1, argv + 1);
+    if (!strcmp(cmd, "runs"))
+        return avo_cli_runs(argc - 1, argv + 1);
+    if (!strcmp(cmd, "doctor"))
+        return avo_cli_doctor(argc - 1, argv + 1);
+    if (!strcmp(cmd, "diff"))
+        return avo_cli_diff(argc - 1, argv + 1);
+    if (!strcmp(cmd, "export"))
+        return avo_cli_export(argc - 1, argv + 1);
+    if (!strcmp(cmd, "report"))
+        return avo_cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "kb"))
+        return avo_cli_kb(argc - 1, argv + 1);
     if (!strcmp(cmd, "resume"))
         return cmd_recorded(argc - 1, argv + 1, "resume", usage_resume);
     if (!strcmp(cmd, "replay"))
         return cmd_recorded(argc - 1, argv + 1, "replay", usage_replay);
+    if (!strcmp(cmd, "rebench"))
+        return cmd_recorded(argc - 1, argv + 1, "rebench", usage_rebench);
     fprintf(stderr, "avo: unknown command '%s'\n\n%s", cmd, usage_main);
     return EXIT_USAGE;
 }

@@ -313,6 +313,12 @@ static int collect(avo_pool *pool, worker *w)
         return finish_synthetic(pool, j, "crashed", why);
     }
     json_object_set_new(res, "id", json_integer((json_int_t)j->ticket));
+    if (json_is_true(json_object_get(res, "retire"))) {
+        /* The worker exits after this result (docs/protocol.md): replace it
+         * now, before a job could be written to a process that is leaving. */
+        json_object_del(res, "retire");
+        worker_kill(w);
+    }
     uint64_t ticket = j->ticket;
     job_free(j);
     return finish_with(pool, ticket, res);

@@ -106,9 +106,14 @@ int avo_worker_main(int in_fd, int out_fd)
         if (!reply)
             reply = avo_result_new(msg, "error", "worker out of memory");
         json_decref(msg);
+        /* A backend whose device state is lost (sticky GPU error) marks its
+         * result "retire": the worker answers, then exits for a fresh one. */
+        int retire = reply && json_is_true(json_object_get(reply, "retire"));
         rc = reply ? avo_proto_send(out_fd, reply, err, sizeof err) : AVO_ENOMEM;
         json_decref(reply);
         if (rc < 0)
             return 1;
+        if (retire)
+            return 0;
     }
 }

@@ -7,6 +7,8 @@
  *   avo.Archive   core.archive(path)     the run archive (core/archive.h)
  *   avo.Pool      core.pool(jobs)        worker processes (core/pool.h)
  *   avo.Rng       core.rng(seed, name)   a PCG32 stream (core/pcg.h)
+ *   avo.Llm       core.llm(seed)         LLM HTTP client (lua/lua_llm.c)
+ *   avo.Kb        core.kb(path)          knowledge base (lua/lua_kb.c, core/kb.h)
  *
  * Misuse raises "bad argument"; an expected failure (archive refused, row
  * missing) returns nil, message.  Each userdata is created closed before
@@ -26,6 +28,8 @@
 #include "avo_git.h"
 #include "hash.h"
 #include "loop.h"
+#include "lua_kb.h"
+#include "lua_llm.h"
 #include "luajson.h"
 #include "merge.h"
 #include "pcg.h"
@@ -359,7 +363,75 @@ static int archive_run_reopen(lua_State *L)
     return 1;
 }
 
+/* archive:rebench_begin(run_id, config_table) -> set_id */
+static int archive_rebench_begin(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    char *config = check_json_text(L, 3);
+    int64_t id;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_rebench_begin(ar, run_id, config, &id, err, sizeof err);
+    free(config);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* archive:rebench_add(set_id, candidate_id, round, score, result_table) */
+static int archive_rebench_add(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer set_id = luaL_checkinteger(L, 2);
+    lua_Integer cand = luaL_checkinteger(L, 3);
+    lua_Integer round = luaL_checkinteger(L, 4);
+    double score = luaL_checknumber(L, 5);
+    char *result = check_json_text(L, 6);
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_rebench_add(ar, set_id, cand, (int)round, score, result, err, sizeof err);
+    free(result);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* archive:llm_record(run_id, call_table) -> id  (fields: avo_archive_llm_call_add) */
+static int archive_llm_record(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    char err[AVO_ERRLEN];
+    json_t *call = avo_lua_to_json(L, 3, err, sizeof err);
+    if (!call)
+        return luaL_argerror(L, 3, err);
+    int64_t id;
+    int rc = avo_archive_llm_call_add(ar, run_id, call, &id, err, sizeof err);
+    json_decref(call);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* archive:llm_calls([run_id]) -> array of rows (0 or none: all runs) */
+static int archive_llm_calls(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_optinteger(L, 2, 0);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_llm_calls(ar, run_id, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
 static const luaL_Reg archive_methods[] = {
+    {"llm_record", archive_llm_record},
+    {"llm_calls", archive_llm_calls},
+    {"rebench_begin", archive_rebench_begin},
+    {"rebench_add", archive_rebench_add},
     {"candidates", archive_candidates},
     {"events", archive_events},
     {"run_reopen", archive_run_reopen},
@@ -462,6 +534,7 @@ static const struct {
     avo_loop_source (*source)(void *ud);
 } loop_sources[] = {
     {POOL_MT, pool_as_source},
+    {AVO_LUA_LLM_MT, avo_lua_llm_source},
 };
 
 #define MAX_SOURCES 8
@@ -695,6 +768,8 @@ static int core_json_decode(lua_State *L)
 static const luaL_Reg core_functions[] = {
     {"archive", archive_open},
     {"pool", pool_open},
+    {"llm", avo_lua_llm_new},
+    {"kb", avo_lua_kb_open},
     {"wait", core_wait},
     {"rng", rng_new},
     {"hash", core_hash},
@@ -732,6 +807,8 @@ int luaopen_avo_core(lua_State *L)
     new_class(L, ARCHIVE_MT, archive_methods, archive_close);
     new_class(L, POOL_MT, pool_methods, pool_close);
     new_class(L, RNG_MT, rng_methods, NULL);
+    avo_lua_llm_register(L);
+    avo_lua_kb_register(L);
     luaL_newmetatable(L, "avo.json.array");
     lua_pop(L, 1);
 

@@ -85,6 +85,11 @@ function Status:line()
     end
     parts[#parts + 1] = best
   end
+  local llm = avo.llm.totals()
+  if llm and llm.calls > 0 then
+    parts[#parts + 1] = ("llm %d calls, %d tok, $%.4f"):format(llm.calls,
+      llm.input_tokens + llm.output_tokens, llm.cost_usd)
+  end
   local elapsed = core.monotonic() - r.started
   parts[#parts + 1] = ("%.2f eval/s"):format(r.finished / math.max(elapsed, 1e-9))
   parts[#parts + 1] = format_duration(elapsed)
@@ -138,6 +143,7 @@ local function execute(ctx)
     max_evaluations = ctx.max_evals, max_seconds = ctx.max_time,
     started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = cache_dir(),
     generation = 0, recorded = ctx.recorded,
+    max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
   }
   local status = Status.new(run)
   run.on_log = function(msg) status:log(msg) end
@@ -161,6 +167,7 @@ local function execute(ctx)
     return ret
   end)
   status:clear()
+  run.llm = avo.llm.totals()
   avo._end()
   run.unit = run.unit or status.unit
   return ok, result, run
@@ -171,6 +178,11 @@ local function summarise(run, final, db)
   local unit = run.unit or "score"
   eprintf("avo: %s after %d evaluations (%d failed) in %s\n", final, run.finished, run.failed,
     format_duration(core.monotonic() - run.started))
+  local llm = run.llm
+  if llm and llm.calls > 0 then
+    eprintf("avo: %d LLM calls (%d failed), %d tokens in, %d out, $%.4f\n", llm.calls,
+      llm.failed, llm.input_tokens, llm.output_tokens, llm.cost_usd)
+  end
   local best = run.best
   if best then
     io.stdout:write("best ", describe(best, unit), "\n")
@@ -215,7 +227,8 @@ function M.run(opts)
   end
   local config = {
     jobs = jobs, max_evals = opts.max_evals, max_time = opts.max_time, db = db,
-    args = opts.args or {},
+    args = opts.args or {}, max_usd = opts.max_usd, max_tokens = opts.max_tokens,
+    llm_replay = opts.llm_replay,
   }
   local run_id, err = archive:run_begin{
     script_path = script, script_source = source, config = config, seed = seed,
@@ -229,7 +242,16 @@ function M.run(opts)
   local ok, result, run = execute{
     archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
+    max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
   }
+  -- avo.exit(status, message): the script chose to stop.
+  if not ok and type(result) == "table" and result.avo_exit then
+    archive:run_end(run_id, "stopped")
+    if result.message then eprintf("%s\n", tostring(result.message)) end
+    pool:close()
+    archive:close()
+    return result.avo_exit
+  end
   local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
   archive:run_end(run_id, final)
   if not ok then eprintf("avo: %s\n", error_text(result)) end
@@ -389,13 +411,181 @@ function M.replay(opts)
   return 0
 end
 
+---------------------------------------------------------------- avo rebench
+
+local function mean_std(xs)
+  local n, sum = #xs, 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = n > 0 and sum / n or 0
+  local var = 0
+  for _, x in ipairs(xs) do var = var + (x - mean) ^ 2 end
+  return mean, n > 1 and math.sqrt(var / (n - 1)) or 0
+end
+
+-- The evaluator a run used, reloaded from where it was found then.
+local function run_evaluator(archive, run_id)
+  local events = assert(archive:events(run_id, "evaluator"))
+  local last = events[#events]
+  if not last then return nil, "the run recorded no evaluator" end
+  local ok, ev = pcall(avo.evaluator, last.data.origin)
+  if not ok then return nil, tostring(ev) end
+  return ev, nil, ev.fingerprint ~= last.data.fingerprint
+end
+
+-- opts: db, run, top, rounds
+function M.rebench(opts)
+  local db, top, rounds = opts.db, opts.top or 5, opts.rounds or 5
+  local archive, pool = open_engine({ jobs = 1 }, db)
+  if not archive then
+    eprintf("avo: %s\n", pool)
+    return 1
+  end
+  local info, err = archive:run_get(opts.run or 0)
+  if not info then
+    eprintf("avo: %s\n", err or ("no run in " .. db))
+    return 1
+  end
+  local ev, everr, changed = run_evaluator(archive, info.id)
+  if not ev then
+    eprintf("avo: cannot rebench run %d: %s\n", info.id, everr)
+    return 1
+  end
+  if ev.backend == "test" then
+    eprintf("avo: run %d used the in-process test backend; there is nothing to time\n", info.id)
+    return 1
+  end
+  if changed then
+    eprintf("avo: warning: evaluator %s changed since run %d; timing with the current one\n",
+      ev._origin, info.id)
+  end
+
+  -- The top K verified candidates and the seed.
+  local ok_cands, seed = {}, nil
+  for _, c in ipairs(assert(archive:candidates(info.id, true))) do
+    if c.status == "ok" then ok_cands[#ok_cands + 1] = c end
+    if c.operator == "seed" and c.status == "ok" and not seed then seed = c end
+  end
+  table.sort(ok_cands, function(a, b)
+    if a.score ~= b.score then return a.score > b.score end
+    return a.id < b.id
+  end)
+  local chosen, seen = {}, {}
+  for i = 1, math.min(top, #ok_cands) do
+    chosen[#chosen + 1] = ok_cands[i]
+    seen[ok_cands[i].id] = true
+  end
+  if seed and not seen[seed.id] then chosen[#chosen + 1] = seed end
+  if #chosen == 0 then
+    eprintf("avo: run %d has no verified candidate to rebench\n", info.id)
+    return 1
+  end
+
+  local set_id = assert(archive:rebench_begin(info.id, { top = top, rounds = rounds,
+    evaluator = ev._origin, fingerprint = ev.fingerprint, engine = engine_version() }))
+  local run = avo._begin{ archive = archive, pool = pool, run_id = info.id, seed = info.seed,
+    started = core.monotonic(), cache_dir = cache_dir() }
+  sched.init(pool)
+  local order_rng = avo.rng("rebench")
+  local scores = {}
+  for _, c in ipairs(chosen) do scores[c.id] = {} end
+  eprintf("avo: rebench of run %d: %d candidates x %d rounds, interleaved, one at a time\n",
+    info.id, #chosen, rounds)
+  local ok, rerr = pcall(sched.run, function()
+    for round = 1, rounds do
+      -- A fresh order each round, so drift over time falls on all alike.
+      local order = order_rng:shuffle({ table.unpack(chosen) })
+      for _, c in ipairs(order) do
+        local cand = { source = c.source, knobs = c.knobs }
+        local seed_value = run.inputs:next() << 21 ~ run.inputs:next()
+        local result = sched.await(sched.submit(ev:job(cand, seed_value, run.cache_dir),
+          ev:deadline()))
+        local score = ev:score_of(result)
+        scores[c.id][round] = score
+        result.id = nil
+        assert(archive:rebench_add(set_id, c.id, round, score, result))
+      end
+    end
+  end)
+  avo._end()
+  pool:close()
+  if not ok then
+    archive:close()
+    eprintf("avo: %s\n", tostring(rerr))
+    return 1
+  end
+
+  local unit = ev.unit
+  io.stdout:write(("rebench set %d of run %d (%s, %d rounds)\n"):format(set_id, info.id, ev.name,
+    rounds))
+  io.stdout:write(("%-7s %-22s %12s %22s %20s\n"):format("cand", "operator", "recorded",
+    "mean +- std " .. unit, "speedup vs seed"))
+  for _, c in ipairs(chosen) do
+    local mean, std = mean_std(scores[c.id])
+    local speedup = "-"
+    if seed then
+      local ratios = {}
+      for r = 1, rounds do
+        local base = scores[seed.id][r]
+        if base and base > 0 then ratios[#ratios + 1] = scores[c.id][r] / base end
+      end
+      local m, sd = mean_std(ratios)
+      speedup = ("%.2fx +- %.2f"):format(m, sd)
+    end
+    io.stdout:write(("%-7s %-22s %12.4g %22s %20s\n"):format("#" .. c.id, c.operator:sub(1, 22),
+      c.score, ("%.4g +- %.2g"):format(mean, std), speedup))
+  end
+  archive:close()
+  return 0
+end
+
 ------------------------------------------------------------------ avo eval
+
+-- avo eval --compile-only: one CUDA compile job straight to a worker (no
+-- archive, no score); prints per-kernel resources and NVRTC's log.
+local function eval_compile_only(opts, ev, source, values)
+  local job = ev:job({ source = source, knobs = values }, opts.seed or 1, cache_dir())
+  job.compile_only = true
+  local exe = assert(core.exe())
+  local pool, perr = core.pool(1, exe)
+  if not pool then
+    eprintf("avo eval: %s\n", perr)
+    return 1
+  end
+  sched.init(pool)
+  local result = sched.run(function()
+    return sched.await(sched.submit(job, ev:deadline(), function(r) return r end))
+  end)
+  pool:close()
+  if opts.json then
+    io.stdout:write(core.json_encode(result), "\n")
+    return result.status == "ok" and 0 or 1
+  end
+  local compile = result.compile or {}
+  io.stdout:write(("%s on %s: %s (compile only, %s, %s)"):format(opts.kernel, ev.name,
+    result.status, compile.arch or ev.arch or "device arch", result.compiler or "NVRTC"))
+  if result.reason then io.stdout:write(" — ", result.reason) end
+  io.stdout:write("\n")
+  if compile.kernels then
+    io.stdout:write(("%-40s %9s %11s %12s %11s %10s\n"):format("kernel", "registers",
+      "local bytes", "spill st/ld", "smem bytes", "params"))
+    for _, k in ipairs(compile.kernels) do
+      local name = k.name .. (k.entry and " (entry)" or "")
+      local spill = k.spill_store_bytes >= 0 and ("%d/%d"):format(k.spill_store_bytes,
+        k.spill_load_bytes) or "?"
+      io.stdout:write(("%-40s %9d %11d %12s %11d %10d\n"):format(name, k.registers,
+        math.max(k.local_bytes, 0), spill, k.static_shared_bytes, #(k.params or {})))
+    end
+  end
+  if result.log and result.log ~= "" then io.stdout:write("log:\n", result.log, "\n") end
+  return result.status == "ok" and 0 or 1
+end
 
 local function parse_value(s)
   return math.tointeger(tonumber(s)) or tonumber(s) or s
 end
 
--- opts: kernel, evaluator, params (array of "NAME=VALUE"), json, seed
+-- opts: kernel, evaluator, params (array of "NAME=VALUE"), json, seed,
+-- compile_only, arch
 function M.eval(opts)
   local ok, ev = pcall(avo.evaluator, opts.evaluator)
   if not ok then
@@ -432,6 +622,16 @@ function M.eval(opts)
     end
     values[name] = parse_value(value)
   end
+
+  if opts.compile_only or opts.arch then
+    if ev.backend ~= "cuda" then
+      eprintf("avo eval: --compile-only and --arch apply to CUDA evaluators; %s is '%s'\n",
+        ev.name, ev.backend)
+      return 2
+    end
+    ev.arch = opts.arch or ev.arch
+  end
+  if opts.compile_only then return eval_compile_only(opts, ev, source, values) end
 
   local archive, pool = open_engine({ jobs = 1 }, ":memory:")
   if not archive then

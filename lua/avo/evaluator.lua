@@ -12,7 +12,14 @@ Evaluator.__index = Evaluator
 
 local KINDS = { scalar = true, ["in"] = true, out = true, inout = true }
 local TYPES = { f32 = true, f64 = true, i32 = true, i64 = true }
-local BACKENDS = { cpu = true, test = true }
+local CUDA_TYPES = { f32 = true, f64 = true, i32 = true, i64 = true, f16 = true, bf16 = true }
+local BACKENDS = { cpu = true, cuda = true, test = true }
+
+-- GPU samples are short and steadier than CPU ones: aim for 1% spread.
+local CUDA_TIMING_DEFAULTS = {
+  enabled = true, min_sample_s = 0.0002, min_samples = 5, max_samples = 50,
+  target_spread = 0.01, max_seconds = 3.0,
+}
 
 local TIMING_DEFAULTS = {
   enabled = true, min_sample_s = 0.001, min_samples = 5, max_samples = 40,
@@ -65,7 +72,12 @@ local function validate_args(ev)
     if not KINDS[a.kind] then
       field_error(ev, f .. ".kind", ("must be scalar, in, out or inout, got %s"):format(tostring(a.kind)))
     end
-    if not TYPES[a.type] then
+    if ev.backend == "cuda" then
+      if not CUDA_TYPES[a.type] then
+        field_error(ev, f .. ".type", ("must be f32, f64, i32, i64, f16 or bf16, got %s"):format(
+          tostring(a.type)))
+      end
+    elseif not TYPES[a.type] then
       field_error(ev, f .. ".type", ("must be f32, f64, i32 or i64, got %s"):format(tostring(a.type)))
     end
     if a.kind == "scalar" then
@@ -119,12 +131,80 @@ local function resolve_configs(ev)
   return resolved
 end
 
+local validate_cuda -- defined below, used by validate
+
+-- A launch dimension field: a function, or a constant number/list.
+local function check_launch_field(ev, field, value, optional)
+  if value == nil and optional then return end
+  local t = type(value)
+  if t ~= "function" and t ~= "number" and t ~= "table" then
+    field_error(ev, field, ("must be a function(config, knobs) or a number, got %s"):format(
+      value == nil and "nothing (it is missing)" or t))
+  end
+end
+
+-- The CUDA-only fields (docs/evaluators.md): launch geometry as functions of
+-- the config and the candidate's knobs, headers, NVRTC options, per-dtype
+-- tolerances.  Headers given as file names are read here.
+validate_cuda = function(ev)
+  check_launch_field(ev, "grid", ev.grid)
+  check_launch_field(ev, "block", ev.block)
+  check_launch_field(ev, "shared_bytes", ev.shared_bytes, true)
+  check_launch_field(ev, "reference.grid", ev.reference.grid)
+  check_launch_field(ev, "reference.block", ev.reference.block)
+  check_launch_field(ev, "reference.shared_bytes", ev.reference.shared_bytes, true)
+  check_type(ev, "nvrtc_options", ev.nvrtc_options, "table", true)
+  for i, o in ipairs(ev.nvrtc_options or {}) do
+    check_type(ev, ("nvrtc_options[%d]"):format(i), o, "string")
+  end
+  check_type(ev, "name_expressions", ev.name_expressions, "table", true)
+  for i, o in ipairs(ev.name_expressions or {}) do
+    check_type(ev, ("name_expressions[%d]"):format(i), o, "string")
+  end
+  check_type(ev, "arch", ev.arch, "string", true)
+  check_type(ev, "headers", ev.headers, "table", true)
+  ev.header_texts = {}
+  for name, value in pairs(ev.headers or {}) do
+    local f = ("headers[%q]"):format(tostring(name))
+    if type(name) ~= "string" or name == "" or name:find("..", 1, true) or name:sub(1, 1) == "/" then
+      field_error(ev, f, "must be keyed by a relative header name without '..'")
+    end
+    if type(value) == "table" then
+      check_type(ev, f .. ".file", value.file, "string")
+      ev.header_texts[name] = resolve_file(ev, f .. ".file", value.file)
+    elseif type(value) == "string" then
+      -- A one-line value naming a readable file is that file; anything else is the text.
+      local text
+      if not value:find("\n") then
+        for _, candidate in ipairs(paths.file_candidates(value, ev._dir)) do
+          text = read_file(candidate)
+          if text then break end
+        end
+      end
+      ev.header_texts[name] = text or value
+    else
+      field_error(ev, f, ("must be the header's text or a file name, got %s"):format(type(value)))
+    end
+  end
+  for dtype, t in pairs(ev.tolerance) do
+    if dtype ~= "atol" and dtype ~= "rtol" then
+      local f = "tolerance." .. tostring(dtype)
+      if not CUDA_TYPES[dtype] then
+        field_error(ev, f, "is not an element type (f32, f64, f16, bf16) nor atol/rtol")
+      end
+      check_type(ev, f, t, "table")
+      check_type(ev, f .. ".atol", t.atol, "number", true)
+      check_type(ev, f .. ".rtol", t.rtol, "number", true)
+    end
+  end
+end
+
 local function validate(ev)
   check_type(ev, "name", ev.name, "string")
   check_type(ev, "description", ev.description, "string")
   check_type(ev, "backend", ev.backend, "string")
   if not BACKENDS[ev.backend] then
-    field_error(ev, "backend", ("must be 'cpu' or 'test', got '%s'"):format(ev.backend))
+    field_error(ev, "backend", ("must be 'cpu', 'cuda' or 'test', got '%s'"):format(ev.backend))
   end
   check_type(ev, "kernel", ev.kernel, "string")
   check_type(ev, "configs", ev.configs, "table")
@@ -167,7 +247,9 @@ local function validate(ev)
   check_type(ev, "cflags", ev.cflags, "table", true)
   check_type(ev, "timing", ev.timing, "table", true)
   check_type(ev, "timeout", ev.timeout, "number", true)
-  ev.unit = ev.score and "score" or (ev.flops and "GFLOP/s" or "GB/s")
+  check_type(ev, "unit", ev.unit, "string", true)
+  if ev.backend == "cuda" then validate_cuda(ev) end
+  ev.unit = ev.score and (ev.unit or "score") or (ev.flops and "GFLOP/s" or "GB/s")
   ev.resolved = resolve_configs(ev)
 end
 
@@ -175,6 +257,12 @@ end
 local function fingerprint(ev)
   local parts = { ev._text or "", ev.reference_source or "", ev.kernel_source,
                   core.json_encode(ev.resolved) }
+  local names = {}
+  for name in pairs(ev.header_texts or {}) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    parts[#parts + 1] = name .. "\0" .. ev.header_texts[name]
+  end
   return core.hash(table.concat(parts, "\0"))
 end
 
@@ -229,12 +317,17 @@ end
 
 -- The self-contained job for one candidate (docs/protocol.md).
 function Evaluator:job(cand, seed, cache_dir)
+  if self.backend == "cuda" then return self:cuda_job(cand, seed, cache_dir) end
+  return self:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
+end
+
+function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
   local args = {}
   for i, a in ipairs(self.args) do
     args[i] = { name = a.name, kind = a.kind, type = a.type, range = a.range }
   end
   local timing = {}
-  for k, v in pairs(TIMING_DEFAULTS) do timing[k] = v end
+  for k, v in pairs(timing_defaults) do timing[k] = v end
   for k, v in pairs(self.timing or {}) do timing[k] = v end
   local timeout = self.timeout or 60
   return {
@@ -246,6 +339,70 @@ function Evaluator:job(cand, seed, cache_dir)
     limits = { timeout_s = timeout, compile_timeout_s = 120, memory_mb = 4096, cpu_s = timeout * 2 },
     cache_dir = cache_dir,
   }
+end
+
+-- A launch field's value for one config: constants as they are, functions
+-- called with (config, knobs).  Raises with the field and config named.
+local function launch_value(ev, field, value, config, knob_values)
+  if type(value) ~= "function" then return value end
+  local ok, v = pcall(value, config, knob_values)
+  if not ok then
+    error(("%s(%s) failed: %s"):format(field, config.name, tostring(v)), 0)
+  end
+  if type(v) ~= "number" and type(v) ~= "table" then
+    error(("%s(%s) must return a number or {x, y, z}, got %s"):format(field, config.name,
+      type(v)), 0)
+  end
+  return v
+end
+
+-- Launch geometry of every config for these knobs; an evaluator function
+-- that fails becomes {error = message}, which the backend reports as the
+-- candidate's `invalid` status instead of stopping the run.
+local function launches(ev, knob_values, configs)
+  local all = knobs.defaults(ev.knobs)
+  for k, v in pairs(knob_values or {}) do all[k] = v end
+  for i, c in ipairs(ev.configs) do
+    local r = configs[i]
+    local ok, err = pcall(function()
+      r.launch = {
+        grid = launch_value(ev, "grid", ev.grid, c, all),
+        block = launch_value(ev, "block", ev.block, c, all),
+        shared_bytes = launch_value(ev, "shared_bytes", ev.shared_bytes or 0, c, all),
+      }
+    end)
+    if not ok then r.launch = { error = err } end
+    local rok, rerr = pcall(function()
+      r.reference_launch = {
+        grid = launch_value(ev, "reference.grid", ev.reference.grid, c, {}),
+        block = launch_value(ev, "reference.block", ev.reference.block, c, {}),
+        shared_bytes = launch_value(ev, "reference.shared_bytes", ev.reference.shared_bytes or 0,
+          c, {}),
+      }
+    end)
+    if not rok then r.reference_launch = { error = rerr } end
+  end
+end
+
+-- The CUDA job: the CPU job's fields plus launch geometry, headers, NVRTC
+-- options and name expressions (docs/protocol.md).
+function Evaluator:cuda_job(cand, seed, cache_dir)
+  local job = self:job_base(cand, seed, cache_dir, CUDA_TIMING_DEFAULTS)
+  local configs = {}
+  for i, r in ipairs(self.resolved) do
+    local copy = {}
+    for k, v in pairs(r) do copy[k] = v end
+    configs[i] = copy
+  end
+  launches(self, cand.knobs, configs)
+  job.configs = configs
+  job.cflags = nil
+  local arr = function(t) return setmetatable(t or {}, core.json_array_mt) end
+  job.nvrtc_options = arr(self.nvrtc_options and { table.unpack(self.nvrtc_options) })
+  job.name_expressions = arr(self.name_expressions and { table.unpack(self.name_expressions) })
+  job.headers = next(self.header_texts or {}) and self.header_texts or nil
+  job.arch = self.arch
+  return job
 end
 
 -- Run the in-process test backend.
@@ -270,14 +427,20 @@ local function geomean(values)
   return n > 0 and math.exp(sum / n) or 0
 end
 
+-- True when the result covers every config and each one verified.
+function Evaluator:verified(result)
+  local configs = result.configs or {}
+  if #configs ~= #self.configs then return false end
+  for _, c in ipairs(configs) do
+    if not c.correct then return false end
+  end
+  return true
+end
+
 -- Aggregate score of a worker result: 0 unless every config is correct.
 function Evaluator:score_of(result)
-  if result.status ~= "ok" then return 0 end
-  local configs = result.configs or {}
-  if #configs ~= #self.configs then return 0 end
-  for _, c in ipairs(configs) do
-    if not c.correct then return 0 end
-  end
+  if result.status ~= "ok" or not self:verified(result) then return 0 end
+  local configs = result.configs
   if self.score then
     local v = self.score(configs)
     if type(v) ~= "number" or v ~= v then

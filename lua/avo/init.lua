@@ -8,6 +8,7 @@ local sched = require "avo.sched"
 local knobs = require "avo.knobs"
 local evaluator = require "avo.evaluator"
 local paths = require "avo.paths"
+local llm = require "avo.llm"
 
 local avo = {}
 avo.version = core.version
@@ -145,15 +146,60 @@ function avo.lineage.common_ancestor(a, b)
   return r.archive:common_ancestor(a, b)
 end
 
+-- Verified records of this run with distinct sources, best first (score,
+-- then lower id); each source once, by its best record.
+local function distinct_sources(r)
+  local sorted = table.move(r.ok_records, 1, #r.ok_records, 1, {})
+  table.sort(sorted, function(a, b)
+    if a.score ~= b.score then return a.score > b.score end
+    return a.id < b.id
+  end)
+  local out, seen = {}, {}
+  for _, rec in ipairs(sorted) do
+    if not seen[rec.source] then
+      seen[rec.source] = true
+      out[#out + 1] = rec
+    end
+  end
+  return out
+end
+
+-- Up to n of the best verified records of this run, one per source.
+function avo.lineage.top(n)
+  local r = need_run("lineage.top")
+  return table.move(distinct_sources(r), 1, n, 1, {})
+end
+
+-- Up to n verified records, one per source, drawn with `rng` from those
+-- whose id is not a key of `exclude` (ids -> true); id order before the
+-- draw, so the choice is reproducible.
+function avo.lineage.diverse(n, rng, exclude)
+  local r = need_run("lineage.diverse")
+  local pool = {}
+  for _, rec in ipairs(distinct_sources(r)) do
+    if not (exclude and exclude[rec.id]) then pool[#pool + 1] = rec end
+  end
+  table.sort(pool, function(a, b) return a.id < b.id end)
+  if rng then rng:shuffle(pool) end
+  return table.move(pool, 1, n, 1, {})
+end
+
 ------------------------------------------------------------ evaluation
 
--- Budget check, counting submissions (duplicates are free).
-function avo.exhausted()
-  local r = need_run("exhausted")
+-- Evaluation budget check, counting submissions (duplicates are free).  An
+-- exhausted LLM budget does not stop evaluations: children already paid for
+-- are still evaluated.
+local function evaluations_exhausted(r)
   if core.interrupted() then return true end
   if r.max_evaluations and r.submitted >= r.max_evaluations then return true end
   if r.max_seconds and core.monotonic() - r.started >= r.max_seconds then return true end
   return false
+end
+
+-- Whole-run budget check: evaluations, time, interruption, LLM spend.
+function avo.exhausted()
+  local r = need_run("exhausted")
+  return evaluations_exhausted(r) or llm.exhausted()
 end
 
 function avo.budget()
@@ -161,6 +207,7 @@ function avo.budget()
   return {
     evaluations = r.submitted, max_evaluations = r.max_evaluations,
     elapsed = core.monotonic() - r.started, max_seconds = r.max_seconds,
+    llm = llm.totals(), max_usd = r.max_usd, max_tokens = r.max_tokens,
   }
 end
 
@@ -199,6 +246,7 @@ local function account(r, rec, cand)
   r.finished = r.finished + 1
   if rec.status ~= "ok" then r.failed = r.failed + 1 end
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
+  if rec.status == "ok" then r.ok_records[#r.ok_records + 1] = rec end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
   if r.on_record then r.on_record(rec) end
 end
@@ -208,9 +256,9 @@ end
 local function on_result(r, ev, id, cand, result, score)
   score = score or ev:score_of(result)
   r.unit = r.unit or ev.unit
-  if result.status == "ok" and score == 0 and not result.reason then
+  if result.status == "ok" and not ev:verified(result) then
     result.status = "wrong"
-    result.reason = "a config failed verification"
+    result.reason = result.reason or "not every config was verified"
   end
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
@@ -266,7 +314,7 @@ local function submit(r, ev, cand)
   local key = ev:key(cand)
   local known = r.by_key[key]
   if known then return known, true end
-  if avo.exhausted() then
+  if evaluations_exhausted(r) then
     return sched.complete_now({ status = "skipped", reason = "budget exhausted", score = 0,
       source = cand.source, knobs = cand.knobs or {}, operator = cand.operator,
       parents = cand.parents or {}, configs = {} }), false
@@ -367,6 +415,50 @@ function avo.progress(info)
   if r.on_progress then r.on_progress(info) end
 end
 
+--------------------------------------------------------- knowledge base
+
+-- avo.kb.open(path) opens the knowledge base of any SQLite file (lua/lua_kb.h).
+-- avo.kb.search and avo.kb.read consult the current run's archive, opened on
+-- first use and closed by avo._end.  Expected failures (no such document)
+-- return nil, message, which the agent operator hands on to the model.
+avo.kb = {}
+
+function avo.kb.open(path)
+  if type(path) ~= "string" then error("avo.kb.open: expected a file path", 2) end
+  return core.kb(path)
+end
+
+local function run_kb(r)
+  if not r.kb then
+    if not r.db then return nil, "this run has no archive file to hold a knowledge base" end
+    local kb, err = core.kb(r.db)
+    if not kb then return nil, err end
+    r.kb = kb
+  end
+  return r.kb
+end
+
+function avo.kb.search(query, limit)
+  local r = need_run("kb.search")
+  if type(query) ~= "string" then error("avo.kb.search: expected a query string", 2) end
+  if limit ~= nil and (math.type(limit) ~= "integer" or limit < 1 or limit > 1000) then
+    error("avo.kb.search: limit must be an integer from 1 to 1000", 2)
+  end
+  local kb, err = run_kb(r)
+  if not kb then return nil, err end
+  return kb:search(query, limit)
+end
+
+function avo.kb.read(doc)
+  local r = need_run("kb.read")
+  if type(doc) ~= "string" and math.type(doc) ~= "integer" then
+    error("avo.kb.read: expected a document path or id", 2)
+  end
+  local kb, err = run_kb(r)
+  if not kb then return nil, err end
+  return kb:read(tostring(doc))
+end
+
 ----------------------------------------------------- engine entry points
 
 -- Install the run state (called by avo.cli).
@@ -375,9 +467,28 @@ function avo._begin(state)
   run.streams, run.by_key, run.evaluators = {}, {}, {}
   run.submitted, run.finished, run.failed = 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
+  run.ok_records = {}
+  llm._begin(run, { exhausted = avo.exhausted, log = avo.log })
   return run
 end
 
-function avo._end() run = nil end
+function avo._end()
+  llm._end()
+  if run and run.kb then run.kb:close() end
+  run = nil
+end
+
+------------------------------------------------------------------ llm
+
+-- avo.llm.chat{...} and friends: see lua/avo/llm.lua and docs/lua-api.md.
+avo.llm = llm
+
+-- End the run early with exit status `status` after printing `message`
+-- (for example a script that lacks configuration: avo.exit(2, "set X")).
+-- The run is recorded as stopped.
+function avo.exit(status, message)
+  if math.type(status) ~= "integer" then error("avo.exit: status must be an integer", 2) end
+  error({ avo_exit = status, message = message }, 0)
+end
 
 return avo

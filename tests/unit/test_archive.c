@@ -190,7 +190,7 @@ static void test_fresh_schema(void)
     CHECK_INT(avo_archive_opened_version(ar), 0);
     avo_archive_free(ar);
 
-    CHECK_INT(raw_int(path, "PRAGMA user_version"), 1);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
     char *mode = raw_text(path, "PRAGMA journal_mode");
     CHECK_STR(mode, "wal");
     free(mode);
@@ -581,17 +581,17 @@ static void test_v0_and_reopen(void)
     int64_t run = begin_run(ar, 5);
     add(ar, run, "kept", 0, NULL, 0, NULL, NULL);
     avo_archive_free(ar);
-    CHECK_INT(raw_int(path, "PRAGMA user_version"), 1);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
 
     char *schema_before = raw_text(path, "SELECT group_concat(sql, ';') FROM sqlite_schema");
     ar = open_ok(path);
-    CHECK_INT(avo_archive_opened_version(ar), 1);
+    CHECK_INT(avo_archive_opened_version(ar), AVO_ARCHIVE_SCHEMA_VERSION);
     avo_archive_free(ar);
     char *schema_after = raw_text(path, "SELECT group_concat(sql, ';') FROM sqlite_schema");
     CHECK_STR(schema_after, schema_before);
     free(schema_before);
     free(schema_after);
-    CHECK_INT(raw_int(path, "PRAGMA user_version"), 1);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM candidates"), 1);
 
     const char *foreign = tmp_path("foreign.db");

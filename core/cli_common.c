@@ -1,0 +1,58 @@
+/*
+ * cli_common.c — helpers shared by the cli_*.c commands.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avo.h"
+#include "cli.h"
+
+int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "avo: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n\n%s", usage);
+    return AVO_CLI_EXIT_USAGE;
+}
+
+int64_t avo_cli_parse_id(const char *s)
+{
+    if (!s)
+        return -1;
+    if (*s == '#')
+        s++;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || *end || v < 1)
+        return -1;
+    return v;
+}
+
+avo_archive *avo_cli_open_archive(const char *db)
+{
+    FILE *f = fopen(db, "rb");
+    if (!f) {
+        fprintf(stderr, "avo: cannot open archive %s: %s\n", db, strerror(errno));
+        return NULL;
+    }
+    fclose(f);
+    avo_archive *ar;
+    char err[AVO_ERRLEN];
+    if (avo_archive_open(&ar, db, err, sizeof err) < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        return NULL;
+    }
+    return ar;
+}
+
+int avo_cli_fail(int rc, const char *err, const char *db)
+{
+    if (rc == AVO_ENOTFOUND && db)
+        fprintf(stderr, "avo: %s in %s\n", err, db);
+    else
+        fprintf(stderr, "avo: %s\n", err);
+    return 1;
+}

@@ -1,0 +1,177 @@
+/*
+ * cli_diff.c — `avo diff A B`: what changed from candidate A to B (source,
+ * knobs, scores).  The comparison is diff.c's; this file prints it.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avo.h"
+#include "cli.h"
+#include "diff.h"
+
+static const char usage_diff[] =
+    "usage: avo diff A B [--db FILE] [--json]\n"
+    "\n"
+    "Compare candidate B with candidate A: knob changes (NAME: old -> new), score\n"
+    "and per-config throughput deltas (B - A, ratio B/A), median times, and a\n"
+    "unified diff of the sources.\n"
+    "  --db FILE          archive (default avo.db)\n"
+    "  --json             print the comparison as JSON\n";
+
+/* A number or "-" for null, in a field of `width`. */
+static void print_num(const json_t *v, int width, const char *fmt)
+{
+    if (json_is_number(v))
+        printf(fmt, width, json_number_value(v));
+    else
+        printf("%*s", width, "-");
+}
+
+static void print_value(const json_t *v)
+{
+    if (!v || json_is_null(v)) {
+        printf("(none)");
+        return;
+    }
+    char *text = json_dumps(v, JSON_ENCODE_ANY);
+    printf("%s", json_is_string(v) ? json_string_value(v) : text ? text : "?");
+    free(text);
+}
+
+static void print_diff(const json_t *d)
+{
+    const json_t *score = json_object_get(d, "score");
+    printf("diff #%lld -> #%lld\n", (long long)json_integer_value(json_object_get(d, "a")),
+           (long long)json_integer_value(json_object_get(d, "b")));
+    printf("score    ");
+    print_num(json_object_get(score, "a"), 1, "%*.6g");
+    printf(" -> ");
+    print_num(json_object_get(score, "b"), 1, "%*.6g");
+    if (json_is_number(json_object_get(score, "delta")))
+        printf("  (%+.4g", json_number_value(json_object_get(score, "delta")));
+    if (json_is_number(json_object_get(score, "ratio")))
+        printf(", %.3fx", json_number_value(json_object_get(score, "ratio")));
+    if (json_is_number(json_object_get(score, "delta")))
+        printf(")");
+    printf("\n\nknobs\n");
+    const json_t *knobs = json_object_get(d, "knobs");
+    size_t i;
+    json_t *k;
+    json_array_foreach(knobs, i, k)
+    {
+        const char *change = json_string_value(json_object_get(k, "change"));
+        printf("  %s: ", json_string_value(json_object_get(k, "name")));
+        print_value(json_object_get(k, "old"));
+        printf(" -> ");
+        print_value(json_object_get(k, "new"));
+        if (strcmp(change, "changed") != 0)
+            printf("  (%s)", change);
+        printf("\n");
+    }
+    if (json_array_size(knobs) == 0)
+        printf("  (unchanged)\n");
+
+    const json_t *configs = json_object_get(d, "configs");
+    if (json_array_size(configs)) {
+        printf("\n%-16s %-8s %10s %10s %10s %8s %11s %11s\n", "config", "unit", "A", "B",
+               "delta", "B/A", "median A", "median B");
+        json_t *c;
+        json_array_foreach(configs, i, c)
+        {
+            const char *unit = json_string_value(json_object_get(c, "unit"));
+            printf("%-16s %-8s ", json_string_value(json_object_get(c, "name")), unit ? unit : "-");
+            print_num(json_object_get(c, "a"), 10, "%*.4g");
+            printf(" ");
+            print_num(json_object_get(c, "b"), 10, "%*.4g");
+            printf(" ");
+            print_num(json_object_get(c, "delta"), 10, "%+*.4g");
+            printf(" ");
+            print_num(json_object_get(c, "ratio"), 7, "%*.3f");
+            printf("x ");
+            const json_t *ma = json_object_get(c, "median_s_a");
+            const json_t *mb = json_object_get(c, "median_s_b");
+            if (json_is_number(ma))
+                printf("%9.4gms ", json_number_value(ma) * 1e3);
+            else
+                printf("%11s ", "-");
+            if (json_is_number(mb))
+                printf("%9.4gms", json_number_value(mb) * 1e3);
+            else
+                printf("%11s", "-");
+            printf("\n");
+        }
+    }
+    const char *patch = json_string_value(json_object_get(d, "source_diff"));
+    if (patch && *patch)
+        printf("\n%s", patch);
+    else
+        printf("\nsource: identical\n");
+}
+
+int avo_cli_diff(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"db", required_argument, NULL, 'd'},
+        {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db = "avo.db";
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hd:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            db = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'h':
+            fputs(usage_diff, stdout);
+            return 0;
+        default:
+            return avo_cli_usage_error(usage_diff, "%s", "unrecognised option");
+        }
+    }
+    if (argc - optind != 2)
+        return avo_cli_usage_error(usage_diff, "%s", "expected two candidate ids");
+    int64_t ids[2];
+    for (int i = 0; i < 2; i++)
+        if ((ids[i] = avo_cli_parse_id(argv[optind + i])) < 0)
+            return avo_cli_usage_error(usage_diff, "candidate id must be a positive integer, got '%s'",
+                                       argv[optind + i]);
+
+    avo_archive *ar = avo_cli_open_archive(db);
+    if (!ar)
+        return 1;
+    json_t *cand[2] = {NULL, NULL}, *d = NULL;
+    char err[AVO_ERRLEN];
+    int rc = 0;
+    for (int i = 0; i < 2 && rc == 0; i++) {
+        rc = avo_archive_candidate_get(ar, ids[i], 1, &cand[i], err, sizeof err);
+        if (rc == AVO_ENOTFOUND)
+            snprintf(err, sizeof err, "no candidate #%lld", (long long)ids[i]);
+    }
+    if (rc == 0)
+        rc = avo_diff_compare(cand[0], cand[1], &d, err, sizeof err);
+    json_decref(cand[0]);
+    json_decref(cand[1]);
+    avo_archive_free(ar);
+    if (rc < 0)
+        return avo_cli_fail(rc, err, db);
+    if (json) {
+        char *text = json_dumps(d, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (text)
+            puts(text);
+        free(text);
+    } else {
+        print_diff(d);
+    }
+    json_decref(d);
+    return 0;
+}

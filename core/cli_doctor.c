@@ -1,0 +1,144 @@
+/*
+ * cli_doctor.c — `avo doctor`: what this machine offers avo.  Reports NVRTC
+ * (version, path, architectures), the toolkit headers kernels may include,
+ * the NVIDIA driver and each GPU (name, compute capability, SMs, memory, L2),
+ * and the host C compiler; for anything missing, what to install.  It is a
+ * report: the exit status is 0 whatever is missing (2 on a usage error).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "avo.h"
+#include "cli.h"
+#include "cuda_api.h"
+
+static const char usage_doctor[] =
+    "usage: avo doctor\n"
+    "\n"
+    "Report the CUDA toolkit (NVRTC), the NVIDIA driver and GPUs, and the host C\n"
+    "compiler that avo can use, and what to install for anything missing.\n"
+    "CPU kernels need only the C compiler; `avo eval --compile-only` needs NVRTC;\n"
+    "running CUDA kernels needs the driver and a GPU.\n";
+
+static void report_compiler(void)
+{
+    const char *cc = getenv("CC");
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", cc && *cc ? cc : "cc");
+    FILE *p = popen(cmd, "r");
+    char line[256] = "";
+    if (p) {
+        if (!fgets(line, sizeof line, p))
+            line[0] = '\0';
+        pclose(p);
+    }
+    line[strcspn(line, "\n")] = '\0';
+    if (line[0])
+        printf("host compiler   %s\n", line);
+    else
+        printf("host compiler   MISSING: '%s' does not run; install gcc (Debian: build-essential) "
+               "or set CC\n",
+               cc && *cc ? cc : "cc");
+}
+
+static int report_nvrtc(void)
+{
+    char err[AVO_ERRLEN];
+    const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);
+    if (!nvrtc) {
+        printf("NVRTC           MISSING: %s\n", err);
+        return 0;
+    }
+    int major = 0, minor = 0, n = 0;
+    nvrtc->Version(&major, &minor);
+    printf("NVRTC           %d.%d (%s)\n", major, minor, nvrtc->path);
+    if (nvrtc->GetNumSupportedArchs(&n) == 0 && n > 0 && n < 256) {
+        int archs[256];
+        if (nvrtc->GetSupportedArchs(archs) == 0) {
+            printf("  targets       ");
+            for (int i = 0; i < n; i++)
+                printf("%ssm_%d", i ? " " : "", archs[i]);
+            printf("\n");
+        }
+    }
+    /* The toolkit headers kernels may include (cuda_fp16.h, cuda_bf16.h). */
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s", nvrtc->path);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = '\0';
+        slash = strrchr(dir, '/');
+    }
+    char path[700] = "";
+    if (slash) {
+        strcpy(slash, "/include");
+        snprintf(path, sizeof path, "%s/cuda_bf16.h", dir);
+    }
+    if (path[0] && access(path, R_OK) == 0)
+        printf("  fp16/bf16     %s/cuda_fp16.h, cuda_bf16.h\n", dir);
+    else if (access("/usr/local/cuda/include/cuda_bf16.h", R_OK) == 0)
+        printf("  fp16/bf16     /usr/local/cuda/include/cuda_fp16.h, cuda_bf16.h\n");
+    else
+        printf("  fp16/bf16     MISSING: cuda_fp16.h/cuda_bf16.h not found next to NVRTC; "
+               "install the toolkit headers (cuda-cudart-dev) or set CUDA_HOME\n");
+    return 1;
+}
+
+static void report_driver(int have_nvrtc)
+{
+    char err[AVO_ERRLEN];
+    const avo_driver_api *cu = avo_cuda_driver(err, sizeof err);
+    if (!cu) {
+        printf("driver          MISSING: %s\n", err);
+        printf("                CUDA kernels cannot run here%s\n",
+               have_nvrtc ? "; `avo eval --compile-only --arch sm_90a` still works" : "");
+        return;
+    }
+    int version = 0, count = 0;
+    cu->DriverGetVersion(&version);
+    cu->DeviceGetCount(&count);
+    printf("driver          CUDA %d.%d (%s)\n", version / 1000, version % 1000 / 10, cu->path);
+    printf("GPUs            %d\n", count);
+    for (int i = 0; i < count; i++) {
+        CUdevice dev;
+        if (cu->DeviceGet(&dev, i) != 0)
+            continue;
+        char name[256] = "?";
+        cu->DeviceGetName(name, sizeof name, dev);
+        int attr[5] = {0};
+        const int which[5] = {AVO_CU_DEV_COMPUTE_CAPABILITY_MAJOR,
+                              AVO_CU_DEV_COMPUTE_CAPABILITY_MINOR, AVO_CU_DEV_MULTIPROCESSOR_COUNT,
+                              AVO_CU_DEV_L2_CACHE_SIZE, AVO_CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
+        for (int k = 0; k < 5; k++)
+            cu->DeviceGetAttribute(&attr[k], which[k], dev);
+        size_t mem = 0;
+        cu->DeviceTotalMem(&mem, dev);
+        printf("  [%d] %s: sm_%d%d, %d SMs, %.1f GiB, L2 %.1f MiB, shared memory per block up to "
+               "%d KiB\n",
+               i, name, attr[0], attr[1], attr[2], (double)mem / (1 << 30),
+               (double)attr[3] / (1 << 20), attr[4] / 1024);
+    }
+    if (count == 0)
+        printf("                no GPU visible (check CUDA_VISIBLE_DEVICES and nvidia-smi)\n");
+}
+
+int avo_cli_doctor(int argc, char **argv)
+{
+    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        fputs(usage_doctor, stdout);
+        return 0;
+    }
+    if (argc > 1)
+        return avo_cli_usage_error(usage_doctor, "unexpected argument '%s'", argv[1]);
+    printf("avo " "doctor\n");
+    report_compiler();
+    int have_nvrtc = report_nvrtc();
+    report_driver(have_nvrtc);
+    if (!have_nvrtc)
+        printf("\nto compile CUDA kernels install NVRTC: the CUDA toolkit (developer.nvidia.com/"
+               "cuda-downloads, or Debian's nvidia-cuda-toolkit), then set CUDA_HOME if it is "
+               "not in /usr/local/cuda\n");
+    return 0;
+}

@@ -1,0 +1,303 @@
+/*
+ * cli_kb.c — `avo kb add|search|read|list`: the knowledge base (kb.c) from
+ * the command line.  The KB lives in --kb FILE, by default avo.db, the
+ * default archive, so `avo kb add` followed by `avo run` gives the run's
+ * agents the notes; a standalone file works the same way.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "avo.h"
+#include "cli.h"
+#include "kb.h"
+
+static const char usage_kb[] =
+    "usage: avo kb add PATH... [--kb FILE]\n"
+    "       avo kb search QUERY... [--kb FILE] [--limit N] [--json]\n"
+    "       avo kb read DOC [--kb FILE] [--json]\n"
+    "       avo kb list [--kb FILE] [--json]\n"
+    "\n"
+    "The knowledge base: notes, text and source files indexed for ranked full-text\n"
+    "search, which agents consult while they optimise a kernel.\n"
+    "\n"
+    "  add PATH...        index directories recursively (.md .txt .c .h .cu .cuh\n"
+    "                     .lua .py; hidden entries skipped) or single files; adding\n"
+    "                     a directory again updates changed files and drops deleted ones\n"
+    "  search QUERY...    ranked sections holding every word first, then any word;\n"
+    "                     the query is plain words (a trailing * matches a prefix)\n"
+    "  read DOC           print a document: its path, a unique path suffix\n"
+    "                     (softmax.md) or its id\n"
+    "  list               the indexed documents\n"
+    "\n"
+    "  --kb FILE          SQLite file holding the knowledge base (default avo.db, the\n"
+    "                     default archive; `add` creates it)\n"
+    "  --limit N          results of a search (default 10)\n"
+    "  --json             print JSON\n";
+
+typedef struct kb_opts {
+    const char *file;
+    int limit;
+    int json;
+} kb_opts;
+
+static void print_json(const json_t *value)
+{
+    char *text = json_dumps(value, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (text) {
+        puts(text);
+        free(text);
+    }
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+static long long num(const json_t *obj, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(obj, key));
+}
+
+/* Open the KB; unless `create`, the file must already exist (a typo never
+ * creates an empty file).  Prints why not and returns NULL. */
+static avo_kb *open_kb(const char *file, int create)
+{
+    struct stat sb;
+    if (!create && stat(file, &sb) != 0) {
+        fprintf(stderr, "avo: cannot open knowledge base %s: %s\n", file, strerror(errno));
+        return NULL;
+    }
+    avo_kb *kb = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_kb_open(&kb, file, err, sizeof err) < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        return NULL;
+    }
+    return kb;
+}
+
+static int kb_add(avo_kb *kb, int argc, char **argv)
+{
+    char err[AVO_ERRLEN];
+    for (int i = 0; i < argc; i++) {
+        struct stat sb;
+        if (stat(argv[i], &sb) == 0 && S_ISREG(sb.st_mode)) {
+            int changed = 0;
+            if (avo_kb_add_file(kb, argv[i], NULL, &changed, err, sizeof err) < 0) {
+                fprintf(stderr, "avo: %s\n", err);
+                return 1;
+            }
+            printf("%s: %s\n", argv[i], changed ? "indexed" : "unchanged");
+            continue;
+        }
+        avo_kb_stats s;
+        if (avo_kb_add_dir(kb, argv[i], &s, err, sizeof err) < 0) {
+            fprintf(stderr, "avo: %s\n", err);
+            return 1;
+        }
+        printf("%s: %d added, %d replaced, %d unchanged, %d removed, %d skipped (%d sections)\n",
+               argv[i], s.added, s.replaced, s.unchanged, s.removed, s.skipped, s.sections);
+    }
+    return 0;
+}
+
+/* The snippet on one line. */
+static void print_flat(const char *s)
+{
+    int space = 0;
+    for (; *s; s++) {
+        if (*s == '\n' || *s == '\r' || *s == '\t' || *s == ' ') {
+            space = 1;
+            continue;
+        }
+        if (space)
+            putchar(' ');
+        space = 0;
+        putchar(*s);
+    }
+}
+
+static int kb_search(avo_kb *kb, const char *query, const kb_opts *o)
+{
+    json_t *hits = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_kb_search(kb, query, o->limit, &hits, err, sizeof err) < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        return 1;
+    }
+    if (o->json) {
+        print_json(hits);
+    } else if (json_array_size(hits) == 0) {
+        printf("no match for '%s' in %s\n", query, o->file);
+    } else {
+        size_t i;
+        json_t *h;
+        json_array_foreach(hits, i, h)
+        {
+            printf("%zu. %s  §%lld %s  (line %lld, score %.2f)\n   ", i + 1, str(h, "doc"),
+                   num(h, "section"), str(h, "title"), num(h, "line"),
+                   json_number_value(json_object_get(h, "score")));
+            print_flat(str(h, "snippet"));
+            printf("\n");
+        }
+    }
+    json_decref(hits);
+    return 0;
+}
+
+static int kb_read(avo_kb *kb, const char *doc, const kb_opts *o)
+{
+    json_t *d = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_kb_read(kb, doc, &d, err, sizeof err);
+    if (rc < 0) {
+        if (rc == AVO_ENOTFOUND)
+            fprintf(stderr, "avo: %s (%s)\n", err, o->file);
+        else
+            fprintf(stderr, "avo: %s\n", err);
+        return 1;
+    }
+    if (o->json) {
+        print_json(d);
+    } else {
+        const char *text = str(d, "text");
+        fputs(text, stdout);
+        if (*text && text[strlen(text) - 1] != '\n')
+            putchar('\n');
+    }
+    json_decref(d);
+    return 0;
+}
+
+static int kb_list(avo_kb *kb, const kb_opts *o)
+{
+    json_t *docs = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_kb_list(kb, &docs, err, sizeof err) < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        return 1;
+    }
+    if (o->json) {
+        print_json(docs);
+    } else if (json_array_size(docs) == 0) {
+        printf("no documents in %s (add some with `avo kb add DIR --kb %s`)\n", o->file, o->file);
+    } else {
+        printf("%5s %-8s %8s %8s  %s\n", "id", "kind", "sections", "bytes", "path — title");
+        size_t i;
+        json_t *d;
+        json_array_foreach(docs, i, d)
+            printf("%5lld %-8s %8lld %8lld  %s — %s\n", num(d, "id"), str(d, "kind"),
+                   num(d, "sections"), num(d, "bytes"), str(d, "path"), str(d, "title"));
+    }
+    json_decref(docs);
+    return 0;
+}
+
+int avo_cli_kb(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"kb", required_argument, NULL, 'k'},
+        {"limit", required_argument, NULL, 'n'},
+        {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    kb_opts o = {.file = "avo.db", .limit = 10};
+    int c;
+    optind = 1;
+    /* '+' would stop at the first operand; permuting lets options follow them. */
+    while ((c = getopt_long(argc, argv, "hk:n:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'k':
+            o.file = optarg;
+            break;
+        case 'n': {
+            char *end;
+            errno = 0;
+            long v = strtol(optarg, &end, 10);
+            if (errno || end == optarg || *end || v < 1 || v > 1000)
+                return avo_cli_usage_error(usage_kb, "--limit needs an integer from 1 to 1000, got '%s'",
+                                           optarg);
+            o.limit = (int)v;
+            break;
+        }
+        case 'J':
+            o.json = 1;
+            break;
+        case 'h':
+            fputs(usage_kb, stdout);
+            return 0;
+        default:
+            return avo_cli_usage_error(usage_kb, "%s", "unrecognised option");
+        }
+    }
+    if (optind >= argc)
+        return avo_cli_usage_error(usage_kb, "%s", "kb needs a subcommand: add, search, read or list");
+    const char *sub = argv[optind++];
+    int nargs = argc - optind;
+    char **args = argv + optind;
+
+    if (!strcmp(sub, "add")) {
+        if (nargs < 1)
+            return avo_cli_usage_error(usage_kb, "%s", "kb add needs a directory or file");
+        avo_kb *kb = open_kb(o.file, 1);
+        if (!kb)
+            return 1;
+        int rc = kb_add(kb, nargs, args);
+        avo_kb_free(kb);
+        return rc;
+    }
+    if (!strcmp(sub, "search")) {
+        if (nargs < 1)
+            return avo_cli_usage_error(usage_kb, "%s", "kb search needs a query");
+        /* The words of the query may come as one argument or several. */
+        size_t len = 1;
+        for (int i = 0; i < nargs; i++)
+            len += strlen(args[i]) + 1;
+        char *query = calloc(1, len);
+        if (!query) {
+            fprintf(stderr, "avo: out of memory\n");
+            return 1;
+        }
+        for (int i = 0; i < nargs; i++) {
+            if (i)
+                strcat(query, " ");
+            strcat(query, args[i]);
+        }
+        int rc = 1;
+        avo_kb *kb = open_kb(o.file, 0);
+        if (kb)
+            rc = kb_search(kb, query, &o);
+        avo_kb_free(kb);
+        free(query);
+        return rc;
+    }
+    if (!strcmp(sub, "read")) {
+        if (nargs != 1)
+            return avo_cli_usage_error(usage_kb, "%s", "kb read needs exactly one document");
+        avo_kb *kb = open_kb(o.file, 0);
+        if (!kb)
+            return 1;
+        int rc = kb_read(kb, args[0], &o);
+        avo_kb_free(kb);
+        return rc;
+    }
+    if (!strcmp(sub, "list")) {
+        if (nargs != 0)
+            return avo_cli_usage_error(usage_kb, "unexpected argument '%s'", args[0]);
+        avo_kb *kb = open_kb(o.file, 0);
+        if (!kb)
+            return 1;
+        int rc = kb_list(kb, &o);
+        avo_kb_free(kb);
+        return rc;
+    }
+    return avo_cli_usage_error(usage_kb, "unknown kb subcommand '%s'", sub);
+}

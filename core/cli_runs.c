@@ -1,0 +1,136 @@
+/*
+ * cli_runs.c — `avo runs`: the runs in an archive with their budgets,
+ * candidate counts and best candidate.
+ */
+#include <getopt.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "avo.h"
+#include "cli.h"
+
+static const char usage_runs[] =
+    "usage: avo runs [--db FILE] [--json]\n"
+    "\n"
+    "List the runs in an archive: script, seed, status, start and end, candidates\n"
+    "(ok/failed), the best candidate and its score, and the budgets.\n"
+    "  --db FILE          archive (default avo.db)\n"
+    "  --json             print the runs as JSON\n";
+
+static void print_time(double t, const char *fmt)
+{
+    char buf[64] = "-";
+    if (isfinite(t) && t > 0) {
+        time_t s = (time_t)t;
+        struct tm tm;
+        localtime_r(&s, &tm);
+        strftime(buf, sizeof buf, fmt, &tm);
+    }
+    printf("%-19s", buf);
+}
+
+/* "jobs 2, max-evals 30, max-time 60s" from the run config. */
+static void budgets(const json_t *config, char *buf, size_t n)
+{
+    const json_t *jobs = json_object_get(config, "jobs");
+    const json_t *evals = json_object_get(config, "max_evals");
+    const json_t *secs = json_object_get(config, "max_time");
+    size_t len = 0;
+    buf[0] = '\0';
+    if (json_is_number(jobs))
+        len += snprintf(buf + len, n - len, "jobs %g", json_number_value(jobs));
+    if (json_is_number(evals) && len < n)
+        len += snprintf(buf + len, n - len, "%smax-evals %g", len ? ", " : "",
+                        json_number_value(evals));
+    if (json_is_number(secs) && len < n)
+        len += snprintf(buf + len, n - len, "%smax-time %gs", len ? ", " : "",
+                        json_number_value(secs));
+    if (!len)
+        snprintf(buf, n, "-");
+}
+
+int avo_cli_runs(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"db", required_argument, NULL, 'd'},
+        {"json", no_argument, NULL, 'J'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *db = "avo.db";
+    int json = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "hd:", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            db = optarg;
+            break;
+        case 'J':
+            json = 1;
+            break;
+        case 'h':
+            fputs(usage_runs, stdout);
+            return 0;
+        default:
+            return avo_cli_usage_error(usage_runs, "%s", "unrecognised option");
+        }
+    }
+    if (optind != argc)
+        return avo_cli_usage_error(usage_runs, "unexpected argument '%s'", argv[optind]);
+
+    avo_archive *ar = avo_cli_open_archive(db);
+    if (!ar)
+        return 1;
+    json_t *runs = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_runs(ar, &runs, err, sizeof err);
+    avo_archive_free(ar);
+    if (rc < 0)
+        return avo_cli_fail(rc, err, db);
+
+    if (json) {
+        char *text = json_dumps(runs, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (text)
+            puts(text);
+        free(text);
+        json_decref(runs);
+        return 0;
+    }
+    if (json_array_size(runs) == 0) {
+        printf("no runs in %s\n", db);
+        json_decref(runs);
+        return 0;
+    }
+    printf("%4s  %-8s %6s  %-19s %-19s %6s %6s %6s  %-18s %-26s %s\n", "run", "status", "seed",
+           "started", "ended", "cands", "ok", "failed", "best", "budgets", "script");
+    size_t i;
+    json_t *r;
+    json_array_foreach(runs, i, r)
+    {
+        const json_t *best = json_object_get(r, "best_id");
+        char best_text[64] = "-", budget_text[96];
+        if (json_is_integer(best))
+            snprintf(best_text, sizeof best_text, "#%lld %.4g",
+                     (long long)json_integer_value(best),
+                     json_number_value(json_object_get(r, "best_score")));
+        budgets(json_object_get(r, "config"), budget_text, sizeof budget_text);
+        printf("%4lld  %-8s %6llu  ", (long long)json_integer_value(json_object_get(r, "id")),
+               json_string_value(json_object_get(r, "status")),
+               (unsigned long long)json_integer_value(json_object_get(r, "seed")));
+        print_time(json_number_value(json_object_get(r, "started_at")), "%Y-%m-%d %H:%M:%S");
+        printf(" ");
+        print_time(json_number_value(json_object_get(r, "ended_at")), "%Y-%m-%d %H:%M:%S");
+        const char *script = json_string_value(json_object_get(r, "script_path"));
+        printf(" %6lld %6lld %6lld  %-18s %-26s %s\n",
+               (long long)json_integer_value(json_object_get(r, "candidates")),
+               (long long)json_integer_value(json_object_get(r, "ok")),
+               (long long)json_integer_value(json_object_get(r, "failed")), best_text, budget_text,
+               script ? script : "-");
+    }
+    json_decref(runs);
+    return 0;
+}

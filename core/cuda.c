@@ -1,0 +1,1315 @@
+/*
+ * cuda.c — the CUDA backend: parse a job, compile candidate and reference
+ * with NVRTC into a content-addressed cache of cubins, read their resource
+ * usage out of the cubin, and either stop there (compile-only: no GPU
+ * needed) or hand both to the device side (cuda_device.c) to verify and time.
+ *
+ * NVRTC runs in a forked compile child, never in the worker itself: the
+ * child has a wall-clock deadline (SIGKILL), a CPU limit and an empty
+ * working directory, and a compiler crash or hang costs only the child.  The
+ * child returns one framed JSON message (core/proto.h) with the log, the
+ * lowered names and the cubin in base64; the same message is the cache entry
+ * <cache_dir>/<key>.json (written to a temporary name, then renamed, so an
+ * entry exists only complete).
+ *
+ * Headers: #include resolves only to headers the evaluator provides (passed
+ * to NVRTC in memory) and to four headers of the toolkit itself
+ * (cuda_fp16.h/.hpp, cuda_bf16.h/.hpp, which NVRTC 13 does not build in),
+ * read from the toolkit next to libnvrtc.  Every #include is checked before
+ * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
+ * kernel cannot read a host file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "avo.h"
+#include "backend.h"
+#include "cuda.h"
+#include "cuda_api.h"
+#include "cuda_job.h"
+#include "hash.h"
+#include "proto.h"
+
+#define LOG_MAX 16384       /* bytes of NVRTC log kept in a result */
+#define MAX_HEADERS 64      /* evaluator headers + toolkit headers */
+#define POLL_SLICE_MS 100
+
+/* Toolkit headers NVRTC may include; read from the toolkit, never from -I. */
+static const char *const toolkit_headers[] = {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h",
+                                              "cuda_bf16.hpp"};
+#define N_TOOLKIT_HEADERS 4
+
+/* ------------------------------------------------------------------------ */
+/* Small utilities                                                          */
+
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c == 0)
+        return 0;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0;
+        if (c == 0xed)
+            hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+json_t *avo_cuda_json_text(const char *s, size_t n)
+{
+    char *clean = malloc(n + 1);
+    if (!clean)
+        return NULL;
+    size_t out = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            clean[out++] = '?';
+            i++;
+        } else {
+            memcpy(clean + out, s + i, len);
+            out += len;
+            i += len;
+        }
+    }
+    json_t *str = json_stringn(clean, out);
+    free(clean);
+    return str;
+}
+
+void avo_cuda_result_fail(json_t *result, const char *status, const char *fmt, ...)
+{
+    char reason[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    json_object_set_new(result, "status", json_string(status));
+    json_t *text = avo_cuda_json_text(reason, strlen(reason));
+    json_object_set_new(result, "reason", text ? text : json_null());
+}
+
+/* The last LOG_MAX bytes of a log as a result's "log". */
+static void result_set_log(json_t *result, const char *log)
+{
+    size_t n = strlen(log);
+    const char *p = n > LOG_MAX ? log + n - LOG_MAX : log;
+    json_t *text = avo_cuda_json_text(p, strlen(p));
+    if (text)
+        json_object_set_new(result, "log", text);
+}
+
+static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/* Base64 of data[0..n) (caller frees); NULL when out of memory. */
+static char *base64_encode(const unsigned char *data, size_t n)
+{
+    char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (size_t i = 0; i < n; i += 3) {
+        uint32_t v = (uint32_t)data[i] << 16 | (i + 1 < n ? (uint32_t)data[i + 1] << 8 : 0) |
+                     (i + 2 < n ? data[i + 2] : 0);
+        *o++ = b64_chars[v >> 18 & 63];
+        *o++ = b64_chars[v >> 12 & 63];
+        *o++ = i + 1 < n ? b64_chars[v >> 6 & 63] : '=';
+        *o++ = i + 2 < n ? b64_chars[v & 63] : '=';
+    }
+    *o = '\0';
+    return out;
+}
+
+/* Decode base64 text; returns the bytes (caller frees) or NULL if malformed. */
+static unsigned char *base64_decode(const char *s, size_t *ret_len)
+{
+    size_t n = strlen(s);
+    if (n % 4)
+        return NULL;
+    unsigned char *out = malloc(n / 4 * 3 + 1);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (size_t i = 0; i < n; i += 4) {
+        uint32_t v = 0;
+        int pad = 0;
+        for (int j = 0; j < 4; j++) {
+            const char *c = s[i + j] == '=' ? NULL : strchr(b64_chars, s[i + j]);
+            if (s[i + j] == '=' && i + 4 == n && j >= 2) {
+                pad++;
+                v <<= 6;
+                continue;
+            }
+            if (!c || !s[i + j] || pad) {
+                free(out);
+                return NULL;
+            }
+            v = v << 6 | (uint32_t)(c - b64_chars);
+        }
+        out[o++] = (unsigned char)(v >> 16);
+        if (pad < 2)
+            out[o++] = (unsigned char)(v >> 8);
+        if (pad < 1)
+            out[o++] = (unsigned char)v;
+    }
+    *ret_len = o;
+    return out;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return -ENAMETOOLONG;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+/* Whole file into a new NUL-terminated string (caller frees), or NULL. */
+static char *read_text_file(const char *path, size_t max)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *buf = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (len + 65536 + 1 > cap) {
+            cap = cap ? cap * 2 : 131072;
+            char *grown = cap <= max ? realloc(buf, cap) : NULL;
+            if (!grown) {
+                free(buf);
+                fclose(f);
+                return NULL;
+            }
+            buf = grown;
+        }
+        size_t n = fread(buf + len, 1, 65536, f);
+        len += n;
+        if (n < 65536)
+            break;
+    }
+    fclose(f);
+    buf[len] = '\0';
+    return buf;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The job                                                                  */
+
+static void job_free(cuda_job *s)
+{
+    if (s->configs)
+        for (size_t i = 0; i < s->nconfigs; i++) {
+            free(s->configs[i].scalars);
+            free(s->configs[i].lengths);
+        }
+    if (s->knobs)
+        for (size_t i = 0; i < s->nknobs; i++)
+            free(s->knobs[i]);
+    free(s->configs);
+    free(s->knobs);
+    free(s->args);
+    free(s->options);
+    free(s->header_names);
+    free(s->header_texts);
+    free(s->name_exprs);
+    free(s->cache_dir);
+    memset(s, 0, sizeof *s);
+}
+
+static int get_number(const json_t *obj, const char *key, double fallback, double *ret)
+{
+    const json_t *v = obj ? json_object_get(obj, key) : NULL;
+    if (!v || json_is_null(v)) {
+        *ret = fallback;
+        return 0;
+    }
+    if (!json_is_number(v))
+        return -1;
+    *ret = json_number_value(v);
+    return 0;
+}
+
+static int knob_name_ok(const char *name)
+{
+    if (!(*name == '_' || (*name >= 'A' && *name <= 'Z') || (*name >= 'a' && *name <= 'z')))
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
+              (*p >= '0' && *p <= '9')))
+            return 0;
+    return 1;
+}
+
+static int compare_strings(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int parse_knobs(const json_t *job, cuda_job *s, char *err, size_t errlen)
+{
+    const json_t *knobs = json_object_get(job, "knobs");
+    if (!knobs || json_is_null(knobs))
+        return 0;
+    if (!json_is_object(knobs))
+        return avo_error(err, errlen, AVO_EINVAL, "\"knobs\" must be an object");
+    s->knobs = calloc(json_object_size(knobs) + 1, sizeof *s->knobs);
+    if (!s->knobs)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    const char *name;
+    json_t *v;
+    json_object_foreach((json_t *)knobs, name, v)
+    {
+        if (!knob_name_ok(name))
+            return avo_error(err, errlen, AVO_EINVAL, "knob name '%.64s' is not a C identifier",
+                             name);
+        char value[64];
+        const char *text = value;
+        if (json_is_integer(v))
+            snprintf(value, sizeof value, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        else if (json_is_real(v))
+            snprintf(value, sizeof value, "%.17g", json_real_value(v));
+        else if (json_is_boolean(v))
+            snprintf(value, sizeof value, "%d", json_is_true(v));
+        else if (json_is_string(v))
+            text = json_string_value(v);
+        else
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "knob '%s' must be a number, boolean or string", name);
+        size_t len = strlen(name) + strlen(text) + 4;
+        char *flag = malloc(len);
+        if (!flag)
+            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        snprintf(flag, len, "-D%s=%s", name, text);
+        s->knobs[s->nknobs++] = flag;
+    }
+    qsort(s->knobs, s->nknobs, sizeof *s->knobs, compare_strings);
+    return 0;
+}
+
+/* An array of strings from job[key] into *ret (borrowed strings). */
+static int parse_string_list(const json_t *job, const char *key, const char ***ret, size_t *ret_n,
+                             char *err, size_t errlen)
+{
+    const json_t *list = json_object_get(job, key);
+    *ret_n = 0;
+    if (!list || json_is_null(list))
+        return 0;
+    if (!json_is_array(list))
+        return avo_error(err, errlen, AVO_EINVAL, "\"%s\" must be a list of strings", key);
+    *ret = calloc(json_array_size(list) + 1, sizeof **ret);
+    if (!*ret)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < json_array_size(list); i++) {
+        const char *s = json_string_value(json_array_get(list, i));
+        if (!s)
+            return avo_error(err, errlen, AVO_EINVAL, "\"%s\"[%zu] must be a string", key, i + 1);
+        (*ret)[(*ret_n)++] = s;
+    }
+    return 0;
+}
+
+/* NVRTC options that could make the compiler read host files. */
+static int option_allowed(const char *opt)
+{
+    static const char *const refused[] = {"-I", "--include-path", "-include", "--pre-include",
+                                          "-dopt", "--use_fast_math_from_file"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (strncmp(opt, refused[i], strlen(refused[i])) == 0)
+            return 0;
+    if (strchr(opt, '@')) /* response files */
+        return 0;
+    return 1;
+}
+
+static int parse_tolerance(const json_t *tol, avo_dtype type, double *atol, double *rtol)
+{
+    static const char *const keys[] = {"f32", "f64", "i32", "i64", "f16", "bf16"};
+    if (get_number(tol, "atol", 1e-4, atol) < 0 || get_number(tol, "rtol", 1e-4, rtol) < 0)
+        return -1;
+    const json_t *per = json_object_get(tol, keys[type]);
+    if (per && (get_number(per, "atol", *atol, atol) < 0 || get_number(per, "rtol", *rtol, rtol) < 0))
+        return -1;
+    return (*atol < 0 || *rtol < 0) ? -1 : 0;
+}
+
+static int parse_args(const json_t *job, cuda_job *s, char *err, size_t errlen)
+{
+    static const char *const kinds[] = {"scalar", "in", "out", "inout"};
+    const json_t *args = json_object_get(job, "args");
+    const json_t *tol = json_object_get(job, "tolerance");
+    if (!json_is_array(args) || json_array_size(args) == 0)
+        return avo_error(err, errlen, AVO_EINVAL, "job has no \"args\" list");
+    s->nargs = json_array_size(args);
+    s->args = calloc(s->nargs, sizeof *s->args);
+    if (!s->args)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->nargs; i++) {
+        const json_t *a = json_array_get(args, i);
+        cuda_arg_spec *arg = &s->args[i];
+        arg->name = json_string_value(json_object_get(a, "name"));
+        if (!arg->name)
+            return avo_error(err, errlen, AVO_EINVAL, "argument %zu has no name", i + 1);
+        const char *kind = json_string_value(json_object_get(a, "kind"));
+        int k = 0;
+        while (k < 4 && !(kind && strcmp(kind, kinds[k]) == 0))
+            k++;
+        if (k == 4)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "argument '%s': kind must be scalar, in, out or inout", arg->name);
+        arg->kind = (cuda_arg_kind)k;
+        if (avo_dtype_parse(json_string_value(json_object_get(a, "type")), &arg->type) < 0)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "argument '%s': type must be f32, f64, i32, i64, f16 or bf16",
+                             arg->name);
+        arg->lo = -1.0;
+        arg->hi = 1.0;
+        const json_t *range = json_object_get(a, "range");
+        if (range && !json_is_null(range)) {
+            const json_t *lo = json_array_get(range, 0), *hi = json_array_get(range, 1);
+            if (json_array_size(range) != 2 || !json_is_number(lo) || !json_is_number(hi) ||
+                json_number_value(lo) > json_number_value(hi))
+                return avo_error(err, errlen, AVO_EINVAL,
+                                 "argument '%s': range must be [low, high]", arg->name);
+            arg->lo = json_number_value(lo);
+            arg->hi = json_number_value(hi);
+        }
+        if (parse_tolerance(tol, arg->type, &arg->atol, &arg->rtol) < 0)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "tolerance for %s must be numbers >= 0",
+                             avo_dtype_name(arg->type));
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(s->args[j].name, arg->name) == 0)
+                return avo_error(err, errlen, AVO_EINVAL, "argument '%s' appears twice", arg->name);
+    }
+    return 0;
+}
+
+static int parse_scalar(const cuda_arg_spec *arg, const json_t *v, avo_cuda_arg *ret)
+{
+    if (!json_is_number(v))
+        return -1;
+    ret->name = arg->name;
+    ret->type = arg->type;
+    double d = json_number_value(v);
+    switch (arg->type) {
+    case AVO_DT_F32:
+        ret->v.f32 = (float)d;
+        return 0;
+    case AVO_DT_F64:
+        ret->v.f64 = d;
+        return 0;
+    case AVO_DT_F16:
+        ret->v.bits16 = avo_f32_to_f16((float)d);
+        return 0;
+    case AVO_DT_BF16:
+        ret->v.bits16 = avo_f32_to_bf16((float)d);
+        return 0;
+    default:
+        break;
+    }
+    if (!json_is_integer(v))
+        return -1;
+    json_int_t n = json_integer_value(v);
+    if (arg->type == AVO_DT_I32) {
+        if (n < INT32_MIN || n > INT32_MAX)
+            return -1;
+        ret->v.i32 = (int32_t)n;
+    } else {
+        ret->v.i64 = (int64_t)n;
+    }
+    return 0;
+}
+
+static int parse_configs(const json_t *job, cuda_job *s, char *err, size_t errlen)
+{
+    const json_t *configs = json_object_get(job, "configs");
+    if (!json_is_array(configs) || json_array_size(configs) == 0)
+        return avo_error(err, errlen, AVO_EINVAL, "job has no \"configs\" list");
+    s->nconfigs = json_array_size(configs);
+    s->configs = calloc(s->nconfigs, sizeof *s->configs);
+    if (!s->configs)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    for (size_t c = 0; c < s->nconfigs; c++) {
+        const json_t *cj = json_array_get(configs, c);
+        cuda_config_spec *cfg = &s->configs[c];
+        cfg->name = json_string_value(json_object_get(cj, "name"));
+        if (!cfg->name)
+            return avo_error(err, errlen, AVO_EINVAL, "config %zu has no name", c + 1);
+        cfg->scalars = calloc(s->nargs, sizeof *cfg->scalars);
+        cfg->lengths = calloc(s->nargs, sizeof *cfg->lengths);
+        if (!cfg->scalars || !cfg->lengths)
+            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        if (get_number(cj, "flops", 0, &cfg->flops) < 0 ||
+            get_number(cj, "bytes", 0, &cfg->bytes) < 0)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "config '%s': flops and bytes must be numbers", cfg->name);
+        const json_t *scalars = json_object_get(cj, "scalars");
+        const json_t *lengths = json_object_get(cj, "lengths");
+        for (size_t i = 0; i < s->nargs; i++) {
+            const cuda_arg_spec *arg = &s->args[i];
+            if (arg->kind == CUDA_KIND_SCALAR) {
+                if (parse_scalar(arg, json_object_get(scalars, arg->name), &cfg->scalars[i]) < 0)
+                    return avo_error(err, errlen, AVO_EINVAL,
+                                     "config '%s': scalar '%s' is missing or not a valid %s",
+                                     cfg->name, arg->name,
+                                     avo_dtype_is_float(arg->type) ? "number" : "integer");
+                continue;
+            }
+            const json_t *len = json_object_get(lengths, arg->name);
+            json_int_t n = json_integer_value(len);
+            if (!json_is_integer(len) || n < 1 || (uint64_t)n > ((uint64_t)1 << 40))
+                return avo_error(err, errlen, AVO_EINVAL,
+                                 "config '%s': length of buffer '%s' is missing or invalid",
+                                 cfg->name, arg->name);
+            cfg->lengths[i] = (size_t)n;
+        }
+        char why[512];
+        const char *launch_error =
+            json_string_value(json_object_get(json_object_get(cj, "launch"), "error"));
+        const char *ref_error =
+            json_string_value(json_object_get(json_object_get(cj, "reference_launch"), "error"));
+        if (launch_error && !s->compile_only)
+            return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", cfg->name,
+                             launch_error);
+        if (ref_error && !s->compile_only)
+            return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", cfg->name,
+                             ref_error);
+        if (launch_error || ref_error)
+            continue;
+        if (!s->compile_only || json_object_get(cj, "launch")) {
+            if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &cfg->launch, why,
+                                      sizeof why) < 0)
+                return avo_error(err, errlen, AVO_EINVAL, "config '%s': candidate %s", cfg->name,
+                                 why);
+        }
+        if (!s->compile_only &&
+            avo_cuda_launch_parse(json_object_get(cj, "reference_launch"), &cfg->ref_launch, why,
+                                  sizeof why) < 0)
+            return avo_error(err, errlen, AVO_EINVAL, "config '%s': reference %s", cfg->name, why);
+    }
+    return 0;
+}
+
+static char *default_cache_dir(void)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    char path[PATH_MAX];
+    if (xdg && *xdg)
+        snprintf(path, sizeof path, "%s/avo/cuda", xdg);
+    else if (home && *home)
+        snprintf(path, sizeof path, "%s/.cache/avo/cuda", home);
+    else
+        snprintf(path, sizeof path, "/tmp/avo-cache-%ld/cuda", (long)getuid());
+    return strdup(path);
+}
+
+/*
+ * Fill `s` from `job` with the protocol's defaults.  On failure returns a
+ * negative code with a reason in err; `s` must still be released with
+ * job_free.  `s` borrows strings from `job`, which must outlive it.
+ */
+static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->source = json_string_value(json_object_get(job, "source"));
+    s->entry = json_string_value(json_object_get(job, "entry"));
+    const json_t *ref = json_object_get(job, "reference");
+    s->ref_source = json_string_value(json_object_get(ref, "source"));
+    s->ref_entry = json_string_value(json_object_get(ref, "entry"));
+    s->compile_only = json_is_true(json_object_get(job, "compile_only"));
+    if (!s->source)
+        return avo_error(err, errlen, AVO_EINVAL, "job has no \"source\" string");
+    if (!s->entry || !*s->entry)
+        return avo_error(err, errlen, AVO_EINVAL, "job has no \"entry\" string");
+    if (!s->compile_only && (!s->ref_source || !s->ref_entry))
+        return avo_error(err, errlen, AVO_EINVAL, "job has no \"reference\" {source, entry}");
+    const json_t *arch = json_object_get(job, "arch");
+    if (arch && !json_is_null(arch)) {
+        s->arch = json_string_value(arch);
+        if (!s->arch || avo_cuda_arch_cc(s->arch) < 0)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "\"arch\" must look like sm_90a, sm_80 or compute_90");
+    }
+
+    int rc = parse_knobs(job, s, err, errlen);
+    if (rc == 0)
+        rc = parse_string_list(job, "nvrtc_options", &s->options, &s->noptions, err, errlen);
+    if (rc == 0)
+        rc = parse_string_list(job, "name_expressions", &s->name_exprs, &s->nname_exprs, err,
+                               errlen);
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < s->noptions; i++)
+        if (!option_allowed(s->options[i]))
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "NVRTC option '%.100s' is not allowed (include paths and "
+                             "pre-includes could read host files)",
+                             s->options[i]);
+
+    const json_t *headers = json_object_get(job, "headers");
+    if (headers && !json_is_null(headers)) {
+        if (!json_is_object(headers))
+            return avo_error(err, errlen, AVO_EINVAL, "\"headers\" must be an object");
+        size_t n = json_object_size(headers);
+        if (n + N_TOOLKIT_HEADERS > MAX_HEADERS)
+            return avo_error(err, errlen, AVO_EINVAL, "too many headers (at most %d)",
+                             MAX_HEADERS - N_TOOLKIT_HEADERS);
+        s->header_names = calloc(n + 1, sizeof *s->header_names);
+        s->header_texts = calloc(n + 1, sizeof *s->header_texts);
+        if (!s->header_names || !s->header_texts)
+            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        const char *name;
+        json_t *text;
+        json_object_foreach((json_t *)headers, name, text)
+        {
+            if (!json_is_string(text))
+                return avo_error(err, errlen, AVO_EINVAL, "header '%.100s' must be text", name);
+            if (!*name || strchr(name, '/') == name || strstr(name, ".."))
+                return avo_error(err, errlen, AVO_EINVAL,
+                                 "header name '%.100s' must be a relative name without '..'",
+                                 name);
+            s->header_names[s->nheaders] = name;
+            s->header_texts[s->nheaders++] = json_string_value(text);
+        }
+    }
+
+    rc = parse_args(job, s, err, errlen);
+    if (rc == 0)
+        rc = parse_configs(job, s, err, errlen);
+    if (rc < 0)
+        return rc;
+
+    const json_t *timing = json_object_get(job, "timing");
+    const json_t *limits = json_object_get(job, "limits");
+    double trials, min_samples, max_samples;
+    if (get_number(job, "trials", 2, &trials) < 0 ||
+        get_number(timing, "min_sample_s", 0.0002, &s->min_sample_s) < 0 ||
+        get_number(timing, "min_samples", 5, &min_samples) < 0 ||
+        get_number(timing, "max_samples", 50, &max_samples) < 0 ||
+        get_number(timing, "target_spread", 0.01, &s->target_spread) < 0 ||
+        get_number(timing, "max_seconds", 3.0, &s->max_seconds) < 0 ||
+        get_number(limits, "timeout_s", 60, &s->timeout_s) < 0 ||
+        get_number(limits, "compile_timeout_s", 120, &s->compile_timeout_s) < 0)
+        return avo_error(err, errlen, AVO_EINVAL, "trials, timing and limits fields must be numbers");
+    if (!(s->timeout_s > 0) || !(s->compile_timeout_s > 0))
+        return avo_error(err, errlen, AVO_EINVAL, "timeouts must be > 0");
+    s->trials = trials < 2 ? 2 : trials > 100 ? 100 : (int)trials;
+    s->min_samples = min_samples < 1 ? 1 : min_samples > 1e5 ? 100000 : (int)min_samples;
+    s->max_samples = max_samples < s->min_samples ? s->min_samples
+                     : max_samples > 1e5          ? 100000
+                                                  : (int)max_samples;
+    const json_t *enabled = json_object_get(timing, "enabled");
+    s->timing = enabled ? json_is_true(enabled) : 1;
+    const json_t *seed = json_object_get(job, "seed");
+    if (seed && !json_is_integer(seed))
+        return avo_error(err, errlen, AVO_EINVAL, "\"seed\" must be an integer");
+    s->seed = (uint64_t)json_integer_value(seed);
+    const char *cache_dir = json_string_value(json_object_get(job, "cache_dir"));
+    if (cache_dir && *cache_dir) {
+        /* The engine names the CPU cache; CUDA entries live next to it. */
+        size_t len = strlen(cache_dir);
+        s->cache_dir = malloc(len + 8);
+        if (s->cache_dir) {
+            snprintf(s->cache_dir, len + 8, "%s", cache_dir);
+            if (len >= 4 && strcmp(s->cache_dir + len - 4, "/cpu") == 0)
+                strcpy(s->cache_dir + len - 4, "/cuda");
+        }
+    } else {
+        s->cache_dir = default_cache_dir();
+    }
+    if (!s->cache_dir)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    if (strlen(s->cache_dir) > PATH_MAX - 128)
+        return avo_error(err, errlen, AVO_EINVAL, "\"cache_dir\" is too long");
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Compiling                                                                */
+
+/* The toolkit's include directory next to a libnvrtc path (.../lib64/x.so ->
+ * .../include), falling back to $CUDA_HOME/include and /usr/local/cuda. */
+static void toolkit_include_dirs(const char *nvrtc_path, char dirs[3][PATH_MAX])
+{
+    dirs[0][0] = dirs[1][0] = dirs[2][0] = '\0';
+    if (nvrtc_path && *nvrtc_path) {
+        snprintf(dirs[0], PATH_MAX, "%s", nvrtc_path);
+        char *slash = strrchr(dirs[0], '/');
+        if (slash) {
+            *slash = '\0';
+            slash = strrchr(dirs[0], '/');
+        }
+        if (slash)
+            strcpy(slash, "/include");
+        else
+            dirs[0][0] = '\0';
+    }
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home)
+        snprintf(dirs[1], PATH_MAX, "%.3000s/include", home);
+    snprintf(dirs[2], PATH_MAX, "/usr/local/cuda/include");
+}
+
+/* Everything one NVRTC compile needs; strings borrowed or owned as marked. */
+typedef struct compile_input {
+    const char *what;   /* "candidate" / "reference" */
+    const char *source;
+    const char *entry;
+    const char **name_exprs; /* entry first; owned array */
+    size_t nname_exprs;
+    const char **options; /* owned array of borrowed or owned (arch) strings */
+    size_t noptions;
+    const char *headers[MAX_HEADERS], *header_names[MAX_HEADERS];
+    char *toolkit_texts[N_TOOLKIT_HEADERS]; /* owned */
+    int nheaders;
+    char arch_option[64];
+} compile_input;
+
+static void compile_input_free(compile_input *in)
+{
+    free(in->name_exprs);
+    free(in->options);
+    for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
+        free(in->toolkit_texts[i]);
+}
+
+/*
+ * Check includes and assemble options, headers and name expressions for one
+ * program.  Returns 0, or a negative code with status and reason set on
+ * `result` ("compile_error" for a refused include of the candidate,
+ * "invalid" for the reference or evaluator, "error" for infrastructure).
+ */
+static int compile_prepare(const cuda_job *job, const char *what, const char *source,
+                           const char *entry, int with_knobs, const char *arch,
+                           const avo_nvrtc_api *nvrtc, compile_input *in, json_t *result)
+{
+    int is_candidate = with_knobs;
+    memset(in, 0, sizeof *in);
+    in->what = what;
+    in->source = source;
+    in->entry = entry;
+    char err[AVO_ERRLEN];
+
+    /* Names a source may include: the evaluator's headers, then the toolkit's. */
+    const char *allowed[MAX_HEADERS];
+    int used[MAX_HEADERS] = {0};
+    size_t nallowed = 0;
+    for (size_t i = 0; i < job->nheaders; i++)
+        allowed[nallowed++] = job->header_names[i];
+    for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
+        allowed[nallowed++] = toolkit_headers[i];
+    if (avo_cuda_check_includes(source, is_candidate ? "kernel" : "reference", allowed, nallowed,
+                                used, err, sizeof err) < 0) {
+        avo_cuda_result_fail(result, is_candidate ? "compile_error" : "invalid", "%s%s",
+                             is_candidate ? "" : "reference: ", err);
+        return AVO_EINVAL;
+    }
+    for (size_t i = 0; i < job->nheaders; i++) {
+        char label[300];
+        snprintf(label, sizeof label, "header %.200s", job->header_names[i]);
+        if (avo_cuda_check_includes(job->header_texts[i], label, allowed, nallowed, used, err,
+                                    sizeof err) < 0) {
+            avo_cuda_result_fail(result, "invalid", "evaluator %s", err);
+            return AVO_EINVAL;
+        }
+    }
+
+    for (size_t i = 0; i < job->nheaders; i++) {
+        in->header_names[in->nheaders] = job->header_names[i];
+        in->headers[in->nheaders++] = job->header_texts[i];
+    }
+    int need_toolkit = 0;
+    for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
+        need_toolkit |= used[job->nheaders + i];
+    if (need_toolkit) {
+        char dirs[3][PATH_MAX];
+        toolkit_include_dirs(nvrtc->path, dirs);
+        for (int d = 0; d < 3 && !in->toolkit_texts[0]; d++) {
+            if (!dirs[d][0])
+                continue;
+            for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
+                char path[PATH_MAX + 32];
+                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d], toolkit_headers[i]);
+                in->toolkit_texts[i] = read_text_file(path, 16u << 20);
+            }
+            if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) /* the .h files at least */
+                for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
+                    free(in->toolkit_texts[i]);
+                    in->toolkit_texts[i] = NULL;
+                }
+        }
+        if (!in->toolkit_texts[0]) {
+            avo_cuda_result_fail(result, "error",
+                                 "the kernel includes cuda_fp16.h/cuda_bf16.h, but the CUDA "
+                                 "toolkit's include directory was not found next to %s, in "
+                                 "$CUDA_HOME/include or /usr/local/cuda/include",
+                                 nvrtc->path);
+            return AVO_ENOTFOUND;
+        }
+        for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
+            if (in->toolkit_texts[i]) {
+                in->header_names[in->nheaders] = toolkit_headers[i];
+                in->headers[in->nheaders++] = in->toolkit_texts[i];
+            }
+    }
+
+    snprintf(in->arch_option, sizeof in->arch_option, "--gpu-architecture=%s", arch);
+    size_t nopt = 2 + job->noptions + (with_knobs ? job->nknobs : 0);
+    in->options = calloc(nopt + 1, sizeof *in->options);
+    in->name_exprs = calloc(job->nname_exprs + 2, sizeof *in->name_exprs);
+    if (!in->options || !in->name_exprs) {
+        avo_cuda_result_fail(result, "error", "out of memory");
+        return AVO_ENOMEM;
+    }
+    in->options[in->noptions++] = in->arch_option;
+    in->options[in->noptions++] = "--ptxas-options=-v"; /* spill report into the log */
+    for (size_t i = 0; i < job->noptions; i++)
+        in->options[in->noptions++] = job->options[i];
+    for (size_t i = 0; with_knobs && i < job->nknobs; i++)
+        in->options[in->noptions++] = job->knobs[i];
+    in->name_exprs[in->nname_exprs++] = entry;
+    for (size_t i = 0; is_candidate && i < job->nname_exprs; i++)
+        if (strcmp(job->name_exprs[i], entry) != 0)
+            in->name_exprs[in->nname_exprs++] = job->name_exprs[i];
+    return 0;
+}
+
+/* The compile child: run NVRTC, send one framed message on fd, exit. */
+static _Noreturn void compile_child(const compile_input *in, int fd, double timeout_s)
+{
+    char err[AVO_ERRLEN];
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    rlim_t cpu = (rlim_t)ceil(timeout_s) + 1;
+    struct rlimit lim = {cpu, cpu + 1};
+    setrlimit(RLIMIT_CPU, &lim);
+    lim = (struct rlimit){0, 0};
+    setrlimit(RLIMIT_CORE, &lim);
+    /* An empty working directory: nothing relative to resolve against. */
+    char dir[] = "/tmp/avo-nvrtc-XXXXXX";
+    if (mkdtemp(dir) && chdir(dir) == 0)
+        rmdir(dir);
+    else if (chdir("/") < 0)
+        _exit(3);
+
+    json_t *msg = json_object();
+    const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);
+    if (!nvrtc) {
+        json_object_set_new(msg, "infra", json_string(err));
+        goto send;
+    }
+    nvrtcProgram prog = NULL;
+    char name[64];
+    snprintf(name, sizeof name, "%s.cu", in->what);
+    nvrtcResult rc = nvrtc->CreateProgram(&prog, in->source, name, in->nheaders, in->headers,
+                                          in->header_names);
+    if (rc != AVO_NVRTC_SUCCESS) {
+        json_object_set_new(msg, "infra",
+                            json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
+        goto send;
+    }
+    for (size_t i = 0; i < in->nname_exprs; i++)
+        nvrtc->AddNameExpression(prog, in->name_exprs[i]);
+    rc = nvrtc->CompileProgram(prog, (int)in->noptions, in->options);
+    size_t log_size = 0;
+    if (nvrtc->GetProgramLogSize(prog, &log_size) == AVO_NVRTC_SUCCESS && log_size > 0) {
+        char *log = malloc(log_size + 1);
+        if (log && nvrtc->GetProgramLog(prog, log) == AVO_NVRTC_SUCCESS) {
+            log[log_size] = '\0';
+            json_object_set_new(msg, "log", avo_cuda_json_text(log, strlen(log)));
+        }
+        free(log);
+    }
+    if (rc != AVO_NVRTC_SUCCESS) {
+        json_object_set_new(msg, "error",
+                            json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
+        goto send;
+    }
+    json_t *lowered = json_object();
+    for (size_t i = 0; i < in->nname_exprs; i++) {
+        const char *low = NULL;
+        if (nvrtc->GetLoweredName(prog, in->name_exprs[i], &low) == AVO_NVRTC_SUCCESS && low)
+            json_object_set_new(lowered, in->name_exprs[i], json_string(low));
+    }
+    json_object_set_new(msg, "lowered", lowered);
+    size_t cubin_size = 0;
+    rc = nvrtc->GetCUBINSize(prog, &cubin_size);
+    unsigned char *cubin = rc == AVO_NVRTC_SUCCESS && cubin_size ? malloc(cubin_size) : NULL;
+    if (!cubin || nvrtc->GetCUBIN(prog, (char *)cubin) != AVO_NVRTC_SUCCESS) {
+        json_object_set_new(msg, "infra",
+                            json_string("NVRTC produced no cubin (was a compute_XX "
+                                        "virtual architecture requested?)"));
+        goto send;
+    }
+    char *b64 = base64_encode(cubin, cubin_size);
+    json_object_set_new(msg, "cubin", b64 ? json_string(b64) : json_null());
+    free(b64);
+    free(cubin);
+send:
+    avo_proto_send(fd, msg, NULL, 0);
+    _exit(0);
+}
+
+/* A growing buffer for the child's message. */
+typedef struct byte_buf {
+    char *data;
+    size_t len, cap;
+} byte_buf;
+
+static int drain(int fd, byte_buf *b)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
+        if (n == 0)
+            return 1;
+        if (b->len + (size_t)n > b->cap) {
+            size_t cap = b->cap ? b->cap * 2 : 1 << 20;
+            while (cap < b->len + (size_t)n)
+                cap *= 2;
+            if (cap > AVO_PROTO_MAX)
+                return 1;
+            char *grown = realloc(b->data, cap);
+            if (!grown)
+                return 1;
+            b->data = grown;
+            b->cap = cap;
+        }
+        memcpy(b->data + b->len, chunk, (size_t)n);
+        b->len += (size_t)n;
+    }
+}
+
+/*
+ * Run compile_child under a deadline.  Returns the child's message (caller
+ * owns) or NULL with status and reason set on `result`.
+ */
+static json_t *compile_in_child(const cuda_job *job, const compile_input *in, int is_candidate,
+                                json_t *result)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) {
+        avo_cuda_result_fail(result, "error", "pipe: %s", strerror(errno));
+        return NULL;
+    }
+    double deadline = avo_monotonic() + job->compile_timeout_s;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        compile_child(in, fds[1], job->compile_timeout_s);
+    }
+    int fork_errno = errno;
+    close(fds[1]);
+    if (pid < 0) {
+        close(fds[0]);
+        avo_cuda_result_fail(result, "error", "fork: %s", strerror(fork_errno));
+        return NULL;
+    }
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    byte_buf buf = {0};
+    int open_pipe = 1, reaped = 0, timed_out = 0, status = 0;
+    while (!reaped) {
+        double left = deadline - avo_monotonic();
+        if (left <= 0) {
+            kill(pid, SIGKILL);
+            timed_out = 1;
+            break;
+        }
+        struct pollfd p = {.fd = open_pipe ? fds[0] : -1, .events = POLLIN};
+        int ms = (int)(left * 1000) + 1;
+        poll(&p, 1, ms < POLL_SLICE_MS ? ms : POLL_SLICE_MS);
+        if (open_pipe && drain(fds[0], &buf))
+            open_pipe = 0;
+        reaped = waitpid(pid, &status, WNOHANG) == pid;
+    }
+    if (!reaped)
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    drain(fds[0], &buf);
+    close(fds[0]);
+
+    json_t *msg = NULL;
+    if (!timed_out && buf.len >= 4) {
+        const unsigned char *h = (const unsigned char *)buf.data;
+        size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
+        if (len <= buf.len - 4)
+            msg = json_loadb(buf.data + 4, len, 0, NULL);
+    }
+    free(buf.data);
+    if (timed_out) {
+        avo_cuda_result_fail(result, is_candidate ? "timeout" : "error",
+                             "%scompile timed out after %gs (NVRTC cancelled)",
+                             is_candidate ? "" : "reference: ", job->compile_timeout_s);
+        return NULL;
+    }
+    if (!msg) {
+        if (WIFSIGNALED(status))
+            avo_cuda_result_fail(result, is_candidate ? "compile_error" : "error",
+                                 "%sNVRTC died with signal %d (%s)",
+                                 is_candidate ? "" : "reference: ", WTERMSIG(status),
+                                 strsignal(WTERMSIG(status)));
+        else
+            avo_cuda_result_fail(result, "error", "the NVRTC compile child sent no result");
+        return NULL;
+    }
+    return msg;
+}
+
+static void build_free(cuda_build *b)
+{
+    free(b->cubin);
+    free(b->log);
+    free(b->lowered_entry);
+    free(b->kernels);
+    memset(b, 0, sizeof *b);
+}
+
+/* First line of an NVRTC log that reports an error, into buf. */
+static void first_error_line(const char *log, char *buf, size_t len)
+{
+    const char *pick = NULL;
+    for (const char *line = log; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t n = nl ? (size_t)(nl - line) : strlen(line);
+        if (memmem(line, n, "error", 5)) {
+            pick = line;
+            break;
+        }
+        line = nl ? nl + 1 : line + n;
+    }
+    if (!pick)
+        pick = log;
+    size_t n = strcspn(pick, "\n");
+    if (n == 0)
+        snprintf(buf, len, "NVRTC failed without a message");
+    else
+        snprintf(buf, len, "%.*s", (int)(n < 400 ? n : 400), pick);
+}
+
+/*
+ * Compile one program (or find it in the cache) and read its cubin.
+ * Returns 0 with *out filled, or a negative code with status, reason and log
+ * set on `result`.
+ */
+static int compile_program(const cuda_job *job, const char *what, const char *source,
+                           const char *entry, int with_knobs, const char *arch,
+                           const avo_nvrtc_api *nvrtc, cuda_build *out, json_t *result)
+{
+    int is_candidate = with_knobs;
+    compile_input in;
+    memset(out, 0, sizeof *out);
+    int rc = compile_prepare(job, what, source, entry, with_knobs, arch, nvrtc, &in, result);
+    if (rc < 0) {
+        compile_input_free(&in);
+        return rc;
+    }
+
+    /* Cache key: everything that goes into NVRTC, and NVRTC's version. */
+    int major = 0, minor = 0;
+    nvrtc->Version(&major, &minor);
+    char version[32];
+    snprintf(version, sizeof version, "nvrtc %d.%d", major, minor);
+    size_t nparts = 3 + in.noptions + in.nname_exprs + 2 * (size_t)in.nheaders;
+    const char **parts = calloc(nparts, sizeof *parts);
+    char key[AVO_HASH_HEXLEN + 1];
+    json_t *msg = NULL;
+    char path[PATH_MAX + 64] = "";
+    if (!parts) {
+        avo_cuda_result_fail(result, "error", "out of memory");
+        rc = AVO_ENOMEM;
+        goto out;
+    }
+    size_t k = 0;
+    parts[k++] = version;
+    parts[k++] = source;
+    parts[k++] = "--";
+    for (size_t i = 0; i < in.noptions; i++)
+        parts[k++] = in.options[i];
+    for (size_t i = 0; i < in.nname_exprs; i++)
+        parts[k++] = in.name_exprs[i];
+    for (int i = 0; i < in.nheaders; i++) {
+        parts[k++] = in.header_names[i];
+        parts[k++] = in.headers[i];
+    }
+    if (avo_hash_parts(parts, k, key) < 0) {
+        avo_cuda_result_fail(result, "error", "cannot hash the %s source", what);
+        rc = AVO_EINVAL;
+        goto out;
+    }
+    int e = mkdir_p(job->cache_dir);
+    if (e == 0) {
+        snprintf(path, sizeof path, "%s/%s.json", job->cache_dir, key);
+        msg = json_load_file(path, 0, NULL);
+        out->cache_hit = msg != NULL;
+    }
+    if (!msg) {
+        msg = compile_in_child(job, &in, is_candidate, result);
+        if (!msg) {
+            rc = AVO_ECHILD;
+            goto out;
+        }
+        /* Only successful compiles are cached; failures are cheap to repeat. */
+        if (path[0] && json_is_string(json_object_get(msg, "cubin"))) {
+            char tmp[PATH_MAX + 96];
+            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+            if (json_dump_file(msg, tmp, JSON_COMPACT) == 0)
+                rename(tmp, path);
+            unlink(tmp);
+        }
+    }
+    const char *log = json_string_value(json_object_get(msg, "log"));
+    out->log = strdup(log ? log : "");
+    const char *infra = json_string_value(json_object_get(msg, "infra"));
+    const char *error = json_string_value(json_object_get(msg, "error"));
+    if (infra) {
+        avo_cuda_result_fail(result, "error", "%s%s", is_candidate ? "" : "reference: ", infra);
+        rc = AVO_EIO;
+        goto out;
+    }
+    if (error) {
+        char line[512];
+        first_error_line(out->log ? out->log : "", line, sizeof line);
+        avo_cuda_result_fail(result, is_candidate ? "compile_error" : "invalid", "%scompile error: %s",
+                             is_candidate ? "" : "reference ", line);
+        result_set_log(result, out->log ? out->log : "");
+        rc = AVO_EINVAL;
+        goto out;
+    }
+    const char *low = json_string_value(json_object_get(json_object_get(msg, "lowered"), entry));
+    out->lowered_entry = strdup(low ? low : entry);
+    const char *b64 = json_string_value(json_object_get(msg, "cubin"));
+    out->cubin = b64 ? base64_decode(b64, &out->cubin_len) : NULL;
+    if (!out->cubin || !out->log || !out->lowered_entry) {
+        avo_cuda_result_fail(result, "error", "corrupt compile result for the %s", what);
+        if (path[0])
+            unlink(path);
+        rc = AVO_EIO;
+        goto out;
+    }
+    char err[AVO_ERRLEN];
+    int n = avo_cubin_parse(out->cubin, out->cubin_len, &out->kernels, err, sizeof err);
+    if (n < 0) {
+        avo_cuda_result_fail(result, "error", "%s: %s", what, err);
+        rc = n;
+        goto out;
+    }
+    out->nkernels = n;
+    avo_cubin_merge_ptxas_log(out->kernels, n, out->log);
+    for (int i = 0; i < n; i++)
+        if (strcmp(out->kernels[i].name, out->lowered_entry) == 0)
+            out->entry_kernel = &out->kernels[i];
+    if (!out->entry_kernel) {
+        avo_cuda_result_fail(result, is_candidate ? "invalid" : "invalid",
+                             "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
+                             "the template instance, e.g. kernel<128>)",
+                             what, entry);
+        result_set_log(result, out->log);
+        rc = AVO_ENOTFOUND;
+        goto out;
+    }
+    rc = 0;
+out:
+    json_decref(msg);
+    free(parts);
+    compile_input_free(&in);
+    return rc;
+}
+
+/* The "compile" report of a build: arch, NVRTC version, per-kernel resources. */
+static json_t *build_report(const cuda_build *b, const char *arch, const char *nvrtc_version)
+{
+    json_t *kernels = json_array();
+    for (int i = 0; i < b->nkernels; i++) {
+        const avo_cubin_kernel *k = &b->kernels[i];
+        json_t *params = json_array();
+        for (int p = 0; p < k->nparams; p++)
+            json_array_append_new(params, json_integer(k->params[p].size));
+        json_array_append_new(
+            kernels,
+            json_pack("{s:s, s:b, s:i, s:I, s:I, s:I, s:I, s:I, s:o}", "name", k->name, "entry",
+                      k == b->entry_kernel, "registers", k->registers, "local_bytes",
+                      (json_int_t)k->frame_bytes, "spill_store_bytes",
+                      (json_int_t)k->spill_store_bytes, "spill_load_bytes",
+                      (json_int_t)k->spill_load_bytes, "static_shared_bytes",
+                      (json_int_t)k->static_shared_bytes, "max_stack_bytes",
+                      (json_int_t)k->max_stack_bytes, "params", params));
+    }
+    return json_pack("{s:s, s:s, s:b, s:I, s:o}", "arch", arch, "nvrtc", nvrtc_version,
+                     "cache_hit", b->cache_hit, "cubin_bytes", (json_int_t)b->cubin_len,
+                     "kernels", kernels);
+}
+
+/* The candidate's arguments as avo_cuda_arg values with placeholder
+ * pointers, to check the count and sizes against the kernel. */
+static int check_signature(const cuda_job *job, const cuda_build *b, char *err, size_t errlen)
+{
+    avo_cuda_arg *args = calloc(job->nargs, sizeof *args);
+    void **params = calloc(job->nargs, sizeof *params);
+    unsigned char packed[4096];
+    int rc = AVO_ENOMEM;
+    if (args && params) {
+        for (size_t i = 0; i < job->nargs; i++) {
+            args[i] = job->configs[0].scalars[i];
+            args[i].name = job->args[i].name;
+            args[i].type = job->args[i].type;
+            args[i].is_pointer = job->args[i].kind != CUDA_KIND_SCALAR;
+        }
+        rc = avo_cuda_pack_args(args, job->nargs, b->entry_kernel, packed, sizeof packed, params,
+                                err, errlen);
+    } else {
+        avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    free(args);
+    free(params);
+    return rc < 0 ? rc : 0;
+}
+
+/* Architecture to compile for: the job's, else the device's, else none. */
+static int pick_arch(const cuda_job *job, char *arch, size_t len, char *err, size_t errlen)
+{
+    if (job->arch) {
+        snprintf(arch, len, "%s", job->arch);
+        return 0;
+    }
+    const avo_driver_api *cu = avo_cuda_driver(err, errlen);
+    if (!cu)
+        return AVO_ENOTFOUND;
+    CUdevice dev;
+    const char *ordinal = getenv("AVO_CUDA_DEVICE");
+    int major = 0, minor = 0;
+    if (cu->DeviceGet(&dev, ordinal ? atoi(ordinal) : 0) != AVO_CUDA_SUCCESS ||
+        cu->DeviceGetAttribute(&major, AVO_CU_DEV_COMPUTE_CAPABILITY_MAJOR, dev) != 0 ||
+        cu->DeviceGetAttribute(&minor, AVO_CU_DEV_COMPUTE_CAPABILITY_MINOR, dev) != 0)
+        return avo_error(err, errlen, AVO_EIO, "cannot query the GPU's compute capability");
+    /* The arch-specific variant (sm_90a) enables wgmma/TMA on Hopper and later. */
+    snprintf(arch, len, "sm_%d%d%s", major, minor, major >= 9 ? "a" : "");
+    return 0;
+}
+
+/*
+ * The backend entry point.  Always returns a result (caller owns); NULL only
+ * when even the skeleton cannot be allocated.  A "retire": true field asks
+ * the worker to exit after sending it (sticky device error).
+ */
+static json_t *cuda_run_job(const json_t *job)
+{
+    json_t *result = avo_result_new(job, "ok", NULL);
+    if (!result)
+        return NULL;
+    char err[AVO_ERRLEN];
+    cuda_job spec;
+    cuda_build cand = {0}, ref = {0};
+    if (job_parse(job, &spec, err, sizeof err) < 0) {
+        avo_cuda_result_fail(result, "invalid", "%s", err);
+        goto out;
+    }
+    const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);
+    if (!nvrtc) {
+        avo_cuda_result_fail(result, "error", "%s", err);
+        goto out;
+    }
+    char arch[32];
+    if (pick_arch(&spec, arch, sizeof arch, err, sizeof err) < 0) {
+        avo_cuda_result_fail(result, "error",
+                             "%s; to compile without a GPU name a target (--arch sm_90a)", err);
+        goto out;
+    }
+    int major = 0, minor = 0;
+    nvrtc->Version(&major, &minor);
+    char version[32];
+    snprintf(version, sizeof version, "%d.%d", major, minor);
+    json_object_set_new(result, "compiler", json_sprintf("NVRTC %s (%s)", version, nvrtc->path));
+
+    double t0 = avo_monotonic();
+    int rc = compile_program(&spec, "candidate", spec.source, spec.entry, 1, arch, nvrtc, &cand,
+                             result);
+    json_object_set_new(result, "cache_hit", json_boolean(rc == 0 && cand.cache_hit));
+    if (cand.log && cand.log[0])
+        result_set_log(result, cand.log);
+    if (rc == 0) {
+        json_object_set_new(result, "compile", build_report(&cand, arch, version));
+        if (check_signature(&spec, &cand, err, sizeof err) < 0) {
+            avo_cuda_result_fail(result, "invalid", "%s", err);
+            rc = -1;
+        }
+    }
+    if (rc == 0 && spec.compile_only) {
+        /* The launch geometry against the target's documented limits. */
+        avo_cuda_limits lim;
+        avo_cuda_limits_for_arch(avo_cuda_arch_cc(arch), &lim);
+        for (size_t i = 0; i < spec.nconfigs && rc == 0; i++) {
+            int optin;
+            const cuda_config_spec *c = &spec.configs[i];
+            if (c->launch.block[0] &&
+                avo_cuda_launch_check(&c->launch, cand.entry_kernel->static_shared_bytes, &lim,
+                                      &optin, err, sizeof err) < 0) {
+                avo_cuda_result_fail(result, "invalid", "config %s: %s", c->name, err);
+                rc = -1;
+            }
+        }
+    }
+    if (rc == 0 && !spec.compile_only)
+        rc = compile_program(&spec, "reference", spec.ref_source, spec.ref_entry, 0, arch, nvrtc,
+                             &ref, result);
+    json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
+    if (rc < 0 || spec.compile_only)
+        goto out;
+
+    int retire = 0;
+    avo_cuda_device_run(&spec, &cand, &ref, result, &retire);
+    if (retire)
+        json_object_set_new(result, "retire", json_true());
+out:
+    build_free(&cand);
+    build_free(&ref);
+    job_free(&spec);
+    return result;
+}
+
+const avo_backend avo_backend_cuda = {"cuda", cuda_run_job};

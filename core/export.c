@@ -1,0 +1,552 @@
+/*
+ * export.c — CSV, JSON and git views of the archive.
+ *
+ * Everything is read through the archive's query functions
+ * (avo_archive_candidates, avo_archive_runs), so the exports show exactly
+ * what `avo show --json` shows.  The git export writes objects with libgit2
+ * into a fresh repository; nothing is written outside it.
+ */
+#include "export.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <git2.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "avo.h"
+#include "diff.h"
+
+/* ------------------------------------------------------------------- CSV */
+
+int avo_export_csv_field(avo_strbuf *out, const char *field)
+{
+    if (!field || !*field)
+        return out->failed ? AVO_ENOMEM : 0;
+    size_t n = strlen(field);
+    int quote = strpbrk(field, ",\"\r\n") != NULL || field[0] == ' ' || field[n - 1] == ' ';
+    if (!quote)
+        return avo_strbuf_append(out, field, n);
+    avo_strbuf_append(out, "\"", 1);
+    for (const char *p = field; *p; p++) {
+        if (*p == '"')
+            avo_strbuf_append(out, "\"", 1);
+        avo_strbuf_append(out, p, 1);
+    }
+    return avo_strbuf_append(out, "\"", 1);
+}
+
+/* One JSON scalar as a CSV field: null empty, booleans 1/0, reals with 17
+ * significant digits, strings quoted as needed, anything else as JSON. */
+static void csv_value(avo_strbuf *out, const json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    if (json_is_true(v) || json_is_false(v)) {
+        avo_strbuf_puts(out, json_is_true(v) ? "1" : "0");
+    } else if (json_is_integer(v)) {
+        avo_strbuf_printf(out, "%lld", (long long)json_integer_value(v));
+    } else if (json_is_real(v)) {
+        avo_strbuf_printf(out, "%.17g", json_real_value(v));
+    } else if (json_is_string(v)) {
+        avo_export_csv_field(out, json_string_value(v));
+    } else {
+        char *text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        if (!text)
+            out->failed = 1;
+        avo_export_csv_field(out, text);
+        free(text);
+    }
+}
+
+static const char csv_header[] =
+    "id,run_id,generation,operator,status,reason,score,parents,knobs,note,source_hash,"
+    "created_at,config,correct,max_error,median_s,spread,samples,gflops,gbs,config_reason\r\n";
+
+/* The candidate columns (up to and including created_at) of one row. */
+static void csv_candidate_columns(avo_strbuf *out, const json_t *c)
+{
+    static const char *const before[] = {"id", "run_id", "generation", "operator",
+                                         "status", "reason", "score"};
+    for (size_t k = 0; k < sizeof before / sizeof before[0]; k++) {
+        csv_value(out, json_object_get(c, before[k]));
+        avo_strbuf_puts(out, ",");
+    }
+    avo_strbuf parents = {0};
+    size_t i;
+    json_t *p;
+    json_array_foreach(json_object_get(c, "parents"), i, p)
+        avo_strbuf_printf(&parents, "%s%lld:%s", i ? ";" : "",
+                          (long long)json_integer_value(json_object_get(p, "id")),
+                          json_string_value(json_object_get(p, "role")));
+    out->failed |= parents.failed;
+    avo_export_csv_field(out, parents.data);
+    avo_strbuf_free(&parents);
+    avo_strbuf_puts(out, ",");
+    csv_value(out, json_object_get(c, "knobs"));
+    avo_strbuf_puts(out, ",");
+    csv_value(out, json_object_get(c, "note"));
+    avo_strbuf_puts(out, ",");
+    csv_value(out, json_object_get(c, "source_hash"));
+    avo_strbuf_puts(out, ",");
+    csv_value(out, json_object_get(c, "created_at"));
+}
+
+int avo_export_csv(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
+{
+    static const char *const config_keys[] = {"name",   "correct", "max_error", "median_s", "spread",
+                                              "samples", "gflops", "gbs",       "reason"};
+    if (!ar || !out)
+        return avo_error(err, errlen, AVO_EINVAL, "export_csv: missing argument");
+    json_t *all = NULL;
+    int rc = avo_archive_candidates(ar, run_id, 0, &all, err, errlen);
+    if (rc < 0)
+        return rc;
+    avo_strbuf_puts(out, csv_header);
+    size_t i, j;
+    json_t *c, *cfg;
+    json_array_foreach(all, i, c)
+    {
+        const json_t *configs = json_object_get(c, "configs");
+        if (json_array_size(configs) == 0) {
+            csv_candidate_columns(out, c);
+            avo_strbuf_puts(out, ",,,,,,,,,\r\n");
+            continue;
+        }
+        json_array_foreach(configs, j, cfg)
+        {
+            csv_candidate_columns(out, c);
+            for (size_t k = 0; k < sizeof config_keys / sizeof config_keys[0]; k++) {
+                avo_strbuf_puts(out, ",");
+                csv_value(out, json_object_get(cfg, config_keys[k]));
+            }
+            avo_strbuf_puts(out, "\r\n");
+        }
+    }
+    json_decref(all);
+    return out->failed ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
+}
+
+/* ------------------------------------------------------------------ JSON */
+
+int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
+{
+    if (!ar || !out)
+        return avo_error(err, errlen, AVO_EINVAL, "export_json: missing argument");
+    json_t *runs = NULL, *all = NULL, *doc = NULL;
+    int rc;
+    if (run_id) {
+        json_t *run = NULL;
+        rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
+        if (rc == 0 && !(runs = json_array()))
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        if (rc == 0 && json_array_append(runs, run) != 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        json_decref(run);
+    } else {
+        rc = avo_archive_runs(ar, &runs, err, errlen);
+    }
+    if (rc == 0)
+        rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
+    if (rc == 0) {
+        doc = json_pack("{sOsO}", "runs", runs, "candidates", all);
+        char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+        if (!text || avo_strbuf_puts(out, text) < 0 || avo_strbuf_puts(out, "\n") < 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        free(text);
+    }
+    json_decref(doc);
+    json_decref(runs);
+    json_decref(all);
+    return rc;
+}
+
+/* ------------------------------------------------------------------- git */
+
+static pthread_once_t export_once = PTHREAD_ONCE_INIT;
+static int export_init_rc;
+
+static void export_init(void)
+{
+    export_init_rc = git_libgit2_init();
+}
+
+/* The one translation of libgit2 failures in this module. */
+static int export_git_error(int git_rc, const char *what, char *err, size_t errlen)
+{
+    const git_error *e = git_error_last();
+    int code = (e && e->klass == GIT_ERROR_NOMEMORY) ? AVO_ENOMEM : AVO_EIO;
+    if (e && e->message)
+        return avo_error(err, errlen, code, "git export: %s: %s", what, e->message);
+    return avo_error(err, errlen, code, "git export: %s: libgit2 error %d", what, git_rc);
+}
+
+/* 0 if dir does not exist or is an empty directory; AVO_EINVAL otherwise. */
+static int check_target_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(dir, &sb) < 0) {
+        if (errno == ENOENT)
+            return 0;
+        return avo_error(err, errlen, AVO_EIO, "git export: cannot use '%s': %s", dir,
+                         strerror(errno));
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return avo_error(err, errlen, AVO_EINVAL, "git export: '%s' exists and is not a directory",
+                         dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return avo_error(err, errlen, AVO_EIO, "git export: cannot read '%s': %s", dir,
+                         strerror(errno));
+    struct dirent *e;
+    int empty = 1;
+    while (empty && (e = readdir(d)))
+        empty = strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+    closedir(d);
+    if (!empty)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "git export: '%s' exists and is not empty; give a new directory", dir);
+    return 0;
+}
+
+/* The commit message of candidate c: a title line, the note, the status and
+ * one line per config. */
+static void commit_message(avo_strbuf *msg, const json_t *c)
+{
+    const json_t *score = json_object_get(c, "score");
+    avo_strbuf_printf(msg, "#%lld %s (gen %lld): score ",
+                      (long long)json_integer_value(json_object_get(c, "id")),
+                      json_string_value(json_object_get(c, "operator")),
+                      (long long)json_integer_value(json_object_get(c, "generation")));
+    if (json_is_number(score))
+        avo_strbuf_printf(msg, "%.6g\n\n", json_number_value(score));
+    else
+        avo_strbuf_puts(msg, "-\n\n");
+    const char *note = json_string_value(json_object_get(c, "note"));
+    if (note && *note)
+        avo_strbuf_printf(msg, "%s\n", note);
+    avo_strbuf_printf(msg, "status: %s", json_string_value(json_object_get(c, "status")));
+    const char *reason = json_string_value(json_object_get(c, "reason"));
+    if (reason && *reason)
+        avo_strbuf_printf(msg, " (%s)", reason);
+    avo_strbuf_puts(msg, "\n");
+    const json_t *parents = json_object_get(c, "parents");
+    size_t i;
+    json_t *item;
+    json_array_foreach(parents, i, item)
+        avo_strbuf_printf(msg, "%s#%lld (%s)", i ? ", " : "parents: ",
+                          (long long)json_integer_value(json_object_get(item, "id")),
+                          json_string_value(json_object_get(item, "role")));
+    if (json_array_size(parents))
+        avo_strbuf_puts(msg, "\n");
+    json_array_foreach(json_object_get(c, "configs"), i, item)
+    {
+        const char *unit = NULL;
+        double v = avo_diff_config_metric(item, &unit);
+        avo_strbuf_printf(msg, "%s: %s", json_string_value(json_object_get(item, "name")),
+                          json_is_true(json_object_get(item, "correct")) ? "correct" : "WRONG");
+        if (unit)
+            avo_strbuf_printf(msg, ", %.6g %s", v, unit);
+        const json_t *median = json_object_get(item, "median_s");
+        if (json_is_number(median))
+            avo_strbuf_printf(msg, ", median %.4g ms", json_number_value(median) * 1e3);
+        avo_strbuf_puts(msg, "\n");
+    }
+}
+
+/* Text of a JSON value as a file: indented, sorted keys, final newline.
+ * Caller frees; NULL when out of memory. */
+static char *json_file(const json_t *v)
+{
+    char *text = json_dumps(v, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    if (!text)
+        return NULL;
+    size_t n = strlen(text);
+    char *out = realloc(text, n + 2);
+    if (!out) {
+        free(text);
+        return NULL;
+    }
+    out[n] = '\n';
+    out[n + 1] = '\0';
+    return out;
+}
+
+/* Write a blob of text and add it to the tree builder under name. */
+static int tree_add(git_repository *repo, git_treebuilder *tb, const char *name, const char *text,
+                    char *err, size_t errlen)
+{
+    git_oid oid;
+    int grc = git_blob_create_from_buffer(&oid, repo, text, strlen(text));
+    if (grc == 0)
+        grc = git_treebuilder_insert(NULL, tb, name, &oid, GIT_FILEMODE_BLOB);
+    return grc < 0 ? export_git_error(grc, name, err, errlen) : 0;
+}
+
+/* The tree of one candidate: kernel.c, knobs.json, scores.json. */
+static int candidate_tree(git_repository *repo, const json_t *c, git_tree **ret, char *err,
+                          size_t errlen)
+{
+    git_treebuilder *tb = NULL;
+    int grc = git_treebuilder_new(&tb, repo, NULL);
+    if (grc < 0)
+        return export_git_error(grc, "tree", err, errlen);
+    json_t *scores = json_pack("{sOsOsOsO}", "score", json_object_get(c, "score"), "status",
+                               json_object_get(c, "status"), "reason", json_object_get(c, "reason"),
+                               "configs", json_object_get(c, "configs"));
+    char *knobs = json_file(json_object_get(c, "knobs"));
+    char *scores_text = scores ? json_file(scores) : NULL;
+    const char *source = json_string_value(json_object_get(c, "source"));
+    int rc = 0;
+    if (!knobs || !scores_text)
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    if (rc == 0)
+        rc = tree_add(repo, tb, "kernel.c", source ? source : "", err, errlen);
+    if (rc == 0)
+        rc = tree_add(repo, tb, "knobs.json", knobs, err, errlen);
+    if (rc == 0)
+        rc = tree_add(repo, tb, "scores.json", scores_text, err, errlen);
+    git_oid tree_id;
+    if (rc == 0 && (grc = git_treebuilder_write(&tree_id, tb)) < 0)
+        rc = export_git_error(grc, "write tree", err, errlen);
+    if (rc == 0 && (grc = git_tree_lookup(ret, repo, &tree_id)) < 0)
+        rc = export_git_error(grc, "read tree", err, errlen);
+    free(knobs);
+    free(scores_text);
+    json_decref(scores);
+    git_treebuilder_free(tb);
+    return rc;
+}
+
+/* Exported commits so far, ascending by candidate id. */
+typedef struct commit_map {
+    int64_t *ids;
+    git_oid *oids;
+    size_t len;
+} commit_map;
+
+static const git_oid *commit_of(const commit_map *m, int64_t id)
+{
+    size_t lo = 0, hi = m->len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->ids[mid] == id)
+            return &m->oids[mid];
+        if (m->ids[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Write the commit of candidate c, whose parents (exported earlier, since
+ * parents have smaller ids) are looked up in map; *ret_oid gets its id. */
+static int candidate_commit(git_repository *repo, const json_t *c, const commit_map *map,
+                            git_oid *ret_oid, char *err, size_t errlen)
+{
+    git_tree *tree = NULL;
+    int rc = candidate_tree(repo, c, &tree, err, errlen);
+    if (rc < 0)
+        return rc;
+
+    /* Distinct exported parents, in edge order; parents outside the
+     * exported run are left out. */
+    const json_t *parents = json_object_get(c, "parents");
+    size_t n = 0, np = json_array_size(parents);
+    git_commit **pc = calloc(np ? np : 1, sizeof *pc);
+    if (!pc)
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < np; i++) {
+        const git_oid *oid =
+            commit_of(map, json_integer_value(json_object_get(json_array_get(parents, i), "id")));
+        int dup = 0;
+        for (size_t k = 0; oid && k < n; k++)
+            dup |= git_oid_equal(git_commit_id(pc[k]), oid);
+        if (!oid || dup)
+            continue;
+        int grc = git_commit_lookup(&pc[n], repo, oid);
+        if (grc < 0)
+            rc = export_git_error(grc, "read parent commit", err, errlen);
+        else
+            n++;
+    }
+
+    avo_strbuf msg = {0};
+    commit_message(&msg, c);
+    git_signature *sig = NULL;
+    double created = json_number_value(json_object_get(c, "created_at"));
+    int grc;
+    if (rc == 0 && msg.failed)
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    if (rc == 0 &&
+        (grc = git_signature_new(&sig, "avo", "avo@localhost", (git_time_t)floor(created), 0)) < 0)
+        rc = export_git_error(grc, "signature", err, errlen);
+    if (rc == 0 && (grc = git_commit_create(ret_oid, repo, NULL, sig, sig, "UTF-8", msg.data, tree,
+                                            n, (const git_commit **)pc)) < 0)
+        rc = export_git_error(grc, "commit", err, errlen);
+    git_signature_free(sig);
+    avo_strbuf_free(&msg);
+    for (size_t k = 0; k < n; k++)
+        git_commit_free(pc[k]);
+    free(pc);
+    git_tree_free(tree);
+    return rc;
+}
+
+/* Point refs/heads/<branch> at oid (created or moved). */
+static int set_branch(git_repository *repo, const char *branch, const git_oid *oid, char *err,
+                      size_t errlen)
+{
+    char name[128];
+    snprintf(name, sizeof name, "refs/heads/%s", branch);
+    git_reference *ref = NULL;
+    int grc = git_reference_create(&ref, repo, name, oid, 1, "avo export");
+    git_reference_free(ref);
+    return grc < 0 ? export_git_error(grc, name, err, errlen) : 0;
+}
+
+/* Lightweight tag c<id> at the commit oid. */
+static int tag_candidate(git_repository *repo, int64_t id, const git_oid *oid, char *err,
+                         size_t errlen)
+{
+    char name[32];
+    snprintf(name, sizeof name, "c%lld", (long long)id);
+    git_object *target = NULL;
+    git_oid tag_oid;
+    int grc = git_object_lookup(&target, repo, oid, GIT_OBJECT_COMMIT);
+    if (grc == 0)
+        grc = git_tag_create_lightweight(&tag_oid, repo, name, target, 1);
+    git_object_free(target);
+    return grc < 0 ? export_git_error(grc, name, err, errlen) : 0;
+}
+
+/* Index in `all` of the best ok candidate (highest score, lowest id); -1. */
+static long best_index(const json_t *all)
+{
+    long best = -1;
+    double best_score = 0;
+    size_t i;
+    json_t *c;
+    json_array_foreach(all, i, c)
+    {
+        const char *status = json_string_value(json_object_get(c, "status"));
+        double s = json_number_value(json_object_get(c, "score"));
+        if (status && strcmp(status, "ok") == 0 && (best < 0 || s > best_score)) {
+            best = (long)i;
+            best_score = s;
+        }
+    }
+    return best;
+}
+
+/*
+ * The git export (see export.h).  The target is checked before anything is
+ * created, and candidates are read before the repository is made, so the
+ * usual mistakes (existing directory, unknown run, empty run) leave nothing
+ * behind.
+ */
+int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
+                   char *err, size_t errlen)
+{
+    if (!ar || !dir || !*dir)
+        return avo_error(err, errlen, AVO_EINVAL, "export_git: missing argument");
+    pthread_once(&export_once, export_init);
+    if (export_init_rc < 0)
+        return export_git_error(export_init_rc, "libgit2 init", err, errlen);
+    int rc = check_target_dir(dir, err, errlen);
+    if (rc < 0)
+        return rc;
+    json_t *all = NULL;
+    rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
+    if (rc < 0)
+        return rc;
+    size_t count = json_array_size(all);
+    if (count == 0) {
+        json_decref(all);
+        return avo_error(err, errlen, AVO_ENOTFOUND, "git export: no candidates to export");
+    }
+
+    git_repository *repo = NULL;
+    commit_map map = {calloc(count, sizeof(int64_t)), calloc(count, sizeof(git_oid)), 0};
+    int grc = git_repository_init(&repo, dir, 0);
+    if (grc < 0)
+        rc = export_git_error(grc, "create repository", err, errlen);
+    if (rc == 0 && (!map.ids || !map.oids))
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    size_t i;
+    json_t *c;
+    json_array_foreach(all, i, c)
+    {
+        if (rc < 0)
+            break;
+        int64_t id = json_integer_value(json_object_get(c, "id"));
+        rc = candidate_commit(repo, c, &map, &map.oids[map.len], err, errlen);
+        if (rc == 0)
+            rc = tag_candidate(repo, id, &map.oids[map.len], err, errlen);
+        if (rc == 0)
+            map.ids[map.len++] = id;
+    }
+    long best = best_index(all);
+    if (rc == 0)
+        rc = set_branch(repo, "main", &map.oids[map.len - 1], err, errlen);
+    if (rc == 0 && best >= 0)
+        rc = set_branch(repo, "best", &map.oids[best], err, errlen);
+    if (rc == 0 && (grc = git_repository_set_head(repo, "refs/heads/main")) < 0)
+        rc = export_git_error(grc, "set HEAD", err, errlen);
+    if (rc == 0) {
+        git_checkout_options co;
+        git_checkout_options_init(&co, GIT_CHECKOUT_OPTIONS_VERSION);
+        co.checkout_strategy = GIT_CHECKOUT_FORCE;
+        if ((grc = git_checkout_head(repo, &co)) < 0)
+            rc = export_git_error(grc, "check out main", err, errlen);
+    }
+    if (rc == 0 && ret_commits)
+        *ret_commits = map.len;
+    git_repository_free(repo);
+    free(map.ids);
+    free(map.oids);
+    json_decref(all);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ files */
+
+int avo_export_save(const char *path, const char *data, size_t len, char *err, size_t errlen)
+{
+    if (!path || !*path || (!data && len))
+        return avo_error(err, errlen, AVO_EINVAL, "save: missing argument");
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        int e = errno;
+        free(tmp);
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
+    }
+    int bad = len && fwrite(data, 1, len, f) != len;
+    int e = errno;
+    if (fclose(f) != 0 && !bad) {
+        bad = 1;
+        e = errno;
+    }
+    if (!bad && rename(tmp, path) != 0) {
+        bad = 1;
+        e = errno;
+    }
+    if (bad) {
+        unlink(tmp);
+        free(tmp);
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
+    }
+    free(tmp);
+    return 0;
+}

@@ -1,0 +1,29 @@
+/*
+ * lua_llm.h — the avo.Llm userdata (lua/lua_llm.c): core/llm.h seen from Lua.
+ *
+ *   core.llm(seed)              -> Llm
+ *   llm:submit(request_table)   -> ticket   (request as in avo_llm_submit)
+ *   llm:pending()               -> n
+ *   llm:close()                 (also __gc, __close; idempotent)
+ *
+ * Answers arrive through core.wait, which knows the type by AVO_LUA_LLM_MT.
+ */
+#ifndef AVO_LUA_LLM_H
+#define AVO_LUA_LLM_H
+
+#include <lua.h>
+
+#include "loop.h"
+
+#define AVO_LUA_LLM_MT "avo.Llm"
+
+/* Create the metatable (once per state). */
+void avo_lua_llm_register(lua_State *L);
+
+/* core.llm(seed) -> Llm | nil, message */
+int avo_lua_llm_new(lua_State *L);
+
+/* The event-loop source of an open Llm userdata (its block pointer). */
+avo_loop_source avo_lua_llm_source(void *ud);
+
+#endif

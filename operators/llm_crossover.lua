@@ -1,0 +1,44 @@
+-- llm_crossover: a language model combines two parents, "ours" (A) and
+-- "theirs" (B), into one kernel.  The answer is a full kernel in a fenced
+-- code block (or SEARCH/REPLACE blocks against A), applied and checked like
+-- llm_mutate's (evolve regions of A, one bounded retry with the reason).
+-- Knobs the child declares keep A's value, else B's, else the first.
+--
+-- Options: as llm_mutate (provider, model, ..., fix_attempts), and
+--   prompt   prompt module (default "prompts/crossover")
+
+local avo = require "avo"
+local patch = require "avo.patch"
+
+local M = {}
+M.name = "llm_crossover"
+
+function M.apply(ctx, parents)
+  local a, b = parents[1], parents[2]
+  if a == nil or b == nil then return nil, "needs two parents" end
+  local mutate = avo.operator("llm_mutate")
+  local options = ctx.options or {}
+  local prompt = mutate.load_prompt(options.prompt or "prompts/crossover")
+  local ev = ctx.ev
+  local function view(r)
+    return { id = r.id or 0, score = r.score, status = r.status, source = r.source,
+             knobs = mutate.knob_text(r.source, r.knobs) }
+  end
+  local message = prompt.user{
+    evaluator = ev.name, description = ev.description, unit = ev.unit,
+    a = view(a), b = view(b), regions = patch.fixed_segments(a.source) ~= nil,
+  }
+  local source, resp, how = mutate.converse(options, prompt, message, a.source)
+  if not source then return nil, resp end
+  local knobs, kerr = mutate.child_knobs(source, { a.knobs or {}, b.knobs or {} })
+  if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end
+  local note = patch.explanation(resp.content) or "combined"
+  return {
+    source = source, knobs = knobs, operator = M.name,
+    parents = { { id = a.id, role = "ours" }, { id = b.id, role = "theirs" } },
+    note = ("%s (%s, %s)"):format(note, resp.model, how),
+    generation = ctx.generation,
+  }
+end
+
+return M

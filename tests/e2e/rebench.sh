@@ -1,0 +1,22 @@
+#!/bin/sh
+# avo rebench: re-times the top K and the seed in interleaved rounds, prints
+# mean +- std and paired speedups, and stores a new evaluation set.
+. "$(dirname "$0")/lib.sh"
+db="$tmp/r.db"
+expect_exit 0 "$AVO" run examples/quickstart.lua --db "$db" --jobs 2 generations=1 population=4
+expect_exit 0 "$AVO" rebench --db "$db" --top 2 --rounds 2
+expect_in "$tmp/out" "rebench set 1 of run 1 (sgemm, 2 rounds)"
+expect_in "$tmp/out" "speedup vs seed"
+expect_in "$tmp/out" "1.00x +- 0.00"
+rows=$(q "$db" "SELECT count(*) FROM rebench_results WHERE set_id = 1")
+seed_top=$(q "$db" "SELECT count(*) FROM (SELECT id, operator FROM candidates WHERE status = 'ok'
+                    ORDER BY score DESC, id LIMIT 2) WHERE operator = 'seed'")
+[ "$rows" -eq $(( (3 - seed_top) * 2 )) ] || fail "expected one row per candidate and round, got $rows"
+[ "$(q "$db" "SELECT count(*) FROM rebench_results WHERE score <= 0")" = 0 ] || fail "a rebench score is not positive"
+
+expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/t.db"
+expect_exit 1 "$AVO" rebench --db "$tmp/t.db"; expect_in "$tmp/err" "nothing to time"
+expect_exit 2 "$AVO" rebench;                  expect_in "$tmp/err" "rebench needs --db"
+expect_exit 2 "$AVO" rebench --db "$db" --top 0; expect_in "$tmp/err" "expected an integer"
+expect_exit 2 "$AVO" resume --db "$db" --rounds 3; expect_in "$tmp/err" "options of rebench"
+echo "rebench: ok"

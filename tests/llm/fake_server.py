@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""A loopback stand-in for LLM APIs, for avo's offline tests.
+
+    fake_server.py PORT_FILE
+
+Listens on 127.0.0.1 on an ephemeral port, writes the port to PORT_FILE and
+serves until killed.  Both API shapes:
+
+    POST /v1/chat/completions   OpenAI-compatible Chat Completions
+    POST /v1/messages           Anthropic Messages
+
+The behaviour is chosen by the request's model name (its prefix); attempt
+counters are kept per full model name, so a test picks a fresh name such as
+"retry429-openai" for each scenario:
+
+    plain...      answers "echo: <last user text>"
+    tools...      a tool call get_weather{"city": "Paris"}; once the request
+                  carries the tool's result, answers "tool said: <result>"
+    retry429...   first attempt 429 with Retry-After: 1, then plain
+    fail500...    first two attempts 500, then plain
+    stall...      waits 5 s before answering (tests set a shorter timeout)
+    malformed...  200 with a body that is not JSON
+    truncated...  200 with JSON cut off in the middle (correct length)
+    cut...        promises more bytes than it sends, then closes
+    auth401...    401 with the provider's error body
+    badargs...    a tool call whose arguments are not a JSON object
+    code...       answers with the text of the last user message's
+                  "ANSWER:" line onwards (for operator tests)
+
+When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
+x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
+wrong shape are answered 400 naming what is wrong.
+"""
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+COUNTS = {}
+LOCK = threading.Lock()
+
+
+def bump(model):
+    with LOCK:
+        COUNTS[model] = COUNTS.get(model, 0) + 1
+        return COUNTS[model]
+
+
+def openai_text(text):
+    return {"id": "chatcmpl-1", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": 11, "completion_tokens": 7}}
+
+
+def openai_tool(args_text):
+    return {"id": "chatcmpl-2", "object": "chat.completion",
+            "choices": [{"index": 0, "finish_reason": "tool_calls",
+                         "message": {"role": "assistant", "content": None,
+                                     "tool_calls": [{"id": "call_1", "type": "function",
+                                                     "function": {"name": "get_weather",
+                                                                  "arguments": args_text}}]}}],
+            "usage": {"prompt_tokens": 20, "completion_tokens": 5}}
+
+
+def anthropic_text(text):
+    return {"id": "msg_1", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
+            "usage": {"input_tokens": 11, "output_tokens": 7}}
+
+
+def anthropic_tool(args):
+    return {"id": "msg_2", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "Let me look."},
+                        {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
+                         "input": args}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 20, "output_tokens": 5}}
+
+
+def error_body(shape, kind, message):
+    if shape == "anthropic":
+        return {"type": "error", "error": {"type": kind, "message": message}}
+    return {"error": {"message": message, "type": kind, "code": None}}
+
+
+def last_user_text(shape, req):
+    """(text of the last user turn, tool result or None)."""
+    msgs = req.get("messages") or []
+    if not msgs:
+        return "", None
+    last = msgs[-1]
+    if shape == "openai":
+        if last.get("role") == "tool":
+            return "", last.get("content")
+        return last.get("content") or "", None
+    content = last.get("content")
+    if isinstance(content, str):
+        return content, None
+    text, result = "", None
+    for block in content or []:
+        if block.get("type") == "text":
+            text += block.get("text", "")
+        elif block.get("type") == "tool_result":
+            result = block.get("content")
+    return text, result
+
+
+def shape_error(shape, req):
+    """What is wrong with the request's shape, or None."""
+    if not isinstance(req.get("model"), str):
+        return "model must be a string"
+    msgs = req.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return "messages must be a non-empty array"
+    if shape == "anthropic":
+        if not isinstance(req.get("max_tokens"), int):
+            return "max_tokens: field required"
+        for m in msgs:
+            if m.get("role") not in ("user", "assistant"):
+                return "messages: roles must be user or assistant"
+        for a, b in zip(msgs, msgs[1:]):
+            if a["role"] == b["role"]:
+                return "messages: roles must alternate"
+        for t in req.get("tools") or []:
+            if "input_schema" not in t:
+                return "tools: input_schema required"
+    else:
+        for m in msgs:
+            if m.get("role") == "tool" and not m.get("tool_call_id"):
+                return "tool messages need tool_call_id"
+            for tc in m.get("tool_calls") or []:
+                if not isinstance(tc.get("function", {}).get("arguments"), str):
+                    return "tool_calls[].function.arguments must be a string"
+        for t in req.get("tools") or []:
+            if t.get("type") != "function":
+                return "tools[].type must be function"
+    return None
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def send_json(self, status, doc, headers=None):
+        body = json.dumps(doc).encode()
+        self.send_raw(status, body, headers)
+
+    def send_raw(self, status, body, headers=None, length=None):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body) if length is None else length))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length)
+        if self.path.endswith("/chat/completions"):
+            shape = "openai"
+        elif self.path.endswith("/v1/messages"):
+            shape = "anthropic"
+        else:
+            self.send_json(404, {"error": {"message": "no route " + self.path}})
+            return
+        key = os.environ.get("FAKE_LLM_KEY")
+        if shape == "anthropic":
+            given = self.headers.get("x-api-key")
+            if not self.headers.get("anthropic-version"):
+                self.send_json(400, error_body(shape, "invalid_request_error",
+                                               "anthropic-version header required"))
+                return
+        else:
+            auth = self.headers.get("Authorization") or ""
+            given = auth[7:] if auth.startswith("Bearer ") else None
+        try:
+            req = json.loads(raw)
+        except ValueError:
+            self.send_json(400, error_body(shape, "invalid_request_error", "body is not JSON"))
+            return
+        model = req.get("model") or ""
+        if model.startswith("auth401") or (key and given != key):
+            self.send_json(401, error_body(shape, "authentication_error", "invalid x-api-key"))
+            return
+        wrong = shape_error(shape, req)
+        if wrong:
+            self.send_json(400, error_body(shape, "invalid_request_error", wrong))
+            return
+        n = bump(model)
+        text, tool_result = last_user_text(shape, req)
+
+        if model.startswith("retry429") and n == 1:
+            self.send_json(429, error_body(shape, "rate_limit_error", "slow down"),
+                           {"Retry-After": "1"})
+            return
+        if model.startswith("fail500") and n <= 2:
+            self.send_json(500, error_body(shape, "api_error", "internal error"))
+            return
+        if model.startswith("stall"):
+            time.sleep(5)
+        if model.startswith("malformed"):
+            self.send_raw(200, b"{not json at all")
+            return
+        if model.startswith("truncated"):
+            self.send_raw(200, b'{"choices": [{"message": {"content": "hel')
+            return
+        if model.startswith("cut"):
+            self.send_raw(200, b'{"choices": [', length=4096)
+            self.close_connection = True
+            return
+        if model.startswith("tools") and tool_result is None:
+            if shape == "openai":
+                self.send_json(200, openai_tool(json.dumps({"city": "Paris"})))
+            else:
+                self.send_json(200, anthropic_tool({"city": "Paris"}))
+            return
+        if model.startswith("badargs"):
+            if shape == "openai":
+                self.send_json(200, openai_tool("{oops"))
+            else:
+                doc = anthropic_tool({})
+                doc["content"][1]["input"] = "{oops"
+                self.send_json(200, doc)
+            return
+        if tool_result is not None:
+            answer = "tool said: " + str(tool_result)
+        elif model.startswith("code"):
+            answer = text[text.find("ANSWER:") + 7:] if "ANSWER:" in text else text
+        else:
+            answer = "echo: " + text
+        self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+
+
+def main():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    tmp = sys.argv[1] + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(tmp, sys.argv[1])
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
