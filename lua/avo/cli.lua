@@ -144,6 +144,7 @@ local function execute(ctx)
     started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = cache_dir(),
     generation = 0, recorded = ctx.recorded,
     max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
+    llm_resume = ctx.llm_resume,
   }
   local status = Status.new(run)
   run.on_log = function(msg) status:log(msg) end
@@ -329,6 +330,8 @@ function M.resume(opts)
     archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded, elapsed_before = elapsed_of(candidates),
+    max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = config.llm_replay,
+    llm_resume = db,
   }
   local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
   archive:run_end(info.id, final)
@@ -390,7 +393,8 @@ function M.replay(opts)
   local ok, result = execute{
     archive = archive, pool = pool, run_id = run_id, seed = info.seed, db = opts.out,
     chunk = chunk, args = config.args, max_evals = config.max_evals, max_time = config.max_time,
-    recorded = recorded_answers(old_archive, info.id, "replay"), replay_db = opts.db,
+    recorded = recorded_answers(old_archive, info.id, "replay"), llm_replay = opts.db,
+    max_usd = config.max_usd, max_tokens = config.max_tokens,
   }
   archive:run_end(run_id, ok and "done" or "failed")
   local diff

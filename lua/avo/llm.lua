@@ -541,6 +541,30 @@ local function load_replay(path)
   return { path = path, by_hash = by_hash, only_model = only, calls = #rows }
 end
 
+-- When resuming a run: the answer recorded for the next occurrence of
+-- `hash` before the run stopped, or nil once those are used up.
+local function resumed_answer(hash)
+  local q = state.resume and state.resume.by_hash[hash]
+  if not q or q.next > #q then return nil end
+  local row = q[q.next]
+  q.next = q.next + 1
+  if row.status ~= "ok" then return { err = row.error or "recorded call failed" } end
+  local r = row.response or {}
+  local resp = {
+    content = r.content or "", tool_calls = array(r.tool_calls or {}),
+    stop_reason = r.stop_reason, model = row.model, provider = row.provider,
+    usage = { input_tokens = row.input_tokens or 0, output_tokens = row.output_tokens or 0 },
+    cost_usd = row.cost_usd or 0, latency_s = row.latency_s or 0, attempts = row.attempts or 1,
+  }
+  resp.message = { role = "assistant", content = resp.content, tool_calls = resp.tool_calls }
+  local t = state.totals
+  t.calls = t.calls + 1
+  t.input_tokens = t.input_tokens + resp.usage.input_tokens
+  t.output_tokens = t.output_tokens + resp.usage.output_tokens
+  t.cost_usd = t.cost_usd + resp.cost_usd
+  return { resp = resp }
+end
+
 -- The recorded answer of the next occurrence of `hash` (the last one again
 -- when the recorded run made this request fewer times).
 local function replay_answer(hash)
@@ -652,7 +676,14 @@ function M.chat(opts)
   local hash = core.hash(core.json_encode(c))
 
   local value
-  if cfg.provider == "replay" then
+  local resumed = resumed_answer(hash)
+  if resumed then
+    -- Answered before the run was killed: use the recorded answer (already
+    -- in the archive, so not recorded again), and keep a scripted
+    -- provider's position in step with the original run.
+    if cfg.provider == "scripted" then scripted_answer(c) end
+    value = resumed
+  elseif cfg.provider == "replay" then
     local resp, err, row = replay_answer(hash)
     value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
   elseif cfg.provider == "scripted" then
@@ -704,6 +735,7 @@ function M._begin(run, hooks)
   load_user_prices()
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")
   if replay then state.replay = load_replay(replay) end
+  if run.llm_resume then state.resume = load_replay(run.llm_resume) end
 end
 
 -- Called by avo._end: record the totals and close the client.
