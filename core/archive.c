@@ -132,6 +132,24 @@ static const char *const migrations[] = {
           ") STRICT;"
           "CREATE INDEX llm_calls_hash ON llm_calls(request_hash);"
           "CREATE INDEX llm_calls_run ON llm_calls(run_id);",
+    /* 4: every evaluation an agent makes (operators/agent.lua), committed or
+     * not, so directions explored can be set against versions committed. */
+    [4] = "CREATE TABLE attempts ("
+          "  id INTEGER PRIMARY KEY,"
+          "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+          "  step INTEGER NOT NULL,"
+          "  lineage TEXT NOT NULL,"
+          "  t REAL NOT NULL,"
+          "  source_hash TEXT NOT NULL REFERENCES sources(hash),"
+          "  knobs TEXT NOT NULL DEFAULT '{}',"
+          "  status TEXT NOT NULL,"
+          "  score REAL,"
+          "  outcome TEXT NOT NULL,"
+          "  reason TEXT,"
+          "  candidate_id INTEGER REFERENCES candidates(id),"
+          "  configs TEXT"
+          ") STRICT;"
+          "CREATE INDEX attempts_run ON attempts(run_id, lineage, step);",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof(migrations) / sizeof(migrations[0])) - 1)
@@ -1913,6 +1931,159 @@ int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *e
     }
     if (rc == 0 && step != SQLITE_DONE)
         rc = sql_error(ar->db, step, err, errlen, "read llm calls");
+    sqlite3_finalize(st);
+    if (rc < 0) {
+        json_decref(all);
+        return rc;
+    }
+    *ret = all;
+    return 0;
+}
+
+/* --------------------------------------------------------------- attempts */
+
+/*
+ * Insert one attempt (see archive.h) and its source in one transaction.
+ * Knobs and configs are stored as compact JSON text with sorted keys.
+ */
+int avo_archive_attempt_add(avo_archive *ar, int64_t run_id, const json_t *attempt,
+                            int64_t *ret_id, char *err, size_t errlen)
+{
+    if (!ar || !json_is_object(attempt))
+        return avo_error(err, errlen, AVO_EINVAL, "attempt_add: missing argument");
+    const char *source = opt_string(attempt, "source");
+    const char *lineage = opt_string(attempt, "lineage");
+    const char *status = opt_string(attempt, "status");
+    const char *outcome = opt_string(attempt, "outcome");
+    const json_t *step = json_object_get(attempt, "step");
+    if (!source || !lineage || !status || !outcome || !json_is_integer(step))
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "attempt needs source, lineage, status and outcome strings and an"
+                         " integer step");
+    const json_t *knobs = json_object_get(attempt, "knobs");
+    if (knobs && !json_is_null(knobs) && !json_is_object(knobs))
+        return avo_error(err, errlen, AVO_EINVAL, "attempt knobs must be an object");
+    const json_t *configs = json_object_get(attempt, "configs");
+    const size_t flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY;
+    char *knobs_text = knobs && json_is_object(knobs) ? json_dumps(knobs, flags) : strdup("{}");
+    char *configs_text = configs && !json_is_null(configs) ? json_dumps(configs, flags) : NULL;
+    int rc = 0;
+    if (!knobs_text || (configs && !json_is_null(configs) && !configs_text)) {
+        rc = avo_error(err, errlen, AVO_ENOMEM, "attempt: cannot encode knobs or configs");
+        goto out;
+    }
+    rc = tx_begin(ar, err, errlen);
+    if (rc < 0)
+        goto out;
+    char hash[AVO_HASH_HEXLEN + 1];
+    rc = put_source(ar, source, hash, err, errlen);
+    if (rc < 0)
+        goto fail;
+    sqlite3_stmt *st = NULL;
+    rc = sqlite3_prepare_v2(ar->db,
+                            "INSERT INTO attempts (run_id, step, lineage, t, source_hash, knobs,"
+                            " status, score, outcome, reason, candidate_id, configs)"
+                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        rc = sql_error(ar->db, rc, err, errlen, "record attempt");
+        goto fail;
+    }
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_int64(st, 2, json_integer_value(step));
+    bind_text(st, 3, lineage);
+    sqlite3_bind_double(st, 4, avo_now());
+    bind_text(st, 5, hash);
+    bind_text(st, 6, knobs_text);
+    bind_text(st, 7, status);
+    bind_json_real(st, 8, json_object_get(attempt, "score"));
+    bind_text(st, 9, outcome);
+    bind_text(st, 10, opt_string(attempt, "reason"));
+    bind_json_int(st, 11, json_object_get(attempt, "candidate_id"));
+    bind_text(st, 12, configs_text);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "record attempt");
+    sqlite3_finalize(st);
+    if (rc < 0)
+        goto fail;
+    int64_t id = sqlite3_last_insert_rowid(ar->db);
+    rc = tx_commit(ar, err, errlen);
+    if (rc == 0 && ret_id)
+        *ret_id = id;
+    goto out;
+fail:
+    tx_rollback(ar);
+out:
+    free(knobs_text);
+    free(configs_text);
+    return rc;
+}
+
+/*
+ * Set an attempt's outcome; reason and candidate_id only when given (NULL,
+ * 0 leave them).  AVO_ENOTFOUND for an unknown id.
+ */
+int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
+                               const char *reason, int64_t candidate_id, char *err, size_t errlen)
+{
+    if (!ar || !outcome)
+        return avo_error(err, errlen, AVO_EINVAL, "attempt_update: missing argument");
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "UPDATE attempts SET outcome = ?1, reason = coalesce(?2, reason),"
+                                " candidate_id = coalesce(?3, candidate_id) WHERE id = ?4",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "update attempt");
+    bind_text(st, 1, outcome);
+    bind_text(st, 2, reason);
+    if (candidate_id > 0)
+        sqlite3_bind_int64(st, 3, candidate_id);
+    else
+        sqlite3_bind_null(st, 3);
+    sqlite3_bind_int64(st, 4, id);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "update attempt");
+    sqlite3_finalize(st);
+    if (rc == 0 && sqlite3_changes(ar->db) == 0)
+        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no attempt %lld", (long long)id);
+    return rc;
+}
+
+int avo_archive_attempts(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"id",     "run_id", "step",    "lineage",      "t",
+                                       "source_hash", "knobs", "status", "score", "outcome",
+                                       "reason", "candidate_id", "configs"};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "attempts: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db,
+                                "SELECT id, run_id, step, lineage, t, source_hash, knobs, status,"
+                                " score, outcome, reason, candidate_id, configs FROM attempts"
+                                " WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "read attempts");
+    sqlite3_bind_int64(st, 1, run_id);
+    json_t *all = json_array();
+    int step = SQLITE_DONE;
+    rc = all ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = json_object();
+        int bad = !row;
+        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++)
+            bad |= put(row, keys[k], k == 6 || k == 12 ? column_parsed(st, k) : column_json(st, k));
+        if (bad || json_array_append_new(all, row) != 0) {
+            if (!bad)
+                row = NULL; /* append_new consumed it */
+            json_decref(row);
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = sql_error(ar->db, step, err, errlen, "read attempts");
     sqlite3_finalize(st);
     if (rc < 0) {
         json_decref(all);

@@ -25,7 +25,7 @@
 
 #include "avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 3
+#define AVO_ARCHIVE_SCHEMA_VERSION 4
 
 typedef struct avo_archive avo_archive;
 
@@ -171,6 +171,25 @@ int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call
  * columns of llm_calls; request and response parsed. */
 int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
                           size_t errlen);
+
+/*
+ * Record one agent attempt (an evaluation an agent made, schema step 4).
+ * `attempt` (borrowed): step (integer), lineage, source (text, stored in
+ * sources), knobs (object), status, score (number or null), outcome
+ * ("evaluated", "committed", "rejected_slower", ...), reason, candidate_id
+ * (integer or null), configs (any JSON, stored as text).
+ */
+int avo_archive_attempt_add(avo_archive *ar, int64_t run_id, const json_t *attempt,
+                            int64_t *ret_id, char *err, size_t errlen);
+
+/* Set attempt `id`'s outcome; reason (NULL) and candidate_id (0) are left
+ * unchanged when not given.  AVO_ENOTFOUND for an unknown id. */
+int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
+                               const char *reason, int64_t candidate_id, char *err, size_t errlen);
+
+/* Attempts of run_id (0: all runs), oldest first, each an object with the
+ * columns of attempts; knobs and configs parsed. */
+int avo_archive_attempts(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
 
 /* Set a run back to "running" (used by resume). */
 int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);

@@ -28,8 +28,9 @@ static const char usage_kb[] =
     "  add PATH...        index directories recursively (.md .txt .c .h .cu .cuh\n"
     "                     .lua .py; hidden entries skipped) or single files; adding\n"
     "                     a directory again updates changed files and drops deleted ones\n"
-    "  search QUERY...    ranked sections holding every word first, then any word;\n"
-    "                     the query is plain words (a trailing * matches a prefix)\n"
+    "  search QUERY...    sections ranked by relevance (bm25) to any of the words,\n"
+    "                     more words matched ranking higher; the query is plain\n"
+    "                     words, never search syntax (a trailing * matches a prefix)\n"
     "  read DOC           print a document: its path, a unique path suffix\n"
     "                     (softmax.md) or its id\n"
     "  list               the indexed documents\n"
@@ -223,8 +224,8 @@ int avo_cli_kb(int argc, char **argv)
             errno = 0;
             long v = strtol(optarg, &end, 10);
             if (errno || end == optarg || *end || v < 1 || v > 1000)
-                return avo_cli_usage_error(usage_kb, "--limit needs an integer from 1 to 1000, got '%s'",
-                                           optarg);
+                return avo_cli_usage_error(
+                    usage_kb, "--limit needs an integer from 1 to 1000, got '%s'", optarg);
             o.limit = (int)v;
             break;
         }
@@ -239,7 +240,8 @@ int avo_cli_kb(int argc, char **argv)
         }
     }
     if (optind >= argc)
-        return avo_cli_usage_error(usage_kb, "%s", "kb needs a subcommand: add, search, read or list");
+        return avo_cli_usage_error(usage_kb, "%s",
+                                   "kb needs a subcommand: add, search, read or list");
     const char *sub = argv[optind++];
     int nargs = argc - optind;
     char **args = argv + optind;

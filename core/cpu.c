@@ -1925,10 +1925,12 @@ static json_t *cpu_run_job(const json_t *job)
         json_object_set_new(result, "cflags", json_string(flags));
     free(flags);
     json_object_set_new(result, "cache_hit", json_boolean(rc == 0 && cand.cache_hit));
-    if (rc == 0)
+    /* compile_only: the candidate's compile status and log, nothing run. */
+    int compile_only = json_is_true(json_object_get(job, "compile_only"));
+    if (rc == 0 && !compile_only)
         rc = compile_cached(&spec, spec.ref_source, 0, "reference", &ref, NULL, result);
     json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
-    if (rc == 0)
+    if (rc == 0 && !compile_only)
         run_runner(&spec, cand.path, ref.path, result);
     job_spec_free(&spec);
     return result;

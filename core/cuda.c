@@ -1112,6 +1112,16 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
         rc = AVO_EIO;
         goto out;
     }
+    if (error && out->log && strstr(out->log, "__nv_name_map")) {
+        /* NVRTC reports an unknown name expression as a compile error. */
+        avo_cuda_result_fail(result, "invalid",
+                             "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
+                             "the template instance, e.g. kernel<128>)",
+                             what, entry);
+        result_set_log(result, out->log);
+        rc = AVO_ENOTFOUND;
+        goto out;
+    }
     if (error) {
         char line[512];
         first_error_line(out->log ? out->log : "", line, sizeof line);

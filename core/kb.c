@@ -122,9 +122,8 @@ static int read_kb_version(avo_kb *kb, int *ret_version, char *err, size_t errle
 {
     *ret_version = 0;
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(kb->db,
-                                "SELECT value FROM kb_meta WHERE key = 'schema_version'", -1, &st,
-                                NULL);
+    int rc = sqlite3_prepare_v2(kb->db, "SELECT value FROM kb_meta WHERE key = 'schema_version'",
+                                -1, &st, NULL);
     if (rc != SQLITE_OK) {
         /* No kb_meta yet: a file the KB has never touched. */
         int absent = strstr(sqlite3_errmsg(kb->db), "no such table") != NULL;
@@ -688,7 +687,8 @@ static int put_doc(avo_kb *kb, const char *path, const char *text, size_t len, i
     if (!doc_id)
         doc_id = sqlite3_last_insert_rowid(kb->db);
 
-    rc = prepare(kb, "INSERT INTO kb_fts (title, body, doc_id, section, line) VALUES (?, ?, ?, ?, ?)",
+    rc = prepare(kb,
+                 "INSERT INTO kb_fts (title, body, doc_id, section, line) VALUES (?, ?, ?, ?, ?)",
                  &st, err, errlen);
     for (size_t i = 0; rc == 0 && i < secs.n; i++) {
         const section *s = &secs.items[i];
@@ -871,8 +871,7 @@ static int prune(walk *w, const char *dir, char *err, size_t errlen)
     return rc;
 }
 
-int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *err,
-                   size_t errlen)
+int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *err, size_t errlen)
 {
     if (ret_stats)
         *ret_stats = (avo_kb_stats){0};
@@ -921,9 +920,9 @@ int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *e
 static int stop_word(const char *w)
 {
     static const char *const words[] = {
-        "a",   "an",  "and", "are",  "as",   "at",   "be",   "by",  "can", "do",
-        "for", "how", "i",   "in",   "is",   "it",   "of",   "on",  "or",  "that",
-        "the", "to",  "use", "what", "when", "with", "why",  "does", "my", "we",
+        "a",   "an",  "and", "are",  "as",   "at",   "be",  "by",   "can", "do",
+        "for", "how", "i",   "in",   "is",   "it",   "of",  "on",   "or",  "that",
+        "the", "to",  "use", "what", "when", "with", "why", "does", "my",  "we",
     };
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (!strcasecmp(w, words[i]))
@@ -953,8 +952,11 @@ static int split_terms(const char *query, term *terms)
         if (q == p)
             break;
         char *w = malloc((size_t)(q - p) + 1);
-        if (!w)
+        if (!w) {
+            while (n > 0)
+                free(terms[--n].text);
             return -1;
+        }
         size_t len = 0;
         int wordy = 0;
         for (const char *c = p; c < q; c++) {
@@ -974,8 +976,8 @@ static int split_terms(const char *query, term *terms)
         for (int i = 0; i < n && !dup; i++)
             dup = !strcasecmp(terms[i].text, w) && terms[i].prefix == prefix;
         /* A word needs a letter or digit before the '*', or FTS5 sees an empty phrase. */
-        if (!wordy || dup || len == 0 || (prefix && !isalnum((unsigned char)w[len - 1]) &&
-                                          (unsigned char)w[len - 1] < 0x80)) {
+        if (!wordy || dup || len == 0 ||
+            (prefix && !isalnum((unsigned char)w[len - 1]) && (unsigned char)w[len - 1] < 0x80)) {
             free(w);
             continue;
         }
@@ -998,7 +1000,7 @@ static int split_terms(const char *query, term *terms)
     return n;
 }
 
-/* An FTS5 expression joining every term with `op` (" " is AND). */
+/* An FTS5 expression joining every term, quoted, with `op`. */
 static char *build_match(const term *terms, int n, const char *op)
 {
     avo_strbuf b = {0};
@@ -1026,52 +1028,43 @@ static json_t *column_json(sqlite3_stmt *st, int i)
     }
 }
 
-/* Append to `out` up to `limit` results of one FTS5 expression, skipping
- * sections already in it. */
-static int search_pass(avo_kb *kb, const char *match, int limit, json_t *out, char *err,
-                       size_t errlen)
+/* Append to `out` the best `limit` sections for the FTS5 expression `match`. */
+static int run_match(avo_kb *kb, const char *match, int limit, json_t *out, char *err,
+                     size_t errlen)
 {
     sqlite3_stmt *st = NULL;
+    /* The auxiliary functions need the FTS table alone in its query, hence
+     * the subquery; the rowid makes the order of equal scores stable. */
     int rc = prepare(kb,
-                     "SELECT d.path, s.doc_id, s.section, s.title, s.line, s.snip, s.r, s.rid"
+                     "SELECT d.path, s.doc_id, s.section, s.title, s.line, s.snip, s.r"
                      " FROM (SELECT rowid AS rid, doc_id, section, title, line,"
                      "         snippet(kb_fts, 1, '**', '**', '...', 24) AS snip,"
                      "         bm25(kb_fts, 5.0, 1.0) AS r"
-                     "       FROM kb_fts WHERE kb_fts MATCH ?1 ORDER BY r LIMIT ?2) AS s"
+                     "       FROM kb_fts WHERE kb_fts MATCH ?1 ORDER BY r, rowid LIMIT ?2) AS s"
                      " JOIN kb_docs AS d ON d.id = s.doc_id ORDER BY s.r, s.rid",
                      &st, err, errlen);
     if (rc < 0)
         return rc;
     sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
-    /* Ask for enough rows to fill the limit after skipping those we have. */
-    sqlite3_bind_int(st, 2, limit + (int)json_array_size(out));
+    sqlite3_bind_int(st, 2, limit);
     int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW && (int)json_array_size(out) < limit) {
-        int64_t rid = sqlite3_column_int64(st, 7);
-        int dup = 0;
-        size_t i;
-        json_t *r;
-        json_array_foreach(out, i, r) dup |= json_integer_value(json_object_get(r, "rowid")) == rid;
-        if (dup)
-            continue;
-        json_t *row = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:f, s:I}", "doc",
-                                column_json(st, 0), "doc_id", column_json(st, 1), "section",
-                                column_json(st, 2), "title", column_json(st, 3), "line",
-                                column_json(st, 4), "snippet", column_json(st, 5), "score",
-                                -sqlite3_column_double(st, 6), "rowid", (json_int_t)rid);
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        json_t *row = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:f}", "doc", column_json(st, 0),
+                                "doc_id", column_json(st, 1), "section", column_json(st, 2),
+                                "title", column_json(st, 3), "line", column_json(st, 4), "snippet",
+                                column_json(st, 5), "score", -sqlite3_column_double(st, 6));
         if (!row || json_array_append_new(out, row) < 0) {
             rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
             break;
         }
     }
-    if (rc == 0 && step != SQLITE_DONE && step != SQLITE_ROW)
+    if (rc == 0 && step != SQLITE_DONE)
         rc = sql_error(kb->db, step, err, errlen, "search the knowledge base");
     sqlite3_finalize(st);
     return rc;
 }
 
-int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *err,
-                  size_t errlen)
+int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *err, size_t errlen)
 {
     if (!ret)
         return avo_error(err, errlen, AVO_EINVAL, "search: no place to return results");
@@ -1086,12 +1079,10 @@ int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     json_t *out = json_array();
     int rc = out ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    /* Every word first, then any word. */
-    for (int pass = 0; rc == 0 && n > 0 && pass < 2; pass++) {
-        if (pass == 1 && (n == 1 || (int)json_array_size(out) >= limit))
-            break;
-        char *match = build_match(terms, n, pass == 0 ? " " : " OR ");
-        rc = match ? search_pass(kb, match, limit, out, err, errlen)
+    /* Any word; bm25 ranks sections holding more (and rarer) words higher. */
+    if (rc == 0 && n > 0) {
+        char *match = build_match(terms, n, " OR ");
+        rc = match ? run_match(kb, match, limit, out, err, errlen)
                    : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         free(match);
     }
@@ -1101,9 +1092,6 @@ int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *
         json_decref(out);
         return rc;
     }
-    size_t i;
-    json_t *r;
-    json_array_foreach(out, i, r) json_object_del(r, "rowid");
     *ret = out;
     return 0;
 }
@@ -1221,11 +1209,11 @@ int avo_kb_list(avo_kb *kb, json_t **ret, char *err, size_t errlen)
     json_t *out = json_array();
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id",
-                                column_json(st, 0), "path", column_json(st, 1), "kind",
-                                column_json(st, 2), "title", column_json(st, 3), "hash",
-                                column_json(st, 4), "bytes", column_json(st, 5), "sections",
-                                column_json(st, 6), "added_at", column_json(st, 7));
+        json_t *row =
+            json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_json(st, 0), "path",
+                      column_json(st, 1), "kind", column_json(st, 2), "title", column_json(st, 3),
+                      "hash", column_json(st, 4), "bytes", column_json(st, 5), "sections",
+                      column_json(st, 6), "added_at", column_json(st, 7));
         json_array_append_new(out, row);
     }
     if (step != SQLITE_DONE)

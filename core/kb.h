@@ -24,11 +24,13 @@
  * to FTS5 as query syntax: the text is split at white space, every word
  * becomes a quoted FTS5 string (so operators, parentheses, quotes, NEAR and
  * column filters are plain text), words without a letter or digit are
- * dropped, and a word ending in '*' is a prefix search.  Sections holding
- * every word rank first; when they are fewer than the limit, sections
- * holding any word follow (common English words are left out of that OR
- * pass unless nothing else remains).  Ranking is FTS5's bm25 with section
- * titles weighted 5x the body.
+ * dropped, and a word ending in '*' is a prefix search.  Common English
+ * words ("how", "the", "to", ...) are dropped too unless nothing else
+ * remains.  The words are joined with OR and ranked by FTS5's bm25, with
+ * section titles weighted 5x the body: sections holding more of the words,
+ * rarer words, and words in their heading come first, and a query with one
+ * unknown word still finds what the others match.  Stemming (porter) makes
+ * "tiles" find "tiling" and "vectorise" find "vectorisation".
  *
  * Results are jansson values owned by the caller (json_decref).  An avo_kb
  * is used by one thread only; every write is one transaction that has
@@ -88,8 +90,7 @@ int avo_kb_add_file(avo_kb *kb, const char *path, const char *text, int *ret_cha
  * file is gone are removed, so adding a directory again brings the KB in
  * line with it.  All in one transaction.  ret_stats may be NULL.
  */
-int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *err,
-                   size_t errlen);
+int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *err, size_t errlen);
 
 /*
  * Search with free text (see "Queries" above); at most `limit` results
@@ -100,8 +101,7 @@ int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *e
  * score the relevance (-bm25: higher is better).  A query without any word
  * gives an empty array.
  */
-int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *err,
-                  size_t errlen);
+int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *err, size_t errlen);
 
 /*
  * The document `doc` — its exact path, its id, or a path suffix after a '/'

@@ -26,6 +26,7 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "avo_git.h"
+#include "diff.h"
 #include "hash.h"
 #include "loop.h"
 #include "lua_kb.h"
@@ -427,7 +428,55 @@ static int archive_llm_calls(lua_State *L)
     return push_json_result(L, rc, value, err);
 }
 
+/* archive:attempt_add(run_id, attempt_table) -> id  (fields: avo_archive_attempt_add) */
+static int archive_attempt_add(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    char err[AVO_ERRLEN];
+    json_t *attempt = avo_lua_to_json(L, 3, err, sizeof err);
+    if (!attempt)
+        return luaL_argerror(L, 3, err);
+    int64_t id;
+    int rc = avo_archive_attempt_add(ar, run_id, attempt, &id, err, sizeof err);
+    json_decref(attempt);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* archive:attempt_update(id, outcome [, reason [, candidate_id]]) -> true */
+static int archive_attempt_update(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    const char *outcome = luaL_checkstring(L, 3);
+    const char *reason = luaL_optstring(L, 4, NULL);
+    lua_Integer candidate_id = luaL_optinteger(L, 5, 0);
+    char err[AVO_ERRLEN];
+    if (avo_archive_attempt_update(ar, id, outcome, reason, candidate_id, err, sizeof err) < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* archive:attempts([run_id]) -> array of rows (0 or none: all runs) */
+static int archive_attempts(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_optinteger(L, 2, 0);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_attempts(ar, run_id, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
 static const luaL_Reg archive_methods[] = {
+    {"attempt_add", archive_attempt_add},
+    {"attempt_update", archive_attempt_update},
+    {"attempts", archive_attempts},
     {"llm_record", archive_llm_record},
     {"llm_calls", archive_llm_calls},
     {"rebench_begin", archive_rebench_begin},
@@ -669,6 +718,21 @@ static int core_merge3(lua_State *L)
     return 2;
 }
 
+/* core.diff(a, b [, name]) -> unified diff text ("" when equal) | nil, msg */
+static int core_diff(lua_State *L)
+{
+    const char *a = luaL_checkstring(L, 1);
+    const char *b = luaL_checkstring(L, 2);
+    const char *name = luaL_optstring(L, 3, "kernel");
+    char *patch = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_diff_sources(a, b, name, &patch, err, sizeof err) < 0)
+        return push_fail(L, err);
+    lua_pushstring(L, patch);
+    free(patch);
+    return 1;
+}
+
 static int core_isatty(lua_State *L)
 {
     lua_pushboolean(L, isatty((int)luaL_checkinteger(L, 1)));
@@ -774,6 +838,7 @@ static const luaL_Reg core_functions[] = {
     {"rng", rng_new},
     {"hash", core_hash},
     {"merge3", core_merge3},
+    {"diff", core_diff},
     {"isatty", core_isatty},
     {"now", core_now},
     {"monotonic", core_monotonic},

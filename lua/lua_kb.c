@@ -136,9 +136,8 @@ static int kb_add_file(lua_State *L)
 }
 
 static const luaL_Reg kb_methods[] = {
-    {"search", kb_search},     {"read", kb_read},         {"list", kb_list},
-    {"add_dir", kb_add_dir},   {"add_file", kb_add_file}, {"close", kb_close},
-    {NULL, NULL},
+    {"search", kb_search},     {"read", kb_read},   {"list", kb_list}, {"add_dir", kb_add_dir},
+    {"add_file", kb_add_file}, {"close", kb_close}, {NULL, NULL},
 };
 
 void avo_lua_kb_register(lua_State *L)

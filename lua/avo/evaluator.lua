@@ -226,6 +226,7 @@ local function validate(ev)
     -- The deterministic in-process backend: test_score(candidate, config)
     -- stands in for compiling and timing (used by the engine's own tests).
     check_type(ev, "test_score", ev.test_score, "function")
+    check_type(ev, "test_compile", ev.test_compile, "function", true)
     ev.resolved = {}
     for i, c in ipairs(ev.configs) do ev.resolved[i] = { name = c.name } end
     ev.unit = "score"
@@ -247,6 +248,7 @@ local function validate(ev)
   check_type(ev, "cflags", ev.cflags, "table", true)
   check_type(ev, "timing", ev.timing, "table", true)
   check_type(ev, "timeout", ev.timeout, "number", true)
+  check_type(ev, "compile_timeout", ev.compile_timeout, "number", true)
   check_type(ev, "unit", ev.unit, "string", true)
   if ev.backend == "cuda" then validate_cuda(ev) end
   ev.unit = ev.score and (ev.unit or "score") or (ev.flops and "GFLOP/s" or "GB/s")
@@ -312,7 +314,7 @@ end
 -- Seconds after which the engine kills an evaluation outright.
 function Evaluator:deadline()
   local timeout = self.timeout or 60
-  return timeout + 120 + 10 -- run + compile allowance + margin
+  return timeout + (self.compile_timeout or 120) + 10 -- run + compile allowance + margin
 end
 
 -- The self-contained job for one candidate (docs/protocol.md).
@@ -336,7 +338,8 @@ function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
     reference = { source = self.reference_source, entry = self.reference.entry },
     args = args, configs = self.resolved, tolerance = self.tolerance,
     seed = seed, trials = 2, timing = timing,
-    limits = { timeout_s = timeout, compile_timeout_s = 120, memory_mb = 4096, cpu_s = timeout * 2 },
+    limits = { timeout_s = timeout, compile_timeout_s = self.compile_timeout or 120,
+               memory_mb = 4096, cpu_s = timeout * 2 },
     cache_dir = cache_dir,
   }
 end
@@ -405,15 +408,39 @@ function Evaluator:cuda_job(cand, seed, cache_dir)
   return job
 end
 
--- Run the in-process test backend.
-function Evaluator:test_result(cand)
+-- Compile status of the test backend: `test_compile(cand)` (optional)
+-- returns nil when the candidate "compiles", else the compiler message.
+local function test_compile_error(ev, cand)
+  if not ev.test_compile then return nil end
+  local ok, msg = pcall(ev.test_compile, cand)
+  if not ok then return "test_compile: " .. tostring(msg) end
+  return msg
+end
+
+-- Run the in-process test backend.  `trial` counts earlier measurements of
+-- the same candidate (re-timing); test_score(cand, config, trial) returns a
+-- rate, or a table {gflops =, spread =, correct =, reason =} to stand in
+-- for noise and wrong answers.  With compile_only, only test_compile runs.
+function Evaluator:test_result(cand, trial, compile_only)
+  local cerr = test_compile_error(self, cand)
+  if cerr then
+    return { status = "compile_error", reason = "compile error: " .. cerr:match("[^\n]*"),
+             log = cerr, configs = {} }
+  end
+  if compile_only then return { status = "ok", configs = {}, log = "" } end
   local configs = {}
   for i, c in ipairs(self.configs) do
-    local ok, v = pcall(self.test_score, cand, c)
+    local ok, v = pcall(self.test_score, cand, c, trial or 0)
     if not ok then
       return { status = "error", reason = "test_score: " .. tostring(v), configs = {} }
     end
-    configs[i] = { name = c.name, correct = true, gflops = v, median_s = 1 / math.max(v, 1e-9) }
+    if type(v) == "table" then
+      local rate = v.gflops or 0
+      configs[i] = { name = c.name, correct = v.correct ~= false, gflops = rate,
+                     median_s = 1 / math.max(rate, 1e-9), spread = v.spread, reason = v.reason }
+    else
+      configs[i] = { name = c.name, correct = true, gflops = v, median_s = 1 / math.max(v, 1e-9) }
+    end
   end
   return { status = "ok", configs = configs }
 end

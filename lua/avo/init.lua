@@ -381,12 +381,163 @@ function avo.evaluate_all(ev, cands)
   return records
 end
 
-function avo.evaluate(ev, cand)
+-------------------------------------------- attempts, re-timing, compiling
+
+-- An attempt is a measurement that makes no candidate: an agent's trial
+-- version, or a re-timing of a version already measured.  It bypasses the
+-- dedupe by (source, knobs), takes a fresh input seed, counts against the
+-- evaluation budget and lands in the archive's attempts table.
+
+local ATTEMPT_KEYS = { lineage = "string", step = "number", outcome = "string",
+                       reason = "string", candidate_id = "number" }
+
+local function check_attempt(a)
+  if type(a) ~= "table" then error("avo.evaluate: 'attempt' must be a table", 4) end
+  for k, want in pairs(ATTEMPT_KEYS) do
+    if a[k] ~= nil and type(a[k]) ~= want then
+      error(("avo.evaluate: attempt.%s must be a %s"):format(k, want), 4)
+    end
+  end
+end
+
+-- The attempt row of a finished measurement; returns the record.
+local function finish_attempt(r, ev, cand, info, result)
+  if result.status == "ok" and not ev:verified(result) then
+    result.status = "wrong"
+    result.reason = result.reason or "not every config was verified"
+  end
+  local score = ev:score_of(result)
+  local outcome = info.outcome or (result.status == "ok" and "evaluated" or
+    (result.status == "compile_error" and "compile_error") or
+    (result.status == "wrong" and "incorrect") or "failed")
+  local reason = info.reason or result.reason
+  local id, err = r.archive:attempt_add(r.run_id, {
+    step = math.tointeger(info.step) or 0, lineage = info.lineage or "main",
+    source = cand.source, knobs = cand.knobs or {}, status = result.status, score = score,
+    outcome = outcome, reason = reason, candidate_id = info.candidate_id,
+    configs = result.configs or setmetatable({}, core.json_array_mt),
+  })
+  if not id then error("avo: cannot record an attempt in the archive: " .. err, 0) end
+  r.attempts = r.attempts + 1
+  return {
+    attempt_id = id, source = cand.source, knobs = cand.knobs or {}, status = result.status,
+    reason = result.reason, log = result.log, score = score, configs = result.configs or {},
+    outcome = outcome, result = result, compile = result.compile,
+  }
+end
+
+local function measure(r, ev, cand, info)
+  local key = ev:key(cand)
+  if evaluations_exhausted(r) then
+    return { status = "skipped", reason = "budget exhausted", score = 0, configs = {},
+             source = cand.source, knobs = cand.knobs or {} }
+  end
+  note_evaluator(r, ev)
+  r.submitted = r.submitted + 1
+  local seed = r.inputs:next() << 21 ~ r.inputs:next()
+  local trial = r.trials[key] or 0
+  r.trials[key] = trial + 1
+  if ev.backend == "test" then
+    return finish_attempt(r, ev, cand, info, ev:test_result(cand, trial))
+  end
+  return sched.await(sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
+    function(result) return finish_attempt(r, ev, cand, info, result) end))
+end
+
+-- A candidate from an earlier measurement (an attempt's record), recorded
+-- without running it again; a (source, knobs) already evaluated answers as
+-- a duplicate.
+local function adopt(r, ev, cand, measured)
+  local key = ev:key(cand)
+  local known = r.by_key[key]
+  if known then return duplicate_of(sched.await(known)) end
+  local id, err = r.archive:add{
+    run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
+    source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
+    parents = cand.parents or {},
+  }
+  if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
+  local result = {}
+  for k, v in pairs(measured.result or {}) do result[k] = v end
+  result.status, result.reason = measured.status, measured.reason
+  result.configs = measured.configs
+  local rec = on_result(r, ev, id, cand, result, measured.score)
+  r.by_key[key] = sched.complete_now(rec)
+  return rec
+end
+
+--[[
+avo.evaluate(ev, cand [, opts]) -> record
+  opts.attempt  = {lineage =, step =, outcome =, reason =, candidate_id =}:
+                  measure without making a candidate; the record has
+                  attempt_id (no id) and the raw worker `result`
+  opts.retime   = true: an attempt re-timing `cand` (outcome "retime")
+  opts.measured = a record returned for an attempt: make `cand` a candidate
+                  with that measurement, without evaluating it again
+]]
+function avo.evaluate(ev, cand, opts)
   if getmetatable(ev) ~= evaluator.Evaluator then
     error("avo.evaluate: first argument must be an evaluator (avo.evaluator(...))", 2)
   end
   check_candidate(cand)
-  return avo.evaluate_all(ev, { cand })[1]
+  if opts == nil then return avo.evaluate_all(ev, { cand })[1] end
+  if type(opts) ~= "table" then error("avo.evaluate: options must be a table", 2) end
+  local r = need_run("evaluate")
+  if opts.measured ~= nil then
+    if type(opts.measured) ~= "table" or type(opts.measured.status) ~= "string" then
+      error("avo.evaluate: 'measured' must be a record returned by an attempt", 2)
+    end
+    return adopt(r, ev, cand, opts.measured)
+  end
+  if opts.attempt == nil and not opts.retime then return avo.evaluate_all(ev, { cand })[1] end
+  local info = opts.attempt or {}
+  check_attempt(info)
+  if opts.retime then
+    local copy = {}
+    for k, v in pairs(info) do copy[k] = v end
+    copy.outcome = copy.outcome or "retime"
+    info = copy
+  end
+  return measure(r, ev, cand, info)
+end
+
+-- Compile `cand` only (job mode compile_only; the test backend's
+-- test_compile): {status, reason, log, compile = resources (CUDA)}.  Not an
+-- evaluation: nothing is archived and the budget is not charged.
+function avo.compile(ev, cand)
+  local r = need_run("compile")
+  if getmetatable(ev) ~= evaluator.Evaluator then
+    error("avo.compile: first argument must be an evaluator (avo.evaluator(...))", 2)
+  end
+  check_candidate(cand)
+  if ev.backend == "test" then return ev:test_result(cand, 0, true) end
+  local job = ev:job(cand, 1, r.cache_dir)
+  job.compile_only = true
+  return sched.await(sched.submit(job, ev:deadline(), function(result) return result end))
+end
+
+avo.attempts = {}
+
+-- Set an attempt's outcome (and reason, candidate id when given).
+function avo.attempts.update(id, outcome, reason, candidate_id)
+  local r = need_run("attempts.update")
+  local ok, err = r.archive:attempt_update(id, outcome, reason, candidate_id)
+  if not ok then error("avo.attempts.update: " .. err, 2) end
+  return true
+end
+
+-- This run's attempts, oldest first (rows of the attempts table).
+function avo.attempts.list()
+  local r = need_run("attempts.list")
+  return assert(r.archive:attempts(r.run_id))
+end
+
+-- Unified diff from text a to text b ("" when equal).
+function avo.diff(a, b, name)
+  if type(a) ~= "string" or type(b) ~= "string" then error("avo.diff: expected two strings", 2) end
+  local d, err = core.diff(a, b, name)
+  if not d then error("avo.diff: " .. err, 2) end
+  return d
 end
 
 ------------------------------------------------------- tasks and output
@@ -468,6 +619,7 @@ function avo._begin(state)
   run.submitted, run.finished, run.failed = 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
+  run.attempts, run.trials = 0, {}
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log })
   return run
 end

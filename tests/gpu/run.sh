@@ -1,9 +1,110 @@
 #!/bin/sh
-# GPU tests: skipped (exit 77) until the CUDA backend lands, and on machines
-# without an NVIDIA driver.
-if [ ! -e /dev/nvidiactl ] && ! ls /usr/lib/x86_64-linux-gnu/libcuda.so.1 >/dev/null 2>&1; then
-    echo "skip: no NVIDIA driver on this machine"
+# The GPU test suite.  Exits 77 (skipped) saying why when there is no NVIDIA
+# driver, no GPU or no NVRTC; otherwise runs every seed kernel for real, the
+# planted failures (wrong values, out-of-bounds write, stale output, changed
+# behaviour on the second call, illegal address then a fresh worker, hang ->
+# timeout), a short GA on the GEMM, and prints a summary table last.
+#
+#   AVO=build/avo tests/gpu/run.sh
+#   AVO_GPU_GA_SECONDS=60   length of the GA (default 60)
+#   AVO_GPU_PAPER=1         also time the seed attention on the paper's MHA configs
+set -u
+cd "${AVO_SOURCE_ROOT:-$(dirname "$0")/../..}"
+AVO=${AVO:-build/avo}
+case "$AVO" in /*) ;; *) AVO="$PWD/$AVO" ;; esac
+export AVO_CACHE="${AVO_CACHE:-$(mktemp -d)}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$AVO" doctor >"$tmp/doctor" 2>&1
+if grep -q "^driver *MISSING" "$tmp/doctor"; then
+    echo "skip: $(grep '^driver' "$tmp/doctor" | sed 's/^driver *MISSING: //')"
     exit 77
 fi
-echo "skip: the CUDA backend is not built yet"
-exit 77
+if grep -q "^NVRTC *MISSING" "$tmp/doctor"; then
+    echo "skip: $(grep '^NVRTC' "$tmp/doctor" | sed 's/^NVRTC *MISSING: //')"
+    exit 77
+fi
+if ! grep -q "^GPUs *[1-9]" "$tmp/doctor"; then
+    echo "skip: the NVIDIA driver sees no GPU"
+    exit 77
+fi
+cat "$tmp/doctor"
+
+summary="$tmp/summary"
+: >"$summary"
+failures=0
+# record NAME RESULT DETAIL
+record() {
+    printf '%-34s %-6s %s\n' "$1" "$2" "$3" >>"$summary"
+    [ "$2" = PASS ] || failures=$((failures + 1))
+    printf '%-34s %-6s %s\n' "$1" "$2" "$3"
+}
+# check NAME WANT_EXIT PATTERN CMD... : run, then the exit status and a line of output must match
+check() {
+    name=$1 want=$2 pattern=$3
+    shift 3
+    start=$(date +%s)
+    "$@" >"$tmp/out" 2>&1
+    got=$?
+    secs=$(( $(date +%s) - start ))
+    line=$(head -n 1 "$tmp/out" | cut -c1-110)
+    if [ "$got" -eq "$want" ] && grep -qE -- "$pattern" "$tmp/out"; then
+        record "$name" PASS "${secs}s  $line"
+    else
+        record "$name" FAIL "${secs}s exit $got  $line"
+        sed 's/^/    /' "$tmp/out" | head -n 40
+    fi
+}
+
+V=tests/e2e/evaluators/cuda_vadd.lua
+# Seed kernels, verified and timed.
+check "seed gemm fp32" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_f32
+check "seed gemm bf16" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_bf16
+check "seed gemm fp16" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_f16
+check "gemm bf16 64x64 tiles 4x4" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_bf16 \
+    --param BM=64 --param BN=64 --param BK=16 --param TM=4 --param TN=4
+check "seed softmax" 0 "score" "$AVO" eval kernels/cuda/softmax.cu --evaluator cuda/softmax
+check "softmax warp/vec4" 0 "score" "$AVO" eval kernels/cuda/softmax.cu --evaluator cuda/softmax \
+    --param WARP_REDUCE=1 --param VEC=4 --param BLOCK=256
+check "seed attention (small)" 0 "score" "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_small
+check "attention opt-in smem (64 KiB)" 0 "score" "$AVO" eval kernels/cuda/attention.cu \
+    --evaluator cuda/attention_small --param BLOCK_N=64 --param TPR=4
+check "vadd correct" 0 "score" "$AVO" eval tests/e2e/kernels/cuda_vadd.cu --evaluator $V
+
+# Planted failures.
+check "planted wrong kernel" 1 "wrong .*max error" "$AVO" eval tests/e2e/kernels/cuda_vadd_wrong.cu --evaluator $V
+check "planted out-of-bounds write" 1 "wrote out of bounds of buffer out" \
+    "$AVO" eval tests/e2e/kernels/cuda_vadd_oob.cu --evaluator $V
+check "planted stale output" 1 "output not fully written" \
+    "$AVO" eval tests/e2e/kernels/cuda_vadd_stale.cu --evaluator $V
+check "planted second-call change" 1 "wrong" "$AVO" eval tests/e2e/kernels/cuda_vadd_second.cu --evaluator $V
+check "planted illegal address" 1 "crashed .*CUDA_ERROR_ILLEGAL_ADDRESS" \
+    "$AVO" eval tests/e2e/kernels/cuda_vadd_crash.cu --evaluator $V
+check "crash, then a fresh worker" 0 "second: ok" \
+    "$AVO" run tests/gpu/crash_then_ok.lua --db "$tmp/crash.db" --jobs 1
+check "planted hang -> timeout" 1 "timeout" "$AVO" eval tests/e2e/kernels/cuda_vadd_hang.cu \
+    --evaluator tests/gpu/cuda_vadd_hang.lua
+check "GPU usable after the hang" 0 "score" "$AVO" eval tests/e2e/kernels/cuda_vadd.cu --evaluator $V
+check "block too large -> invalid" 1 "invalid .*larger than the device allows" \
+    "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_small --param BLOCK_M=128 --param TPR=16
+
+if [ "${AVO_GPU_PAPER:-0}" = 1 ]; then
+    check "seed attention, paper MHA configs" 0 "score" timeout "${AVO_GPU_PAPER_SECONDS:-900}" \
+        "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_mha
+    sed -n '/^config/,$p' "$tmp/out" >"$tmp/paper"
+fi
+
+ga=${AVO_GPU_GA_SECONDS:-60}
+check "GA on cuda/gemm_bf16 (${ga}s)" 0 "^best" "$AVO" run examples/gpu_quick.lua --db "$tmp/ga.db" \
+    --jobs 1 --max-time "$ga"
+ga_best=$(grep -E "^(best|speedup)" "$tmp/out" | tr '\n' ' ')
+
+echo
+[ -s "$tmp/paper" ] 2>/dev/null && { echo "seed attention on the paper's MHA configs:"; cat "$tmp/paper"; echo; }
+[ -n "$ga_best" ] && echo "GA: $ga_best"
+echo
+echo "GPU test summary ($(grep -c . "$summary") checks, $failures failed) on $(grep '^  \[0\]' "$tmp/doctor" | sed 's/^ *//')"
+printf '%-34s %-6s %s\n' "check" "result" "detail"
+cat "$summary"
+[ "$failures" -eq 0 ]

@@ -163,10 +163,34 @@ static void test_add_search_read(void)
 
     /* Hostile queries: never an error, always an array. */
     static const char *const hostile[] = {
-        "\"", "*", "NEAR(", "a OR", ")", "", "   ", "(((", "\"unbalanced", "title:softmax",
-        "body : x", "-softmax", "^softmax", "AND", "NOT softmax", "softmax NOT", "a AND OR NOT",
-        "NEAR(softmax warp, 2)", "soft*max", "***", "\"\"\"\"", "{title body}: warp", "+",
-        "x'; DROP TABLE kb_docs; --", "é ñ ü 中文", "\\", "%_", "warp\"reduction",
+        "\"",
+        "*",
+        "NEAR(",
+        "a OR",
+        ")",
+        "",
+        "   ",
+        "(((",
+        "\"unbalanced",
+        "title:softmax",
+        "body : x",
+        "-softmax",
+        "^softmax",
+        "AND",
+        "NOT softmax",
+        "softmax NOT",
+        "a AND OR NOT",
+        "NEAR(softmax warp, 2)",
+        "soft*max",
+        "***",
+        "\"\"\"\"",
+        "{title body}: warp",
+        "+",
+        "x'; DROP TABLE kb_docs; --",
+        "é ñ ü 中文",
+        "\\",
+        "%_",
+        "warp\"reduction",
     };
     for (size_t i = 0; i < sizeof hostile / sizeof hostile[0]; i++) {
         hits = NULL;

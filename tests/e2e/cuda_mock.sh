@@ -1,0 +1,47 @@
+#!/bin/sh
+# The CUDA backend's device side against a mock driver (tests/mock): the
+# correct kernel is verified and timed; wrong values, an out-of-bounds write,
+# stale output, a kernel that changes on its second launch, a sticky fault
+# (crashed, and the next evaluation on a fresh worker works) and launch out
+# of resources (invalid) each get their status.  Needs NVRTC (skip 77).
+. "$(dirname "$0")/lib.sh"
+if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
+    echo "skip: NVRTC not available"; exit 77
+fi
+[ -n "${AVO_MOCK_CUDA_DIR:-}" ] || fail "AVO_MOCK_CUDA_DIR is not set"
+export LD_LIBRARY_PATH="$AVO_MOCK_CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+ev=tests/e2e/evaluators/cuda_vadd_mock.lua
+k=tests/e2e/kernels/cuda_vadd_mock.cu
+"$AVO" doctor >"$tmp/doctor"
+expect_in "$tmp/doctor" "avo mock GPU: sm_90"
+
+expect_exit 0 "$AVO" eval $k --evaluator $ev
+expect_in "$tmp/out" "n1m"
+expect_in "$tmp/out" "score"
+expect_exit 0 "$AVO" eval $k --evaluator $ev --json
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "ok" and r["score"] > 0, r
+for c in r["configs"]:
+    assert c["correct"] and c["samples"] >= 3 and c["median_s"] > 0, c
+    assert abs(c["sm_clock_mhz"] - 1980) < 1, c
+' "$tmp/out"
+
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=1
+expect_in "$tmp/out" "wrong — config n1000: max error 1.0e-02"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=2
+expect_in "$tmp/out" "wrote out of bounds of buffer out"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=3
+expect_in "$tmp/out" "output not fully written"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=4
+expect_in "$tmp/out" "wrong"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=5
+expect_in "$tmp/out" "crashed — crashed with CUDA_ERROR_ILLEGAL_ADDRESS in config n1000"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=6
+expect_in "$tmp/out" "invalid — config n1000: launch out of resources"
+
+expect_exit 0 "$AVO" run tests/e2e/cuda_mock_run.lua --db "$tmp/run.db" --jobs 1
+expect_in "$tmp/out" "first: crashed"
+expect_in "$tmp/out" "second: ok"
+echo "cuda_mock: ok"

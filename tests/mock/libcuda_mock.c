@@ -1,0 +1,240 @@
+/*
+ * libcuda_mock.c — a stand-in for the NVIDIA driver (built as libcuda.so.1)
+ * so the device side of the CUDA backend (buffers, guards, poisoning,
+ * verification, timing, fault handling, worker replacement) runs in CI
+ * without a GPU.  "Device" memory is host memory; modules accept any image;
+ * kernels are host functions chosen by name.  The candidate "vadd" misbehaves
+ * on purpose depending on its block size (set by the test evaluator's MODE
+ * knob, block = 256 - MODE):
+ *   256 correct, 255 wrong values, 254 writes past the end, 253 computes only
+ *   on its first launch (stale output), 252 wrong from its second launch on,
+ *   251 illegal address (sticky), 250 launch out of resources.
+ * Only the entry points avo uses exist; their signatures follow cuda.h.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+enum { OK = 0, INVALID_VALUE = 1, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, OUT_OF_RESOURCES = 701 };
+
+static CUresult sticky;       /* once set, every call fails with it */
+static unsigned long long launches; /* of the candidate in this process */
+
+typedef struct mock_function {
+    char name[64];
+} mock_function;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+CUresult cuGetErrorName(CUresult rc, const char **s)
+{
+    switch (rc) {
+    case OK: *s = "CUDA_SUCCESS"; return OK;
+    case INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return OK;
+    case NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
+    case ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return OK;
+    case OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; return OK;
+    default: *s = NULL; return INVALID_VALUE;
+    }
+}
+
+CUresult cuGetErrorString(CUresult rc, const char **s)
+{
+    switch (rc) {
+    case ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; return OK;
+    case OUT_OF_RESOURCES: *s = "too many resources requested for launch"; return OK;
+    default: return cuGetErrorName(rc, s);
+    }
+}
+
+CUresult cuInit(unsigned flags) { (void)flags; return OK; }
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
+CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? OK : INVALID_VALUE; }
+
+CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+    (void)dev;
+    strncpy(name, "avo mock GPU", (size_t)len);
+    return OK;
+}
+
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+    (void)dev;
+    switch (attr) {
+    case 1: *v = 1024; break;                          /* threads per block */
+    case 2: case 3: *v = 1024; break;
+    case 4: *v = 64; break;
+    case 5: *v = 2147483647; break;
+    case 6: case 7: *v = 65535; break;
+    case 8: *v = 48 * 1024; break;
+    case 16: *v = 132; break;                          /* SMs */
+    case 38: *v = 50 * 1024 * 1024; break;             /* L2 */
+    case 75: *v = 9; break;
+    case 76: *v = 0; break;
+    case 97: *v = 227 * 1024; break;
+    default: *v = 0;
+    }
+    return OK;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev) { (void)dev; *bytes = 80ull << 30; return OK; }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = (void *)&sticky; return OK; }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return sticky; }
+CUresult cuCtxSynchronize(void) { return sticky; }
+
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *o, void **v)
+{
+    (void)image, (void)n, (void)o, (void)v;
+    if (sticky)
+        return sticky;
+    *mod = malloc(1);
+    return OK;
+}
+
+CUresult cuModuleUnload(void *mod) { free(mod); return sticky; }
+
+CUresult cuModuleGetFunction(mock_function **fn, void *mod, const char *name)
+{
+    (void)mod;
+    if (strcmp(name, "vadd") && strcmp(name, "vadd_ref") && strcmp(name, "avo_clock_probe"))
+        return NOT_FOUND;
+    *fn = calloc(1, sizeof **fn);
+    strncpy((*fn)->name, name, sizeof (*fn)->name - 1);
+    return OK;
+}
+
+CUresult cuFuncGetAttribute(int *v, int attr, mock_function *fn) { (void)attr, (void)fn; *v = 0; return OK; }
+CUresult cuFuncSetAttribute(mock_function *fn, int attr, int v) { (void)fn, (void)attr, (void)v; return OK; }
+
+CUresult cuLaunchKernel(mock_function *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                        unsigned by, unsigned bz, unsigned smem, void *stream, void **params,
+                        void **extra)
+{
+    (void)gy, (void)gz, (void)by, (void)bz, (void)smem, (void)stream, (void)extra;
+    if (sticky)
+        return sticky;
+    if (strcmp(fn->name, "avo_clock_probe") == 0) {
+        unsigned long long *out = (unsigned long long *)(uintptr_t)*(CUdeviceptr *)params[0];
+        unsigned long long ns = *(unsigned long long *)params[1];
+        out[0] = ns * 1980 / 1000; /* 1980 MHz */
+        out[1] = ns;
+        return OK;
+    }
+    int n = *(int *)params[0];
+    const float *x = (const float *)(uintptr_t)*(CUdeviceptr *)params[1];
+    const float *y = (const float *)(uintptr_t)*(CUdeviceptr *)params[2];
+    float *out = (float *)(uintptr_t)*(CUdeviceptr *)params[3];
+    int mode = strcmp(fn->name, "vadd_ref") == 0 ? 256 : (int)bx;
+    if ((unsigned long long)gx * bx < (unsigned long long)n && mode == 256 &&
+        strcmp(fn->name, "vadd") == 0)
+        return INVALID_VALUE; /* the test evaluator's grid must cover n */
+    if (mode == 250)
+        return OUT_OF_RESOURCES;
+    if (mode == 251) {
+        sticky = ILLEGAL_ADDRESS;
+        return OK; /* reported by the next synchronize, as on a GPU */
+    }
+    unsigned long long call = strcmp(fn->name, "vadd") == 0 ? launches++ : 0;
+    if (mode == 253 && call > 0)
+        return OK;
+    for (int i = 0; i < n; i++) {
+        float v = x[i] + y[i];
+        if (mode == 255)
+            v += 0.01f;
+        if (mode == 252 && call > 0)
+            v = x[i] - y[i];
+        out[i] = v;
+    }
+    if (mode == 254)
+        for (int i = 0; i < 4; i++)
+            out[n + i] = 0.0f;
+    return OK;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
+{
+    void *m = NULL;
+    if (sticky)
+        return sticky;
+    if (posix_memalign(&m, 256, bytes ? bytes : 1))
+        return 2;
+    memset(m, 0x5a, bytes);
+    *p = (CUdeviceptr)(uintptr_t)m;
+    return OK;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return sticky; }
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+{
+    if (sticky)
+        return sticky;
+    memcpy((void *)(uintptr_t)dst, src, n);
+    return OK;
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+{
+    if (sticky)
+        return sticky;
+    memcpy(dst, (const void *)(uintptr_t)src, n);
+    return OK;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr p, unsigned char v, size_t n)
+{
+    memset((void *)(uintptr_t)p, v, n);
+    return sticky;
+}
+
+CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((unsigned short *)(uintptr_t)p)[i] = v;
+    return sticky;
+}
+
+CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        ((unsigned *)(uintptr_t)p)[i] = v;
+    return sticky;
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr p, unsigned v, size_t n, void *stream)
+{
+    (void)stream;
+    return cuMemsetD32_v2(p, v, n);
+}
+
+CUresult cuEventCreate(double **e, unsigned flags) { (void)flags; *e = calloc(1, sizeof **e); return OK; }
+CUresult cuEventRecord(double *e, void *stream) { (void)stream; *e = now_s(); return sticky; }
+CUresult cuEventSynchronize(double *e) { (void)e; return sticky; }
+
+CUresult cuEventElapsedTime_v2(float *ms, double *a, double *b)
+{
+    *ms = (float)((*b - *a) * 1e3);
+    return sticky;
+}
+
+CUresult cuEventDestroy_v2(double *e) { free(e); return OK; }
+
+/* NVRTC itself opens libcuda.so.1 and asks for the driver's private tables;
+ * the mock has none, which NVRTC accepts. */
+CUresult cuGetExportTable(const void **table, const void *id)
+{
+    (void)id;
+    *table = NULL;
+    return 3; /* CUDA_ERROR_NOT_INITIALIZED */
+}
