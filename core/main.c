@@ -20,7 +20,6 @@
 #include "host.h"
 #include "worker.h"
 
-enum { EXIT_USAGE = 2 };
 
 static const char usage_main[] =
     "usage: avo COMMAND [OPTIONS]\n"
@@ -120,14 +119,6 @@ static const char usage_rebench[] =
     "order, and report mean +- std and paired speedups over the seed.  The\n"
     "measurements are stored in the archive as a new evaluation set.\n";
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
-{
-    fprintf(stderr, "avo: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n\n%s", usage);
-    return EXIT_USAGE;
-}
-
 /* Parse a non-negative integer option; -1 on error. */
 static long long parse_count(const char *s)
 {
@@ -174,28 +165,28 @@ static int cmd_run(int argc, char **argv)
             break;
         case 's':
             if ((n = parse_count(optarg)) < 0) {
-                rc = usage_error(usage_run, "--seed needs a non-negative integer, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage_run, "--seed needs a non-negative integer, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "seed", json_integer(n));
             break;
         case 'j':
             if ((n = parse_count(optarg)) < 1 || n > 1024) {
-                rc = usage_error(usage_run, "--jobs needs an integer from 1 to 1024, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage_run, "--jobs needs an integer from 1 to 1024, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "jobs", json_integer(n));
             break;
         case 'e':
             if ((n = parse_count(optarg)) < 1) {
-                rc = usage_error(usage_run, "--max-evals needs a positive integer, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage_run, "--max-evals needs a positive integer, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "max_evals", json_integer(n));
             break;
         case 't':
             if (parse_seconds(optarg, &secs) < 0) {
-                rc = usage_error(usage_run, "--max-time needs a positive number of seconds, got '%s'",
+                rc = avo_cli_usage_error(usage_run, "--max-time needs a positive number of seconds, got '%s'",
                                  optarg);
                 goto out;
             }
@@ -203,7 +194,7 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'U':
             if (parse_seconds(optarg, &secs) < 0) {
-                rc = usage_error(usage_run, "--max-usd needs a positive number of dollars, got '%s'",
+                rc = avo_cli_usage_error(usage_run, "--max-usd needs a positive number of dollars, got '%s'",
                                  optarg);
                 goto out;
             }
@@ -211,7 +202,7 @@ static int cmd_run(int argc, char **argv)
             break;
         case 'T':
             if ((n = parse_count(optarg)) < 1) {
-                rc = usage_error(usage_run, "--max-tokens needs a positive integer, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage_run, "--max-tokens needs a positive integer, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "max_tokens", json_integer(n));
@@ -224,19 +215,19 @@ static int cmd_run(int argc, char **argv)
             rc = 0;
             goto out;
         default:
-            rc = usage_error(usage_run, "%s", "unrecognised option");
+            rc = avo_cli_usage_error(usage_run, "%s", "unrecognised option");
             goto out;
         }
     }
     if (optind >= argc) {
-        rc = usage_error(usage_run, "%s", "run needs a script");
+        rc = avo_cli_usage_error(usage_run, "%s", "run needs a script");
         goto out;
     }
     json_object_set_new(opts, "script", json_string(argv[optind++]));
     for (; optind < argc; optind++) {
         char *eq = strchr(argv[optind], '=');
         if (!eq || eq == argv[optind]) {
-            rc = usage_error(usage_run, "expected KEY=VALUE after the script, got '%s'", argv[optind]);
+            rc = avo_cli_usage_error(usage_run, "expected KEY=VALUE after the script, got '%s'", argv[optind]);
             goto out;
         }
         *eq = '\0';
@@ -273,7 +264,7 @@ static int cmd_eval(int argc, char **argv)
             break;
         case 's':
             if ((n = parse_count(optarg)) < 0) {
-                rc = usage_error(usage_eval, "--seed needs a non-negative integer, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage_eval, "--seed needs a non-negative integer, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "seed", json_integer(n));
@@ -292,16 +283,16 @@ static int cmd_eval(int argc, char **argv)
             rc = 0;
             goto out;
         default:
-            rc = usage_error(usage_eval, "%s", "unrecognised option");
+            rc = avo_cli_usage_error(usage_eval, "%s", "unrecognised option");
             goto out;
         }
     }
     if (optind != argc - 1) {
-        rc = usage_error(usage_eval, "%s", "eval needs exactly one kernel file");
+        rc = avo_cli_usage_error(usage_eval, "%s", "eval needs exactly one kernel file");
         goto out;
     }
     if (!json_object_get(opts, "evaluator")) {
-        rc = usage_error(usage_eval, "%s", "eval needs --evaluator");
+        rc = avo_cli_usage_error(usage_eval, "%s", "eval needs --evaluator");
         goto out;
     }
     json_object_set_new(opts, "kernel", json_string(argv[optind]));
@@ -333,21 +324,21 @@ static int cmd_recorded(int argc, char **argv, const char *command, const char *
             break;
         case 'o':
             if (!replay) {
-                rc = usage_error(usage, "%s", "--out is an option of replay");
+                rc = avo_cli_usage_error(usage, "%s", "--out is an option of replay");
                 goto out;
             }
             json_object_set_new(opts, "out", json_string(optarg));
             break;
         case 'r':
             if ((n = parse_count(optarg)) < 1) {
-                rc = usage_error(usage, "--run needs a run id, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage, "--run needs a run id, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "run", json_integer(n));
             break;
         case 'j':
             if ((n = parse_count(optarg)) < 1 || n > 1024) {
-                rc = usage_error(usage, "--jobs needs an integer from 1 to 1024, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage, "--jobs needs an integer from 1 to 1024, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, "jobs", json_integer(n));
@@ -355,11 +346,11 @@ static int cmd_recorded(int argc, char **argv, const char *command, const char *
         case 'k':
         case 'n':
             if (!rebench) {
-                rc = usage_error(usage, "%s", "--top and --rounds are options of rebench");
+                rc = avo_cli_usage_error(usage, "%s", "--top and --rounds are options of rebench");
                 goto out;
             }
             if ((n = parse_count(optarg)) < 1 || n > 1000) {
-                rc = usage_error(usage, "expected an integer from 1 to 1000, got '%s'", optarg);
+                rc = avo_cli_usage_error(usage, "expected an integer from 1 to 1000, got '%s'", optarg);
                 goto out;
             }
             json_object_set_new(opts, c == 'k' ? "top" : "rounds", json_integer(n));
@@ -369,21 +360,21 @@ static int cmd_recorded(int argc, char **argv, const char *command, const char *
             rc = 0;
             goto out;
         default:
-            rc = usage_error(usage, "%s", "unrecognised option");
+            rc = avo_cli_usage_error(usage, "%s", "unrecognised option");
             goto out;
         }
     }
     if (optind != argc) {
-        rc = usage_error(usage, "unexpected argument '%s'", argv[optind]);
+        rc = avo_cli_usage_error(usage, "unexpected argument '%s'", argv[optind]);
         goto out;
     }
     const char *db = json_string_value(json_object_get(opts, "db"));
     if (!db) {
-        rc = usage_error(usage, "%s needs --db", command);
+        rc = avo_cli_usage_error(usage, "%s needs --db", command);
         goto out;
     }
     if (replay && !json_object_get(opts, "out")) {
-        rc = usage_error(usage, "%s", "replay needs --out NEW");
+        rc = avo_cli_usage_error(usage, "%s", "replay needs --out NEW");
         goto out;
     }
     if (access(db, R_OK) != 0) {
@@ -426,7 +417,7 @@ static int parse_query(int argc, char **argv, const char *usage, int need_id, qu
             break;
         case 'r':
             if ((q->run = parse_count(optarg)) < 1)
-                return usage_error(usage, "--run needs a run id, got '%s'", optarg);
+                return avo_cli_usage_error(usage, "--run needs a run id, got '%s'", optarg);
             break;
         case 'J':
             q->json = 1;
@@ -438,38 +429,21 @@ static int parse_query(int argc, char **argv, const char *usage, int need_id, qu
             fputs(usage, stdout);
             return 0;
         default:
-            return usage_error(usage, "%s", "unrecognised option");
+            return avo_cli_usage_error(usage, "%s", "unrecognised option");
         }
     }
     if (need_id) {
         if (optind != argc - 1)
-            return usage_error(usage, "%s", "expected one candidate id");
+            return avo_cli_usage_error(usage, "%s", "expected one candidate id");
         const char *arg = argv[optind];
         if (*arg == '#')
             arg++;
         if ((q->id = parse_count(arg)) < 1)
-            return usage_error(usage, "candidate id must be a positive integer, got '%s'", argv[optind]);
+            return avo_cli_usage_error(usage, "candidate id must be a positive integer, got '%s'", argv[optind]);
     } else if (optind != argc) {
-        return usage_error(usage, "unexpected argument '%s'", argv[optind]);
+        return avo_cli_usage_error(usage, "unexpected argument '%s'", argv[optind]);
     }
     return -1;
-}
-
-static avo_archive *open_existing(const char *db)
-{
-    FILE *f = fopen(db, "rb");
-    if (!f) {
-        fprintf(stderr, "avo: cannot open archive %s: %s\n", db, strerror(errno));
-        return NULL;
-    }
-    fclose(f);
-    avo_archive *ar;
-    char err[AVO_ERRLEN];
-    if (avo_archive_open(&ar, db, err, sizeof err) < 0) {
-        fprintf(stderr, "avo: %s\n", err);
-        return NULL;
-    }
-    return ar;
 }
 
 static double num(const json_t *obj, const char *key)
@@ -560,7 +534,7 @@ static int cmd_best(int argc, char **argv)
     int rc = parse_query(argc, argv, usage_best, 0, &q);
     if (rc >= 0)
         return rc;
-    avo_archive *ar = open_existing(q.db);
+    avo_archive *ar = avo_cli_open_archive(q.db);
     if (!ar)
         return 1;
     json_t *best = NULL;
@@ -590,7 +564,7 @@ static int cmd_show(int argc, char **argv)
     int rc = parse_query(argc, argv, usage_show, 1, &q);
     if (rc >= 0)
         return rc;
-    avo_archive *ar = open_existing(q.db);
+    avo_archive *ar = avo_cli_open_archive(q.db);
     if (!ar)
         return 1;
     json_t *c = NULL;
@@ -666,7 +640,7 @@ static int cmd_lineage(int argc, char **argv)
     int rc = parse_query(argc, argv, usage_lineage, 1, &q);
     if (rc >= 0)
         return rc;
-    avo_archive *ar = open_existing(q.db);
+    avo_archive *ar = avo_cli_open_archive(q.db);
     if (!ar)
         return 1;
     json_t *nodes = NULL;
@@ -697,7 +671,7 @@ int main(int argc, char **argv)
 {
     if (argc < 2) {
         fputs(usage_main, stderr);
-        return EXIT_USAGE;
+        return AVO_CLI_EXIT_USAGE;
     }
     const char *cmd = argv[1];
     if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h") || !strcmp(cmd, "help")) {
@@ -739,5 +713,5 @@ int main(int argc, char **argv)
     if (!strcmp(cmd, "rebench"))
         return cmd_recorded(argc - 1, argv + 1, "rebench", usage_rebench);
     fprintf(stderr, "avo: unknown command '%s'\n\n%s", cmd, usage_main);
-    return EXIT_USAGE;
+    return AVO_CLI_EXIT_USAGE;
 }
