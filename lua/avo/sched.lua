@@ -22,6 +22,7 @@ local waiters = {}  -- ticket key -> array of tasks
 local results = {}  -- ticket key -> finished value
 local handlers = {} -- ticket key -> function(result) -> value
 local in_flight = 0
+local failed_tasks = {} -- tasks that raised, until someone joins them
 local on_tick = function() end
 
 -- Start over with the worker pool as the first event source.
@@ -87,6 +88,7 @@ function M.join(task)
     if not coroutine.isyieldable() then error("avo.join: not inside a task", 2) end
     coroutine.yield(JOIN, task)
   end
+  failed_tasks[task] = nil
   if task.err then error(task.err, 0) end
   return table.unpack(task.values, 1, task.values.n)
 end
@@ -101,6 +103,7 @@ local function finish(task, ok, ...)
     task.values = table.pack(...)
   else
     task.err = ...
+    failed_tasks[task] = true
   end
   for _, j in ipairs(task.joiners) do wake(j) end
   task.joiners = {}
@@ -175,6 +178,13 @@ function M.run(fn, ...)
     on_tick()
   end
   if main.err then error(main.err, 0) end
+  -- An error in a task nobody joined must not vanish.
+  failed_tasks[main] = nil
+  local orphan = next(failed_tasks)
+  if orphan then
+    failed_tasks = {}
+    error("a task spawned with avo.spawn failed and was never joined: " .. tostring(orphan.err), 0)
+  end
   return table.unpack(main.values, 1, main.values.n)
 end
 

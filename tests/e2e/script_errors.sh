@@ -23,6 +23,12 @@ printf 'local avo = require "avo"\nlocal ev = avo.evaluator("%s")\n' "$tmp/s/ev.
 expect_exit 1 "$AVO" run "$tmp/s/useev.lua" --db "$tmp/a.db"
 expect_in "$tmp/err" "evaluator field 'description' is missing"
 
+# An error in a spawned task that nobody joins fails the run with its location.
+printf 'local avo = require "avo"\navo.spawn(function() error("lost task") end)\nlocal ev = avo.evaluator("tests/e2e/evaluators/axpy.lua")\navo.evaluate(ev, ev:seed())\n' > "$tmp/s/orphan.lua"
+expect_exit 1 "$AVO" run "$tmp/s/orphan.lua" --db "$tmp/a.db"
+expect_in "$tmp/err" "never joined"
+expect_in "$tmp/err" "orphan.lua:2: lost task"
+
 # A failed run is marked failed in the archive.
 [ "$(q "$tmp/a.db" "SELECT status FROM runs ORDER BY id DESC LIMIT 1")" = failed ] || fail "run not marked failed"
 echo "script_errors: ok"
