@@ -330,7 +330,7 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     if (p.x_step < 1)
         p.x_step = 1;
     p.x_lo = 0;
-    plot_begin(out, &p, 1000, 400, "score trajectory", "evaluation", "score", 1);
+    plot_begin(out, &p, 1080, 400, "score trajectory", "evaluation", "score", 1);
 
     /* Per-config running-best lines under everything else. */
     for (k = 0; k < n_names; k++) {
@@ -476,7 +476,7 @@ static void plot_generations(avo_strbuf *out, const json_t *cands)
     p.x_lo = -0.5;
     p.x_hi = (double)g_max + 0.5;
     p.x_step = g_max > 20 ? ceil((double)g_max / 20) : 1;
-    plot_begin(out, &p, 1000, 350, "score per generation", "generation", "score", 1);
+    plot_begin(out, &p, 1080, 350, "score per generation", "generation", "score", 1);
     double box_w = p.width / (double)(g_max + 1) * 0.5;
     if (box_w > 40)
         box_w = 40;
