@@ -2023,8 +2023,8 @@ out:
  * Set an attempt's outcome; reason and candidate_id only when given (NULL,
  * 0 leave them).  AVO_ENOTFOUND for an unknown id.
  */
-int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
-                               const char *reason, int64_t candidate_id, char *err, size_t errlen)
+int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome, const char *reason,
+                               int64_t candidate_id, char *err, size_t errlen)
 {
     if (!ar || !outcome)
         return avo_error(err, errlen, AVO_EINVAL, "attempt_update: missing argument");
@@ -2052,9 +2052,9 @@ int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
 
 int avo_archive_attempts(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"id",     "run_id", "step",    "lineage",      "t",
-                                       "source_hash", "knobs", "status", "score", "outcome",
-                                       "reason", "candidate_id", "configs"};
+    static const char *const keys[] = {
+        "id",    "run_id",  "step",   "lineage",      "t",      "source_hash", "knobs", "status",
+        "score", "outcome", "reason", "candidate_id", "configs"};
     if (!ar || !ret)
         return avo_error(err, errlen, AVO_EINVAL, "attempts: missing argument");
     *ret = NULL;

@@ -132,7 +132,7 @@ int avo_cli_doctor(int argc, char **argv)
     }
     if (argc > 1)
         return avo_cli_usage_error(usage_doctor, "unexpected argument '%s'", argv[1]);
-    printf("avo " "doctor\n");
+    printf("avo doctor\n");
     report_compiler();
     int have_nvrtc = report_nvrtc();
     report_driver(have_nvrtc);

@@ -930,22 +930,112 @@ static int drain(int fd, byte_buf *b)
  * Run compile_child under a deadline.  Returns the child's message (caller
  * owns) or NULL with status and reason set on `result`.
  */
+/* The compile input as one message for `avo nvrtc-compile` (new reference). */
+static json_t *compile_input_json(const compile_input *in, double timeout_s)
+{
+    json_t *msg = json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source",
+                            in->source, "timeout_s", timeout_s, "options", "name_expressions",
+                            "headers");
+    if (!msg)
+        return NULL;
+    for (size_t i = 0; i < in->noptions; i++)
+        json_array_append_new(json_object_get(msg, "options"), json_string(in->options[i]));
+    for (size_t i = 0; i < in->nname_exprs; i++)
+        json_array_append_new(json_object_get(msg, "name_expressions"),
+                              json_string(in->name_exprs[i]));
+    for (int i = 0; i < in->nheaders; i++)
+        json_array_append_new(json_object_get(msg, "headers"),
+                              json_pack("[s, s]", in->header_names[i], in->headers[i]));
+    return msg;
+}
+
+/*
+ * `avo nvrtc-compile`: read one compile input message on in_fd, compile,
+ * answer on out_fd (the compile child's message).  Used instead of a plain
+ * fork once the worker holds a CUDA context, which a forked child must not
+ * inherit.  Never returns.
+ */
+int avo_cuda_compile_main(int in_fd, int out_fd)
+{
+    json_t *msg = NULL;
+    compile_input in;
+    memset(&in, 0, sizeof in);
+    if (avo_proto_recv(in_fd, &msg, NULL, 0) < 0)
+        _exit(2);
+    in.what = json_string_value(json_object_get(msg, "what"));
+    in.source = json_string_value(json_object_get(msg, "source"));
+    const json_t *opts = json_object_get(msg, "options"), *names = json_object_get(msg, "name_expressions");
+    const json_t *headers = json_object_get(msg, "headers");
+    in.options = calloc(json_array_size(opts) + 1, sizeof *in.options);
+    in.name_exprs = calloc(json_array_size(names) + 1, sizeof *in.name_exprs);
+    if (!in.what || !in.source || !in.options || !in.name_exprs ||
+        json_array_size(headers) > MAX_HEADERS)
+        _exit(2);
+    for (size_t i = 0; i < json_array_size(opts); i++)
+        if ((in.options[in.noptions] = json_string_value(json_array_get(opts, i))))
+            in.noptions++;
+    for (size_t i = 0; i < json_array_size(names); i++)
+        if ((in.name_exprs[in.nname_exprs] = json_string_value(json_array_get(names, i))))
+            in.nname_exprs++;
+    for (size_t i = 0; i < json_array_size(headers); i++) {
+        const json_t *h = json_array_get(headers, i);
+        in.header_names[in.nheaders] = json_string_value(json_array_get(h, 0));
+        in.headers[in.nheaders] = json_string_value(json_array_get(h, 1));
+        if (in.header_names[in.nheaders] && in.headers[in.nheaders])
+            in.nheaders++;
+    }
+    compile_child(&in, out_fd, json_number_value(json_object_get(msg, "timeout_s")));
+}
+
+/* Whether compiles must exec a fresh process: once this process holds a
+ * CUDA context (or when AVO_NVRTC_EXEC=1, for tests). */
+static int compile_needs_exec(void)
+{
+    const char *force = getenv("AVO_NVRTC_EXEC");
+    return avo_cuda_device_active() || (force && strcmp(force, "1") == 0);
+}
+
 static json_t *compile_in_child(const cuda_job *job, const compile_input *in, int is_candidate,
                                 json_t *result)
 {
-    int fds[2];
+    int fds[2], in_fds[2] = {-1, -1};
+    int use_exec = compile_needs_exec();
+    json_t *input = use_exec ? compile_input_json(in, job->compile_timeout_s) : NULL;
+    if (use_exec && (!input || pipe2(in_fds, O_CLOEXEC) < 0)) {
+        json_decref(input);
+        avo_cuda_result_fail(result, "error", "cannot prepare the compile process");
+        return NULL;
+    }
     if (pipe2(fds, O_CLOEXEC) < 0) {
         avo_cuda_result_fail(result, "error", "pipe: %s", strerror(errno));
+        json_decref(input);
+        if (use_exec)
+            close(in_fds[0]), close(in_fds[1]);
         return NULL;
     }
     double deadline = avo_monotonic() + job->compile_timeout_s;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        if (use_exec) {
+            /* A fresh image: no CUDA state inherited from this worker. */
+            if (dup2(in_fds[0], 0) < 0 || dup2(fds[1], 1) < 0)
+                _exit(127);
+            char *argv[] = {"avo", "nvrtc-compile", NULL};
+            execv("/proc/self/exe", argv);
+            _exit(127);
+        }
         compile_child(in, fds[1], job->compile_timeout_s);
     }
     int fork_errno = errno;
     close(fds[1]);
+    if (use_exec) {
+        close(in_fds[0]);
+        if (pid > 0)
+            avo_proto_send(in_fds[1], input, NULL, 0); /* the child reads it all first */
+        close(in_fds[1]);
+        json_decref(input);
+    }
     if (pid < 0) {
         close(fds[0]);
         avo_cuda_result_fail(result, "error", "fork: %s", strerror(fork_errno));

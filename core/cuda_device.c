@@ -165,6 +165,11 @@ fail: {
 }
 }
 
+int avo_cuda_device_active(void)
+{
+    return D.ready || D.ctx != NULL;
+}
+
 /* SM clock in MHz measured by the probe, or 0 when unreadable. */
 static double probe_clock_mhz(void)
 {

@@ -73,6 +73,9 @@ typedef struct cuda_build {
 void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda_build *ref,
                          json_t *result, int *ret_retire);
 
+/* True once this process holds a CUDA context (cuda_device.c). */
+int avo_cuda_device_active(void);
+
 /* Set status and a printf-formatted reason on a result (cuda.c). */
 void avo_cuda_result_fail(json_t *result, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -17,6 +17,7 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "cli.h"
+#include "cuda.h"
 #include "host.h"
 #include "worker.h"
 
@@ -684,6 +685,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "worker"))
         return avo_worker_main(0, 1);
+    if (!strcmp(cmd, "nvrtc-compile")) /* hidden: the CUDA backend's compile process */
+        return avo_cuda_compile_main(0, 1);
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 1, argv + 1);
     if (!strcmp(cmd, "eval"))

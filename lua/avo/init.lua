@@ -451,6 +451,14 @@ local function adopt(r, ev, cand, measured)
   local key = ev:key(cand)
   local known = r.by_key[key]
   if known then return duplicate_of(sched.await(known)) end
+  local old = r.recorded and r.recorded.mode == "resume" and r.recorded.by_key[key]
+  if old and old.status ~= "pending" then
+    -- Committed before the run was killed: the row exists.
+    local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0)
+    account(r, rec, cand)
+    r.by_key[key] = sched.complete_now(rec)
+    return rec
+  end
   local id, err = r.archive:add{
     run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
     source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
@@ -553,6 +561,15 @@ function avo.log(fmt, ...)
   else
     io.stderr:write(msg, "\n")
   end
+end
+
+-- An event of kind `kind` with a JSON-able payload in the run's archive.
+function avo.event(kind, data)
+  local r = need_run("event")
+  if type(kind) ~= "string" or kind == "" then error("avo.event: kind must be a string", 2) end
+  local ok, err = r.archive:event(r.run_id, kind, data)
+  if not ok then error("avo.event: " .. tostring(err), 2) end
+  return true
 end
 
 function avo.progress(info)

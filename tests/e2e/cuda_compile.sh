@@ -53,6 +53,14 @@ assert r["status"] == "ok" and k["registers"] > 0 and k["static_shared_bytes"] =
 assert k["spill_store_bytes"] == 0 and len(k["params"]) == 6, k
 ' "$tmp/out"
 
+# the compile process can also be a fresh exec of avo (what a worker holding a
+# CUDA context uses): same report, same log on errors
+AVO_NVRTC_EXEC=1 AVO_CACHE="$tmp/cache-exec" expect_exit 0 "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_small --compile-only --arch sm_80
+expect_in "$tmp/out" "attention_fwd (entry)"
+sed 's/acc\[i\]\[j\] = 0.0f;/acc[i][j] = 0.0f/' kernels/cuda/gemm.cu >"$tmp/syntax.cu"
+AVO_NVRTC_EXEC=1 AVO_CACHE="$tmp/cache-exec" expect_exit 1 "$AVO" eval "$tmp/syntax.cu" --evaluator cuda/gemm_f32 --compile-only --arch sm_80
+expect_in "$tmp/out" "error: expected a \";\""
+
 # a syntax error shows NVRTC's log
 sed 's/acc\[i\]\[j\] = 0.0f;/acc[i][j] = 0.0f/' kernels/cuda/gemm.cu >"$tmp/syntax.cu"
 expect_exit 1 "$AVO" eval "$tmp/syntax.cu" --evaluator cuda/gemm_f32 --compile-only --arch sm_80

@@ -26,6 +26,10 @@ counters are kept per full model name, so a test picks a fresh name such as
     badargs...    a tool call whose arguments are not a JSON object
     code...       answers with the text of the last user message's
                   "ANSWER:" line onwards (for operator tests)
+    agent...      one agent step (operators/agent.lua) on the agent tests'
+                  synth kernel: tool calls read_source, edit (SPEED 1.0 ->
+                  1.25), evaluate, commit, one per answer, chosen by the
+                  number of tool results the request carries
 
 When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
 x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
@@ -77,6 +81,44 @@ def anthropic_tool(args):
                         {"type": "tool_use", "id": "toolu_1", "name": "get_weather",
                          "input": args}],
             "stop_reason": "tool_use", "usage": {"input_tokens": 20, "output_tokens": 5}}
+
+
+AGENT_SCRIPT = [
+    ("read_source", {}),
+    ("edit", {"search": "#define SPEED 1.0", "replace": "#define SPEED 1.25"}),
+    ("evaluate", {}),
+    ("commit", {"message": "raise SPEED to 1.25"}),
+]
+
+
+def tool_results(shape, req):
+    """Number of tool results in the whole conversation."""
+    n = 0
+    for m in req.get("messages") or []:
+        if shape == "openai":
+            n += m.get("role") == "tool"
+        elif isinstance(m.get("content"), list):
+            n += sum(1 for b in m["content"] if b.get("type") == "tool_result")
+    return n
+
+
+def agent_answer(shape, req):
+    n = tool_results(shape, req)
+    if n >= len(AGENT_SCRIPT):
+        return openai_text("done") if shape == "openai" else anthropic_text("done")
+    name, args = AGENT_SCRIPT[n]
+    if shape == "openai":
+        return {"id": "chatcmpl-a", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls",
+                             "message": {"role": "assistant", "content": None,
+                                         "tool_calls": [{"id": "call_%d" % n, "type": "function",
+                                                         "function": {"name": name,
+                                                                      "arguments": json.dumps(args)}}]}}],
+                "usage": {"prompt_tokens": 30, "completion_tokens": 10}}
+    return {"id": "msg_a", "type": "message", "role": "assistant",
+            "content": [{"type": "text", "text": "Step %d." % (n + 1)},
+                        {"type": "tool_use", "id": "toolu_%d" % n, "name": name, "input": args}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 30, "output_tokens": 10}}
 
 
 def error_body(shape, kind, message):
@@ -213,6 +255,9 @@ class Handler(BaseHTTPRequestHandler):
         if model.startswith("cut"):
             self.send_raw(200, b'{"choices": [', length=4096)
             self.close_connection = True
+            return
+        if model.startswith("agent"):
+            self.send_json(200, agent_answer(shape, req))
             return
         if model.startswith("tools") and tool_result is None:
             if shape == "openai":

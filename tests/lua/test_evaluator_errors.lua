@@ -55,3 +55,33 @@ expect(function(e) e.args[4].length = function() error("oops") end end, "oops")
 local ok, err = pcall(avo.evaluator, "no/such/evaluator")
 assert(not ok and err:find("not found"), err)
 print("test_evaluator_errors: ok")
+
+-- CUDA evaluators: launch geometry, headers, element types, tolerances.
+local function cuda(mutate, pattern)
+  expect(function(e)
+    e.backend, e.kernel, e.entry = "cuda", "kernels/cuda/gemm.cu", "gemm"
+    e.reference = { source = "kernels/cuda/gemm_ref.cu", entry = "gemm_ref", grid = 1, block = 256 }
+    e.grid = function(c, k) return 1 end
+    e.block = 256
+    mutate(e)
+  end, pattern)
+end
+cuda(function(e) e.grid = nil end, "'grid' must be a function(config, knobs)")
+cuda(function(e) e.block = "wide" end, "'block' must be a function(config, knobs)")
+cuda(function(e) e.reference.block = nil end, "'reference.block'")
+cuda(function(e) e.args[4].type = "f8" end, "'args[4].type' must be f32, f64, i32, i64, f16 or bf16")
+cuda(function(e) e.headers = { ["../x.h"] = "int x;" } end, "relative header name without '..'")
+cuda(function(e) e.headers = { ["x.h"] = 42 } end, "must be the header's text or a file name")
+cuda(function(e) e.tolerance.bf17 = { atol = 1 } end, "'tolerance.bf17' is not an element type")
+cuda(function(e) e.nvrtc_options = { 7 } end, "'nvrtc_options[1]' must be a string")
+cuda(function(e) e.reference.grid = nil end, "'reference.grid'")
+-- bf16 is for CUDA only
+expect(function(e) e.args[4].type = "bf16" end, "'args[4].type' must be f32, f64, i32 or i64")
+-- a good CUDA evaluator builds jobs with concrete launch numbers
+local ev = avo.evaluator("cuda/gemm_bf16")
+local job = ev:job(ev:seed(), 1, "/tmp")
+assert(job.backend == "cuda" and job.configs[1].launch.block[1] == 32, "launch from knobs")
+assert(job.configs[1].reference_launch.block[1] == 16, "reference launch")
+assert(job.nvrtc_options[1] == "-DIN_T=__nv_bfloat16", "nvrtc options")
+local bad = ev:job({ source = "x", knobs = { BN = 0 } }, 1, "/tmp")
+assert(bad.configs[1].launch.error, "a failing grid function becomes a launch error")

@@ -732,6 +732,59 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return remove(path);
 }
 
+/* Agent attempts (schema step 4): add, update the outcome, read back. */
+static void test_attempts(void)
+{
+    const char *path = tmp_path("attempts.db");
+    avo_archive *ar = open_ok(path);
+    avo_run_info info = {.seed = 1};
+    int64_t run = 0, cand = 0, a1 = 0, a2 = 0;
+    char err[AVO_ERRLEN];
+    CHECK_INT(avo_archive_run_begin(ar, &info, &run, err, sizeof err), 0);
+    avo_candidate_info ci = {.run_id = run, .operator_name = "seed", .source = "k1\n",
+                             .knobs_json = "{}"};
+    CHECK_INT(avo_archive_candidate_add(ar, &ci, &cand, err, sizeof err), 0);
+
+    json_t *a = json_pack("{s:i, s:s, s:s, s:{s:i}, s:s, s:f, s:s, s:[{s:s, s:b}]}", "step", 2,
+                          "lineage", "L1", "source", "k2\n", "knobs", "BM", 32, "status", "ok",
+                          "score", 1.5, "outcome", "evaluated", "configs", "name", "small",
+                          "correct", 1);
+    CHECK_INT(avo_archive_attempt_add(ar, run, a, &a1, err, sizeof err), 0);
+    json_object_set_new(a, "outcome", json_string("retime"));
+    json_object_set_new(a, "candidate_id", json_integer(cand));
+    json_object_set_new(a, "score", json_null());
+    CHECK_INT(avo_archive_attempt_add(ar, run, a, &a2, err, sizeof err), 0);
+    CHECK(a2 > a1);
+    json_object_del(a, "lineage");
+    CHECK_INT(avo_archive_attempt_add(ar, run, a, NULL, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "lineage");
+    json_decref(a);
+
+    CHECK_INT(avo_archive_attempt_update(ar, a1, "committed", "faster", cand, err, sizeof err), 0);
+    CHECK_INT(avo_archive_attempt_update(ar, a2, "retime", NULL, 0, err, sizeof err), 0);
+    CHECK_INT(avo_archive_attempt_update(ar, 999, "committed", NULL, 0, err, sizeof err),
+              AVO_ENOTFOUND);
+
+    json_t *rows = NULL;
+    CHECK_INT(avo_archive_attempts(ar, run, &rows, err, sizeof err), 0);
+    CHECK_INT((long long)json_array_size(rows), 2);
+    json_t *r1 = json_array_get(rows, 0), *r2 = json_array_get(rows, 1);
+    CHECK_STR(jstr(r1, "outcome"), "committed");
+    CHECK_STR(jstr(r1, "reason"), "faster");
+    CHECK_STR(jstr(r1, "lineage"), "L1");
+    CHECK_INT(jint(r1, "step"), 2);
+    CHECK_INT(jint(r1, "candidate_id"), cand);
+    CHECK_INT(jint(json_object_get(r1, "knobs"), "BM"), 32);
+    CHECK(json_is_array(json_object_get(r1, "configs")));
+    CHECK_STR(jstr(r1, "source_hash"), jstr(r2, "source_hash"));
+    CHECK(json_is_null(json_object_get(r2, "score")));
+    CHECK(json_is_null(json_object_get(r2, "reason")));
+    CHECK_INT(jint(r2, "candidate_id"), cand);
+    json_decref(rows);
+    avo_archive_free(ar);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM sources WHERE text = 'k2' || char(10)"), 1);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -747,6 +800,7 @@ int main(void)
     test_newer_schema_refused();
     test_v0_and_reopen();
     test_crash_safety();
+    test_attempts();
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();
 }

@@ -1,0 +1,39 @@
+-- The AVO loop (strategies/avo.lua) on the CPU sgemm kernel: an agent with
+-- tools — lineage, knowledge base (kernels/kb), edit, compile, evaluate,
+-- commit — evolves one lineage from the naive seed, under a supervisor that
+-- steps in when the search stalls.  Configured from the environment like
+-- every LLM example (README "LLMs"):
+--
+--   AVO_LLM_PROVIDER=openai AVO_LLM_MODEL=gpt-4.1 AVO_LLM_API_KEY=sk-... \
+--     avo run examples/avo_cpu.lua --max-time 3600 --max-usd 5
+--
+--   # offline demo: scripted answers (one commit, two stalls, a supervisor call)
+--   AVO_LLM_PROVIDER=scripted AVO_LLM_SCRIPT=examples/avo_cpu.jsonl \
+--     avo run examples/avo_cpu.lua steps=4 stall=2
+--
+-- Arguments: steps=N (default 10 when no budget is given), lineages=N,
+-- stall=K (supervisor after K steps without a commit, default 3),
+-- kb=FILE (knowledge base, default avo_kb.db; kernels/kb is indexed into it),
+-- evaluator=NAME (default cpu/sgemm).
+local avo = require "avo"
+local args = ... or {}
+
+local ok, why = avo.llm.configured()
+if not ok then
+  avo.exit(2, "examples/avo_cpu.lua: " .. why .. "\n" ..
+    "for example: AVO_LLM_PROVIDER=openai AVO_LLM_MODEL=gpt-4.1 AVO_LLM_API_KEY=sk-... " ..
+    "avo run examples/avo_cpu.lua --max-time 3600 --max-usd 5\n" ..
+    "or offline: AVO_LLM_PROVIDER=scripted AVO_LLM_SCRIPT=examples/avo_cpu.jsonl " ..
+    "avo run examples/avo_cpu.lua steps=4 stall=2")
+end
+
+local b = avo.budget()
+local budgeted = b.max_evaluations or b.max_seconds or b.max_usd or b.max_tokens
+return avo.strategy("avo").run{
+  evaluator = args.evaluator or "cpu/sgemm",
+  steps = tonumber(args.steps) or (not budgeted and 10 or nil),
+  lineages = tonumber(args.lineages) or 1,
+  kb = args.kb or "avo_kb.db", kb_dirs = { "kernels/kb" },
+  agent = { max_turns = 30, max_evaluations = 8, retime_rounds = 3 },
+  supervisor = { stall_steps = tonumber(args.stall) or 3, directions = 4 },
+}

@@ -1,0 +1,811 @@
+-- agent: the agentic variation operator of the AVO paper,
+-- Vary(P_t) = Agent(P_t, K, f).  One variation step is one agent session:
+-- the model gets the task, the evaluator's description, the current best and
+-- the lineage, and works through tools (the provider's tool calling) on a
+-- private working copy until it commits a better version or gives up.
+--
+-- Tools: list_lineage, read_version(id), diff(a, b), kb_search(query),
+-- kb_read(doc), notes_read, notes_append(text), read_source, edit(search,
+-- replace), write_source(source), set_knobs(knobs), compile, evaluate,
+-- commit(message), give_up(reason).  A call with bad arguments, or one that
+-- fails, answers the model with an error message and the step goes on.
+--
+-- Every `evaluate` is an attempt (archive table attempts): it makes no
+-- candidate.  `commit` passes the commit gate — correct on every config and
+-- aggregate >= the incumbent's (ties accepted).  When the gain is within the
+-- timing noise (the largest per-config spread of the two measurements, or
+-- the `noise` option), candidate and incumbent are re-timed alternately
+-- `retime_rounds` times (avo.evaluate{retime = true}) and the commit stands
+-- only if the candidate's mean is at least the incumbent's.  A committed
+-- version becomes a candidate (operator "agent", parent the incumbent, note
+-- the commit message) without being evaluated again.
+--
+-- compile: a compile-only job (job field compile_only) on both backends, so
+-- the CUDA path reports registers, spills and shared memory; nothing runs.
+--
+-- Memory: each lineage keeps its conversation across steps.  When it grows
+-- past `context_tokens` (estimated at 4 characters a token) it is compacted
+-- into a summary by one LLM call at the start of the next step; the summary
+-- is an event "agent_compaction" in the archive.  The run's notes (tools
+-- notes_read/notes_append) are shared by all lineages and recorded as events
+-- "agent_note".
+--
+-- Use: inside strategies/avo.lua (one or more lineages), or in ga as one
+-- operator among others: operators = { agent = 1, param_tweak = 1 }; there
+-- apply(ctx, parents) returns the committed version as a candidate (already
+-- in the archive, so evaluating it again answers from there), or nil, why.
+--
+-- Options (ctx.options; the strategy's agent table):
+--   provider, model, base_url, api_key_env, temperature, max_tokens,
+--   timeout, retries        passed to avo.llm.chat
+--   max_turns        LLM calls per step (default 24)
+--   max_step_tokens  input + output tokens per step (default 400000)
+--   max_evaluations  evaluate/commit measurements per step (default 8)
+--   max_seconds      wall time per step (default 1800)
+--   context_tokens   conversation size that triggers compaction (60000)
+--   retime_rounds    interleaved re-timings of each side (default 3)
+--   noise            relative noise threshold instead of the measured spread
+--   kb               knowledge-base file (avo.kb.open); default: the run's
+--                    archive (avo.kb.search / avo.kb.read)
+--   prompt           prompt module (default "prompts/agent")
+--   lineage          lineage name when used outside strategies/avo (default "ga")
+
+local avo = require "avo"
+local core = require "avo.core"
+local patch = require "avo.patch"
+local paths = require "avo.paths"
+
+local M = {}
+M.name = "agent"
+
+M.DEFAULTS = {
+  max_turns = 24, max_step_tokens = 400000, max_evaluations = 8, max_seconds = 1800,
+  context_tokens = 60000, retime_rounds = 3,
+}
+
+local CHAT_KEYS = { "provider", "model", "base_url", "api_key_env", "temperature", "max_tokens",
+                    "timeout", "retries", "backoff" }
+
+local function array(t) return setmetatable(t or {}, core.json_array_mt) end
+
+------------------------------------------------------------------ options
+
+local function read_options(o)
+  local cfg = {}
+  for k, v in pairs(M.DEFAULTS) do cfg[k] = v end
+  for k, v in pairs(o or {}) do cfg[k] = v end
+  for _, k in ipairs({ "max_turns", "max_step_tokens", "max_evaluations", "context_tokens",
+                       "retime_rounds" }) do
+    if math.type(cfg[k]) ~= "integer" or cfg[k] < (k == "retime_rounds" and 0 or 1) then
+      error(("agent: option '%s' must be a positive integer, got %s"):format(k,
+        tostring(cfg[k])), 0)
+    end
+  end
+  if type(cfg.max_seconds) ~= "number" or cfg.max_seconds <= 0 then
+    error("agent: option 'max_seconds' must be a number > 0", 0)
+  end
+  if cfg.noise ~= nil and (type(cfg.noise) ~= "number" or cfg.noise < 0) then
+    error("agent: option 'noise' must be a number >= 0", 0)
+  end
+  return cfg
+end
+
+local prompts = {}
+function M.load_prompt(spec)
+  if prompts[spec] then return prompts[spec] end
+  local path = paths.find("operators", spec)
+  if not path then error(("agent: prompt '%s' not found"):format(spec), 0) end
+  local chunk, err = loadfile(path, "t")
+  if not chunk then error(err, 0) end
+  local p = chunk()
+  if type(p) ~= "table" or type(p.step) ~= "function" then
+    error(path .. ": an agent prompt module returns {system =, step = function, ...}", 0)
+  end
+  prompts[spec] = p
+  return p
+end
+
+------------------------------------------------------------------ helpers
+
+local function excerpt(text, n)
+  text = tostring(text or "")
+  if #text > n then return text:sub(1, n) .. "\n... (" .. (#text - n) .. " more bytes)" end
+  return text
+end
+
+local function knob_text(values)
+  local names = {}
+  for k in pairs(values or {}) do names[#names + 1] = k end
+  table.sort(names)
+  local parts = {}
+  for _, k in ipairs(names) do parts[#parts + 1] = k .. "=" .. tostring(values[k]) end
+  return #parts > 0 and table.concat(parts, ", ") or "none"
+end
+
+local function same_knobs(a, b)
+  return knob_text(a) == knob_text(b)
+end
+
+-- Per-config lines of a record or measurement.
+local function config_lines(rec, unit, against)
+  local by_name = {}
+  for _, c in ipairs(against and against.configs or {}) do by_name[c.name] = c end
+  local lines = {}
+  for _, c in ipairs(rec.configs or {}) do
+    local rate = unit == "GB/s" and c.gbs or c.gflops
+    local line = c.name .. ": "
+    if c.correct == false then
+      line = line .. "WRONG" .. (c.reason and (" (" .. c.reason .. ")") or "")
+    elseif rate then
+      line = line .. ("%.6g %s"):format(rate, unit or "")
+      if c.spread then line = line .. (", spread %.2f%%"):format(c.spread * 100) end
+      local o = by_name[c.name]
+      local orate = o and (unit == "GB/s" and o.gbs or o.gflops)
+      if orate and orate > 0 then line = line .. (", %.3fx the best"):format(rate / orate) end
+    else
+      line = line .. (c.reason or "not timed")
+    end
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+-- Tokens of a message list, estimated at 4 characters a token.
+function M.estimate_tokens(messages)
+  local n = 0
+  for _, m in ipairs(messages) do
+    n = n + #(m.content or "") + 16
+    for _, tc in ipairs(m.tool_calls or {}) do
+      n = n + #tc.name + #core.json_encode(tc.arguments or {}) + 16
+    end
+  end
+  return (n + 3) // 4
+end
+
+------------------------------------------------------------------ lineages
+
+-- State of one lineage across steps: conversation, compacted summary,
+-- committed versions, supervisor directions, counters.
+function M.new_lineage(name, incumbent)
+  return {
+    name = name, step = 0, messages = {}, summary = nil, committed = {},
+    directions = {}, directions_left = 0, events = {}, incumbent = incumbent,
+    attempts = {}, -- {step, hash, score, status, outcome} of every measurement
+    tokens = 0,
+  }
+end
+
+-- The run's notes (scratchpad), shared by the lineages of this run.
+local notes = { entries = {} }
+
+function M.notes() return notes.entries end
+
+local default_lineages = {}
+
+------------------------------------------------------------------ the KB
+
+local function kb_handle(cfg)
+  if cfg.kb then
+    if not cfg._kb then
+      local ok, kb, err = pcall(avo.kb.open, cfg.kb)
+      if not ok then return nil, tostring(kb) end
+      if not kb then return nil, err end
+      cfg._kb = kb
+    end
+    local kb = cfg._kb
+    return { search = function(q, n) return kb:search(q, n) end,
+             read = function(d) return kb:read(d) end }
+  end
+  if type(avo.kb) ~= "table" or type(avo.kb.search) ~= "function" then
+    return nil, "no knowledge base is available in this build (avo.kb missing)"
+  end
+  return { search = avo.kb.search, read = avo.kb.read }
+end
+
+------------------------------------------------------------------ tools
+
+local TOOLS = {
+  { name = "list_lineage", description = "The versions committed in this lineage and the run's best versions (id, score, message).",
+    parameters = { type = "object", properties = {} } },
+  { name = "read_version", description = "One version of the archive: source, diff to its parent, knobs, per-config scores, resource usage.",
+    parameters = { type = "object", properties = { id = { type = "integer" } }, required = array{ "id" } } },
+  { name = "diff", description = "Unified diff and score comparison of two versions (ids).",
+    parameters = { type = "object", properties = { a = { type = "integer" }, b = { type = "integer" } },
+                   required = array{ "a", "b" } } },
+  { name = "kb_search", description = "Search the knowledge base of optimisation notes; ranked snippets.",
+    parameters = { type = "object", properties = { query = { type = "string" } }, required = array{ "query" } } },
+  { name = "kb_read", description = "Read one knowledge-base document (path or id from kb_search).",
+    parameters = { type = "object", properties = { doc = { type = "string" } }, required = array{ "doc" } } },
+  { name = "notes_read", description = "Read the run's notes (your scratchpad across steps).",
+    parameters = { type = "object", properties = {} } },
+  { name = "notes_append", description = "Append a note for later steps (what worked, what did not, ideas).",
+    parameters = { type = "object", properties = { text = { type = "string" } }, required = array{ "text" } } },
+  { name = "read_source", description = "The working copy's source and knob values.",
+    parameters = { type = "object", properties = {} } },
+  { name = "edit", description = "Replace the one place where `search` occurs in the working copy (exact lines; whitespace-tolerant) with `replace`.",
+    parameters = { type = "object", properties = { search = { type = "string" }, replace = { type = "string" } },
+                   required = array{ "search", "replace" } } },
+  { name = "write_source", description = "Replace the whole working copy.",
+    parameters = { type = "object", properties = { source = { type = "string" } }, required = array{ "source" } } },
+  { name = "set_knobs", description = "Set knob values (// avo:param) of the working copy.",
+    parameters = { type = "object", properties = { knobs = { type = "object" } }, required = array{ "knobs" } } },
+  { name = "compile", description = "Compile the working copy only: status, log and resource usage.",
+    parameters = { type = "object", properties = {} } },
+  { name = "evaluate", description = "Verify and time the working copy on every config: score vector, failures, comparison with the best. Costs one evaluation.",
+    parameters = { type = "object", properties = {} } },
+  { name = "commit", description = "Commit the working copy as a new version (gate: correct everywhere and at least as fast as the best). Ends the step when accepted.",
+    parameters = { type = "object", properties = { message = { type = "string" } }, required = array{ "message" } } },
+  { name = "give_up", description = "End this step without a new version, with the reason.",
+    parameters = { type = "object", properties = { reason = { type = "string" } }, required = array{ "reason" } } },
+}
+M.TOOLS = TOOLS
+
+local TOOL_BY_NAME = {}
+for _, t in ipairs(TOOLS) do TOOL_BY_NAME[t.name] = t end
+
+local JSON_TYPES = { integer = "integer", string = "string", object = "table" }
+
+-- nil when `args` fits the tool's schema, else a message for the model.
+local function check_args(tool, args)
+  if type(args) ~= "table" then return "arguments must be a JSON object" end
+  local props = tool.parameters.properties
+  for _, name in ipairs(tool.parameters.required or {}) do
+    if args[name] == nil then return ("missing argument '%s'"):format(name) end
+  end
+  for name, v in pairs(args) do
+    local p = props[name]
+    if not p then
+      local known = {}
+      for k in pairs(props) do known[#known + 1] = k end
+      table.sort(known)
+      return ("unknown argument '%s' (arguments: %s)"):format(tostring(name),
+        #known > 0 and table.concat(known, ", ") or "none")
+    end
+    local want = JSON_TYPES[p.type]
+    local ok = (want == "integer" and math.type(v) == "integer")
+      or (want == "integer" and type(v) == "number" and math.tointeger(v))
+      or (want ~= "integer" and type(v) == want)
+    if not ok then
+      return ("argument '%s' must be %s %s, got %s"):format(name,
+        p.type == "integer" and "an" or "a", p.type, type(v) == "table" and "an object or array"
+        or type(v))
+    end
+  end
+  return nil
+end
+
+------------------------------------------------------------------ a step
+
+local Step = {}
+Step.__index = Step
+
+function Step:chat_options()
+  local o = {}
+  for _, k in ipairs(CHAT_KEYS) do o[k] = self.cfg[k] end
+  return o
+end
+
+function Step:measure(what)
+  if self.evaluations >= self.cfg.max_evaluations then
+    return nil, ("the evaluation budget of this step (%d) is spent; commit what you have or " ..
+      "give_up"):format(self.cfg.max_evaluations)
+  end
+  if avo.exhausted() then return nil, "the run's budget is exhausted; give_up" end
+  self.evaluations = self.evaluations + 1
+  local work = self.work
+  local cand = { source = work.source, knobs = work.knobs }
+  local m = avo.evaluate(self.ev, cand, { attempt = { lineage = self.lineage.name,
+    step = self.lineage.step } })
+  if m.status == "skipped" then return nil, "the run's evaluation budget is exhausted; give_up" end
+  local entry = { step = self.lineage.step, hash = core.hash(work.source .. "\0" ..
+    knob_text(work.knobs)), score = m.score, status = m.status, outcome = m.outcome,
+    attempt_id = m.attempt_id, why = what }
+  self.lineage.attempts[#self.lineage.attempts + 1] = entry
+  m.entry = entry
+  self.measured = { source = work.source, knobs = work.knobs, m = m }
+  return m
+end
+
+function Step:set_outcome(m, outcome, reason, candidate_id)
+  m.outcome = outcome
+  if m.entry then m.entry.outcome = outcome end
+  avo.attempts.update(m.attempt_id, outcome, reason, candidate_id)
+end
+
+function Step:describe_measurement(m)
+  local inc = self.lineage.incumbent
+  local out = {}
+  out[#out + 1] = ("attempt #%d: %s, %.6g %s"):format(m.attempt_id, m.status, m.score,
+    self.ev.unit or "")
+  if m.status == "ok" and inc and (inc.score or 0) > 0 then
+    out[#out + 1] = ("vs best #%d (%.6g): %.4fx"):format(inc.id, inc.score, m.score / inc.score)
+  end
+  if m.reason then out[#out + 1] = "reason: " .. m.reason end
+  local lines = config_lines(m, self.ev.unit, inc)
+  if #lines > 0 then out[#out + 1] = "per config:\n- " .. table.concat(lines, "\n- ") end
+  if m.status ~= "ok" and m.log and m.log ~= "" then
+    out[#out + 1] = "log:\n" .. excerpt(m.log, 3000)
+  end
+  return table.concat(out, "\n")
+end
+
+-- Relative timing noise of two measurements: the largest per-config spread.
+local function noise_of(cfg, a, b)
+  if cfg.noise then return cfg.noise end
+  local worst = 0
+  for _, rec in ipairs({ a, b }) do
+    for _, c in ipairs(rec.configs or {}) do
+      if type(c.spread) == "number" and c.spread > worst then worst = c.spread end
+    end
+  end
+  return worst
+end
+
+-- Interleaved re-timing: incumbent, candidate, incumbent, ... Returns
+-- confirmed, mean candidate / mean incumbent, or nil and why.
+function Step:retime(cand_src, cand_knobs, inc)
+  local sums = { cand = 0, inc = 0 }
+  local info = { lineage = self.lineage.name, step = self.lineage.step }
+  for _ = 1, self.cfg.retime_rounds do
+    for _, side in ipairs({ "inc", "cand" }) do
+      local c = side == "inc" and { source = inc.source, knobs = inc.knobs or {} }
+        or { source = cand_src, knobs = cand_knobs }
+      local i = { lineage = info.lineage, step = info.step,
+                  candidate_id = side == "inc" and inc.id or nil }
+      local m = avo.evaluate(self.ev, c, { retime = true, attempt = i })
+      if m.status == "skipped" then return nil, "the run's evaluation budget is exhausted" end
+      if m.status ~= "ok" then return false, 0, ("re-timing of the %s failed: %s"):format(
+        side == "inc" and "best" or "candidate", m.reason or m.status) end
+      sums[side] = sums[side] + m.score
+    end
+  end
+  local ratio = sums.inc > 0 and sums.cand / sums.inc or math.huge
+  return sums.cand >= sums.inc, ratio
+end
+
+-- The commit gate.  Returns the new record, or nil and a message for the model.
+function Step:commit(message)
+  local work, inc = self.work, self.lineage.incumbent
+  if work.source == inc.source and same_knobs(work.knobs, inc.knobs) then
+    return nil, "the working copy is the current best unchanged; edit it first"
+  end
+  local m = self.measured
+  if not (m and m.source == work.source and same_knobs(m.knobs, work.knobs)) then
+    local mm, err = self:measure("commit")
+    if not mm then return nil, err end
+    m = self.measured
+  end
+  m = m.m
+  if m.status ~= "ok" then
+    local outcome = m.status == "compile_error" and "compile_error" or "rejected_incorrect"
+    self:set_outcome(m, outcome, message)
+    return nil, ("commit rejected: the working copy is not correct on every config (%s: %s)")
+      :format(m.status, m.reason or "")
+  end
+  local best = inc.score or 0
+  if m.score < best then
+    self:set_outcome(m, "rejected_slower", message)
+    return nil, ("commit rejected: %.6g is slower than the best #%d (%.6g, %.4fx)"):format(
+      m.score, inc.id, best, best > 0 and m.score / best or 0)
+  end
+  local gain = best > 0 and m.score / best - 1 or math.huge
+  local noise = noise_of(self.cfg, m, inc)
+  local retimed
+  if gain <= noise then
+    local confirmed, ratio, why = self:retime(work.source, work.knobs, inc)
+    if confirmed == nil then return nil, "commit not possible: " .. ratio end
+    if not confirmed then
+      self:set_outcome(m, "rejected_noise", message)
+      return nil, ("commit rejected: the gain (%.2f%%) is within the timing noise (%.2f%%) and " ..
+        "interleaved re-timing did not confirm it (%s)"):format(gain * 100, noise * 100,
+        why or ("candidate/best = %.4f"):format(ratio))
+    end
+    retimed = ratio
+  end
+  local cand = {
+    source = work.source, knobs = work.knobs, operator = M.name,
+    parents = { { id = inc.id, role = "parent" } }, note = message,
+    generation = self.ctx.generation or self.lineage.step,
+  }
+  local rec = avo.evaluate(self.ev, cand, { measured = m })
+  if rec.duplicate then
+    self:set_outcome(m, "duplicate", message, rec.id)
+    return nil, ("this version is already #%d in the archive; change something"):format(rec.id)
+  end
+  self:set_outcome(m, "committed", message, rec.id)
+  rec.retimed = retimed
+  return rec
+end
+
+------------------------------------------------------------------ handlers
+
+local H = {}
+
+function H.list_lineage(self)
+  local lines = {}
+  for _, rec in ipairs(self.lineage.committed) do
+    lines[#lines + 1] = ("#%d step %d: %.6g — %s"):format(rec.id, rec.step or 0, rec.score,
+      rec.note or "")
+  end
+  local top = {}
+  for _, rec in ipairs(avo.lineage.top(5)) do
+    top[#top + 1] = ("#%d (%s): %.6g — %s"):format(rec.id, rec.operator, rec.score,
+      excerpt(rec.note or "", 120))
+  end
+  return ("current best of lineage %s: #%d (%.6g %s)\ncommitted in this lineage:\n%s\n" ..
+    "run's best versions:\n%s"):format(self.lineage.name, self.lineage.incumbent.id,
+    self.lineage.incumbent.score, self.ev.unit or "",
+    #lines > 0 and ("- " .. table.concat(lines, "\n- ")) or "(none yet)",
+    #top > 0 and ("- " .. table.concat(top, "\n- ")) or "(none)")
+end
+
+local function get_version(id)
+  local rec = avo.lineage.get(id)
+  if not rec then return nil, ("no version #%d"):format(id) end
+  return rec
+end
+
+function H.read_version(self, args)
+  local rec, err = get_version(math.tointeger(args.id))
+  if not rec then return nil, err end
+  local out = { ("#%d (%s, generation %d): %s, score %.6g %s"):format(rec.id, rec.operator,
+    rec.generation or 0, rec.status, rec.score or 0, self.ev.unit or "") }
+  if rec.note then out[#out + 1] = "note: " .. rec.note end
+  out[#out + 1] = "knobs: " .. knob_text(rec.knobs)
+  local lines = config_lines(rec, self.ev.unit)
+  if #lines > 0 then out[#out + 1] = "per config:\n- " .. table.concat(lines, "\n- ") end
+  local res = rec.result and rec.result.compile
+  if res and res.kernels then
+    for _, k in ipairs(res.kernels) do
+      out[#out + 1] = ("resources %s: %d registers, spill %s/%s bytes, %d B static shared"):format(
+        k.name, k.registers or -1, tostring(k.spill_store_bytes), tostring(k.spill_load_bytes),
+        k.static_shared_bytes or 0)
+    end
+  end
+  local parent = rec.parents and rec.parents[1]
+  local prec = parent and avo.lineage.get(parent.id)
+  if prec then
+    out[#out + 1] = ("diff to parent #%d:\n%s"):format(prec.id,
+      excerpt(avo.diff(prec.source, rec.source), 6000))
+  end
+  out[#out + 1] = "source:\n" .. rec.source
+  return table.concat(out, "\n")
+end
+
+function H.diff(self, args)
+  local a, err = get_version(math.tointeger(args.a))
+  if not a then return nil, err end
+  local b, berr = get_version(math.tointeger(args.b))
+  if not b then return nil, berr end
+  local out = { ("#%d: %.6g, #%d: %.6g %s (b/a = %.4f)"):format(a.id, a.score or 0, b.id,
+    b.score or 0, self.ev.unit or "", (a.score or 0) > 0 and (b.score or 0) / a.score or 0) }
+  if not same_knobs(a.knobs, b.knobs) then
+    out[#out + 1] = ("knobs: %s -> %s"):format(knob_text(a.knobs), knob_text(b.knobs))
+  end
+  local lines = config_lines(b, self.ev.unit, a)
+  if #lines > 0 then out[#out + 1] = "b per config:\n- " .. table.concat(lines, "\n- ") end
+  local d = avo.diff(a.source, b.source)
+  out[#out + 1] = d == "" and "sources are identical" or excerpt(d, 8000)
+  return table.concat(out, "\n")
+end
+
+function H.kb_search(self, args)
+  local kb, err = kb_handle(self.cfg)
+  if not kb then return nil, "knowledge base unavailable: " .. err end
+  local hits, serr = kb.search(args.query, 8)
+  if not hits then return nil, "knowledge base unavailable: " .. tostring(serr) end
+  if #hits == 0 then return "no matches" end
+  local out = {}
+  for i, h in ipairs(hits) do
+    out[i] = ("%d. %s §%s %s\n   %s"):format(i, tostring(h.doc), tostring(h.section or ""),
+      tostring(h.title or ""), tostring(h.snippet or ""):gsub("%s+", " "))
+  end
+  return table.concat(out, "\n")
+end
+
+function H.kb_read(self, args)
+  local kb, err = kb_handle(self.cfg)
+  if not kb then return nil, "knowledge base unavailable: " .. err end
+  local doc, rerr = kb.read(args.doc)
+  if not doc then return nil, tostring(rerr or ("no document " .. args.doc)) end
+  if type(doc) == "table" then doc = doc.text or "" end
+  return excerpt(doc, 12000)
+end
+
+function H.notes_read(self)
+  if #notes.entries == 0 then return "(no notes yet)" end
+  local out = {}
+  for i, n in ipairs(notes.entries) do
+    out[i] = ("%d. [%s step %d] %s"):format(i, n.lineage, n.step, n.text)
+  end
+  return table.concat(out, "\n")
+end
+
+function H.notes_append(self, args)
+  local n = { lineage = self.lineage.name, step = self.lineage.step, text = args.text }
+  notes.entries[#notes.entries + 1] = n
+  avo.event("agent_note", n)
+  return ("noted (%d notes)"):format(#notes.entries)
+end
+
+function H.read_source(self)
+  return ("knobs: %s\n%s"):format(knob_text(self.work.knobs), self.work.source)
+end
+
+local function set_source(self, new)
+  local ok, err = patch.check_regions(self.lineage.incumbent.source, new)
+  if not ok then return nil, err end
+  local pok, domain = pcall(avo.knobs, new)
+  if not pok then return nil, "bad knob declaration: " .. tostring(domain) end
+  -- Keep the knob values the new source still declares.
+  local knobs = {}
+  for _, k in ipairs(domain) do
+    local v = self.work.knobs[k.name]
+    local found
+    for _, allowed in ipairs(k.values) do
+      if v ~= nil and tostring(allowed) == tostring(v) then found = allowed break end
+    end
+    knobs[k.name] = found or k.values[1]
+  end
+  self.work.source, self.work.knobs = new, knobs
+  return true
+end
+
+function H.edit(self, args)
+  local new, err = patch.apply_blocks(self.work.source, { { search = args.search,
+    replace = args.replace } })
+  if not new then return nil, err end
+  if new == self.work.source then return nil, "the edit leaves the working copy unchanged" end
+  local ok, serr = set_source(self, new)
+  if not ok then return nil, serr end
+  return "edited; the working copy has changed (compile or evaluate it)"
+end
+
+function H.write_source(self, args)
+  if not args.source:match("%S") then return nil, "the source is empty" end
+  local ok, err = set_source(self, args.source)
+  if not ok then return nil, err end
+  return "the working copy is replaced"
+end
+
+function H.set_knobs(self, args)
+  local domain = avo.knobs(self.work.source)
+  local by_name = {}
+  for _, k in ipairs(domain) do by_name[k.name] = k end
+  local knobs = {}
+  for k, v in pairs(self.work.knobs) do knobs[k] = v end
+  for name, v in pairs(args.knobs) do
+    local k = by_name[name]
+    if not k then return nil, ("the working copy declares no knob '%s'"):format(tostring(name)) end
+    local found
+    for _, allowed in ipairs(k.values) do
+      if tostring(allowed) == tostring(v) then found = allowed break end
+    end
+    if found == nil then
+      local vals = {}
+      for i, x in ipairs(k.values) do vals[i] = tostring(x) end
+      return nil, ("knob %s takes one of %s"):format(name, table.concat(vals, ", "))
+    end
+    knobs[name] = found
+  end
+  self.work.knobs = knobs
+  return "knobs: " .. knob_text(knobs)
+end
+
+function H.compile(self)
+  local r = avo.compile(self.ev, { source = self.work.source, knobs = self.work.knobs })
+  local out = { ("compile: %s%s"):format(r.status == "ok" and "ok" or r.status,
+    r.reason and (" — " .. r.reason) or "") }
+  local res = r.compile
+  for _, k in ipairs(res and res.kernels or {}) do
+    out[#out + 1] = ("%s: %d registers, spill %s/%s bytes, %d B static shared"):format(k.name,
+      k.registers or -1, tostring(k.spill_store_bytes), tostring(k.spill_load_bytes),
+      k.static_shared_bytes or 0)
+  end
+  if r.log and r.log:match("%S") then out[#out + 1] = "log:\n" .. excerpt(r.log, 4000) end
+  return table.concat(out, "\n")
+end
+
+function H.evaluate(self)
+  local m, err = self:measure("evaluate")
+  if not m then return nil, err end
+  return self:describe_measurement(m)
+end
+
+function H.commit(self, args)
+  local rec, err = self:commit(args.message)
+  if not rec then return nil, err end
+  self.result = rec
+  self.done = true
+  return ("committed as #%d (%.6g %s)%s"):format(rec.id, rec.score, self.ev.unit or "",
+    rec.retimed and (", confirmed by re-timing (%.4fx)"):format(rec.retimed) or "")
+end
+
+function H.give_up(self, args)
+  self.done = true
+  self.why = "gave up: " .. args.reason
+  return "step ended"
+end
+
+-- Run one tool call; returns the text for the tool message.
+function Step:call_tool(tc)
+  self.tool_calls = self.tool_calls + 1
+  if self.done then return "ignored: the step has already ended" end
+  local tool = TOOL_BY_NAME[tc.name]
+  if not tool then
+    local names = {}
+    for _, t in ipairs(TOOLS) do names[#names + 1] = t.name end
+    self.errors = self.errors + 1
+    return ("error: unknown tool '%s' (tools: %s)"):format(tostring(tc.name),
+      table.concat(names, ", "))
+  end
+  local bad = check_args(tool, tc.arguments)
+  if bad then
+    self.errors = self.errors + 1
+    return ("error: %s: %s"):format(tc.name, bad)
+  end
+  local ok, out, err = pcall(H[tc.name], self, tc.arguments)
+  if not ok then
+    self.errors = self.errors + 1
+    return ("error: %s failed: %s"):format(tc.name, tostring(out))
+  end
+  if out == nil then
+    self.errors = self.errors + 1
+    return ("error: %s: %s"):format(tc.name, tostring(err))
+  end
+  return out
+end
+
+------------------------------------------------------------------ memory
+
+local function transcript(messages)
+  local out = {}
+  for _, m in ipairs(messages) do
+    local text = m.content or ""
+    if m.role == "tool" then text = "[tool result] " .. excerpt(text, 1500) end
+    for _, tc in ipairs(m.tool_calls or {}) do
+      text = text .. ("\n[call %s %s]"):format(tc.name, excerpt(core.json_encode(tc.arguments or {}), 600))
+    end
+    out[#out + 1] = ("%s: %s"):format(m.role, text)
+  end
+  return table.concat(out, "\n")
+end
+
+-- Compact the lineage's conversation into a summary (one LLM call).
+-- Returns true, or nil and why (the conversation is then kept).
+function M.compact(lineage, cfg, prompt)
+  local before = M.estimate_tokens(lineage.messages)
+  local chat = {}
+  for _, k in ipairs(CHAT_KEYS) do chat[k] = cfg[k] end
+  chat.system = prompt.compact_system
+  chat.messages = { { role = "user", content = prompt.compact{ transcript = transcript(lineage.messages),
+    summary = lineage.summary } } }
+  local resp, err = avo.llm.chat(chat)
+  if not resp then return nil, err end
+  lineage.summary = resp.content
+  lineage.messages = {}
+  avo.event("agent_compaction", { lineage = lineage.name, step = lineage.step,
+    tokens_before = before, summary = resp.content, call_id = resp.call_id })
+  return true
+end
+
+------------------------------------------------------------------ step
+
+-- One variation step of `lineage` from its incumbent (a verified record).
+-- Returns the committed record, or nil and why.
+function M.step(ctx, lineage)
+  local cfg = read_options(ctx.options)
+  local prompt = M.load_prompt(cfg.prompt or "prompts/agent")
+  local ev = ctx.ev
+  local inc = lineage.incumbent
+  if not (inc and inc.id and inc.status == "ok") then
+    return nil, "the agent needs a verified incumbent (an evaluated, correct parent)"
+  end
+  lineage.step = lineage.step + 1
+
+  if M.estimate_tokens(lineage.messages) > cfg.context_tokens then
+    local ok, err = M.compact(lineage, cfg, prompt)
+    if not ok then avo.log("agent %s: compaction failed: %s", lineage.name, err) end
+  end
+
+  local history = {}
+  for _, rec in ipairs(lineage.committed) do
+    history[#history + 1] = ("#%d step %d: %.6g %s — %s"):format(rec.id, rec.step or 0,
+      rec.score, ev.unit or "", rec.note or "")
+  end
+  local directions = {}
+  if lineage.directions_left > 0 then
+    directions = lineage.directions
+    lineage.directions_left = lineage.directions_left - 1
+  end
+  local message = prompt.step{
+    evaluator = ev.name, description = ev.description, unit = ev.unit, lineage = lineage.name,
+    step = lineage.step,
+    best = { id = inc.id, score = inc.score, source = inc.source, knobs = knob_text(inc.knobs),
+             configs = config_lines(inc, ev.unit) },
+    history = history, directions = directions, events = lineage.events,
+    summary = #lineage.messages == 0 and lineage.summary or nil,
+    limits = { turns = cfg.max_turns, evaluations = cfg.max_evaluations,
+               seconds = math.floor(cfg.max_seconds) },
+    regions = patch.fixed_segments(inc.source) ~= nil, notes = #notes.entries,
+  }
+  lineage.events = {}
+  local messages = lineage.messages
+  messages[#messages + 1] = { role = "user", content = message }
+
+  local self = setmetatable({
+    ctx = ctx, cfg = cfg, ev = ev, lineage = lineage, evaluations = 0, turns = 0,
+    tokens = 0, tool_calls = 0, errors = 0, done = false,
+    work = { source = inc.source, knobs = {} },
+  }, Step)
+  for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end
+
+  local started = avo.budget().elapsed
+  local chat = self:chat_options()
+  chat.system = prompt.system
+  chat.tools = TOOLS
+  local why
+  while not self.done do
+    if self.turns >= cfg.max_turns then why = ("turn budget of the step (%d) exhausted"):format(cfg.max_turns) break end
+    if self.tokens >= cfg.max_step_tokens then why = "token budget of the step exhausted" break end
+    if avo.budget().elapsed - started >= cfg.max_seconds then why = "time budget of the step exhausted" break end
+    if avo.exhausted() then why = "run budget exhausted" break end
+    chat.messages = messages
+    local resp, err = avo.llm.chat(chat)
+    self.turns = self.turns + 1
+    if not resp then why = "llm: " .. err break end
+    self.tokens = self.tokens + resp.usage.input_tokens + resp.usage.output_tokens
+    messages[#messages + 1] = resp.message
+    if #resp.tool_calls == 0 then
+      messages[#messages + 1] = { role = "user", content = "Work through the tools: edit, " ..
+        "compile, evaluate, then commit, or give_up with the reason." }
+    else
+      for _, tc in ipairs(resp.tool_calls) do
+        local out = self:call_tool(tc)
+        messages[#messages + 1] = { role = "tool", tool_call_id = tc.id, content = out }
+      end
+    end
+  end
+  lineage.tokens = lineage.tokens + self.tokens
+  avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = self.turns,
+    tokens = self.tokens, evaluations = self.evaluations, tool_calls = self.tool_calls,
+    tool_errors = self.errors, committed = self.result and self.result.id or nil,
+    why = self.result and nil or (self.why or why) })
+  if self.result then
+    local rec = self.result
+    rec.step = lineage.step
+    lineage.committed[#lineage.committed + 1] = rec
+    lineage.incumbent = rec
+    lineage.directions_left = 0
+    return rec
+  end
+  return nil, self.why or why or "no commit"
+end
+
+------------------------------------------------------------------ operator
+
+-- As an operator (ga): the parent is the incumbent of the lineage named by
+-- the `lineage` option; the committed version comes back as a candidate.
+function M.apply(ctx, parents)
+  local parent = parents[1]
+  if not (parent and parent.id and parent.status == "ok") then
+    return nil, "the agent needs an evaluated, correct parent"
+  end
+  local name = (ctx.options or {}).lineage or "ga"
+  local lineage = default_lineages[name]
+  if not lineage then
+    lineage = M.new_lineage(name, parent)
+    default_lineages[name] = lineage
+  end
+  if lineage.incumbent.id ~= parent.id then
+    lineage.events[#lineage.events + 1] = ("the search hands you #%d as the version to improve")
+      :format(parent.id)
+    lineage.incumbent = parent
+  end
+  local rec, why = M.step(ctx, lineage)
+  if not rec then return nil, why end
+  return { source = rec.source, knobs = rec.knobs, operator = M.name, parents = rec.parents,
+           note = rec.note, generation = ctx.generation }
+end
+
+return M

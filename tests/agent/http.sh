@@ -1,0 +1,18 @@
+#!/bin/sh
+# One agent step against the loopback fake server in both tool-calling
+# shapes (OpenAI-compatible and Anthropic); the key stays out of the archive.
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/../llm/server.sh"
+unset AVO_LLM_REPLAY AVO_LLM_PROVIDER AVO_LLM_MODEL AVO_LLM_SCRIPT AVO_LLM_BASE_URL
+
+start_fake_server
+export AVO_TEST_LLM_BASE="$FAKE_BASE"
+export AVO_LLM_API_KEY="$FAKE_LLM_KEY"
+expect_exit 0 "$AVO" run tests/agent/http.lua --db "$tmp/a.db" --jobs 1 db="$tmp/a.db"
+expect_in "$tmp/err" "agent http: ok"
+q "$tmp/a.db" "SELECT count(*) FROM llm_calls WHERE provider = 'anthropic' AND status = 'ok'" \
+    | grep -qx 4 || fail "anthropic turns not recorded"
+for f in "$tmp"/a.db*; do
+    if grep -q "$FAKE_LLM_KEY" "$f"; then fail "API key found in $f"; fi
+done
+echo "agent http: ok"
