@@ -10,16 +10,48 @@
 
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "archive.h"
 
 enum { AVO_CLI_EXIT_USAGE = 2 };
 
+int avo_cli_best(int argc, char **argv);
+int avo_cli_show(int argc, char **argv);
+int avo_cli_lineage(int argc, char **argv);
 int avo_cli_runs(int argc, char **argv);
 int avo_cli_diff(int argc, char **argv);
 int avo_cli_export(int argc, char **argv);
 int avo_cli_report(int argc, char **argv);
 int avo_cli_doctor(int argc, char **argv); /* CUDA toolkit, driver and GPUs found */
 int avo_cli_kb(int argc, char **argv);     /* knowledge base: add, search, read, list */
+
+/* One command-line option of a command (see avo_cli_parse_options). */
+typedef enum {
+    AVO_OPT_STRING, /* --name VALUE: key = "VALUE" */
+    AVO_OPT_FLAG,   /* --name: key = true */
+    AVO_OPT_LIST,   /* --name VALUE, repeatable: key = ["VALUE", ...] */
+    AVO_OPT_INT,    /* --name N with min <= N <= max: key = N */
+    AVO_OPT_NUMBER, /* --name X with X > 0: key = X */
+} avo_cli_option_kind;
+
+#define AVO_OPT_UNBOUNDED (1LL << 62)
+
+typedef struct avo_cli_option {
+    const char *name; /* long name without "--"; NULL ends a table */
+    avo_cli_option_kind kind;
+    const char *key;  /* key set in the options object */
+    long long min, max;
+} avo_cli_option;
+
+/*
+ * Parse argv (argv[0] is the command) against `table` into `opts` (caller
+ * owns).  Returns -1 and the index of the first operand in *ret_optind when
+ * parsing succeeded; otherwise the exit status to return: 0 after printing
+ * the usage for --help, 2 after a usage error naming the option.
+ */
+int avo_cli_parse_options(int argc, char **argv, const avo_cli_option *table, const char *usage,
+                          json_t *opts, int *ret_optind);
 
 /* Print "avo: <fmt with arg>" and the usage to stderr; returns 2. */
 int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg);

@@ -17,6 +17,6 @@ seed_top=$(q "$db" "SELECT count(*) FROM (SELECT id, operator FROM candidates WH
 expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/t.db"
 expect_exit 1 "$AVO" rebench --db "$tmp/t.db"; expect_in "$tmp/err" "nothing to time"
 expect_exit 2 "$AVO" rebench;                  expect_in "$tmp/err" "rebench needs --db"
-expect_exit 2 "$AVO" rebench --db "$db" --top 0; expect_in "$tmp/err" "expected an integer"
-expect_exit 2 "$AVO" resume --db "$db" --rounds 3; expect_in "$tmp/err" "options of rebench"
+expect_exit 2 "$AVO" rebench --db "$db" --top 0; expect_in "$tmp/err" "--top needs an integer from 1 to 1000, got '0'"
+expect_exit 2 "$AVO" resume --db "$db" --rounds 3; expect_in "$tmp/err" "unrecognised option '--rounds'"
 echo "rebench: ok"

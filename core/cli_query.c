@@ -1,0 +1,314 @@
+/*
+ * cli_query.c — avo best, avo show, avo lineage: read one run's results
+ * from an archive and print them for people (or as JSON with --json).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "archive.h"
+#include "avo.h"
+#include "cli.h"
+
+static const char usage_best[] =
+    "usage: avo best [--db FILE] [--run ID] [--json]\n"
+    "\n"
+    "Print the best verified candidate of a run (default: the latest run).\n";
+
+static const char usage_show[] =
+    "usage: avo show ID [--db FILE] [--source] [--json]\n"
+    "\n"
+    "Print a candidate: status, score, knobs, parents, per-config results.\n"
+    "  --source           also print its kernel source\n";
+
+static const char usage_lineage[] =
+    "usage: avo lineage ID [--db FILE] [--json]\n"
+    "\n"
+    "Print the ancestry of a candidate as a tree, back to the seed.\n";
+
+
+typedef struct query_opts {
+    const char *db;
+    long long id;
+    long long run;
+    int json;
+    int source;
+} query_opts;
+
+static const avo_cli_option query_options[] = {
+    {"db", AVO_OPT_STRING, "db", 0, 0},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED},
+    {"json", AVO_OPT_FLAG, "json", 0, 0},
+    {"source", AVO_OPT_FLAG, "source", 0, 0},
+    {NULL, 0, NULL, 0, 0},
+};
+
+/* Parse the options shared by best/show/lineage into q (strings point into
+ * *ret_opts, which the caller frees).  Returns -1 to continue, or an exit
+ * status. */
+static int parse_query(int argc, char **argv, const char *usage, int need_id, query_opts *q,
+                       json_t **ret_opts)
+{
+    json_t *opts = *ret_opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, query_options, usage, opts, &first);
+    if (rc >= 0)
+        return rc;
+    const char *db = json_string_value(json_object_get(opts, "db"));
+    *q = (query_opts){
+        .db = db ? db : "avo.db",
+        .run = json_integer_value(json_object_get(opts, "run")),
+        .json = json_is_true(json_object_get(opts, "json")),
+        .source = json_is_true(json_object_get(opts, "source")),
+    };
+    if (need_id) {
+        if (first != argc - 1)
+            return avo_cli_usage_error(usage, "%s", "expected one candidate id");
+        if ((q->id = avo_cli_parse_id(argv[first])) < 1)
+            return avo_cli_usage_error(usage, "candidate id must be a positive integer, got '%s'",
+                                       argv[first]);
+    } else if (first != argc) {
+        return avo_cli_usage_error(usage, "unexpected argument '%s'", argv[first]);
+    }
+    return -1;
+}
+
+static double num(const json_t *obj, const char *key)
+{
+    return json_number_value(json_object_get(obj, key));
+}
+
+static const char *str(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+static void print_json(const json_t *value)
+{
+    char *text = json_dumps(value, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (text) {
+        puts(text);
+        free(text);
+    }
+}
+
+static void print_knobs(const json_t *knobs)
+{
+    const char *key;
+    json_t *value;
+    int first = 1;
+    json_object_foreach((json_t *)knobs, key, value)
+    {
+        char *text = json_dumps(value, JSON_ENCODE_ANY);
+        const char *shown = json_is_string(value) ? json_string_value(value) : text;
+        printf("%s%s=%s", first ? "" : " ", key, shown ? shown : "?");
+        free(text);
+        first = 0;
+    }
+    if (first)
+        printf("(none)");
+}
+
+static void print_candidate(const json_t *c, int with_source)
+{
+    printf("candidate #%lld  run %lld  generation %lld  operator %s\n",
+           (long long)json_integer_value(json_object_get(c, "id")),
+           (long long)json_integer_value(json_object_get(c, "run_id")),
+           (long long)json_integer_value(json_object_get(c, "generation")), str(c, "operator"));
+    printf("status   %s", str(c, "status"));
+    if (*str(c, "reason"))
+        printf(" — %s", str(c, "reason"));
+    printf("\nscore    %.6g\n", num(c, "score"));
+    printf("knobs    ");
+    print_knobs(json_object_get(c, "knobs"));
+    printf("\nsource   %s\n", str(c, "source_hash"));
+    size_t i;
+    json_t *item;
+    printf("parents ");
+    json_array_foreach(json_object_get(c, "parents"), i, item)
+        printf(" #%lld (%s)", (long long)json_integer_value(json_object_get(item, "id")),
+               str(item, "role"));
+    if (json_array_size(json_object_get(c, "parents")) == 0)
+        printf(" (none)");
+    printf("\n");
+    if (*str(c, "note"))
+        printf("note     %s\n", str(c, "note"));
+    json_t *configs = json_object_get(c, "configs");
+    if (json_array_size(configs) > 0) {
+        printf("\n%-16s %7s %10s %10s %12s %7s %8s %10s\n", "config", "correct", "GFLOP/s", "GB/s",
+               "median", "spread", "samples", "max error");
+        json_array_foreach(configs, i, item)
+        {
+            printf("%-16s %7s %10.3f %10.3f %10.4gms %6.1f%% %8lld %10.3g\n", str(item, "name"),
+                   json_is_true(json_object_get(item, "correct")) ? "yes" : "NO", num(item, "gflops"),
+                   num(item, "gbs"), num(item, "median_s") * 1e3, num(item, "spread") * 100,
+                   (long long)json_integer_value(json_object_get(item, "samples")),
+                   num(item, "max_error"));
+            if (*str(item, "reason"))
+                printf("  %s\n", str(item, "reason"));
+        }
+    }
+    if (*str(c, "log") && strcmp(str(c, "status"), "ok") != 0)
+        printf("\nlog:\n%s\n", str(c, "log"));
+    if (with_source)
+        printf("\n%s", str(c, "source"));
+}
+
+int avo_cli_best(int argc, char **argv)
+{
+    query_opts q;
+    json_t *opts;
+    int rc = parse_query(argc, argv, usage_best, 0, &q, &opts);
+    if (rc >= 0) {
+        json_decref(opts);
+        return rc;
+    }
+    avo_archive *ar = avo_cli_open_archive(q.db);
+    if (!ar) {
+        json_decref(opts);
+        return 1;
+    }
+    json_t *best = NULL;
+    char err[AVO_ERRLEN];
+    rc = avo_archive_best(ar, q.run, &best, err, sizeof err);
+    if (rc == AVO_ENOTFOUND) {
+        fprintf(stderr, "avo: no verified candidate in %s\n", q.db);
+        rc = 1;
+    } else if (rc < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        rc = 1;
+    } else {
+        if (q.json)
+            print_json(best);
+        else
+            print_candidate(best, 0);
+        rc = 0;
+    }
+    json_decref(best);
+    avo_archive_free(ar);
+    json_decref(opts);
+    return rc;
+}
+
+int avo_cli_show(int argc, char **argv)
+{
+    query_opts q;
+    json_t *opts;
+    int rc = parse_query(argc, argv, usage_show, 1, &q, &opts);
+    if (rc >= 0) {
+        json_decref(opts);
+        return rc;
+    }
+    avo_archive *ar = avo_cli_open_archive(q.db);
+    if (!ar) {
+        json_decref(opts);
+        return 1;
+    }
+    json_t *c = NULL;
+    char err[AVO_ERRLEN];
+    rc = avo_archive_candidate_get(ar, q.id, q.source || q.json, &c, err, sizeof err);
+    if (rc == AVO_ENOTFOUND) {
+        fprintf(stderr, "avo: no candidate #%lld in %s\n", q.id, q.db);
+        rc = 1;
+    } else if (rc < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        rc = 1;
+    } else {
+        if (q.json)
+            print_json(c);
+        else
+            print_candidate(c, q.source);
+        rc = 0;
+    }
+    json_decref(c);
+    avo_archive_free(ar);
+    json_decref(opts);
+    return rc;
+}
+
+static const json_t *find_node(const json_t *nodes, long long id)
+{
+    size_t i;
+    json_t *n;
+    json_array_foreach(nodes, i, n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
+    return NULL;
+}
+
+/* Print node `id` and its ancestors below it; a node reached twice (a DAG
+ * through crossover) is printed once and referred to afterwards. */
+static void print_tree(const json_t *nodes, long long id, const char *role, char *prefix,
+                       size_t prefix_len, int last, int depth, json_t *seen)
+{
+    const json_t *n = find_node(nodes, id);
+    char key[32];
+    snprintf(key, sizeof key, "%lld", id);
+    if (depth > 0)
+        printf("%s%s", prefix, last ? "└─ " : "├─ ");
+    if (!n) {
+        printf("#%lld (missing)\n", id);
+        return;
+    }
+    printf("#%lld %s gen %lld %s score %.4g", id, str(n, "operator"),
+           (long long)json_integer_value(json_object_get(n, "generation")), str(n, "status"),
+           num(n, "score"));
+    if (role && strcmp(role, "parent") != 0)
+        printf(" [%s]", role);
+    if (json_object_get(seen, key)) {
+        printf(" (shown above)\n");
+        return;
+    }
+    printf("\n");
+    json_object_set_new(seen, key, json_true());
+    const json_t *parents = json_object_get(n, "parents");
+    size_t count = json_array_size(parents);
+    size_t len = strlen(prefix);
+    if (depth > 0 && len + 8 < prefix_len)
+        strcat(prefix, last ? "   " : "│  ");
+    for (size_t i = 0; i < count; i++) {
+        const json_t *p = json_array_get(parents, i);
+        print_tree(nodes, json_integer_value(json_object_get(p, "id")), str(p, "role"), prefix,
+                   prefix_len, i + 1 == count, depth + 1, seen);
+    }
+    prefix[len] = '\0';
+}
+
+int avo_cli_lineage(int argc, char **argv)
+{
+    query_opts q;
+    json_t *opts;
+    int rc = parse_query(argc, argv, usage_lineage, 1, &q, &opts);
+    if (rc >= 0) {
+        json_decref(opts);
+        return rc;
+    }
+    avo_archive *ar = avo_cli_open_archive(q.db);
+    if (!ar) {
+        json_decref(opts);
+        return 1;
+    }
+    json_t *nodes = NULL;
+    char err[AVO_ERRLEN];
+    rc = avo_archive_lineage(ar, q.id, &nodes, err, sizeof err);
+    if (rc == AVO_ENOTFOUND || (rc == 0 && json_array_size(nodes) == 0)) {
+        fprintf(stderr, "avo: no candidate #%lld in %s\n", q.id, q.db);
+        rc = 1;
+    } else if (rc < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        rc = 1;
+    } else if (q.json) {
+        print_json(nodes);
+        rc = 0;
+    } else {
+        char prefix[512] = "";
+        json_t *seen = json_object();
+        print_tree(nodes, q.id, NULL, prefix, sizeof prefix, 1, 0, seen);
+        json_decref(seen);
+        rc = 0;
+    }
+    json_decref(nodes);
+    avo_archive_free(ar);
+    json_decref(opts);
+    return rc;
+}
+
