@@ -272,7 +272,15 @@ local function recorded_answers(archive, run_id, mode)
   for _, e in ipairs(assert(archive:events(run_id, "evaluator"))) do
     if e.data and e.data.origin then evaluators[e.data.origin] = e.data.fingerprint end
   end
-  return { mode = mode, by_key = by_key, evaluators = evaluators }
+  -- Events in the order the run emitted them, without the engine's own
+  -- resume markers: a resumed run skips these as it emits them again.
+  local events = {}
+  for _, e in ipairs(assert(archive:events(run_id))) do
+    if e.kind ~= "resume" then events[#events + 1] = e end
+  end
+  return { mode = mode, by_key = by_key, evaluators = evaluators,
+           attempts = assert(archive:attempts(run_id)), next_attempt = 1,
+           events = events, next_event = 1 }
 end
 
 -- The run to resume or replay, with its chunk, or nil after printing why.
@@ -363,6 +371,27 @@ local function first_difference(old, new)
   return nil
 end
 
+-- First difference between two runs' attempts (the agent's measurements
+-- that made no candidate), or nil.
+local function attempts_difference(old, new)
+  local function line(a)
+    return ("attempt %d: lineage %s step %d source %s knobs %s %s (%s)"):format(a.id, a.lineage,
+      a.step, a.source_hash, core.json_encode(a.knobs or {}), a.status, a.outcome)
+  end
+  for i = 1, math.max(#old, #new) do
+    local a, b = old[i], new[i]
+    if not (a and b) then
+      return ("the replay made %s attempts than the recorded run (%d vs %d)"):format(
+        b and "more" or "fewer", #new, #old)
+    end
+    local la, lb = line(a):gsub("^attempt %d+", ""), line(b):gsub("^attempt %d+", "")
+    if la ~= lb then
+      return ("attempt %d differs:\n  recorded %s\n  replayed %s"):format(i, line(a), line(b))
+    end
+  end
+  return nil
+end
+
 -- opts: db, out, run
 function M.replay(opts)
   local old_archive, err = core.archive(opts.db)
@@ -402,6 +431,7 @@ function M.replay(opts)
     diff = error_text(result)
   else
     diff = first_difference(old_archive:candidates(info.id, false), archive:candidates(run_id, false))
+      or attempts_difference(old_archive:attempts(info.id), archive:attempts(run_id))
   end
   pool:close()
   archive:close()

@@ -292,6 +292,22 @@ end
 
 -- First use of an evaluator in a run: record what identifies it, and check
 -- it against the recorded run being resumed or replayed.
+-- Write an event to the run's archive.  While a resumed run re-executes
+-- the part it had already done, the events it emits again are the recorded
+-- ones, in the same order: those are skipped instead of written twice.
+local function emit(r, kind, data)
+  local rec = r.recorded
+  if rec and rec.mode == "resume" and rec.events then
+    local next_event = rec.events[rec.next_event]
+    if next_event and next_event.kind == kind then
+      rec.next_event = rec.next_event + 1
+      return true
+    end
+    rec.events = nil -- past the recorded part: write from now on
+  end
+  return r.archive:event(r.run_id, kind, data)
+end
+
 local function note_evaluator(r, ev)
   if r.evaluators[ev.fingerprint] then return end
   r.evaluators[ev.fingerprint] = true
@@ -303,10 +319,8 @@ local function note_evaluator(r, ev)
     if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
     error("avo: cannot resume: " .. why, 0)
   end
-  if not (rec and rec.mode == "resume" and before) then
-    r.archive:event(r.run_id, "evaluator", { name = ev.name, origin = ev._origin,
-      fingerprint = ev.fingerprint, backend = ev.backend })
-  end
+  emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
+    backend = ev.backend })
 end
 
 -- Submit one candidate; returns a ticket key and whether it is a duplicate.
@@ -400,13 +414,14 @@ local function check_attempt(a)
   end
 end
 
--- The attempt row of a finished measurement; returns the record.
-local function finish_attempt(r, ev, cand, info, result)
+-- The attempt row of a finished measurement; returns the record.  `score`
+-- is given for a recorded measurement (replay), else computed.
+local function finish_attempt(r, ev, cand, info, result, score)
   if result.status == "ok" and not ev:verified(result) then
     result.status = "wrong"
     result.reason = result.reason or "not every config was verified"
   end
-  local score = ev:score_of(result)
+  score = score or ev:score_of(result)
   local outcome = info.outcome or (result.status == "ok" and "evaluated" or
     (result.status == "compile_error" and "compile_error") or
     (result.status == "wrong" and "incorrect") or "failed")
@@ -426,6 +441,21 @@ local function finish_attempt(r, ev, cand, info, result)
   }
 end
 
+-- The recorded run's next attempt, when it measured this very candidate.
+-- Attempts bypass the dedupe, so they are matched by order: re-executing
+-- the same script with the same answers makes the same attempts in the
+-- same order.
+local function recorded_attempt(r, cand)
+  local rec = r.recorded
+  local row = rec and rec.attempts and rec.attempts[rec.next_attempt]
+  if not row or row.source_hash ~= core.hash(cand.source)
+      or core.json_encode(row.knobs or {}) ~= core.json_encode(cand.knobs or {}) then
+    return nil
+  end
+  rec.next_attempt = rec.next_attempt + 1
+  return row
+end
+
 local function measure(r, ev, cand, info)
   local key = ev:key(cand)
   if evaluations_exhausted(r) then
@@ -437,6 +467,27 @@ local function measure(r, ev, cand, info)
   local seed = r.inputs:next() << 21 ~ r.inputs:next()
   local trial = r.trials[key] or 0
   r.trials[key] = trial + 1
+  local old = recorded_attempt(r, cand)
+  if old and old.status ~= "pending" then
+    -- A verified attempt's reason column holds what the agent later said
+    -- about it (commit message, rejection), not what the measurement said.
+    local reason = old.status ~= "ok" and old.reason or nil
+    local result = { status = old.status, reason = reason,
+                     configs = old.configs or setmetatable({}, core.json_array_mt) }
+    if r.recorded.mode == "replay" then
+      return finish_attempt(r, ev, cand, info, result, old.score or 0)
+    end
+    -- Resuming: the row is already in the archive; answer from it.
+    r.attempts = r.attempts + 1
+    return {
+      attempt_id = old.id, source = cand.source, knobs = cand.knobs or {}, status = old.status,
+      reason = reason, score = old.score or 0, configs = result.configs,
+      outcome = old.outcome, result = result,
+    }
+  elseif r.recorded and r.recorded.mode == "replay" then
+    diverge(r, cand, ("attempt %d (%s) is not in the recorded run"):format(
+      r.recorded.next_attempt, cand.operator or "agent"))
+  end
   if ev.backend == "test" then
     return finish_attempt(r, ev, cand, info, ev:test_result(cand, trial))
   end
@@ -557,7 +608,7 @@ function avo.log(fmt, ...)
   local msg = select("#", ...) > 0 and fmt:format(...) or tostring(fmt)
   if run then
     if run.on_log then run.on_log(msg) end
-    run.archive:event(run.run_id, "log", { message = msg })
+    emit(run, "log", { message = msg })
   else
     io.stderr:write(msg, "\n")
   end
@@ -567,7 +618,7 @@ end
 function avo.event(kind, data)
   local r = need_run("event")
   if type(kind) ~= "string" or kind == "" then error("avo.event: kind must be a string", 2) end
-  local ok, err = r.archive:event(r.run_id, kind, data)
+  local ok, err = emit(r, kind, data)
   if not ok then error("avo.event: " .. tostring(err), 2) end
   return true
 end
@@ -576,7 +627,7 @@ function avo.progress(info)
   local r = need_run("progress")
   if type(info) ~= "table" then error("avo.progress: expected a table", 2) end
   r.generation = info.generation or r.generation
-  r.archive:event(r.run_id, "generation", {
+  emit(r, "generation", {
     generation = r.generation, finished = r.finished, failed = r.failed,
     best = r.best and r.best.id, best_score = r.best and r.best.score,
   })
