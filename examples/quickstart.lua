@@ -14,8 +14,8 @@ local args = ... or {}
 
 return avo.strategy("ga").run{
   evaluator = "cpu/sgemm",
-  population = tonumber(args.population) or 8,
-  generations = tonumber(args.generations) or 12,
+  population = tonumber(args.population) or 10,
+  generations = tonumber(args.generations) or 20,
   elite = 2,
   tournament = 3,
   crossover_rate = 0.3,
