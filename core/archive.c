@@ -7,13 +7,18 @@
  *     cut may lose the last few, never consistency).
  *   - Every public write is one transaction that has committed, or been
  *     rolled back, before the call returns; no transaction stays open between
- *     calls.
- *   - Prepared statements are cached in ar->stmts (prepared on first use) and
- *     are reset with their bindings cleared after every use, so no statement
- *     holds a read snapshot or borrowed text between calls.
+ *     calls.  Multi-statement writes go through in_transaction().
+ *   - Every statement of fixed text is prepared once, on first use, and
+ *     cached in ar->stmts under its SQL text (stmt()); after every use it is
+ *     reset with its bindings cleared (release()), so no statement holds a
+ *     read snapshot or borrowed text between calls.  Only SQL built at run
+ *     time (llm_spend) and the WAL switch at open are prepared per call.
  *   - Values always travel as bound parameters.  The one exception is the
  *     user_version a migration writes, which PRAGMA cannot bind; it is an
  *     integer constant of this file.
+ *   - Reads turn rows into JSON in one place: collect_rows() and fetch_row()
+ *     step a statement and hand each row to a row builder, which for objects
+ *     is row_object() over a table of (key, kind) per column.
  */
 #include "archive.h"
 
@@ -156,103 +161,20 @@ static const char *const migrations[] = {
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) - 1 == AVO_ARCHIVE_SCHEMA_VERSION,
                "one migration step per schema version");
 
-/* Cached statements, prepared on first use. */
-enum stmt_id {
-    ST_BEGIN,
-    ST_COMMIT,
-    ST_ROLLBACK,
-    ST_RUN_INSERT,
-    ST_RUN_END,
-    ST_RUN_GET,
-    ST_RUN_LATEST,
-    ST_SOURCE_PUT,
-    ST_SOURCE_GET,
-    ST_CAND_INSERT,
-    ST_EDGE_INSERT,
-    ST_CAND_FINISH,
-    ST_EVAL_DELETE,
-    ST_EVAL_INSERT,
-    ST_EVENT_INSERT,
-    ST_CAND_GET,
-    ST_CAND_PARENTS,
-    ST_CAND_CHILDREN,
-    ST_CAND_CONFIGS,
-    ST_CAND_BY_KEY,
-    ST_BEST,
-    ST_RUN_IDS,
-    ST_RUN_COUNTS,
-    ST_CAND_IDS,
-    ST_COUNT
-};
-
-static const char *const stmt_sql[ST_COUNT] = {
-    [ST_BEGIN] = "BEGIN IMMEDIATE",
-    [ST_COMMIT] = "COMMIT",
-    [ST_ROLLBACK] = "ROLLBACK",
-    [ST_RUN_INSERT] = "INSERT INTO runs (script_path, script_source, config, seed, engine_version,"
-                      " compiler, host, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    [ST_RUN_END] = "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?",
-    [ST_RUN_GET] = "SELECT id, script_path, script_source, config, seed, engine_version, compiler,"
-                   " host, started_at, ended_at, status FROM runs WHERE id = ?",
-    [ST_RUN_LATEST] = "SELECT max(id) FROM runs",
-    [ST_SOURCE_PUT] = "INSERT OR IGNORE INTO sources (hash, text) VALUES (?, ?)",
-    [ST_SOURCE_GET] = "SELECT text FROM sources WHERE hash = ?",
-    [ST_CAND_INSERT] = "INSERT INTO candidates (run_id, generation, operator, source_hash, knobs,"
-                       " note, \"key\", created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-    [ST_EDGE_INSERT] = "INSERT INTO edges (child, parent, role) VALUES (?, ?, ?)",
-    [ST_CAND_FINISH] = "UPDATE candidates SET status = ?, reason = ?, log = ?, score = ?,"
-                       " result = ?, evaluated_at = ? WHERE id = ?",
-    [ST_EVAL_DELETE] = "DELETE FROM evaluations WHERE candidate_id = ?",
-    [ST_EVAL_INSERT] = "INSERT INTO evaluations (candidate_id, config, correct, max_error,"
-                       " median_s, spread, samples, gflops, gbs, reason)"
-                       " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    [ST_EVENT_INSERT] = "INSERT INTO events (run_id, t, kind, data) VALUES (?, ?, ?, ?)",
-    [ST_CAND_GET] = "SELECT id, run_id, generation, operator, status, reason, log, score,"
-                    " source_hash, knobs, note, \"key\", created_at, evaluated_at, result"
-                    " FROM candidates WHERE id = ?",
-    [ST_CAND_PARENTS] = "SELECT parent, role FROM edges WHERE child = ? ORDER BY role, parent",
-    [ST_CAND_CHILDREN] = "SELECT DISTINCT child FROM edges WHERE parent = ? ORDER BY child",
-    [ST_CAND_CONFIGS] = "SELECT config, correct, max_error, median_s, spread, samples, gflops,"
-                        " gbs, reason FROM evaluations WHERE candidate_id = ? ORDER BY rowid",
-    [ST_CAND_BY_KEY] = "SELECT id FROM candidates WHERE \"key\" = ? AND status <> 'pending'"
-                       " ORDER BY id LIMIT 1",
-    [ST_BEST] = "SELECT id FROM candidates WHERE run_id = ? AND status = 'ok'"
-                " ORDER BY score DESC, id ASC LIMIT 1",
-    [ST_RUN_IDS] = "SELECT id FROM runs ORDER BY id",
-    [ST_RUN_COUNTS] = "SELECT count(*), count(*) FILTER (WHERE status = 'ok'),"
-                      " count(*) FILTER (WHERE status NOT IN ('ok', 'pending'))"
-                      " FROM candidates WHERE run_id = ?",
-    [ST_CAND_IDS] = "SELECT id FROM candidates WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
-};
-
-/* Column order of ST_CAND_GET. */
-enum {
-    CAND_ID,
-    CAND_RUN_ID,
-    CAND_GENERATION,
-    CAND_OPERATOR,
-    CAND_STATUS,
-    CAND_REASON,
-    CAND_LOG,
-    CAND_SCORE,
-    CAND_SOURCE_HASH,
-    CAND_KNOBS,
-    CAND_NOTE,
-    CAND_KEY,
-    CAND_CREATED_AT,
-    CAND_EVALUATED_AT,
-    CAND_RESULT
-};
-
 /* How long a write waits for another process's lock before failing. */
 #define BUSY_TIMEOUT_MS 5000
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 struct avo_archive {
     sqlite3 *db;
     char *path;
     int opened_version;
-    sqlite3_stmt *stmts[ST_COUNT];
+    sqlite3_stmt **stmts; /* cached statements; stmt() finds them by SQL text */
+    size_t n_stmts, cap_stmts;
 };
+
+/* ------------------------------------------------------------- statements */
 
 /*
  * The one translation of SQLite failures: writes "what: <sqlite message>"
@@ -266,19 +188,43 @@ static int sql_error(sqlite3 *db, int rc, char *err, size_t errlen, const char *
     return avo_error(err, errlen, code, "%s: %s", what, msg);
 }
 
-/*
- * The cached statement `id`, prepared on first use, in *ret.  The statement
- * stays owned by ar; callers finish with release().
- */
-static int stmt_get(avo_archive *ar, enum stmt_id id, sqlite3_stmt **ret, char *err, size_t errlen)
+static int oom(char *err, size_t errlen)
 {
-    if (!ar->stmts[id]) {
-        int rc = sqlite3_prepare_v3(ar->db, stmt_sql[id], -1, SQLITE_PREPARE_PERSISTENT,
-                                    &ar->stmts[id], NULL);
-        if (rc != SQLITE_OK)
-            return sql_error(ar->db, rc, err, errlen, "prepare statement");
+    return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+}
+
+/*
+ * The statement for `sql` in *ret: the cached one with the same text, or
+ * prepared now and cached for the connection's life.  Keyed by text so
+ * that each function carries its own SQL; the scan is a few dozen strcmp,
+ * nothing beside a step.  It stays owned by ar;
+ * the caller finishes with release(), directly or through a helper that
+ * releases (step_done, collect_rows, fetch_row, single_id).  `what` names
+ * the operation should preparing fail.
+ */
+static int stmt(avo_archive *ar, const char *sql, sqlite3_stmt **ret, char *err, size_t errlen,
+                const char *what)
+{
+    for (size_t i = 0; i < ar->n_stmts; i++) {
+        if (strcmp(sqlite3_sql(ar->stmts[i]), sql) == 0) {
+            *ret = ar->stmts[i];
+            return 0;
+        }
     }
-    *ret = ar->stmts[id];
+    if (ar->n_stmts == ar->cap_stmts) {
+        size_t cap = ar->cap_stmts ? 2 * ar->cap_stmts : 32;
+        sqlite3_stmt **stmts = realloc(ar->stmts, cap * sizeof *stmts);
+        if (!stmts)
+            return oom(err, errlen);
+        ar->stmts = stmts;
+        ar->cap_stmts = cap;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v3(ar->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, what);
+    ar->stmts[ar->n_stmts++] = st;
+    *ret = st;
     return 0;
 }
 
@@ -291,55 +237,86 @@ static void release(sqlite3_stmt *st)
     }
 }
 
-/* Step a statement that returns no rows, then release it.  `what` names the
- * operation in the error message. */
+/* Step once: 1 for a row (st stays on it), 0 when done, or a negative code
+ * naming `what`.  Does not release. */
+static int step_row(avo_archive *ar, sqlite3_stmt *st, char *err, size_t errlen, const char *what)
+{
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        return 1;
+    return rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, what);
+}
+
+/* Step a statement that returns no rows, then release it. */
 static int step_done(avo_archive *ar, sqlite3_stmt *st, char *err, size_t errlen, const char *what)
 {
     int rc = sqlite3_step(st);
-    int ret = 0;
-    if (rc != SQLITE_DONE)
-        ret = sql_error(ar->db, rc, err, errlen, what);
+    int ret = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, what);
     release(st);
     return ret;
 }
 
-/* Run one cached no-row statement by id. */
-static int exec_cached(avo_archive *ar, enum stmt_id id, char *err, size_t errlen, const char *what)
+/* Run a no-row statement without parameters (BEGIN, COMMIT, ...). */
+static int exec_stmt(avo_archive *ar, const char *sql, char *err, size_t errlen, const char *what)
 {
     sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, id, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    return step_done(ar, st, err, errlen, what);
+    int rc = stmt(ar, sql, &st, err, errlen, what);
+    return rc < 0 ? rc : step_done(ar, st, err, errlen, what);
 }
 
-static int tx_begin(avo_archive *ar, char *err, size_t errlen)
+/* Step a statement that yields at most one id, then release it; *ret_id = 0
+ * when there is none. */
+static int single_id(avo_archive *ar, sqlite3_stmt *st, int64_t *ret_id, char *err, size_t errlen,
+                     const char *what)
 {
-    return exec_cached(ar, ST_BEGIN, err, errlen, "begin transaction");
+    int rc = step_row(ar, st, err, errlen, what);
+    *ret_id = rc == 1 ? sqlite3_column_int64(st, 0) : 0;
+    release(st);
+    return rc < 0 ? rc : 0;
 }
 
-/* Commit; on failure the transaction is rolled back and the error returned. */
-static int tx_commit(avo_archive *ar, char *err, size_t errlen)
+/* After an UPDATE of the row `id`: AVO_ENOTFOUND ("no <noun> <id>") when it
+ * matched none. */
+static int require_changed(avo_archive *ar, const char *noun, int64_t id, char *err, size_t errlen)
 {
-    int rc = exec_cached(ar, ST_COMMIT, err, errlen, "commit");
-    if (rc < 0 && !sqlite3_get_autocommit(ar->db))
-        sqlite3_exec(ar->db, "ROLLBACK", NULL, NULL, NULL);
-    return rc;
+    if (sqlite3_changes(ar->db) > 0)
+        return 0;
+    return avo_error(err, errlen, AVO_ENOTFOUND, "no %s %lld", noun, (long long)id);
 }
+
+/* ----------------------------------------------------------- transactions */
 
 /* Roll back the open transaction, if any; keeps the caller's error text. */
 static void tx_rollback(avo_archive *ar)
 {
     if (sqlite3_get_autocommit(ar->db))
         return;
-    sqlite3_stmt *st = NULL;
-    if (stmt_get(ar, ST_ROLLBACK, &st, NULL, 0) == 0 && sqlite3_step(st) == SQLITE_DONE) {
-        release(st);
-        return;
-    }
-    release(st);
-    sqlite3_exec(ar->db, "ROLLBACK", NULL, NULL, NULL);
+    if (exec_stmt(ar, "ROLLBACK", NULL, 0, "rollback") < 0 && !sqlite3_get_autocommit(ar->db))
+        sqlite3_exec(ar->db, "ROLLBACK", NULL, NULL, NULL);
 }
+
+/* The work of one transaction: 0 or a negative code with err filled. */
+typedef int tx_body(avo_archive *ar, void *ctx, char *err, size_t errlen);
+
+/*
+ * Run body(ar, ctx) inside BEGIN IMMEDIATE ... COMMIT.  If the body or the
+ * commit fails, the transaction is rolled back and that error returned;
+ * either way no transaction is open afterwards.
+ */
+static int in_transaction(avo_archive *ar, tx_body *body, void *ctx, char *err, size_t errlen)
+{
+    int rc = exec_stmt(ar, "BEGIN IMMEDIATE", err, errlen, "begin transaction");
+    if (rc < 0)
+        return rc;
+    rc = body(ar, ctx, err, errlen);
+    if (rc == 0)
+        rc = exec_stmt(ar, "COMMIT", err, errlen, "commit");
+    if (rc < 0)
+        tx_rollback(ar);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- binding */
 
 /* Bind text or NULL. The text must outlive the statement's next release(). */
 static int bind_text(sqlite3_stmt *st, int i, const char *s)
@@ -347,406 +324,13 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
     return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
 }
 
-/* ---------------------------------------------------------------- opening */
-
-/*
- * Read the schema version and the number of schema objects in one statement,
- * hence one snapshot: read separately, another process's migration could
- * commit in between and make a fresh file look like a foreign database.
- * ret_objects may be NULL.
- */
-static int read_version(sqlite3 *db, int *ret_version, int *ret_objects, char *err, size_t errlen,
-                        const char *path)
+/* Bind an id, or NULL for 0: "none" in the API (run_id 0, candidate_id 0). */
+static void bind_id(sqlite3_stmt *st, int i, int64_t id)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT (SELECT user_version FROM pragma_user_version),"
-                                " (SELECT count(*) FROM sqlite_schema)",
-                                -1, &st, NULL);
-    if (rc == SQLITE_OK) {
-        rc = sqlite3_step(st);
-        if (rc == SQLITE_ROW) {
-            *ret_version = sqlite3_column_int(st, 0);
-            if (ret_objects)
-                *ret_objects = sqlite3_column_int(st, 1);
-            rc = SQLITE_OK;
-        }
-    }
-    int out = 0;
-    if (rc != SQLITE_OK) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot read archive '%s'", path);
-        out = sql_error(db, rc, err, errlen, what);
-    }
-    sqlite3_finalize(st);
-    return out;
-}
-
-/*
- * Switch to WAL and set the per-connection pragmas.  Done only after the
- * version check, because switching to WAL rewrites the file header.  The
- * switch needs an exclusive lock and SQLite answers SQLITE_BUSY at once,
- * without the busy handler, when other openers of a fresh file hold shared
- * locks (waiting could deadlock), so it is retried here for up to
- * BUSY_TIMEOUT_MS.
- */
-static int configure_connection(avo_archive *ar, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
-    for (int waited = 0; rc == SQLITE_OK || rc == SQLITE_BUSY; waited += 10) {
-        rc = sqlite3_step(st);
-        if (rc != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
-            break;
-        sqlite3_reset(st);
-        sqlite3_sleep(10);
-    }
-    if (rc != SQLITE_ROW) {
-        int out = sql_error(ar->db, rc, err, errlen, "enable WAL");
-        sqlite3_finalize(st);
-        return out;
-    }
-    const char *mode = (const char *)sqlite3_column_text(st, 0);
-    int ok = mode && (strcmp(mode, "wal") == 0 || strcmp(mode, "memory") == 0);
-    if (!ok)
-        avo_error(err, errlen, AVO_ESQL, "archive '%s' cannot use WAL (journal mode is %s)",
-                  ar->path, mode ? mode : "unknown");
-    sqlite3_finalize(st);
-    if (!ok)
-        return AVO_ESQL;
-
-    rc = sqlite3_exec(ar->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;", NULL, NULL,
-                      NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "set pragmas");
-    return 0;
-}
-
-/*
- * One migration step in its own BEGIN IMMEDIATE transaction: re-read the
- * version inside the transaction (another process may have migrated since
- * we looked), apply the next step and bump user_version with it.  *ret_done
- * is set once the file is current.
- */
-static int migrate_step(avo_archive *ar, int *ret_done, char *err, size_t errlen)
-{
-    int rc = tx_begin(ar, err, errlen);
-    if (rc < 0)
-        return rc;
-    int version = 0;
-    rc = read_version(ar->db, &version, NULL, err, errlen, ar->path);
-    if (rc < 0)
-        goto fail;
-    if (version >= MIGRATION_COUNT) {
-        *ret_done = 1;
-        return tx_commit(ar, err, errlen);
-    }
-
-    int next = version + 1;
-    rc = sqlite3_exec(ar->db, migrations[next], NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        char what[128];
-        snprintf(what, sizeof what, "migrate archive to schema version %d", next);
-        rc = sql_error(ar->db, rc, err, errlen, what);
-        goto fail;
-    }
-    /* PRAGMA takes no parameters; `next` is our own integer. */
-    char bump[64];
-    snprintf(bump, sizeof bump, "PRAGMA user_version = %d", next);
-    rc = sqlite3_exec(ar->db, bump, NULL, NULL, NULL);
-    if (rc != SQLITE_OK) {
-        rc = sql_error(ar->db, rc, err, errlen, "set schema version");
-        goto fail;
-    }
-    return tx_commit(ar, err, errlen);
-
-fail:
-    tx_rollback(ar);
-    return rc;
-}
-
-/* Apply migration steps until the file is at AVO_ARCHIVE_SCHEMA_VERSION. */
-static int migrate(avo_archive *ar, char *err, size_t errlen)
-{
-    int done = 0;
-    while (!done) {
-        int rc = migrate_step(ar, &done, err, errlen);
-        if (rc < 0)
-            return rc;
-    }
-    return 0;
-}
-
-/*
- * Open or create the archive at path.  The version is checked before
- * anything writes, so a file from a newer avo (or a foreign database) is
- * closed exactly as found.  On failure *ret is NULL and err says why.
- */
-int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen)
-{
-    if (!ret)
-        return avo_error(err, errlen, AVO_EINVAL, "no place to return the archive");
-    *ret = NULL;
-    if (!path || !*path)
-        return avo_error(err, errlen, AVO_EINVAL, "no archive path");
-
-    avo_archive *ar = calloc(1, sizeof *ar);
-    if (!ar)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    ar->path = strdup(path);
-    if (!ar->path) {
-        avo_archive_free(ar);
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    }
-
-    int rc = sqlite3_open_v2(path, &ar->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc != SQLITE_OK) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot open archive '%s'", path);
-        rc = sql_error(ar->db, rc, err, errlen, what);
-        goto fail;
-    }
-    sqlite3_busy_timeout(ar->db, BUSY_TIMEOUT_MS);
-
-    int version = 0, objects = 0;
-    rc = read_version(ar->db, &version, &objects, err, errlen, path);
-    if (rc < 0)
-        goto fail;
-    if (version > AVO_ARCHIVE_SCHEMA_VERSION) {
-        rc = avo_error(err, errlen, AVO_ESCHEMA,
-                       "archive '%s' has schema version %d but this avo knows up to %d;"
-                       " upgrade avo",
-                       path, version, AVO_ARCHIVE_SCHEMA_VERSION);
-        goto fail;
-    }
-    if (version == 0 && objects > 0) {
-        rc = avo_error(err, errlen, AVO_EINVAL,
-                       "'%s' is not an avo archive (it has tables but no schema version)", path);
-        goto fail;
-    }
-    ar->opened_version = version;
-
-    rc = configure_connection(ar, err, errlen);
-    if (rc < 0)
-        goto fail;
-    rc = migrate(ar, err, errlen);
-    if (rc < 0)
-        goto fail;
-
-    *ret = ar;
-    return 0;
-
-fail:
-    avo_archive_free(ar);
-    return rc;
-}
-
-/* Finalize every cached statement and close; accepts NULL and an archive
- * whose open failed half way. */
-void avo_archive_free(avo_archive *ar)
-{
-    if (!ar)
-        return;
-    for (int i = 0; i < ST_COUNT; i++)
-        sqlite3_finalize(ar->stmts[i]);
-    sqlite3_close(ar->db);
-    free(ar->path);
-    free(ar);
-}
-
-int avo_archive_opened_version(const avo_archive *ar)
-{
-    return ar ? ar->opened_version : 0;
-}
-
-/* ------------------------------------------------------------------- runs */
-
-int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id, char *err,
-                          size_t errlen)
-{
-    if (!ar || !info || !ret_run_id)
-        return avo_error(err, errlen, AVO_EINVAL, "run_begin: missing argument");
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_RUN_INSERT, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    bind_text(st, 1, info->script_path);
-    bind_text(st, 2, info->script_source);
-    bind_text(st, 3, info->config_json);
-    /* INTEGER is signed 64-bit: seeds >= 2^63 are stored two's-complement. */
-    sqlite3_bind_int64(st, 4, (sqlite3_int64)info->seed);
-    bind_text(st, 5, info->engine_version);
-    bind_text(st, 6, info->compiler);
-    bind_text(st, 7, info->host);
-    sqlite3_bind_double(st, 8, avo_now());
-    rc = step_done(ar, st, err, errlen, "insert run");
-    if (rc < 0)
-        return rc;
-    *ret_run_id = sqlite3_last_insert_rowid(ar->db);
-    return 0;
-}
-
-int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, char *err,
-                        size_t errlen)
-{
-    if (!ar || !status)
-        return avo_error(err, errlen, AVO_EINVAL, "run_end: missing argument");
-    if (strcmp(status, "done") != 0 && strcmp(status, "stopped") != 0 &&
-        strcmp(status, "failed") != 0)
-        return avo_error(err, errlen, AVO_EINVAL,
-                         "run status '%s' is not one of done, stopped, failed", status);
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_RUN_END, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    bind_text(st, 1, status);
-    sqlite3_bind_double(st, 2, avo_now());
-    sqlite3_bind_int64(st, 3, run_id);
-    rc = step_done(ar, st, err, errlen, "end run");
-    if (rc < 0)
-        return rc;
-    if (sqlite3_changes(ar->db) == 0)
-        return avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
-    return 0;
-}
-
-/* ---------------------------------------------------------------- sources */
-
-/* Hash text and insert it unless present; the caller owns any transaction. */
-static int put_source(avo_archive *ar, const char *text, char hash[AVO_HASH_HEXLEN + 1], char *err,
-                      size_t errlen)
-{
-    int rc = avo_hash_hex(text, strlen(text), hash);
-    if (rc < 0)
-        return avo_error(err, errlen, rc, "hash source: %s", avo_strerror(rc));
-    sqlite3_stmt *st = NULL;
-    rc = stmt_get(ar, ST_SOURCE_PUT, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    bind_text(st, 1, hash);
-    bind_text(st, 2, text);
-    return step_done(ar, st, err, errlen, "insert source");
-}
-
-int avo_archive_put_source(avo_archive *ar, const char *text, char ret_hash[41], char *err,
-                           size_t errlen)
-{
-    if (!ar || !text || !ret_hash)
-        return avo_error(err, errlen, AVO_EINVAL, "put_source: missing argument");
-    return put_source(ar, text, ret_hash, err, errlen);
-}
-
-/* Source text by hash; *ret_text is malloc'ed and owned by the caller. */
-int avo_archive_source_get(avo_archive *ar, const char *hash, char **ret_text, char *err,
-                           size_t errlen)
-{
-    if (!ar || !hash || !ret_text)
-        return avo_error(err, errlen, AVO_EINVAL, "source_get: missing argument");
-    *ret_text = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_SOURCE_GET, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    bind_text(st, 1, hash);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        const char *text = (const char *)sqlite3_column_text(st, 0);
-        *ret_text = strdup(text ? text : "");
-        rc = *ret_text ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    } else if (step == SQLITE_DONE) {
-        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no source %s", hash);
-    } else {
-        rc = sql_error(ar->db, step, err, errlen, "read source");
-    }
-    release(st);
-    return rc;
-}
-
-/* ------------------------------------------------------------- candidates */
-
-/* 0 when text parses as a JSON object, else AVO_EINVAL naming `what`. */
-static int check_json_object(const char *text, const char *what, char *err, size_t errlen)
-{
-    json_error_t jerr;
-    json_t *v = json_loads(text, 0, &jerr);
-    int ok = v && json_is_object(v);
-    json_decref(v);
-    if (!ok)
-        return avo_error(err, errlen, AVO_EINVAL, "%s is not a JSON object: %s", what,
-                         v ? "wrong type" : jerr.text);
-    return 0;
-}
-
-/*
- * Insert the source (if new), the pending candidate and its parent edges in
- * one transaction; *ret_id is the new candidate's id.  Foreign keys reject
- * unknown runs and parents, and the whole insert is rolled back.
- */
-int avo_archive_candidate_add(avo_archive *ar, const avo_candidate_info *info, int64_t *ret_id,
-                              char *err, size_t errlen)
-{
-    if (!ar || !info || !ret_id)
-        return avo_error(err, errlen, AVO_EINVAL, "candidate_add: missing argument");
-    if (!info->source || !info->operator_name)
-        return avo_error(err, errlen, AVO_EINVAL, "candidate needs a source and an operator");
-    if (info->n_parents && !info->parents)
-        return avo_error(err, errlen, AVO_EINVAL, "candidate has %zu parents but no array",
-                         info->n_parents);
-    for (size_t i = 0; i < info->n_parents; i++)
-        if (!info->parents[i].role)
-            return avo_error(err, errlen, AVO_EINVAL, "parent %zu has no role", i);
-    const char *knobs = info->knobs_json ? info->knobs_json : "{}";
-    int rc = check_json_object(knobs, "knobs", err, errlen);
-    if (rc < 0)
-        return rc;
-
-    rc = tx_begin(ar, err, errlen);
-    if (rc < 0)
-        return rc;
-
-    char hash[AVO_HASH_HEXLEN + 1];
-    rc = put_source(ar, info->source, hash, err, errlen);
-    if (rc < 0)
-        goto fail;
-
-    sqlite3_stmt *st = NULL;
-    rc = stmt_get(ar, ST_CAND_INSERT, &st, err, errlen);
-    if (rc < 0)
-        goto fail;
-    sqlite3_bind_int64(st, 1, info->run_id);
-    sqlite3_bind_int(st, 2, info->generation);
-    bind_text(st, 3, info->operator_name);
-    bind_text(st, 4, hash);
-    bind_text(st, 5, knobs);
-    bind_text(st, 6, info->note);
-    bind_text(st, 7, info->key);
-    sqlite3_bind_double(st, 8, avo_now());
-    rc = step_done(ar, st, err, errlen, "insert candidate");
-    if (rc < 0)
-        goto fail;
-    int64_t id = sqlite3_last_insert_rowid(ar->db);
-
-    rc = stmt_get(ar, ST_EDGE_INSERT, &st, err, errlen);
-    if (rc < 0)
-        goto fail;
-    for (size_t i = 0; i < info->n_parents; i++) {
-        sqlite3_bind_int64(st, 1, id);
-        sqlite3_bind_int64(st, 2, info->parents[i].parent_id);
-        bind_text(st, 3, info->parents[i].role);
-        rc = step_done(ar, st, err, errlen, "insert parent edge");
-        if (rc < 0)
-            goto fail;
-    }
-
-    rc = tx_commit(ar, err, errlen);
-    if (rc < 0)
-        return rc;
-    *ret_id = id;
-    return 0;
-
-fail:
-    tx_rollback(ar);
-    return rc;
+    if (id > 0)
+        sqlite3_bind_int64(st, i, id);
+    else
+        sqlite3_bind_null(st, i);
 }
 
 /* Bind a JSON number as REAL, anything else (null, absent) as NULL. */
@@ -769,149 +353,31 @@ static void bind_json_int(sqlite3_stmt *st, int i, const json_t *v)
         sqlite3_bind_null(st, i);
 }
 
-/* Insert one evaluations row from a protocol config object. */
-static int insert_evaluation(avo_archive *ar, sqlite3_stmt *st, int64_t id, size_t index,
-                             const json_t *config, char *err, size_t errlen)
+static const char *opt_string(const json_t *obj, const char *key)
 {
-    if (!json_is_object(config))
-        return avo_error(err, errlen, AVO_EINVAL, "configs[%zu] is not an object", index);
-    const char *name = json_string_value(json_object_get(config, "name"));
-    if (!name)
-        return avo_error(err, errlen, AVO_EINVAL, "configs[%zu] has no name", index);
-    const json_t *correct = json_object_get(config, "correct");
-    sqlite3_bind_int64(st, 1, id);
-    bind_text(st, 2, name);
-    /* booleans -> 0/1; a missing or null verdict counts as not correct */
-    sqlite3_bind_int(st, 3,
-                     json_is_true(correct) ||
-                         (json_is_integer(correct) && json_integer_value(correct) != 0));
-    bind_json_real(st, 4, json_object_get(config, "max_error"));
-    bind_json_real(st, 5, json_object_get(config, "median_s"));
-    bind_json_real(st, 6, json_object_get(config, "spread"));
-    bind_json_int(st, 7, json_object_get(config, "samples"));
-    bind_json_real(st, 8, json_object_get(config, "gflops"));
-    bind_json_real(st, 9, json_object_get(config, "gbs"));
-    bind_text(st, 10, json_string_value(json_object_get(config, "reason")));
-    return step_done(ar, st, err, errlen, "insert evaluation");
+    return json_string_value(json_object_get(obj, key));
 }
 
-/*
- * Record a worker result for candidate id in one transaction: the status
- * columns, the remaining metadata as the `result` JSON, and one evaluations
- * row per config.  Earlier evaluations of the same id are replaced, so a
- * repeated finish is idempotent.
- */
-int avo_archive_candidate_finish(avo_archive *ar, int64_t id, const json_t *result, double score,
-                                 char *err, size_t errlen)
+static double opt_number(const json_t *obj, const char *key)
 {
-    if (!ar || !json_is_object(result))
-        return avo_error(err, errlen, AVO_EINVAL, "candidate_finish: result must be an object");
-    const char *status = json_string_value(json_object_get(result, "status"));
-    if (!status)
-        return avo_error(err, errlen, AVO_EINVAL, "result of candidate %lld has no status",
-                         (long long)id);
-    const json_t *configs = json_object_get(result, "configs");
-    if (configs && !json_is_array(configs) && !json_is_null(configs))
-        return avo_error(err, errlen, AVO_EINVAL, "result configs is not an array");
-
-    /* The metadata column: everything except what has columns of its own. */
-    json_t *meta = json_deep_copy(result);
-    if (!meta)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    static const char *const own_columns[] = {"id", "status", "reason", "log", "configs"};
-    for (size_t i = 0; i < sizeof own_columns / sizeof own_columns[0]; i++)
-        json_object_del(meta, own_columns[i]);
-    char *meta_text = json_dumps(meta, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(meta);
-    if (!meta_text)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-
-    int rc = tx_begin(ar, err, errlen);
-    if (rc < 0)
-        goto out;
-
-    sqlite3_stmt *st = NULL;
-    rc = stmt_get(ar, ST_CAND_FINISH, &st, err, errlen);
-    if (rc < 0)
-        goto fail;
-    bind_text(st, 1, status);
-    bind_text(st, 2, json_string_value(json_object_get(result, "reason")));
-    bind_text(st, 3, json_string_value(json_object_get(result, "log")));
-    sqlite3_bind_double(st, 4, score);
-    bind_text(st, 5, meta_text);
-    sqlite3_bind_double(st, 6, avo_now());
-    sqlite3_bind_int64(st, 7, id);
-    rc = step_done(ar, st, err, errlen, "update candidate");
-    if (rc < 0)
-        goto fail;
-    if (sqlite3_changes(ar->db) == 0) {
-        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no candidate %lld", (long long)id);
-        goto fail;
-    }
-
-    rc = stmt_get(ar, ST_EVAL_DELETE, &st, err, errlen);
-    if (rc < 0)
-        goto fail;
-    sqlite3_bind_int64(st, 1, id);
-    rc = step_done(ar, st, err, errlen, "clear evaluations");
-    if (rc < 0)
-        goto fail;
-
-    rc = stmt_get(ar, ST_EVAL_INSERT, &st, err, errlen);
-    if (rc < 0)
-        goto fail;
-    size_t i;
-    const json_t *config;
-    json_array_foreach(configs, i, config)
-    {
-        rc = insert_evaluation(ar, st, id, i, config, err, errlen);
-        if (rc < 0) {
-            release(st);
-            goto fail;
-        }
-    }
-
-    rc = tx_commit(ar, err, errlen);
-    goto out;
-
-fail:
-    tx_rollback(ar);
-out:
-    free(meta_text);
-    return rc;
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : 0;
 }
 
-/* ----------------------------------------------------------------- events */
-
-int avo_archive_event(avo_archive *ar, int64_t run_id, const char *kind, const char *data_json,
-                      char *err, size_t errlen)
+/* Whether v holds a value: present and not JSON null. */
+static int has_value(const json_t *v)
 {
-    if (!ar || !kind)
-        return avo_error(err, errlen, AVO_EINVAL, "event: missing argument");
-    if (data_json) {
-        json_error_t jerr;
-        json_t *v = json_loads(data_json, JSON_DECODE_ANY, &jerr);
-        if (!v)
-            return avo_error(err, errlen, AVO_EINVAL, "event '%s' data is not JSON: %s", kind,
-                             jerr.text);
-        json_decref(v);
-    }
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_EVENT_INSERT, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    /* run_id 0: an event of the engine, not of a run */
-    if (run_id > 0)
-        sqlite3_bind_int64(st, 1, run_id);
-    else
-        sqlite3_bind_null(st, 1);
-    sqlite3_bind_double(st, 2, avo_now());
-    bind_text(st, 3, kind);
-    bind_text(st, 4, data_json);
-    return step_done(ar, st, err, errlen, "insert event");
+    return v && !json_is_null(v);
 }
 
-/* ---------------------------------------------------------------- queries */
+/* v as stored JSON text: compact, keys sorted, so equal values are equal
+ * text.  Malloc'ed, owned by the caller; NULL when out of memory. */
+static char *json_text(const json_t *v)
+{
+    return json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+}
+
+/* ------------------------------------------------------------ rows -> JSON */
 
 /*
  * A JSON string from column text.  Text that is not valid UTF-8 (a kernel
@@ -967,92 +433,750 @@ static int put(json_t *obj, const char *key, json_t *v)
     return !v || json_object_set_new(obj, key, v) != 0;
 }
 
+/* How row_object() turns a column into JSON. */
+enum column_kind {
+    COL_VALUE, /* as stored: null, integer, real or string (column_json) */
+    COL_JSON,  /* JSON text, parsed (column_parsed) */
+    COL_BOOL,  /* integer as true / false */
+};
+
+typedef struct column {
+    const char *key;
+    enum column_kind kind;
+} column;
+
+/* The keys of a statement's result columns, in column order. */
+typedef struct row_shape {
+    const column *columns;
+    size_t n;
+} row_shape;
+
+/* Turns the current row of st into a new JSON value; NULL when out of memory. */
+typedef json_t *row_builder(sqlite3_stmt *st, const row_shape *shape);
+
+/* The row as an object with one key per column of `shape`. */
+static json_t *row_object(sqlite3_stmt *st, const row_shape *shape)
+{
+    json_t *obj = json_object();
+    for (size_t k = 0; obj && k < shape->n; k++) {
+        const column *c = &shape->columns[k];
+        json_t *v = c->kind == COL_JSON   ? column_parsed(st, (int)k)
+                    : c->kind == COL_BOOL ? json_boolean(sqlite3_column_int(st, (int)k))
+                                          : column_json(st, (int)k);
+        if (put(obj, c->key, v)) {
+            json_decref(obj);
+            obj = NULL;
+        }
+    }
+    return obj;
+}
+
+/* The row's first column as a plain value (id lists); no shape. */
+static json_t *row_first(sqlite3_stmt *st, const row_shape *shape)
+{
+    (void)shape;
+    return column_json(st, 0);
+}
+
+/*
+ * Step st to the end and collect build(row) of every row into a new array,
+ * in *ret (owned by the caller); releases st.  *ret is left alone on error.
+ */
+static int collect_rows(avo_archive *ar, sqlite3_stmt *st, row_builder *build,
+                        const row_shape *shape, json_t **ret, char *err, size_t errlen,
+                        const char *what)
+{
+    json_t *rows = json_array();
+    int rc = rows ? 0 : oom(err, errlen);
+    while (rc == 0 && (rc = step_row(ar, st, err, errlen, what)) == 1)
+        rc = json_array_append_new(rows, build(st, shape)) == 0 ? 0 : oom(err, errlen);
+    release(st);
+    if (rc < 0) {
+        json_decref(rows);
+        return rc;
+    }
+    *ret = rows;
+    return 0;
+}
+
+/* Step st once: *ret = build(row), owned by the caller, or NULL when the
+ * statement yields no row; releases st. */
+static int fetch_row(avo_archive *ar, sqlite3_stmt *st, row_builder *build, const row_shape *shape,
+                     json_t **ret, char *err, size_t errlen, const char *what)
+{
+    *ret = NULL;
+    int rc = step_row(ar, st, err, errlen, what);
+    if (rc == 1 && !(*ret = build(st, shape)))
+        rc = oom(err, errlen);
+    release(st);
+    return rc < 0 ? rc : 0;
+}
+
+/* collect_rows() of the query `sql` with its one parameter bound to id. */
+static int rows_by_id(avo_archive *ar, const char *sql, int64_t id, row_builder *build,
+                      const row_shape *shape, json_t **ret, char *err, size_t errlen,
+                      const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, sql, &st, err, errlen, what);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    return collect_rows(ar, st, build, shape, ret, err, errlen, what);
+}
+
+/* fetch_row() of the query `sql` with its one parameter bound to id. */
+static int row_by_id(avo_archive *ar, const char *sql, int64_t id, const row_shape *shape,
+                     json_t **ret, char *err, size_t errlen, const char *what)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, sql, &st, err, errlen, what);
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, id);
+    return fetch_row(ar, st, row_object, shape, ret, err, errlen, what);
+}
+
+/* Fetches the object of one id (avo_archive_candidate_get's signature;
+ * `flag` is its with_source). */
+typedef int object_getter(avo_archive *ar, int64_t id, int flag, json_t **ret, char *err,
+                          size_t errlen);
+
+/*
+ * get(id) for every id the one-column statement st yields, in order, as a
+ * new array in *ret (owned by the caller); releases st.
+ */
+static int objects_by_id(avo_archive *ar, sqlite3_stmt *st, object_getter *get, int flag,
+                         json_t **ret, char *err, size_t errlen, const char *what)
+{
+    json_t *ids = NULL, *all = NULL;
+    int rc = collect_rows(ar, st, row_first, NULL, &ids, err, errlen, what);
+    if (rc == 0 && !(all = json_array()))
+        rc = oom(err, errlen);
+    for (size_t i = 0; rc == 0 && i < json_array_size(ids); i++) {
+        json_t *obj = NULL;
+        rc = get(ar, json_integer_value(json_array_get(ids, i)), flag, &obj, err, errlen);
+        if (rc == 0 && json_array_append_new(all, obj) != 0)
+            rc = oom(err, errlen);
+    }
+    json_decref(ids);
+    if (rc < 0) {
+        json_decref(all);
+        return rc;
+    }
+    *ret = all;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- opening */
+
+/*
+ * Read the schema version and the number of schema objects that are not
+ * the knowledge base's in one statement, hence one snapshot: read
+ * separately, another process's migration could commit in between and make
+ * a fresh file look like a foreign database.  Objects of the KB module
+ * (kb.c: tables named kb_..., their FTS5 shadow tables and indexes) and
+ * SQLite's own (sqlite_...) do not count, so a file that holds only a
+ * knowledge base can still become an archive.  ret_objects may be NULL.
+ */
+static int read_version(avo_archive *ar, int *ret_version, int *ret_objects, char *err,
+                        size_t errlen)
+{
+    char what[512];
+    snprintf(what, sizeof what, "cannot read archive '%s'", ar->path);
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "SELECT (SELECT user_version FROM pragma_user_version),"
+                  " (SELECT count(*) FROM sqlite_schema"
+                  "  WHERE tbl_name NOT LIKE 'kb\\_%' ESCAPE '\\'"
+                  "  AND tbl_name NOT LIKE 'sqlite\\_%' ESCAPE '\\')",
+                  &st, err, errlen, what);
+    if (rc < 0)
+        return rc;
+    rc = step_row(ar, st, err, errlen, what);
+    if (rc == 1) {
+        *ret_version = sqlite3_column_int(st, 0);
+        if (ret_objects)
+            *ret_objects = sqlite3_column_int(st, 1);
+        rc = 0;
+    }
+    release(st);
+    return rc;
+}
+
+/*
+ * Switch to WAL and set the per-connection pragmas.  Done only after the
+ * version check, because switching to WAL rewrites the file header.  The
+ * switch needs an exclusive lock and SQLite answers SQLITE_BUSY at once,
+ * without the busy handler, when other openers of a fresh file hold shared
+ * locks (waiting could deadlock), so it is retried here for up to
+ * BUSY_TIMEOUT_MS.
+ */
+static int configure_connection(avo_archive *ar, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
+    for (int waited = 0; rc == SQLITE_OK || rc == SQLITE_BUSY; waited += 10) {
+        rc = sqlite3_step(st);
+        if (rc != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
+            break;
+        sqlite3_reset(st);
+        sqlite3_sleep(10);
+    }
+    if (rc != SQLITE_ROW) {
+        int out = sql_error(ar->db, rc, err, errlen, "enable WAL");
+        sqlite3_finalize(st);
+        return out;
+    }
+    const char *mode = (const char *)sqlite3_column_text(st, 0);
+    int ok = mode && (strcmp(mode, "wal") == 0 || strcmp(mode, "memory") == 0);
+    if (!ok)
+        avo_error(err, errlen, AVO_ESQL, "archive '%s' cannot use WAL (journal mode is %s)",
+                  ar->path, mode ? mode : "unknown");
+    sqlite3_finalize(st);
+    if (!ok)
+        return AVO_ESQL;
+
+    rc = sqlite3_exec(ar->db, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL;", NULL, NULL,
+                      NULL);
+    if (rc != SQLITE_OK)
+        return sql_error(ar->db, rc, err, errlen, "set pragmas");
+    return 0;
+}
+
+/*
+ * One migration step, run by in_transaction(): re-read the version inside
+ * the transaction (another process may have migrated since we looked),
+ * apply the next step and bump user_version with it.  Sets *(int *)ctx once
+ * the file is current.
+ */
+static int migrate_step(avo_archive *ar, void *ctx, char *err, size_t errlen)
+{
+    int *ret_done = ctx;
+    int version = 0;
+    int rc = read_version(ar, &version, NULL, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (version >= MIGRATION_COUNT) {
+        *ret_done = 1;
+        return 0;
+    }
+
+    int next = version + 1;
+    rc = sqlite3_exec(ar->db, migrations[next], NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        char what[128];
+        snprintf(what, sizeof what, "migrate archive to schema version %d", next);
+        return sql_error(ar->db, rc, err, errlen, what);
+    }
+    /* PRAGMA takes no parameters; `next` is our own integer. */
+    char bump[64];
+    snprintf(bump, sizeof bump, "PRAGMA user_version = %d", next);
+    rc = sqlite3_exec(ar->db, bump, NULL, NULL, NULL);
+    return rc == SQLITE_OK ? 0 : sql_error(ar->db, rc, err, errlen, "set schema version");
+}
+
+/* Apply migration steps, each in its own transaction, until the file is at
+ * AVO_ARCHIVE_SCHEMA_VERSION. */
+static int migrate(avo_archive *ar, char *err, size_t errlen)
+{
+    int done = 0;
+    while (!done) {
+        int rc = in_transaction(ar, migrate_step, &done, err, errlen);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/*
+ * Open or create the archive at path.  The version is checked before
+ * anything writes, so a file from a newer avo (or a foreign database) is
+ * closed exactly as found.  On failure *ret is NULL and err says why.
+ */
+int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen)
+{
+    if (!ret)
+        return avo_error(err, errlen, AVO_EINVAL, "no place to return the archive");
+    *ret = NULL;
+    if (!path || !*path)
+        return avo_error(err, errlen, AVO_EINVAL, "no archive path");
+
+    avo_archive *ar = calloc(1, sizeof *ar);
+    if (!ar)
+        return oom(err, errlen);
+    ar->path = strdup(path);
+    if (!ar->path) {
+        avo_archive_free(ar);
+        return oom(err, errlen);
+    }
+
+    int rc = sqlite3_open_v2(path, &ar->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc != SQLITE_OK) {
+        char what[512];
+        snprintf(what, sizeof what, "cannot open archive '%s'", path);
+        rc = sql_error(ar->db, rc, err, errlen, what);
+        goto fail;
+    }
+    sqlite3_busy_timeout(ar->db, BUSY_TIMEOUT_MS);
+
+    int version = 0, objects = 0;
+    rc = read_version(ar, &version, &objects, err, errlen);
+    if (rc < 0)
+        goto fail;
+    if (version > AVO_ARCHIVE_SCHEMA_VERSION) {
+        rc = avo_error(err, errlen, AVO_ESCHEMA,
+                       "archive '%s' has schema version %d but this avo knows up to %d;"
+                       " upgrade avo",
+                       path, version, AVO_ARCHIVE_SCHEMA_VERSION);
+        goto fail;
+    }
+    if (version == 0 && objects > 0) {
+        rc = avo_error(err, errlen, AVO_EINVAL,
+                       "'%s' is not an avo archive (it has tables but no schema version)", path);
+        goto fail;
+    }
+    ar->opened_version = version;
+
+    rc = configure_connection(ar, err, errlen);
+    if (rc < 0)
+        goto fail;
+    rc = migrate(ar, err, errlen);
+    if (rc < 0)
+        goto fail;
+
+    *ret = ar;
+    return 0;
+
+fail:
+    avo_archive_free(ar);
+    return rc;
+}
+
+/* Finalize every cached statement and close; accepts NULL and an archive
+ * whose open failed half way. */
+void avo_archive_free(avo_archive *ar)
+{
+    if (!ar)
+        return;
+    for (size_t i = 0; i < ar->n_stmts; i++)
+        sqlite3_finalize(ar->stmts[i]);
+    free(ar->stmts);
+    sqlite3_close(ar->db);
+    free(ar->path);
+    free(ar);
+}
+
+int avo_archive_opened_version(const avo_archive *ar)
+{
+    return ar ? ar->opened_version : 0;
+}
+
+/* ------------------------------------------------------------------- runs */
+
+int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id, char *err,
+                          size_t errlen)
+{
+    if (!ar || !info || !ret_run_id)
+        return avo_error(err, errlen, AVO_EINVAL, "run_begin: missing argument");
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "INSERT INTO runs (script_path, script_source, config, seed, engine_version,"
+                  " compiler, host, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                  &st, err, errlen, "insert run");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, info->script_path);
+    bind_text(st, 2, info->script_source);
+    bind_text(st, 3, info->config_json);
+    /* INTEGER is signed 64-bit: seeds >= 2^63 are stored two's-complement. */
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)info->seed);
+    bind_text(st, 5, info->engine_version);
+    bind_text(st, 6, info->compiler);
+    bind_text(st, 7, info->host);
+    sqlite3_bind_double(st, 8, avo_now());
+    rc = step_done(ar, st, err, errlen, "insert run");
+    if (rc < 0)
+        return rc;
+    *ret_run_id = sqlite3_last_insert_rowid(ar->db);
+    return 0;
+}
+
+int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, char *err,
+                        size_t errlen)
+{
+    if (!ar || !status)
+        return avo_error(err, errlen, AVO_EINVAL, "run_end: missing argument");
+    if (strcmp(status, "done") != 0 && strcmp(status, "stopped") != 0 &&
+        strcmp(status, "failed") != 0)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "run status '%s' is not one of done, stopped, failed", status);
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", &st, err, errlen,
+                  "end run");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, status);
+    sqlite3_bind_double(st, 2, avo_now());
+    sqlite3_bind_int64(st, 3, run_id);
+    rc = step_done(ar, st, err, errlen, "end run");
+    return rc < 0 ? rc : require_changed(ar, "run", run_id, err, errlen);
+}
+
+/*
+ * Reopen a finished or interrupted run for resumption: status back to
+ * "running", ended_at cleared.
+ */
+int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen)
+{
+    if (!ar)
+        return avo_error(err, errlen, AVO_EINVAL, "run_reopen: missing argument");
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?", &st, err,
+                  errlen, "reopen run");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = step_done(ar, st, err, errlen, "reopen run");
+    return rc < 0 ? rc : require_changed(ar, "run", run_id, err, errlen);
+}
+
+/* ---------------------------------------------------------------- sources */
+
+/* Hash text and insert it unless present; the caller owns any transaction. */
+static int put_source(avo_archive *ar, const char *text, char hash[AVO_HASH_HEXLEN + 1], char *err,
+                      size_t errlen)
+{
+    int rc = avo_hash_hex(text, strlen(text), hash);
+    if (rc < 0)
+        return avo_error(err, errlen, rc, "hash source: %s", avo_strerror(rc));
+    sqlite3_stmt *st = NULL;
+    rc = stmt(ar, "INSERT OR IGNORE INTO sources (hash, text) VALUES (?, ?)", &st, err, errlen,
+              "insert source");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, hash);
+    bind_text(st, 2, text);
+    return step_done(ar, st, err, errlen, "insert source");
+}
+
+int avo_archive_put_source(avo_archive *ar, const char *text, char ret_hash[41], char *err,
+                           size_t errlen)
+{
+    if (!ar || !text || !ret_hash)
+        return avo_error(err, errlen, AVO_EINVAL, "put_source: missing argument");
+    return put_source(ar, text, ret_hash, err, errlen);
+}
+
+/* Source text by hash, byte for byte; *ret_text is malloc'ed and owned by
+ * the caller. */
+int avo_archive_source_get(avo_archive *ar, const char *hash, char **ret_text, char *err,
+                           size_t errlen)
+{
+    if (!ar || !hash || !ret_text)
+        return avo_error(err, errlen, AVO_EINVAL, "source_get: missing argument");
+    *ret_text = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "SELECT text FROM sources WHERE hash = ?", &st, err, errlen, "read source");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, hash);
+    rc = step_row(ar, st, err, errlen, "read source");
+    if (rc == 1) {
+        const char *text = (const char *)sqlite3_column_text(st, 0);
+        *ret_text = strdup(text ? text : "");
+        rc = *ret_text ? 0 : oom(err, errlen);
+    } else if (rc == 0) {
+        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no source %s", hash);
+    }
+    release(st);
+    return rc;
+}
+
+/* ------------------------------------------------------------- candidates */
+
+/* 0 when text parses as a JSON object, else AVO_EINVAL naming `what`. */
+static int check_json_object(const char *text, const char *what, char *err, size_t errlen)
+{
+    json_error_t jerr;
+    json_t *v = json_loads(text, 0, &jerr);
+    int ok = v && json_is_object(v);
+    json_decref(v);
+    if (!ok)
+        return avo_error(err, errlen, AVO_EINVAL, "%s is not a JSON object: %s", what,
+                         v ? "wrong type" : jerr.text);
+    return 0;
+}
+
+typedef struct candidate_insert {
+    const avo_candidate_info *info;
+    const char *knobs;
+    int64_t id; /* out */
+} candidate_insert;
+
+/* The transaction of candidate_add: source, candidate row, parent edges. */
+static int insert_candidate(avo_archive *ar, void *ctx, char *err, size_t errlen)
+{
+    candidate_insert *c = ctx;
+    const avo_candidate_info *info = c->info;
+    char hash[AVO_HASH_HEXLEN + 1];
+    int rc = put_source(ar, info->source, hash, err, errlen);
+    if (rc < 0)
+        return rc;
+
+    sqlite3_stmt *st = NULL;
+    rc = stmt(ar,
+              "INSERT INTO candidates (run_id, generation, operator, source_hash, knobs, note,"
+              " \"key\", created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+              &st, err, errlen, "insert candidate");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, info->run_id);
+    sqlite3_bind_int(st, 2, info->generation);
+    bind_text(st, 3, info->operator_name);
+    bind_text(st, 4, hash);
+    bind_text(st, 5, c->knobs);
+    bind_text(st, 6, info->note);
+    bind_text(st, 7, info->key);
+    sqlite3_bind_double(st, 8, avo_now());
+    rc = step_done(ar, st, err, errlen, "insert candidate");
+    if (rc < 0)
+        return rc;
+    c->id = sqlite3_last_insert_rowid(ar->db);
+
+    rc = stmt(ar, "INSERT INTO edges (child, parent, role) VALUES (?, ?, ?)", &st, err, errlen,
+              "insert parent edge");
+    for (size_t i = 0; rc == 0 && i < info->n_parents; i++) {
+        sqlite3_bind_int64(st, 1, c->id);
+        sqlite3_bind_int64(st, 2, info->parents[i].parent_id);
+        bind_text(st, 3, info->parents[i].role);
+        rc = step_done(ar, st, err, errlen, "insert parent edge");
+    }
+    return rc;
+}
+
+/*
+ * Insert the source (if new), the pending candidate and its parent edges in
+ * one transaction; *ret_id is the new candidate's id.  Foreign keys reject
+ * unknown runs and parents, and the whole insert is rolled back.
+ */
+int avo_archive_candidate_add(avo_archive *ar, const avo_candidate_info *info, int64_t *ret_id,
+                              char *err, size_t errlen)
+{
+    if (!ar || !info || !ret_id)
+        return avo_error(err, errlen, AVO_EINVAL, "candidate_add: missing argument");
+    if (!info->source || !info->operator_name)
+        return avo_error(err, errlen, AVO_EINVAL, "candidate needs a source and an operator");
+    if (info->n_parents && !info->parents)
+        return avo_error(err, errlen, AVO_EINVAL, "candidate has %zu parents but no array",
+                         info->n_parents);
+    for (size_t i = 0; i < info->n_parents; i++)
+        if (!info->parents[i].role)
+            return avo_error(err, errlen, AVO_EINVAL, "parent %zu has no role", i);
+    candidate_insert c = {.info = info, .knobs = info->knobs_json ? info->knobs_json : "{}"};
+    int rc = check_json_object(c.knobs, "knobs", err, errlen);
+    if (rc == 0)
+        rc = in_transaction(ar, insert_candidate, &c, err, errlen);
+    if (rc == 0)
+        *ret_id = c.id;
+    return rc;
+}
+
+/* Insert one evaluations row from a protocol config object. */
+static int insert_evaluation(avo_archive *ar, sqlite3_stmt *st, int64_t id, size_t index,
+                             const json_t *config, char *err, size_t errlen)
+{
+    if (!json_is_object(config))
+        return avo_error(err, errlen, AVO_EINVAL, "configs[%zu] is not an object", index);
+    const char *name = opt_string(config, "name");
+    if (!name)
+        return avo_error(err, errlen, AVO_EINVAL, "configs[%zu] has no name", index);
+    const json_t *correct = json_object_get(config, "correct");
+    sqlite3_bind_int64(st, 1, id);
+    bind_text(st, 2, name);
+    /* booleans -> 0/1; a missing or null verdict counts as not correct */
+    sqlite3_bind_int(st, 3,
+                     json_is_true(correct) ||
+                         (json_is_integer(correct) && json_integer_value(correct) != 0));
+    bind_json_real(st, 4, json_object_get(config, "max_error"));
+    bind_json_real(st, 5, json_object_get(config, "median_s"));
+    bind_json_real(st, 6, json_object_get(config, "spread"));
+    bind_json_int(st, 7, json_object_get(config, "samples"));
+    bind_json_real(st, 8, json_object_get(config, "gflops"));
+    bind_json_real(st, 9, json_object_get(config, "gbs"));
+    bind_text(st, 10, opt_string(config, "reason"));
+    return step_done(ar, st, err, errlen, "insert evaluation");
+}
+
+typedef struct candidate_result {
+    int64_t id;
+    const json_t *result;
+    const char *meta_text; /* the result minus what has columns of its own */
+    double score;
+} candidate_result;
+
+/* The transaction of candidate_finish: status columns, then the config rows
+ * replacing any earlier ones. */
+static int record_result(avo_archive *ar, void *ctx, char *err, size_t errlen)
+{
+    const candidate_result *r = ctx;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "UPDATE candidates SET status = ?, reason = ?, log = ?, score = ?, result = ?,"
+                  " evaluated_at = ? WHERE id = ?",
+                  &st, err, errlen, "update candidate");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, opt_string(r->result, "status"));
+    bind_text(st, 2, opt_string(r->result, "reason"));
+    bind_text(st, 3, opt_string(r->result, "log"));
+    sqlite3_bind_double(st, 4, r->score);
+    bind_text(st, 5, r->meta_text);
+    sqlite3_bind_double(st, 6, avo_now());
+    sqlite3_bind_int64(st, 7, r->id);
+    rc = step_done(ar, st, err, errlen, "update candidate");
+    if (rc == 0)
+        rc = require_changed(ar, "candidate", r->id, err, errlen);
+    if (rc == 0)
+        rc = stmt(ar, "DELETE FROM evaluations WHERE candidate_id = ?", &st, err, errlen,
+                  "clear evaluations");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, r->id);
+    rc = step_done(ar, st, err, errlen, "clear evaluations");
+    if (rc == 0)
+        rc = stmt(ar,
+                  "INSERT INTO evaluations (candidate_id, config, correct, max_error, median_s,"
+                  " spread, samples, gflops, gbs, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  &st, err, errlen, "insert evaluation");
+    const json_t *configs = json_object_get(r->result, "configs");
+    for (size_t i = 0; rc == 0 && i < json_array_size(configs); i++) {
+        rc = insert_evaluation(ar, st, r->id, i, json_array_get(configs, i), err, errlen);
+        if (rc < 0)
+            release(st);
+    }
+    return rc;
+}
+
+/*
+ * Record a worker result for candidate id in one transaction: the status
+ * columns, the remaining metadata as the `result` JSON, and one evaluations
+ * row per config.  Earlier evaluations of the same id are replaced, so a
+ * repeated finish is idempotent.
+ */
+int avo_archive_candidate_finish(avo_archive *ar, int64_t id, const json_t *result, double score,
+                                 char *err, size_t errlen)
+{
+    if (!ar || !json_is_object(result))
+        return avo_error(err, errlen, AVO_EINVAL, "candidate_finish: result must be an object");
+    if (!opt_string(result, "status"))
+        return avo_error(err, errlen, AVO_EINVAL, "result of candidate %lld has no status",
+                         (long long)id);
+    const json_t *configs = json_object_get(result, "configs");
+    if (configs && !json_is_array(configs) && !json_is_null(configs))
+        return avo_error(err, errlen, AVO_EINVAL, "result configs is not an array");
+
+    /* The metadata column: everything except what has columns of its own. */
+    json_t *meta = json_deep_copy(result);
+    if (!meta)
+        return oom(err, errlen);
+    static const char *const own_columns[] = {"id", "status", "reason", "log", "configs"};
+    for (size_t i = 0; i < COUNT_OF(own_columns); i++)
+        json_object_del(meta, own_columns[i]);
+    char *meta_text = json_text(meta);
+    json_decref(meta);
+    if (!meta_text)
+        return oom(err, errlen);
+
+    candidate_result r = {.id = id, .result = result, .meta_text = meta_text, .score = score};
+    int rc = in_transaction(ar, record_result, &r, err, errlen);
+    free(meta_text);
+    return rc;
+}
+
+/* ----------------------------------------------------------------- events */
+
+int avo_archive_event(avo_archive *ar, int64_t run_id, const char *kind, const char *data_json,
+                      char *err, size_t errlen)
+{
+    if (!ar || !kind)
+        return avo_error(err, errlen, AVO_EINVAL, "event: missing argument");
+    if (data_json) {
+        json_error_t jerr;
+        json_t *v = json_loads(data_json, JSON_DECODE_ANY, &jerr);
+        if (!v)
+            return avo_error(err, errlen, AVO_EINVAL, "event '%s' data is not JSON: %s", kind,
+                             jerr.text);
+        json_decref(v);
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "INSERT INTO events (run_id, t, kind, data) VALUES (?, ?, ?, ?)", &st, err,
+                  errlen, "insert event");
+    if (rc < 0)
+        return rc;
+    bind_id(st, 1, run_id); /* run_id 0: an event of the engine, not of a run */
+    sqlite3_bind_double(st, 2, avo_now());
+    bind_text(st, 3, kind);
+    bind_text(st, 4, data_json);
+    return step_done(ar, st, err, errlen, "insert event");
+}
+
+/*
+ * Events of run_id of the given kind (NULL: every kind), oldest first, as
+ * [{id, t, kind, data}] with data parsed back from JSON.
+ */
+int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret, char *err,
+                       size_t errlen)
+{
+    static const column columns[] = {
+        {"id", COL_VALUE}, {"t", COL_VALUE}, {"kind", COL_VALUE}, {"data", COL_JSON}};
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "events: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "SELECT id, t, kind, data FROM events WHERE run_id = ?1"
+                  " AND (?2 IS NULL OR kind = ?2) ORDER BY id",
+                  &st, err, errlen, "read events");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, kind);
+    return collect_rows(ar, st, row_object, &shape, ret, err, errlen, "read events");
+}
+
+/* ------------------------------------------------------------- candidates */
+
 /* [{id, role}] of the parents of id, ordered by role then parent id. */
 static int parents_json(avo_archive *ar, int64_t id, json_t **ret, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_CAND_PARENTS, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    json_t *arr = json_array();
-    int bad = !arr, step;
-    sqlite3_bind_int64(st, 1, id);
-    while (!bad && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *edge = json_object();
-        bad |=
-            !edge || put(edge, "id", column_json(st, 0)) || put(edge, "role", column_json(st, 1));
-        bad |= json_array_append_new(arr, edge) != 0;
-    }
-    if (!bad && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, "read parents");
-    else if (bad)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    release(st);
-    if (rc < 0) {
-        json_decref(arr);
-        return rc;
-    }
-    *ret = arr;
-    return 0;
+    static const column columns[] = {{"id", COL_VALUE}, {"role", COL_VALUE}};
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    return rows_by_id(ar, "SELECT parent, role FROM edges WHERE child = ? ORDER BY role, parent",
+                      id, row_object, &shape, ret, err, errlen, "read parents");
 }
 
 /* [ids] of the children of id, ascending. */
 static int children_json(avo_archive *ar, int64_t id, json_t **ret, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_CAND_CHILDREN, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    json_t *arr = json_array();
-    int bad = !arr, step;
-    sqlite3_bind_int64(st, 1, id);
-    while (!bad && (step = sqlite3_step(st)) == SQLITE_ROW)
-        bad |= json_array_append_new(arr, column_json(st, 0)) != 0;
-    if (!bad && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, "read children");
-    else if (bad)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    release(st);
-    if (rc < 0) {
-        json_decref(arr);
-        return rc;
-    }
-    *ret = arr;
-    return 0;
+    return rows_by_id(ar, "SELECT DISTINCT child FROM edges WHERE parent = ? ORDER BY child", id,
+                      row_first, NULL, ret, err, errlen, "read children");
 }
 
 /* The protocol's config objects for id, in the order they were recorded. */
 static int configs_json(avo_archive *ar, int64_t id, json_t **ret, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"name",    "correct", "max_error", "median_s", "spread",
-                                       "samples", "gflops",  "gbs",       "reason"};
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_CAND_CONFIGS, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    json_t *arr = json_array();
-    int bad = !arr, step;
-    sqlite3_bind_int64(st, 1, id);
-    while (!bad && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *c = json_object();
-        bad |= !c;
-        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++) {
-            json_t *v = k == 1 ? json_boolean(sqlite3_column_int(st, k)) : column_json(st, k);
-            bad |= put(c, keys[k], v);
-        }
-        bad |= json_array_append_new(arr, c) != 0;
-    }
-    if (!bad && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, "read evaluations");
-    else if (bad)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    release(st);
-    if (rc < 0) {
-        json_decref(arr);
-        return rc;
-    }
-    *ret = arr;
-    return 0;
+    static const column columns[] = {
+        {"name", COL_VALUE},     {"correct", COL_BOOL}, {"max_error", COL_VALUE},
+        {"median_s", COL_VALUE}, {"spread", COL_VALUE}, {"samples", COL_VALUE},
+        {"gflops", COL_VALUE},   {"gbs", COL_VALUE},    {"reason", COL_VALUE},
+    };
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    return rows_by_id(ar,
+                      "SELECT config, correct, max_error, median_s, spread, samples, gflops, gbs,"
+                      " reason FROM evaluations WHERE candidate_id = ? ORDER BY rowid",
+                      id, row_object, &shape, ret, err, errlen, "read evaluations");
 }
 
 /*
@@ -1061,51 +1185,22 @@ static int configs_json(avo_archive *ar, int64_t id, json_t **ret, char *err, si
  */
 static int candidate_row(avo_archive *ar, int64_t id, json_t **ret, char *err, size_t errlen)
 {
-    static const char *const keys[] = {
-        [CAND_ID] = "id",
-        [CAND_RUN_ID] = "run_id",
-        [CAND_GENERATION] = "generation",
-        [CAND_OPERATOR] = "operator",
-        [CAND_STATUS] = "status",
-        [CAND_REASON] = "reason",
-        [CAND_LOG] = "log",
-        [CAND_SCORE] = "score",
-        [CAND_SOURCE_HASH] = "source_hash",
-        [CAND_KNOBS] = "knobs",
-        [CAND_NOTE] = "note",
-        [CAND_KEY] = "key",
-        [CAND_CREATED_AT] = "created_at",
-        [CAND_EVALUATED_AT] = "evaluated_at",
-        [CAND_RESULT] = "result",
+    static const column columns[] = {
+        {"id", COL_VALUE},         {"run_id", COL_VALUE},       {"generation", COL_VALUE},
+        {"operator", COL_VALUE},   {"status", COL_VALUE},       {"reason", COL_VALUE},
+        {"log", COL_VALUE},        {"score", COL_VALUE},        {"source_hash", COL_VALUE},
+        {"knobs", COL_JSON},       {"note", COL_VALUE},         {"key", COL_VALUE},
+        {"created_at", COL_VALUE}, {"evaluated_at", COL_VALUE}, {"result", COL_JSON},
     };
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_CAND_GET, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    int step = sqlite3_step(st);
-    json_t *obj = NULL;
-    if (step == SQLITE_ROW) {
-        obj = json_object();
-        int bad = !obj;
-        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++) {
-            int parsed = k == CAND_KNOBS || k == CAND_RESULT;
-            bad |= put(obj, keys[k], parsed ? column_parsed(st, k) : column_json(st, k));
-        }
-        if (bad)
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    } else if (step == SQLITE_DONE) {
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    int rc = row_by_id(ar,
+                       "SELECT id, run_id, generation, operator, status, reason, log, score,"
+                       " source_hash, knobs, note, \"key\", created_at, evaluated_at, result"
+                       " FROM candidates WHERE id = ?",
+                       id, &shape, ret, err, errlen, "read candidate");
+    if (rc == 0 && !*ret)
         rc = avo_error(err, errlen, AVO_ENOTFOUND, "no candidate %lld", (long long)id);
-    } else {
-        rc = sql_error(ar->db, step, err, errlen, "read candidate");
-    }
-    release(st);
-    if (rc < 0) {
-        json_decref(obj);
-        return rc;
-    }
-    *ret = obj;
-    return 0;
+    return rc;
 }
 
 int avo_archive_candidate_get(avo_archive *ar, int64_t id, int with_source, json_t **ret, char *err,
@@ -1129,7 +1224,7 @@ int avo_archive_candidate_get(avo_archive *ar, int64_t id, int with_source, json
         goto fail;
     if (with_source) {
         char *text = NULL;
-        const char *hash = json_string_value(json_object_get(obj, "source_hash"));
+        const char *hash = opt_string(obj, "source_hash");
         rc = avo_archive_source_get(ar, hash ? hash : "", &text, err, errlen);
         if (rc < 0)
             goto fail;
@@ -1143,22 +1238,7 @@ int avo_archive_candidate_get(avo_archive *ar, int64_t id, int with_source, json
 
 fail:
     json_decref(obj);
-    return rc < 0 ? rc : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-}
-
-/* Step a statement that yields at most one id; *ret_id = 0 when none. */
-static int single_id(avo_archive *ar, sqlite3_stmt *st, int64_t *ret_id, char *err, size_t errlen,
-                     const char *what)
-{
-    int step = sqlite3_step(st);
-    int rc = 0;
-    *ret_id = 0;
-    if (step == SQLITE_ROW)
-        *ret_id = sqlite3_column_int64(st, 0);
-    else if (step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, what);
-    release(st);
-    return rc;
+    return rc < 0 ? rc : oom(err, errlen);
 }
 
 int avo_archive_candidate_by_key(avo_archive *ar, const char *key, json_t **ret, char *err,
@@ -1168,7 +1248,10 @@ int avo_archive_candidate_by_key(avo_archive *ar, const char *key, json_t **ret,
         return avo_error(err, errlen, AVO_EINVAL, "candidate_by_key: missing argument");
     *ret = NULL;
     sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_CAND_BY_KEY, &st, err, errlen);
+    int rc = stmt(ar,
+                  "SELECT id FROM candidates WHERE \"key\" = ? AND status <> 'pending'"
+                  " ORDER BY id LIMIT 1",
+                  &st, err, errlen, "find candidate by key");
     if (rc < 0)
         return rc;
     bind_text(st, 1, key);
@@ -1189,15 +1272,12 @@ static int resolve_run(avo_archive *ar, int64_t run_id, int64_t *ret, char *err,
         return 0;
     }
     sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_RUN_LATEST, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    rc = single_id(ar, st, ret, err, errlen, "find latest run");
-    if (rc < 0)
-        return rc;
-    if (!*ret)
-        return avo_error(err, errlen, AVO_ENOTFOUND, "the archive has no runs");
-    return 0;
+    int rc = stmt(ar, "SELECT max(id) FROM runs", &st, err, errlen, "find latest run");
+    if (rc == 0)
+        rc = single_id(ar, st, ret, err, errlen, "find latest run");
+    if (rc == 0 && !*ret)
+        rc = avo_error(err, errlen, AVO_ENOTFOUND, "the archive has no runs");
+    return rc;
 }
 
 int avo_archive_best(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
@@ -1209,7 +1289,10 @@ int avo_archive_best(avo_archive *ar, int64_t run_id, json_t **ret, char *err, s
     if (rc < 0)
         return rc;
     sqlite3_stmt *st = NULL;
-    rc = stmt_get(ar, ST_BEST, &st, err, errlen);
+    rc = stmt(ar,
+              "SELECT id FROM candidates WHERE run_id = ? AND status = 'ok'"
+              " ORDER BY score DESC, id ASC LIMIT 1",
+              &st, err, errlen, "find best candidate");
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, run_id);
@@ -1223,45 +1306,204 @@ int avo_archive_best(avo_archive *ar, int64_t run_id, json_t **ret, char *err, s
     return avo_archive_candidate_get(ar, id, 0, ret, err, errlen);
 }
 
+/* ------------------------------------------------------------------- runs */
+
 int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"id",         "script_path",    "script_source", "config",
-                                       "seed",       "engine_version", "compiler",      "host",
-                                       "started_at", "ended_at",       "status"};
+    static const column columns[] = {
+        {"id", COL_VALUE},       {"script_path", COL_VALUE}, {"script_source", COL_VALUE},
+        {"config", COL_JSON},    {"seed", COL_VALUE},        {"engine_version", COL_VALUE},
+        {"compiler", COL_VALUE}, {"host", COL_VALUE},        {"started_at", COL_VALUE},
+        {"ended_at", COL_VALUE}, {"status", COL_VALUE},
+    };
+    static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)
         return avo_error(err, errlen, AVO_EINVAL, "run_get: missing argument");
     *ret = NULL;
     int rc = resolve_run(ar, run_id, &run_id, err, errlen);
-    if (rc < 0)
-        return rc;
-    sqlite3_stmt *st = NULL;
-    rc = stmt_get(ar, ST_RUN_GET, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, run_id);
-    int step = sqlite3_step(st);
-    json_t *obj = NULL;
-    if (step == SQLITE_ROW) {
-        obj = json_object();
-        int bad = !obj;
-        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++)
-            bad |= put(obj, keys[k], k == 3 ? column_parsed(st, k) : column_json(st, k));
-        if (bad)
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    } else if (step == SQLITE_DONE) {
+    if (rc == 0)
+        rc = row_by_id(ar,
+                       "SELECT id, script_path, script_source, config, seed, engine_version,"
+                       " compiler, host, started_at, ended_at, status FROM runs WHERE id = ?",
+                       run_id, &shape, ret, err, errlen, "read run");
+    if (rc == 0 && !*ret)
         rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
-    } else {
-        rc = sql_error(ar->db, step, err, errlen, "read run");
+    return rc;
+}
+
+/*
+ * Add the candidate summary of run `id` to its object: candidates, ok,
+ * failed (finished but not ok), and best_id and best_score as
+ * avo_archive_best() chooses (null when the run has no ok candidate).
+ */
+static int run_add_candidates(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
+{
+    static const column count_columns[] = {
+        {"candidates", COL_VALUE}, {"ok", COL_VALUE}, {"failed", COL_VALUE}};
+    static const row_shape count_shape = {count_columns, COUNT_OF(count_columns)};
+    static const column best_columns[] = {{"best_id", COL_VALUE}, {"best_score", COL_VALUE}};
+    static const row_shape best_shape = {best_columns, COUNT_OF(best_columns)};
+    json_t *counts = NULL, *best = NULL;
+    int rc = row_by_id(ar,
+                       "SELECT count(*), count(*) FILTER (WHERE status = 'ok'),"
+                       " count(*) FILTER (WHERE status NOT IN ('ok', 'pending'))"
+                       " FROM candidates WHERE run_id = ?",
+                       id, &count_shape, &counts, err, errlen, "count candidates");
+    if (rc == 0)
+        rc = row_by_id(ar,
+                       "SELECT id, score FROM candidates WHERE run_id = ? AND status = 'ok'"
+                       " ORDER BY score DESC, id ASC LIMIT 1",
+                       id, &best_shape, &best, err, errlen, "find best candidate");
+    if (rc == 0 && !best)
+        best = json_pack("{snsn}", "best_id", "best_score");
+    if (rc == 0 && (json_object_update(run, counts) != 0 || json_object_update(run, best) != 0))
+        rc = oom(err, errlen);
+    json_decref(counts);
+    json_decref(best);
+    return rc;
+}
+
+/*
+ * Add the agent attempts of run `id` (operators/agent.lua) to its object:
+ * attempts = {explored, committed, outcomes: {outcome: count}}.  A
+ * re-timing (outcome "retime") measures a recorded version again and
+ * explores nothing, so it counts in outcomes only.  Zeros and {} for a run
+ * without attempts.
+ */
+static int run_add_attempts(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
+{
+    static const column columns[] = {{"outcome", COL_VALUE}, {"count", COL_VALUE}};
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    json_t *rows = NULL;
+    int rc = rows_by_id(ar,
+                        "SELECT outcome, count(*) FROM attempts WHERE run_id = ?"
+                        " GROUP BY outcome ORDER BY outcome",
+                        id, row_object, &shape, &rows, err, errlen, "count attempts");
+    if (rc < 0)
+        return rc;
+    json_int_t explored = 0, committed = 0;
+    json_t *outcomes = json_object();
+    int bad = !outcomes;
+    size_t i;
+    json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        const char *outcome = opt_string(row, "outcome");
+        json_int_t n = json_integer_value(json_object_get(row, "count"));
+        if (!outcome || bad)
+            continue;
+        explored += strcmp(outcome, "retime") != 0 ? n : 0;
+        committed += strcmp(outcome, "committed") == 0 ? n : 0;
+        bad |= put(outcomes, outcome, json_integer(n));
     }
-    release(st);
+    json_decref(rows);
+    json_t *summary = bad ? NULL
+                          : json_pack("{sIsIsO}", "explored", explored, "committed", committed,
+                                      "outcomes", outcomes);
+    json_decref(outcomes);
+    return put(run, "attempts", summary) ? oom(err, errlen) : 0;
+}
+
+/*
+ * Add the unit of the run's scores ("GFLOP/s", "GB/s", ...) to its object:
+ * from the latest "evaluator" event that names one (lua/avo/init.lua);
+ * null for runs that recorded none.
+ */
+static int run_add_unit(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
+{
+    static const column columns[] = {{"data", COL_JSON}};
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    json_t *rows = NULL;
+    int rc = rows_by_id(ar,
+                        "SELECT data FROM events WHERE run_id = ? AND kind = 'evaluator'"
+                        " ORDER BY id DESC",
+                        id, row_object, &shape, &rows, err, errlen, "read evaluator events");
+    if (rc < 0)
+        return rc;
+    json_t *unit = NULL;
+    for (size_t i = 0; !unit && i < json_array_size(rows); i++) {
+        json_t *v = json_object_get(json_object_get(json_array_get(rows, i), "data"), "unit");
+        unit = json_is_string(v) ? v : NULL;
+    }
+    rc = put(run, "unit", unit ? json_incref(unit) : json_null()) ? oom(err, errlen) : 0;
+    json_decref(rows);
+    return rc;
+}
+
+/*
+ * The run object (avo_archive_run_get) plus its summary: candidate counts
+ * and best (run_add_candidates), agent attempts (run_add_attempts) and the
+ * score unit (run_add_unit).
+ */
+int avo_archive_run_summary(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
+{
+    json_t *run = NULL;
+    int rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
+    if (rc < 0)
+        return rc;
+    int64_t id = json_integer_value(json_object_get(run, "id"));
+    rc = run_add_candidates(ar, run, id, err, errlen);
+    if (rc == 0)
+        rc = run_add_attempts(ar, run, id, err, errlen);
+    if (rc == 0)
+        rc = run_add_unit(ar, run, id, err, errlen);
     if (rc < 0) {
-        json_decref(obj);
+        json_decref(run);
         return rc;
     }
-    *ret = obj;
+    *ret = run;
     return 0;
 }
 
+/* avo_archive_run_summary() as an object_getter. */
+static int run_summary_of(avo_archive *ar, int64_t id, int unused, json_t **ret, char *err,
+                          size_t errlen)
+{
+    (void)unused;
+    return avo_archive_run_summary(ar, id, ret, err, errlen);
+}
+
+/* Every run, oldest first, each as avo_archive_run_summary() gives it.  An
+ * archive without runs gives []. */
+int avo_archive_runs(avo_archive *ar, json_t **ret, char *err, size_t errlen)
+{
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "runs: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "SELECT id FROM runs ORDER BY id", &st, err, errlen, "list runs");
+    if (rc < 0)
+        return rc;
+    return objects_by_id(ar, st, run_summary_of, 0, ret, err, errlen, "list runs");
+}
+
+/*
+ * Every candidate of run_id (0: of every run) in id order, each the full
+ * avo_archive_candidate_get() object.  A run_id that names no run is
+ * AVO_ENOTFOUND; a run without candidates gives [].
+ */
+int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
+                           char *err, size_t errlen)
+{
+    if (!ar || !ret || run_id < 0)
+        return avo_error(err, errlen, AVO_EINVAL, "candidates: bad argument");
+    *ret = NULL;
+    if (run_id) {
+        json_t *run = NULL;
+        int rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
+        json_decref(run);
+        if (rc < 0)
+            return rc;
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "SELECT id FROM candidates WHERE ?1 = 0 OR run_id = ?1 ORDER BY id", &st, err,
+                  errlen, "list candidates");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    return objects_by_id(ar, st, avo_archive_candidate_get, with_source, ret, err, errlen,
+                         "list candidates");
+}
 /* ---------------------------------------------------------------- lineage */
 
 /* A growable FIFO of ids for the breadth-first walks. */
@@ -1308,7 +1550,7 @@ static int walk_ancestors(avo_archive *ar, int64_t start, json_t *depths, json_t
     if (rc == 0 && json_object_set_new(depths, id_key(key, start), json_integer(0)) != 0)
         rc = AVO_ENOMEM;
     if (rc < 0) {
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        rc = oom(err, errlen);
         goto out;
     }
 
@@ -1330,13 +1572,13 @@ static int walk_ancestors(avo_archive *ar, int64_t start, json_t *depths, json_t
             json_t *node = json_object();
             int bad = !node || put(node, "id", json_integer(id)) ||
                       put(node, "parents", json_incref(parents));
-            for (size_t k = 0; !bad && k < sizeof node_keys / sizeof node_keys[0]; k++)
+            for (size_t k = 0; !bad && k < COUNT_OF(node_keys); k++)
                 bad |= put(node, node_keys[k], json_incref(json_object_get(row, node_keys[k])));
             json_decref(row);
             bad |= json_array_append_new(nodes, node) != 0;
             if (bad) {
                 json_decref(parents);
-                rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+                rc = oom(err, errlen);
                 goto out;
             }
         }
@@ -1352,7 +1594,7 @@ static int walk_ancestors(avo_archive *ar, int64_t start, json_t *depths, json_t
             if (json_object_set_new(depths, key, json_integer(depth + 1)) != 0 ||
                 queue_push(&q, parent) < 0) {
                 json_decref(parents);
-                rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+                rc = oom(err, errlen);
                 goto out;
             }
         }
@@ -1383,7 +1625,7 @@ int avo_archive_lineage(avo_archive *ar, int64_t id, json_t **ret, char *err, si
         return rc;
     json_t *depths = json_object(), *nodes = json_array();
     if (!depths || !nodes)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        rc = oom(err, errlen);
     else
         rc = walk_ancestors(ar, id, depths, nodes, err, errlen);
     json_decref(depths);
@@ -1414,7 +1656,7 @@ int avo_archive_common_ancestor(avo_archive *ar, int64_t a, int64_t b, int64_t *
 
     json_t *da = json_object(), *db = json_object();
     if (!da || !db)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        rc = oom(err, errlen);
     if (rc == 0)
         rc = walk_ancestors(ar, a, da, NULL, err, errlen);
     if (rc == 0)
@@ -1445,184 +1687,30 @@ int avo_archive_common_ancestor(avo_archive *ar, int64_t a, int64_t b, int64_t *
     return rc;
 }
 
-/* ------------------------------------------------------- listing queries */
-
-/* Every id a one-column id statement yields, as a JSON array; releases st. */
-static int id_list(avo_archive *ar, sqlite3_stmt *st, json_t **ret, char *err, size_t errlen,
-                   const char *what)
-{
-    json_t *ids = json_array();
-    int rc = ids ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    int step = SQLITE_DONE;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
-        if (json_array_append_new(ids, json_integer(sqlite3_column_int64(st, 0))) != 0)
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, what);
-    release(st);
-    if (rc < 0) {
-        json_decref(ids);
-        return rc;
-    }
-    *ret = ids;
-    return 0;
-}
-
-/*
- * Add the candidate counts and the best candidate of run `id` to its run
- * object: candidates, ok, failed (finished but not ok), best_id and
- * best_score (null when the run has no ok candidate).
- */
-static int run_add_summary(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = stmt_get(ar, ST_RUN_COUNTS, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    int step = sqlite3_step(st), bad = 0;
-    if (step == SQLITE_ROW) {
-        bad |= put(run, "candidates", column_json(st, 0));
-        bad |= put(run, "ok", column_json(st, 1));
-        bad |= put(run, "failed", column_json(st, 2));
-    } else {
-        rc = sql_error(ar->db, step, err, errlen, "count candidates");
-    }
-    release(st);
-    if (rc < 0)
-        return rc;
-
-    int64_t best = 0;
-    rc = stmt_get(ar, ST_BEST, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    rc = single_id(ar, st, &best, err, errlen, "find best candidate");
-    if (rc < 0)
-        return rc;
-    json_t *best_score = json_null();
-    if (best) {
-        json_t *row = NULL;
-        rc = candidate_row(ar, best, &row, err, errlen);
-        if (rc < 0)
-            return rc;
-        json_decref(best_score);
-        best_score = json_incref(json_object_get(row, "score"));
-        json_decref(row);
-    }
-    bad |= put(run, "best_id", best ? json_integer(best) : json_null());
-    bad |= put(run, "best_score", best_score);
-    return bad ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
-}
-
-/*
- * Every run, oldest first: the avo_archive_run_get() object of each plus
- * its summary (run_add_summary).  An archive without runs gives [].
- */
-int avo_archive_runs(avo_archive *ar, json_t **ret, char *err, size_t errlen)
-{
-    if (!ar || !ret)
-        return avo_error(err, errlen, AVO_EINVAL, "runs: missing argument");
-    *ret = NULL;
-    sqlite3_stmt *st = NULL;
-    json_t *ids = NULL, *runs = NULL;
-    int rc = stmt_get(ar, ST_RUN_IDS, &st, err, errlen);
-    if (rc == 0)
-        rc = id_list(ar, st, &ids, err, errlen, "list runs");
-    if (rc < 0)
-        return rc;
-    runs = json_array();
-    if (!runs)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    size_t i;
-    json_t *id;
-    json_array_foreach(ids, i, id)
-    {
-        json_t *run = NULL;
-        if (rc == 0)
-            rc = avo_archive_run_get(ar, json_integer_value(id), &run, err, errlen);
-        if (rc == 0)
-            rc = run_add_summary(ar, run, json_integer_value(id), err, errlen);
-        if (rc == 0 && json_array_append_new(runs, run) != 0)
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        else if (rc < 0)
-            json_decref(run);
-    }
-    json_decref(ids);
-    if (rc < 0) {
-        json_decref(runs);
-        return rc;
-    }
-    *ret = runs;
-    return 0;
-}
-
-/*
- * Every candidate of run_id (0: of every run) in id order, each the full
- * avo_archive_candidate_get() object.  A run_id that names no run is
- * AVO_ENOTFOUND; a run without candidates gives [].
- */
-int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
-                           char *err, size_t errlen)
-{
-    if (!ar || !ret || run_id < 0)
-        return avo_error(err, errlen, AVO_EINVAL, "candidates: bad argument");
-    *ret = NULL;
-    json_t *ids = NULL, *all = NULL;
-    int rc = 0;
-    if (run_id) {
-        json_t *run = NULL;
-        rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
-        json_decref(run);
-        if (rc < 0)
-            return rc;
-    }
-    sqlite3_stmt *st = NULL;
-    rc = stmt_get(ar, ST_CAND_IDS, &st, err, errlen);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, run_id);
-    rc = id_list(ar, st, &ids, err, errlen, "list candidates");
-    if (rc < 0)
-        return rc;
-    all = json_array();
-    if (!all)
-        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    size_t i;
-    json_t *id;
-    json_array_foreach(ids, i, id)
-    {
-        json_t *c = NULL;
-        if (rc == 0)
-            rc = avo_archive_candidate_get(ar, json_integer_value(id), with_source, &c, err,
-                                           errlen);
-        if (rc == 0 && json_array_append_new(all, c) != 0)
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    }
-    json_decref(ids);
-    if (rc < 0) {
-        json_decref(all);
-        return rc;
-    }
-    *ret = all;
-    return 0;
-}
+/* ------------------------------------------------------------- LLM calls */
 
 /* 1 if table `name` exists, 0 if not, or a negative code. */
 static int table_exists(avo_archive *ar, const char *name, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "read schema");
+    int rc = stmt(ar, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", &st, err,
+                  errlen, "read schema");
+    if (rc < 0)
+        return rc;
     bind_text(st, 1, name);
-    int step = sqlite3_step(st);
-    rc = step == SQLITE_ROW ? 1 : step == SQLITE_DONE ? 0 : sql_error(ar->db, step, err, errlen,
-                                                                       "read schema");
-    sqlite3_finalize(st);
+    rc = step_row(ar, st, err, errlen, "read schema");
+    release(st);
     return rc;
+}
+
+/* Whether the array `names` holds the string s. */
+static int has_string(const json_t *names, const char *s)
+{
+    for (size_t i = 0; i < json_array_size(names); i++)
+        if (json_is_string(json_array_get(names, i)) &&
+            strcmp(json_string_value(json_array_get(names, i)), s) == 0)
+            return 1;
+    return 0;
 }
 
 /*
@@ -1640,201 +1728,53 @@ int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *e
     if (!ar || !ret)
         return avo_error(err, errlen, AVO_EINVAL, "llm_spend: missing argument");
     *ret = NULL;
-    json_t *out = json_object();
-    if (!out)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     int rc = table_exists(ar, "llm_calls", err, errlen);
     if (rc <= 0) {
-        if (rc == 0 && !put(out, "calls", json_integer(0))) {
-            *ret = out;
-            return 0;
-        }
-        json_decref(out);
-        return rc < 0 ? rc : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        *ret = rc == 0 ? json_pack("{si}", "calls", 0) : NULL;
+        return rc < 0 ? rc : *ret ? 0 : oom(err, errlen);
     }
 
-    /* Which of the known columns exist. */
-    int have[sizeof summed / sizeof summed[0]] = {0}, have_run = 0;
+    json_t *names = NULL;
     sqlite3_stmt *st = NULL;
-    rc = sqlite3_prepare_v2(ar->db, "SELECT name FROM pragma_table_info('llm_calls')", -1, &st,
-                            NULL);
-    if (rc != SQLITE_OK) {
-        json_decref(out);
-        return sql_error(ar->db, rc, err, errlen, "read llm_calls columns");
-    }
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *col = (const char *)sqlite3_column_text(st, 0);
-        for (size_t k = 0; col && k < sizeof summed / sizeof summed[0]; k++)
-            have[k] |= strcmp(col, summed[k]) == 0;
-        have_run |= col && strcmp(col, "run_id") == 0;
-    }
-    sqlite3_finalize(st);
+    rc = stmt(ar, "SELECT name FROM pragma_table_info('llm_calls')", &st, err, errlen,
+              "read llm_calls columns");
+    if (rc == 0)
+        rc = collect_rows(ar, st, row_first, NULL, &names, err, errlen, "read llm_calls columns");
+    if (rc < 0)
+        return rc;
 
     /* Column names come from our own list, never from the file. */
+    column columns[1 + COUNT_OF(summed)] = {{"calls", COL_VALUE}};
+    row_shape shape = {columns, 1};
     char sql[512] = "SELECT count(*)";
-    for (size_t k = 0; k < sizeof summed / sizeof summed[0]; k++)
-        if (have[k])
-            snprintf(sql + strlen(sql), sizeof sql - strlen(sql), ", total(\"%s\")", summed[k]);
+    for (size_t k = 0; k < COUNT_OF(summed); k++) {
+        if (!has_string(names, summed[k]))
+            continue;
+        columns[shape.n++] = (column){summed[k], COL_VALUE};
+        snprintf(sql + strlen(sql), sizeof sql - strlen(sql), ", total(\"%s\")", summed[k]);
+    }
+    int by_run = run_id && has_string(names, "run_id");
+    json_decref(names);
     snprintf(sql + strlen(sql), sizeof sql - strlen(sql), " FROM llm_calls%s",
-             have_run && run_id ? " WHERE run_id = ?" : "");
+             by_run ? " WHERE run_id = ?" : "");
+
     rc = sqlite3_prepare_v2(ar->db, sql, -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        json_decref(out);
+    if (rc != SQLITE_OK)
         return sql_error(ar->db, rc, err, errlen, "read llm_calls");
-    }
-    if (have_run && run_id)
+    if (by_run)
         sqlite3_bind_int64(st, 1, run_id);
-    int step = sqlite3_step(st), bad = 0;
-    if (step == SQLITE_ROW) {
-        bad |= put(out, "calls", column_json(st, 0));
-        int col = 1;
-        for (size_t k = 0; k < sizeof summed / sizeof summed[0]; k++)
-            if (have[k])
-                bad |= put(out, summed[k], column_json(st, col++));
-        rc = bad ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
-    } else {
-        rc = sql_error(ar->db, step, err, errlen, "read llm_calls");
-    }
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        json_decref(out);
-        return rc;
-    }
-    *ret = out;
-    return 0;
-}
-
-/*
- * Events of run_id of the given kind (NULL: every kind), oldest first, as
- * [{id, t, kind, data}] with data parsed back from JSON.  The statement is
- * prepared per call: events are read by commands, not on the hot path.
- */
-int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret,
-                       char *err, size_t errlen)
-{
-    if (!ar || !ret)
-        return avo_error(err, errlen, AVO_EINVAL, "events: missing argument");
-    *ret = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "SELECT id, t, kind, data FROM events WHERE run_id = ?1"
-                                " AND (?2 IS NULL OR kind = ?2) ORDER BY id",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "read events");
-    sqlite3_bind_int64(st, 1, run_id);
-    bind_text(st, 2, kind);
-    json_t *all = json_array();
-    int step;
-    rc = all ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *e = json_object();
-        if (!e || put(e, "id", json_integer(sqlite3_column_int64(st, 0))) ||
-            put(e, "t", json_real(sqlite3_column_double(st, 1))) ||
-            put(e, "kind", column_json(st, 2)) || put(e, "data", column_parsed(st, 3)) ||
-            json_array_append_new(all, e) != 0) {
-            json_decref(e);
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        }
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, "read events");
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        json_decref(all);
-        return rc;
-    }
-    *ret = all;
-    return 0;
-}
-
-/*
- * Reopen a finished or interrupted run for resumption: status back to
- * "running", ended_at cleared.
- */
-int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "UPDATE runs SET status = 'running', ended_at = NULL WHERE id = ?",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "reopen run");
-    sqlite3_bind_int64(st, 1, run_id);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "reopen run");
-    sqlite3_finalize(st);
-    if (rc == 0 && sqlite3_changes(ar->db) == 0)
-        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
-    return rc;
-}
-
-/*
- * Start a rebench evaluation set of run_id; `config_json` (may be NULL)
- * records how it was measured.  Writes the set's id into *ret_id.
- */
-int avo_archive_rebench_begin(avo_archive *ar, int64_t run_id, const char *config_json,
-                              int64_t *ret_id, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "INSERT INTO rebench_sets (run_id, t, config) VALUES (?, ?, ?)", -1,
-                                &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "start rebench set");
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_double(st, 2, avo_now());
-    bind_text(st, 3, config_json);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "start rebench set");
-    sqlite3_finalize(st);
-    if (rc == 0)
-        *ret_id = sqlite3_last_insert_rowid(ar->db);
-    return rc;
-}
-
-/* Record one timing round of one candidate in rebench set set_id. */
-int avo_archive_rebench_add(avo_archive *ar, int64_t set_id, int64_t candidate_id, int round,
-                            double score, const char *result_json, char *err, size_t errlen)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "INSERT OR REPLACE INTO rebench_results (set_id, candidate_id, round,"
-                                " score, result) VALUES (?, ?, ?, ?, ?)",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "record rebench result");
-    sqlite3_bind_int64(st, 1, set_id);
-    sqlite3_bind_int64(st, 2, candidate_id);
-    sqlite3_bind_int(st, 3, round);
-    sqlite3_bind_double(st, 4, score);
-    bind_text(st, 5, result_json);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "record rebench result");
+    rc = fetch_row(ar, st, row_object, &shape, ret, err, errlen, "read llm_calls");
     sqlite3_finalize(st);
     return rc;
-}
-
-/* ------------------------------------------------------------ LLM calls */
-
-static const char *opt_string(const json_t *obj, const char *key)
-{
-    return json_string_value(json_object_get(obj, key));
-}
-
-static double opt_number(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : 0;
 }
 
 /*
  * Insert one row of llm_calls from `call` (see archive.h).  Request and
- * response are serialised here, compact with sorted keys, so equal requests
- * are equal text.  Single statement: implicit transaction.
+ * response are stored as json_text(), so equal requests are equal text.
+ * Single statement: implicit transaction.
  */
-int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call,
-                             int64_t *ret_id, char *err, size_t errlen)
+int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call, int64_t *ret_id,
+                             char *err, size_t errlen)
 {
     if (!ar || !json_is_object(call))
         return avo_error(err, errlen, AVO_EINVAL, "llm_call_add: missing argument");
@@ -1844,49 +1784,38 @@ int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call
     if (!provider || !hash || !status)
         return avo_error(err, errlen, AVO_EINVAL,
                          "llm call needs provider, request_hash and status strings");
-    const size_t flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY;
     const json_t *req = json_object_get(call, "request");
     const json_t *resp = json_object_get(call, "response");
-    char *request = json_dumps(req ? req : json_null(), flags);
-    char *response = resp && !json_is_null(resp) ? json_dumps(resp, flags) : NULL;
-    if (!request || (resp && !json_is_null(resp) && !response)) {
-        free(request);
-        free(response);
-        return avo_error(err, errlen, AVO_EINVAL, "llm call: request or response not encodable");
-    }
+    char *request = json_text(req ? req : json_null());
+    char *response = has_value(resp) ? json_text(resp) : NULL;
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "INSERT INTO llm_calls (run_id, t, provider, model, request_hash,"
-                                " request, response, status, error, input_tokens, output_tokens,"
-                                " cost_usd, latency_s, attempts)"
-                                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        free(request);
-        free(response);
-        return sql_error(ar->db, rc, err, errlen, "record llm call");
-    }
-    if (run_id > 0)
-        sqlite3_bind_int64(st, 1, run_id);
+    int rc = 0;
+    if (!request || (has_value(resp) && !response))
+        rc = avo_error(err, errlen, AVO_EINVAL, "llm call: request or response not encodable");
     else
-        sqlite3_bind_null(st, 1);
-    sqlite3_bind_double(st, 2, avo_now());
-    bind_text(st, 3, provider);
-    bind_text(st, 4, opt_string(call, "model"));
-    bind_text(st, 5, hash);
-    bind_text(st, 6, request);
-    bind_text(st, 7, response);
-    bind_text(st, 8, status);
-    bind_text(st, 9, opt_string(call, "error"));
-    sqlite3_bind_int64(st, 10, (sqlite3_int64)opt_number(call, "input_tokens"));
-    sqlite3_bind_int64(st, 11, (sqlite3_int64)opt_number(call, "output_tokens"));
-    sqlite3_bind_double(st, 12, opt_number(call, "cost_usd"));
-    sqlite3_bind_double(st, 13, opt_number(call, "latency_s"));
-    const json_t *attempts = json_object_get(call, "attempts");
-    sqlite3_bind_int64(st, 14, json_is_integer(attempts) ? json_integer_value(attempts) : 1);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "record llm call");
-    sqlite3_finalize(st);
+        rc = stmt(ar,
+                  "INSERT INTO llm_calls (run_id, t, provider, model, request_hash, request,"
+                  " response, status, error, input_tokens, output_tokens, cost_usd, latency_s,"
+                  " attempts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  &st, err, errlen, "record llm call");
+    if (rc == 0) {
+        const json_t *attempts = json_object_get(call, "attempts");
+        bind_id(st, 1, run_id);
+        sqlite3_bind_double(st, 2, avo_now());
+        bind_text(st, 3, provider);
+        bind_text(st, 4, opt_string(call, "model"));
+        bind_text(st, 5, hash);
+        bind_text(st, 6, request);
+        bind_text(st, 7, response);
+        bind_text(st, 8, status);
+        bind_text(st, 9, opt_string(call, "error"));
+        sqlite3_bind_int64(st, 10, (sqlite3_int64)opt_number(call, "input_tokens"));
+        sqlite3_bind_int64(st, 11, (sqlite3_int64)opt_number(call, "output_tokens"));
+        sqlite3_bind_double(st, 12, opt_number(call, "cost_usd"));
+        sqlite3_bind_double(st, 13, opt_number(call, "latency_s"));
+        sqlite3_bind_int64(st, 14, json_is_integer(attempts) ? json_integer_value(attempts) : 1);
+        rc = step_done(ar, st, err, errlen, "record llm call");
+    }
     free(request);
     free(response);
     if (rc == 0 && ret_id)
@@ -1894,128 +1823,150 @@ int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call
     return rc;
 }
 
-int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
-                          size_t errlen)
+/* LLM calls of run_id (0: all runs), oldest first; request and response
+ * parsed. */
+int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"id",           "run_id",       "t",           "provider",
-                                       "model",        "request_hash", "request",     "response",
-                                       "status",       "error",        "input_tokens",
-                                       "output_tokens", "cost_usd",    "latency_s",   "attempts"};
+    static const column columns[] = {
+        {"id", COL_VALUE},       {"run_id", COL_VALUE},       {"t", COL_VALUE},
+        {"provider", COL_VALUE}, {"model", COL_VALUE},        {"request_hash", COL_VALUE},
+        {"request", COL_JSON},   {"response", COL_JSON},      {"status", COL_VALUE},
+        {"error", COL_VALUE},    {"input_tokens", COL_VALUE}, {"output_tokens", COL_VALUE},
+        {"cost_usd", COL_VALUE}, {"latency_s", COL_VALUE},    {"attempts", COL_VALUE},
+    };
+    static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)
         return avo_error(err, errlen, AVO_EINVAL, "llm_calls: missing argument");
     *ret = NULL;
+    return rows_by_id(ar,
+                      "SELECT id, run_id, t, provider, model, request_hash, request, response,"
+                      " status, error, input_tokens, output_tokens, cost_usd, latency_s, attempts"
+                      " FROM llm_calls WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
+                      run_id, row_object, &shape, ret, err, errlen, "read llm calls");
+}
+
+/* ----------------------------------------------------------------- rebench */
+
+/*
+ * Start a rebench evaluation set of run_id; `config_json` (may be NULL)
+ * records how it was measured.  Writes the set's id into *ret_id.
+ */
+int avo_archive_rebench_begin(avo_archive *ar, int64_t run_id, const char *config_json,
+                              int64_t *ret_id, char *err, size_t errlen)
+{
+    if (!ar || !ret_id)
+        return avo_error(err, errlen, AVO_EINVAL, "rebench_begin: missing argument");
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "SELECT id, run_id, t, provider, model, request_hash, request,"
-                                " response, status, error, input_tokens, output_tokens, cost_usd,"
-                                " latency_s, attempts FROM llm_calls"
-                                " WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "read llm calls");
-    sqlite3_bind_int64(st, 1, run_id);
-    json_t *all = json_array();
-    int step = SQLITE_DONE;
-    rc = all ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_object();
-        int bad = !row;
-        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++)
-            bad |= put(row, keys[k], k == 6 || k == 7 ? column_parsed(st, k) : column_json(st, k));
-        if (bad || json_array_append_new(all, row) != 0) {
-            if (!bad)
-                row = NULL; /* append_new consumed it */
-            json_decref(row);
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        }
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, "read llm calls");
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        json_decref(all);
+    int rc = stmt(ar, "INSERT INTO rebench_sets (run_id, t, config) VALUES (?, ?, ?)", &st, err,
+                  errlen, "start rebench set");
+    if (rc < 0)
         return rc;
-    }
-    *ret = all;
-    return 0;
+    sqlite3_bind_int64(st, 1, run_id);
+    sqlite3_bind_double(st, 2, avo_now());
+    bind_text(st, 3, config_json);
+    rc = step_done(ar, st, err, errlen, "start rebench set");
+    if (rc == 0)
+        *ret_id = sqlite3_last_insert_rowid(ar->db);
+    return rc;
+}
+
+/* Record one timing round of one candidate in rebench set set_id. */
+int avo_archive_rebench_add(avo_archive *ar, int64_t set_id, int64_t candidate_id, int round,
+                            double score, const char *result_json, char *err, size_t errlen)
+{
+    if (!ar)
+        return avo_error(err, errlen, AVO_EINVAL, "rebench_add: missing argument");
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "INSERT OR REPLACE INTO rebench_results (set_id, candidate_id, round, score,"
+                  " result) VALUES (?, ?, ?, ?, ?)",
+                  &st, err, errlen, "record rebench result");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, set_id);
+    sqlite3_bind_int64(st, 2, candidate_id);
+    sqlite3_bind_int(st, 3, round);
+    sqlite3_bind_double(st, 4, score);
+    bind_text(st, 5, result_json);
+    return step_done(ar, st, err, errlen, "record rebench result");
 }
 
 /* --------------------------------------------------------------- attempts */
 
+typedef struct attempt_insert {
+    int64_t run_id;
+    const json_t *attempt;
+    const char *knobs_text, *configs_text;
+    int64_t id; /* out */
+} attempt_insert;
+
+/* The transaction of attempt_add: the source, then the attempt row. */
+static int insert_attempt(avo_archive *ar, void *ctx, char *err, size_t errlen)
+{
+    attempt_insert *a = ctx;
+    char hash[AVO_HASH_HEXLEN + 1];
+    int rc = put_source(ar, opt_string(a->attempt, "source"), hash, err, errlen);
+    sqlite3_stmt *st = NULL;
+    if (rc == 0)
+        rc = stmt(ar,
+                  "INSERT INTO attempts (run_id, step, lineage, t, source_hash, knobs, status,"
+                  " score, outcome, reason, candidate_id, configs)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  &st, err, errlen, "record attempt");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, a->run_id);
+    sqlite3_bind_int64(st, 2, json_integer_value(json_object_get(a->attempt, "step")));
+    bind_text(st, 3, opt_string(a->attempt, "lineage"));
+    sqlite3_bind_double(st, 4, avo_now());
+    bind_text(st, 5, hash);
+    bind_text(st, 6, a->knobs_text);
+    bind_text(st, 7, opt_string(a->attempt, "status"));
+    bind_json_real(st, 8, json_object_get(a->attempt, "score"));
+    bind_text(st, 9, opt_string(a->attempt, "outcome"));
+    bind_text(st, 10, opt_string(a->attempt, "reason"));
+    bind_json_int(st, 11, json_object_get(a->attempt, "candidate_id"));
+    bind_text(st, 12, a->configs_text);
+    rc = step_done(ar, st, err, errlen, "record attempt");
+    if (rc == 0)
+        a->id = sqlite3_last_insert_rowid(ar->db);
+    return rc;
+}
+
 /*
  * Insert one attempt (see archive.h) and its source in one transaction.
- * Knobs and configs are stored as compact JSON text with sorted keys.
+ * Knobs and configs are stored as json_text().
  */
-int avo_archive_attempt_add(avo_archive *ar, int64_t run_id, const json_t *attempt,
-                            int64_t *ret_id, char *err, size_t errlen)
+int avo_archive_attempt_add(avo_archive *ar, int64_t run_id, const json_t *attempt, int64_t *ret_id,
+                            char *err, size_t errlen)
 {
     if (!ar || !json_is_object(attempt))
         return avo_error(err, errlen, AVO_EINVAL, "attempt_add: missing argument");
-    const char *source = opt_string(attempt, "source");
-    const char *lineage = opt_string(attempt, "lineage");
-    const char *status = opt_string(attempt, "status");
-    const char *outcome = opt_string(attempt, "outcome");
-    const json_t *step = json_object_get(attempt, "step");
-    if (!source || !lineage || !status || !outcome || !json_is_integer(step))
+    if (!opt_string(attempt, "source") || !opt_string(attempt, "lineage") ||
+        !opt_string(attempt, "status") || !opt_string(attempt, "outcome") ||
+        !json_is_integer(json_object_get(attempt, "step")))
         return avo_error(err, errlen, AVO_EINVAL,
                          "attempt needs source, lineage, status and outcome strings and an"
                          " integer step");
     const json_t *knobs = json_object_get(attempt, "knobs");
-    if (knobs && !json_is_null(knobs) && !json_is_object(knobs))
+    if (has_value(knobs) && !json_is_object(knobs))
         return avo_error(err, errlen, AVO_EINVAL, "attempt knobs must be an object");
     const json_t *configs = json_object_get(attempt, "configs");
-    const size_t flags = JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY;
-    char *knobs_text = knobs && json_is_object(knobs) ? json_dumps(knobs, flags) : strdup("{}");
-    char *configs_text = configs && !json_is_null(configs) ? json_dumps(configs, flags) : NULL;
-    int rc = 0;
-    if (!knobs_text || (configs && !json_is_null(configs) && !configs_text)) {
+    attempt_insert a = {
+        .run_id = run_id,
+        .attempt = attempt,
+        .knobs_text = has_value(knobs) ? json_text(knobs) : strdup("{}"),
+        .configs_text = has_value(configs) ? json_text(configs) : NULL,
+    };
+    int rc;
+    if (!a.knobs_text || (has_value(configs) && !a.configs_text))
         rc = avo_error(err, errlen, AVO_ENOMEM, "attempt: cannot encode knobs or configs");
-        goto out;
-    }
-    rc = tx_begin(ar, err, errlen);
-    if (rc < 0)
-        goto out;
-    char hash[AVO_HASH_HEXLEN + 1];
-    rc = put_source(ar, source, hash, err, errlen);
-    if (rc < 0)
-        goto fail;
-    sqlite3_stmt *st = NULL;
-    rc = sqlite3_prepare_v2(ar->db,
-                            "INSERT INTO attempts (run_id, step, lineage, t, source_hash, knobs,"
-                            " status, score, outcome, reason, candidate_id, configs)"
-                            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                            -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        rc = sql_error(ar->db, rc, err, errlen, "record attempt");
-        goto fail;
-    }
-    sqlite3_bind_int64(st, 1, run_id);
-    sqlite3_bind_int64(st, 2, json_integer_value(step));
-    bind_text(st, 3, lineage);
-    sqlite3_bind_double(st, 4, avo_now());
-    bind_text(st, 5, hash);
-    bind_text(st, 6, knobs_text);
-    bind_text(st, 7, status);
-    bind_json_real(st, 8, json_object_get(attempt, "score"));
-    bind_text(st, 9, outcome);
-    bind_text(st, 10, opt_string(attempt, "reason"));
-    bind_json_int(st, 11, json_object_get(attempt, "candidate_id"));
-    bind_text(st, 12, configs_text);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "record attempt");
-    sqlite3_finalize(st);
-    if (rc < 0)
-        goto fail;
-    int64_t id = sqlite3_last_insert_rowid(ar->db);
-    rc = tx_commit(ar, err, errlen);
+    else
+        rc = in_transaction(ar, insert_attempt, &a, err, errlen);
+    free((char *)a.knobs_text);
+    free((char *)a.configs_text);
     if (rc == 0 && ret_id)
-        *ret_id = id;
-    goto out;
-fail:
-    tx_rollback(ar);
-out:
-    free(knobs_text);
-    free(configs_text);
+        *ret_id = a.id;
     return rc;
 }
 
@@ -2029,66 +1980,37 @@ int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
     if (!ar || !outcome)
         return avo_error(err, errlen, AVO_EINVAL, "attempt_update: missing argument");
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "UPDATE attempts SET outcome = ?1, reason = coalesce(?2, reason),"
-                                " candidate_id = coalesce(?3, candidate_id) WHERE id = ?4",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "update attempt");
+    int rc = stmt(ar,
+                  "UPDATE attempts SET outcome = ?1, reason = coalesce(?2, reason),"
+                  " candidate_id = coalesce(?3, candidate_id) WHERE id = ?4",
+                  &st, err, errlen, "update attempt");
+    if (rc < 0)
+        return rc;
     bind_text(st, 1, outcome);
     bind_text(st, 2, reason);
-    if (candidate_id > 0)
-        sqlite3_bind_int64(st, 3, candidate_id);
-    else
-        sqlite3_bind_null(st, 3);
+    bind_id(st, 3, candidate_id);
     sqlite3_bind_int64(st, 4, id);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : sql_error(ar->db, rc, err, errlen, "update attempt");
-    sqlite3_finalize(st);
-    if (rc == 0 && sqlite3_changes(ar->db) == 0)
-        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no attempt %lld", (long long)id);
-    return rc;
+    rc = step_done(ar, st, err, errlen, "update attempt");
+    return rc < 0 ? rc : require_changed(ar, "attempt", id, err, errlen);
 }
 
+/* Attempts of run_id (0: all runs), oldest first; knobs and configs parsed. */
 int avo_archive_attempts(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
 {
-    static const char *const keys[] = {
-        "id",    "run_id",  "step",   "lineage",      "t",      "source_hash", "knobs", "status",
-        "score", "outcome", "reason", "candidate_id", "configs"};
+    static const column columns[] = {
+        {"id", COL_VALUE},      {"run_id", COL_VALUE}, {"step", COL_VALUE},
+        {"lineage", COL_VALUE}, {"t", COL_VALUE},      {"source_hash", COL_VALUE},
+        {"knobs", COL_JSON},    {"status", COL_VALUE}, {"score", COL_VALUE},
+        {"outcome", COL_VALUE}, {"reason", COL_VALUE}, {"candidate_id", COL_VALUE},
+        {"configs", COL_JSON},
+    };
+    static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)
         return avo_error(err, errlen, AVO_EINVAL, "attempts: missing argument");
     *ret = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db,
-                                "SELECT id, run_id, step, lineage, t, source_hash, knobs, status,"
-                                " score, outcome, reason, candidate_id, configs FROM attempts"
-                                " WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK)
-        return sql_error(ar->db, rc, err, errlen, "read attempts");
-    sqlite3_bind_int64(st, 1, run_id);
-    json_t *all = json_array();
-    int step = SQLITE_DONE;
-    rc = all ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_object();
-        int bad = !row;
-        for (int k = 0; !bad && k < (int)(sizeof keys / sizeof keys[0]); k++)
-            bad |= put(row, keys[k], k == 6 || k == 12 ? column_parsed(st, k) : column_json(st, k));
-        if (bad || json_array_append_new(all, row) != 0) {
-            if (!bad)
-                row = NULL; /* append_new consumed it */
-            json_decref(row);
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        }
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = sql_error(ar->db, step, err, errlen, "read attempts");
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        json_decref(all);
-        return rc;
-    }
-    *ret = all;
-    return 0;
+    return rows_by_id(ar,
+                      "SELECT id, run_id, step, lineage, t, source_hash, knobs, status, score,"
+                      " outcome, reason, candidate_id, configs FROM attempts"
+                      " WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
+                      run_id, row_object, &shape, ret, err, errlen, "read attempts");
 }

@@ -132,8 +132,15 @@ int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err
 int avo_archive_source_get(avo_archive *ar, const char *hash, char **ret_text, char *err,
                            size_t errlen);
 
-/* Every run, oldest first: the run_get object plus candidates, ok, failed
- * (finished, not ok), best_id and best_score (null without an ok candidate). */
+/* The run_get object of run_id (0: the latest run) plus its summary:
+ * candidates, ok, failed (finished, not ok), best_id and best_score (null
+ * without an ok candidate), attempts ({explored, committed, outcomes}, the
+ * agent's attempts; re-timings count in outcomes only) and unit (of the
+ * scores, from the run's evaluator event; null when not recorded). */
+int avo_archive_run_summary(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                            size_t errlen);
+
+/* Every run, oldest first, each as avo_archive_run_summary() gives it. */
 int avo_archive_runs(avo_archive *ar, json_t **ret, char *err, size_t errlen);
 
 /* Every candidate of run_id (0: all runs) in id order, each as candidate_get

@@ -41,4 +41,9 @@ int avo_error(char *err, size_t errlen, int code, const char *fmt, ...)
 double avo_now(void);
 double avo_monotonic(void);
 
+/* mkdir -p with mode 0755: every missing directory of `path` is created, an
+ * existing one is fine.  Returns 0 or a negative errno (-ENAMETOOLONG when
+ * path does not fit PATH_MAX). */
+int avo_mkdir_p(const char *path);
+
 #endif

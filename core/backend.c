@@ -1,9 +1,12 @@
 /*
- * backend.c — the table of built-in backends and the result skeleton every
- * backend starts from (docs/protocol.md).
+ * backend.c — the table of built-in backends, the result skeleton every
+ * backend starts from and the helpers that fill it (docs/protocol.md).
  */
 #include "backend.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const avo_backend *const backends[] = {&avo_backend_cpu, &avo_backend_cuda};
@@ -30,4 +33,120 @@ json_t *avo_result_new(const json_t *job, const char *status, const char *reason
     return json_pack("{s:o, s:s, s:o, s:[]}", "id", id ? json_deep_copy(id) : json_null(), "status",
                      status ? status : "error", "reason",
                      reason ? json_string(reason) : json_null(), "configs");
+}
+
+/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid or NUL. */
+static size_t utf8_sequence(const unsigned char *s, size_t n)
+{
+    unsigned char c = s[0];
+    size_t len;
+    unsigned char lo = 0x80, hi = 0xbf; /* bounds of the second byte */
+    if (c == 0)
+        return 0;
+    if (c < 0x80)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        len = 3;
+        if (c == 0xe0)
+            lo = 0xa0; /* overlong */
+        if (c == 0xed)
+            hi = 0x9f; /* surrogates */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        len = 4;
+        if (c == 0xf0)
+            lo = 0x90;
+        if (c == 0xf4)
+            hi = 0x8f;
+    } else
+        return 0;
+    if (n < len || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < len; i++)
+        if (s[i] < 0x80 || s[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+json_t *avo_result_text(const char *s, size_t n)
+{
+    char *clean = malloc(n + 1);
+    if (!clean)
+        return NULL;
+    size_t out = 0;
+    for (size_t i = 0; i < n;) {
+        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
+        if (len == 0) {
+            clean[out++] = '?';
+            i++;
+        } else {
+            memcpy(clean + out, s + i, len);
+            out += len;
+            i += len;
+        }
+    }
+    json_t *str = json_stringn(clean, out);
+    free(clean);
+    return str;
+}
+
+void avo_result_fail(json_t *result, const char *status, const char *fmt, ...)
+{
+    char reason[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    json_object_set_new(result, "status", json_string(status));
+    json_t *text = avo_result_text(reason, strlen(reason));
+    json_object_set_new(result, "reason", text ? text : json_null());
+}
+
+void avo_result_set_log(json_t *result, const char *log, size_t n, size_t max)
+{
+    if (n > max) {
+        log += n - max;
+        n = max;
+    }
+    json_t *text = avo_result_text(log, n);
+    if (text)
+        json_object_set_new(result, "log", text);
+}
+
+/* Whether line[0..n) contains one of the NULL-terminated markers. */
+static int line_has(const char *line, size_t n, const char *const *markers)
+{
+    for (size_t i = 0; markers[i]; i++)
+        if (memmem(line, n, markers[i], strlen(markers[i])))
+            return 1;
+    return 0;
+}
+
+void avo_result_error_line(const char *log, size_t n, const char *const *markers,
+                           const char *fallback, char *buf, size_t len)
+{
+    const char *end = log + n, *pick = log;
+    for (const char *line = log; line < end;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t linelen = nl ? (size_t)(nl - line) : (size_t)(end - line);
+        if (line_has(line, linelen, markers)) {
+            pick = line;
+            break;
+        }
+        line = nl ? nl + 1 : end;
+    }
+    const char *nl = memchr(pick, '\n', (size_t)(end - pick));
+    size_t picklen = nl ? (size_t)(nl - pick) : (size_t)(end - pick);
+    if (picklen == 0)
+        snprintf(buf, len, "%s", fallback);
+    else
+        snprintf(buf, len, "%.*s", (int)(picklen < 400 ? picklen : 400), pick);
+}
+
+json_t *avo_result_config_new(const char *name)
+{
+    return json_pack("{s:s, s:b, s:n, s:f, s:f, s:i, s:f, s:f, s:n}", "name", name, "correct", 0,
+                     "max_error", "median_s", 0.0, "spread", 0.0, "samples", 0, "gflops", 0.0,
+                     "gbs", 0.0, "reason");
 }

@@ -14,10 +14,14 @@
 
 #include <jansson.h>
 
+#include "jobspec.h"
+
 typedef struct avo_backend {
     const char *name; /* value of the job's "backend" field */
     /* Returns a new result object (caller owns); never NULL. */
     json_t *(*run_job)(const json_t *job);
+    /* What the backend accepts in the shared part of a job, and its defaults. */
+    const avo_jobspec_rules *rules;
 } avo_backend;
 
 /* Backend for a job's "backend" name, or NULL if none is built in. */
@@ -29,5 +33,33 @@ extern const avo_backend avo_backend_cuda; /* cuda.c; NVRTC and the driver load 
 
 /* Build a minimal result {id, status, reason} for a job (caller owns). */
 json_t *avo_result_new(const json_t *job, const char *status, const char *reason);
+
+/* Helpers every backend uses to fill a result; none of them prints. */
+
+/* A JSON string of arbitrary bytes s[0..n) (compiler or kernel output): bytes
+ * that are not valid UTF-8 become '?'.  New reference (caller owns), NULL
+ * when out of memory. */
+json_t *avo_result_text(const char *s, size_t n);
+
+/* Set status and a printf-formatted reason (at most 1023 bytes) on a result. */
+void avo_result_fail(json_t *result, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Set the result's "log" to the last `max` bytes of log[0..n). */
+void avo_result_set_log(json_t *result, const char *log, size_t n, size_t max);
+
+/*
+ * The first line of a compiler log that contains one of `markers` (a
+ * NULL-terminated list, e.g. {"error:", NULL}), else the log's first line,
+ * copied into buf (at most 400 bytes of it).  An empty pick gives
+ * `fallback` ("the compiler failed without a message").
+ */
+void avo_result_error_line(const char *log, size_t n, const char *const *markers,
+                           const char *fallback, char *buf, size_t len);
+
+/* A config entry with the fields every entry carries: {name, correct: false,
+ * max_error: null, median_s: 0, spread: 0, samples: 0, gflops: 0, gbs: 0,
+ * reason: null}.  Caller owns; NULL when out of memory. */
+json_t *avo_result_config_new(const char *name);
 
 #endif

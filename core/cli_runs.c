@@ -1,6 +1,6 @@
 /*
  * cli_runs.c — `avo runs`: the runs in an archive with their budgets,
- * candidate counts and best candidate.
+ * candidate counts, best candidate and, for agent runs, attempts.
  */
 #include <getopt.h>
 #include <jansson.h>
@@ -17,7 +17,9 @@ static const char usage_runs[] =
     "usage: avo runs [--db FILE] [--json]\n"
     "\n"
     "List the runs in an archive: script, seed, status, start and end, candidates\n"
-    "(ok/failed), the best candidate and its score, and the budgets.\n"
+    "(ok/failed), the best candidate and its score (with its unit when the run\n"
+    "recorded one), the budgets and, for runs with an agent, its attempts:\n"
+    "directions explored / versions committed.\n"
     "  --db FILE          archive (default avo.db)\n"
     "  --json             print the runs as JSON\n";
 
@@ -51,6 +53,13 @@ static void budgets(const json_t *config, char *buf, size_t n)
                         json_number_value(secs));
     if (!len)
         snprintf(buf, n, "-");
+}
+
+/* Whether the run's agent made any attempt (avo_archive_run_summary). */
+static int has_attempts(const json_t *run)
+{
+    const json_t *attempts = json_object_get(run, "attempts");
+    return json_object_size(json_object_get(attempts, "outcomes")) > 0;
 }
 
 int avo_cli_runs(int argc, char **argv)
@@ -105,18 +114,37 @@ int avo_cli_runs(int argc, char **argv)
         json_decref(runs);
         return 0;
     }
-    printf("%4s  %-8s %6s  %-19s %-19s %6s %6s %6s  %-18s %-26s %s\n", "run", "status", "seed",
-           "started", "ended", "cands", "ok", "failed", "best", "budgets", "script");
+    /* The attempts column only when some run has an agent's attempts. */
+    int agent = 0;
     size_t i;
     json_t *r;
     json_array_foreach(runs, i, r)
     {
+        agent |= has_attempts(r);
+    }
+    printf("%4s  %-8s %6s  %-19s %-19s %6s %6s %6s  %-24s ", "run", "status", "seed", "started",
+           "ended", "cands", "ok", "failed", "best");
+    if (agent)
+        printf("%-18s ", "explored/committed");
+    printf("%-26s %s\n", "budgets", "script");
+    json_array_foreach(runs, i, r)
+    {
         const json_t *best = json_object_get(r, "best_id");
-        char best_text[64] = "-", budget_text[96];
+        const char *unit = json_string_value(json_object_get(r, "unit"));
+        if (unit && strcmp(unit, "score") == 0)
+            unit = NULL; /* a plain score has no unit worth a column's room */
+        char best_text[96] = "-", attempts_text[48] = "-", budget_text[96];
         if (json_is_integer(best))
-            snprintf(best_text, sizeof best_text, "#%lld %.4g",
+            snprintf(best_text, sizeof best_text, "#%lld %.4g%s%s",
                      (long long)json_integer_value(best),
-                     json_number_value(json_object_get(r, "best_score")));
+                     json_number_value(json_object_get(r, "best_score")), unit ? " " : "",
+                     unit ? unit : "");
+        if (has_attempts(r)) {
+            const json_t *attempts = json_object_get(r, "attempts");
+            snprintf(attempts_text, sizeof attempts_text, "%lld/%lld",
+                     (long long)json_integer_value(json_object_get(attempts, "explored")),
+                     (long long)json_integer_value(json_object_get(attempts, "committed")));
+        }
         budgets(json_object_get(r, "config"), budget_text, sizeof budget_text);
         printf("%4lld  %-8s %6llu  ", (long long)json_integer_value(json_object_get(r, "id")),
                json_string_value(json_object_get(r, "status")),
@@ -125,11 +153,13 @@ int avo_cli_runs(int argc, char **argv)
         printf(" ");
         print_time(json_number_value(json_object_get(r, "ended_at")), "%Y-%m-%d %H:%M:%S");
         const char *script = json_string_value(json_object_get(r, "script_path"));
-        printf(" %6lld %6lld %6lld  %-18s %-26s %s\n",
+        printf(" %6lld %6lld %6lld  %-24s ",
                (long long)json_integer_value(json_object_get(r, "candidates")),
                (long long)json_integer_value(json_object_get(r, "ok")),
-               (long long)json_integer_value(json_object_get(r, "failed")), best_text, budget_text,
-               script ? script : "-");
+               (long long)json_integer_value(json_object_get(r, "failed")), best_text);
+        if (agent)
+            printf("%-18s ", attempts_text);
+        printf("%-26s %s\n", budget_text, script ? script : "-");
     }
     json_decref(runs);
     return 0;

@@ -39,7 +39,6 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +56,8 @@
 #include "avo.h"
 #include "backend.h"
 #include "hash.h"
+#include "jobspec.h"
+#include "measure.h"
 #include "pcg.h"
 #include "proto.h"
 
@@ -79,322 +80,66 @@
 
 static const char *const base_flags[BASE_FLAGS_N] = {"-O3", "-march=native", "-fPIC", "-shared"};
 
+/* What marks the line of a compiler log that a reason quotes. */
+static const char *const cc_error_markers[] = {"error:", "Error:", NULL};
+
 /* ------------------------------------------------------------------------ */
 /* The job, parsed once into C values                                       */
 
-typedef enum { KIND_SCALAR, KIND_IN, KIND_OUT, KIND_INOUT } arg_kind;
-typedef enum { TYPE_F32, TYPE_F64, TYPE_I32, TYPE_I64 } value_type;
-
-typedef union scalar_value {
-    float f32;
-    double f64;
-    int32_t i32;
-    int64_t i64;
-} scalar_value;
-
-typedef struct arg_spec {
-    const char *name; /* borrowed from the job */
-    arg_kind kind;
-    value_type type;
-    double lo, hi; /* input range */
-} arg_spec;
-
-typedef struct config_spec {
-    const char *name;      /* borrowed from the job */
-    scalar_value *scalars; /* per argument; set for scalar arguments */
-    size_t *lengths;       /* per argument; element counts of buffers */
-    double flops, bytes;
-} config_spec;
-
-typedef struct job_spec {
+/* The shared part of a job (jobspec.h) and what only this backend reads. */
+typedef struct cpu_job {
+    avo_jobspec spec;
     const char *source, *entry, *ref_source, *ref_entry; /* borrowed */
-    const char *cache_dir;                               /* owned */
-    arg_spec *args;
-    size_t nargs;
-    config_spec *configs;
-    size_t nconfigs;
-    const char **cflags; /* borrowed strings, owned array */
+    const char **cflags;                                 /* borrowed strings, owned array */
     size_t ncflags;
-    char **knobs; /* "-DNAME=VALUE", owned, sorted by name */
-    size_t nknobs;
-    double atol, rtol;
-    uint64_t seed;
-    int trials;
-    int timing;
-    double min_sample_s, target_spread, max_seconds;
-    int min_samples, max_samples;
-    double timeout_s, compile_timeout_s, cpu_s, memory_mb;
-} job_spec;
+} cpu_job;
 
-static size_t type_size(value_type t)
-{
-    return t == TYPE_F32 || t == TYPE_I32 ? 4 : 8;
-}
+/* Plain C types only; zero-length buffers are fine on the host; the runner
+ * has rlimits, so limits.cpu_s and limits.memory_mb apply. */
+static const avo_jobspec_rules cpu_rules = {
+    .cache_name = "cpu",
+    .last_type = AVO_DT_I64,
+    .min_length = 0,
+    .max_length = SIZE_MAX / 8 / 2,
+    .per_type_tolerance = 0,
+    .process_limits = 1,
+    .max_trials = 1000,
+    .max_samples_cap = 1000000,
+    .min_sample_s = 0.001,
+    .target_spread = 0.02,
+    .max_seconds = 2.0,
+    .min_samples = 5,
+    .max_samples = 40,
+    .timeout_s = 30,
+    .compile_timeout_s = 60,
+    .cpu_s = 60,
+    .memory_mb = 4096,
+};
 
-static int is_float(value_type t)
+static void cpu_job_free(cpu_job *j)
 {
-    return t == TYPE_F32 || t == TYPE_F64;
-}
-
-static void job_spec_free(job_spec *s)
-{
-    if (s->configs)
-        for (size_t i = 0; i < s->nconfigs; i++) {
-            free(s->configs[i].scalars);
-            free(s->configs[i].lengths);
-        }
-    if (s->knobs)
-        for (size_t i = 0; i < s->nknobs; i++)
-            free(s->knobs[i]);
-    free(s->configs);
-    free(s->knobs);
-    free(s->args);
-    free(s->cflags);
-    free((char *)s->cache_dir);
-    memset(s, 0, sizeof *s);
-}
-
-/* A number field of `obj`, or `fallback` when absent; -1 when not a number. */
-static int get_number(const json_t *obj, const char *key, double fallback, double *ret)
-{
-    const json_t *v = obj ? json_object_get(obj, key) : NULL;
-    if (!v) {
-        *ret = fallback;
-        return 0;
-    }
-    if (!json_is_number(v))
-        return -1;
-    *ret = json_number_value(v);
-    return 0;
-}
-
-static int parse_type(const char *s, value_type *ret)
-{
-    static const char *const names[] = {"f32", "f64", "i32", "i64"};
-    for (int i = 0; i < 4; i++)
-        if (s && strcmp(s, names[i]) == 0) {
-            *ret = (value_type)i;
-            return 0;
-        }
-    return -1;
-}
-
-static int parse_kind(const char *s, arg_kind *ret)
-{
-    static const char *const names[] = {"scalar", "in", "out", "inout"};
-    for (int i = 0; i < 4; i++)
-        if (s && strcmp(s, names[i]) == 0) {
-            *ret = (arg_kind)i;
-            return 0;
-        }
-    return -1;
-}
-
-/* The job's "args": names unique, kinds and types known, ranges ordered. */
-static int parse_args(const json_t *job, job_spec *s, char *err, size_t errlen)
-{
-    const json_t *args = json_object_get(job, "args");
-    if (!json_is_array(args) || json_array_size(args) == 0)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"args\" list");
-    s->nargs = json_array_size(args);
-    s->args = calloc(s->nargs, sizeof *s->args);
-    if (!s->args)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t i = 0; i < s->nargs; i++) {
-        const json_t *a = json_array_get(args, i);
-        arg_spec *arg = &s->args[i];
-        arg->name = json_string_value(json_object_get(a, "name"));
-        if (!arg->name)
-            return avo_error(err, errlen, AVO_EINVAL, "argument %zu has no name", i + 1);
-        if (parse_kind(json_string_value(json_object_get(a, "kind")), &arg->kind) < 0)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "argument '%s': kind must be scalar, in, out or inout", arg->name);
-        if (parse_type(json_string_value(json_object_get(a, "type")), &arg->type) < 0)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "argument '%s': type must be f32, f64, i32 or i64", arg->name);
-        arg->lo = -1.0;
-        arg->hi = 1.0;
-        const json_t *range = json_object_get(a, "range");
-        if (range) {
-            const json_t *lo = json_array_get(range, 0), *hi = json_array_get(range, 1);
-            if (json_array_size(range) != 2 || !json_is_number(lo) || !json_is_number(hi) ||
-                json_number_value(lo) > json_number_value(hi))
-                return avo_error(err, errlen, AVO_EINVAL,
-                                 "argument '%s': range must be [low, high]", arg->name);
-            arg->lo = json_number_value(lo);
-            arg->hi = json_number_value(hi);
-        }
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(s->args[j].name, arg->name) == 0)
-                return avo_error(err, errlen, AVO_EINVAL, "argument '%s' appears twice", arg->name);
-    }
-    return 0;
-}
-
-/* Convert a config's scalar value for argument `arg`; -1 when unusable. */
-static int parse_scalar(const arg_spec *arg, const json_t *v, scalar_value *ret)
-{
-    if (!json_is_number(v))
-        return -1;
-    if (is_float(arg->type)) {
-        double d = json_number_value(v);
-        if (arg->type == TYPE_F32)
-            ret->f32 = (float)d;
-        else
-            ret->f64 = d;
-        return 0;
-    }
-    if (!json_is_integer(v))
-        return -1;
-    json_int_t n = json_integer_value(v);
-    if (arg->type == TYPE_I32) {
-        if (n < INT32_MIN || n > INT32_MAX)
-            return -1;
-        ret->i32 = (int32_t)n;
-    } else {
-        ret->i64 = (int64_t)n;
-    }
-    return 0;
-}
-
-/* The job's "configs": a value for every scalar and a length for every
- * buffer argument, so the runner never meets a hole. */
-static int parse_configs(const json_t *job, job_spec *s, char *err, size_t errlen)
-{
-    const json_t *configs = json_object_get(job, "configs");
-    if (!json_is_array(configs) || json_array_size(configs) == 0)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"configs\" list");
-    s->nconfigs = json_array_size(configs);
-    s->configs = calloc(s->nconfigs, sizeof *s->configs);
-    if (!s->configs)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t c = 0; c < s->nconfigs; c++) {
-        const json_t *cj = json_array_get(configs, c);
-        config_spec *cfg = &s->configs[c];
-        cfg->name = json_string_value(json_object_get(cj, "name"));
-        if (!cfg->name)
-            return avo_error(err, errlen, AVO_EINVAL, "config %zu has no name", c + 1);
-        cfg->scalars = calloc(s->nargs, sizeof *cfg->scalars);
-        cfg->lengths = calloc(s->nargs, sizeof *cfg->lengths);
-        if (!cfg->scalars || !cfg->lengths)
-            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        if (get_number(cj, "flops", 0, &cfg->flops) < 0 ||
-            get_number(cj, "bytes", 0, &cfg->bytes) < 0)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "config '%s': flops and bytes must be numbers", cfg->name);
-        const json_t *scalars = json_object_get(cj, "scalars");
-        const json_t *lengths = json_object_get(cj, "lengths");
-        for (size_t i = 0; i < s->nargs; i++) {
-            const arg_spec *arg = &s->args[i];
-            if (arg->kind == KIND_SCALAR) {
-                if (parse_scalar(arg, json_object_get(scalars, arg->name), &cfg->scalars[i]) < 0)
-                    return avo_error(err, errlen, AVO_EINVAL,
-                                     "config '%s': scalar '%s' is missing or not a valid %s",
-                                     cfg->name, arg->name,
-                                     is_float(arg->type) ? "number" : "integer");
-                continue;
-            }
-            const json_t *len = json_object_get(lengths, arg->name);
-            json_int_t n = json_integer_value(len);
-            if (!json_is_integer(len) || n < 0 || (uint64_t)n > SIZE_MAX / 8 / 2)
-                return avo_error(err, errlen, AVO_EINVAL,
-                                 "config '%s': length of buffer '%s' is missing or invalid",
-                                 cfg->name, arg->name);
-            cfg->lengths[i] = (size_t)n;
-        }
-    }
-    return 0;
-}
-
-static int knob_name_ok(const char *name)
-{
-    if (!(*name == '_' || (*name >= 'A' && *name <= 'Z') || (*name >= 'a' && *name <= 'z')))
-        return 0;
-    for (const char *p = name; *p; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-              (*p >= '0' && *p <= '9')))
-            return 0;
-    return 1;
-}
-
-static int compare_knobs(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* Knobs as sorted "-DNAME=VALUE" flags: integers and reals in decimal,
- * booleans as 1/0, strings verbatim. */
-static int parse_knobs(const json_t *job, job_spec *s, char *err, size_t errlen)
-{
-    const json_t *knobs = json_object_get(job, "knobs");
-    if (!knobs || json_is_null(knobs))
-        return 0;
-    if (!json_is_object(knobs))
-        return avo_error(err, errlen, AVO_EINVAL, "\"knobs\" must be an object");
-    s->knobs = calloc(json_object_size(knobs) + 1, sizeof *s->knobs);
-    if (!s->knobs)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)knobs, name, v)
-    {
-        if (!knob_name_ok(name))
-            return avo_error(err, errlen, AVO_EINVAL, "knob name '%.64s' is not a C identifier",
-                             name);
-        char value[64];
-        const char *text = value;
-        if (json_is_integer(v))
-            snprintf(value, sizeof value, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        else if (json_is_real(v))
-            snprintf(value, sizeof value, "%.17g", json_real_value(v));
-        else if (json_is_boolean(v))
-            snprintf(value, sizeof value, "%d", json_is_true(v));
-        else if (json_is_string(v))
-            text = json_string_value(v);
-        else
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "knob '%s' must be a number, boolean or string", name);
-        size_t len = strlen(name) + strlen(text) + 4;
-        char *flag = malloc(len);
-        if (!flag)
-            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        snprintf(flag, len, "-D%s=%s", name, text);
-        s->knobs[s->nknobs++] = flag;
-    }
-    qsort(s->knobs, s->nknobs, sizeof *s->knobs, compare_knobs);
-    return 0;
-}
-
-static char *default_cache_dir(void)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char path[PATH_MAX];
-    if (xdg && *xdg)
-        snprintf(path, sizeof path, "%s/avo/cpu", xdg);
-    else if (home && *home)
-        snprintf(path, sizeof path, "%s/.cache/avo/cpu", home);
-    else
-        snprintf(path, sizeof path, "/tmp/avo-cache-%ld/cpu", (long)getuid());
-    return strdup(path);
+    avo_jobspec_free(&j->spec);
+    free(j->cflags);
+    memset(j, 0, sizeof *j);
 }
 
 /*
- * Fill `s` from `job`, filling in the protocol's defaults.  On failure
- * returns a negative code with a one-line reason in err; `s` must then still
- * be released with job_spec_free.  `s` borrows strings from `job`, which must
+ * Fill `j` from `job`, filling in the protocol's defaults.  On failure
+ * returns a negative code with a one-line reason in err; `j` must then still
+ * be released with cpu_job_free.  `j` borrows strings from `job`, which must
  * outlive it.
  */
-static int job_spec_parse(const json_t *job, job_spec *s, char *err, size_t errlen)
+static int cpu_job_parse(const json_t *job, cpu_job *j, char *err, size_t errlen)
 {
-    memset(s, 0, sizeof *s);
-    s->source = json_string_value(json_object_get(job, "source"));
-    s->entry = json_string_value(json_object_get(job, "entry"));
+    memset(j, 0, sizeof *j);
+    j->source = json_string_value(json_object_get(job, "source"));
+    j->entry = json_string_value(json_object_get(job, "entry"));
     const json_t *ref = json_object_get(job, "reference");
-    s->ref_source = json_string_value(json_object_get(ref, "source"));
-    s->ref_entry = json_string_value(json_object_get(ref, "entry"));
-    if (!s->source || !s->entry)
+    j->ref_source = json_string_value(json_object_get(ref, "source"));
+    j->ref_entry = json_string_value(json_object_get(ref, "entry"));
+    if (!j->source || !j->entry)
         return avo_error(err, errlen, AVO_EINVAL, "job needs \"source\" and \"entry\" strings");
-    if (!s->ref_source || !s->ref_entry)
+    if (!j->ref_source || !j->ref_entry)
         return avo_error(err, errlen, AVO_EINVAL,
                          "job needs a \"reference\" with \"source\" and \"entry\"");
 
@@ -402,64 +147,17 @@ static int job_spec_parse(const json_t *job, job_spec *s, char *err, size_t errl
     if (cflags && !json_is_null(cflags)) {
         if (!json_is_array(cflags))
             return avo_error(err, errlen, AVO_EINVAL, "\"cflags\" must be a list of strings");
-        s->cflags = calloc(json_array_size(cflags) + 1, sizeof *s->cflags);
-        if (!s->cflags)
+        j->cflags = calloc(json_array_size(cflags) + 1, sizeof *j->cflags);
+        if (!j->cflags)
             return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         for (size_t i = 0; i < json_array_size(cflags); i++) {
-            s->cflags[i] = json_string_value(json_array_get(cflags, i));
-            if (!s->cflags[i])
+            j->cflags[i] = json_string_value(json_array_get(cflags, i));
+            if (!j->cflags[i])
                 return avo_error(err, errlen, AVO_EINVAL, "\"cflags\" must be a list of strings");
         }
-        s->ncflags = json_array_size(cflags);
+        j->ncflags = json_array_size(cflags);
     }
-
-    int rc = parse_knobs(job, s, err, errlen);
-    if (rc == 0)
-        rc = parse_args(job, s, err, errlen);
-    if (rc == 0)
-        rc = parse_configs(job, s, err, errlen);
-    if (rc < 0)
-        return rc;
-
-    const json_t *tol = json_object_get(job, "tolerance");
-    const json_t *timing = json_object_get(job, "timing");
-    const json_t *limits = json_object_get(job, "limits");
-    double trials, min_samples, max_samples;
-    if (get_number(tol, "atol", 1e-4, &s->atol) < 0 ||
-        get_number(tol, "rtol", 1e-4, &s->rtol) < 0 || get_number(job, "trials", 2, &trials) < 0 ||
-        get_number(timing, "min_sample_s", 0.001, &s->min_sample_s) < 0 ||
-        get_number(timing, "min_samples", 5, &min_samples) < 0 ||
-        get_number(timing, "max_samples", 40, &max_samples) < 0 ||
-        get_number(timing, "target_spread", 0.02, &s->target_spread) < 0 ||
-        get_number(timing, "max_seconds", 2.0, &s->max_seconds) < 0 ||
-        get_number(limits, "timeout_s", 30, &s->timeout_s) < 0 ||
-        get_number(limits, "compile_timeout_s", 60, &s->compile_timeout_s) < 0 ||
-        get_number(limits, "memory_mb", 4096, &s->memory_mb) < 0 ||
-        get_number(limits, "cpu_s", 60, &s->cpu_s) < 0)
-        return avo_error(err, errlen, AVO_EINVAL,
-                         "tolerance, trials, timing and limits fields must be numbers");
-    if (s->atol < 0 || s->rtol < 0 || !(s->timeout_s > 0) || !(s->compile_timeout_s > 0))
-        return avo_error(err, errlen, AVO_EINVAL, "tolerances must be >= 0 and timeouts > 0");
-    s->trials = trials < 2 ? 2 : trials > 1000 ? 1000 : (int)trials;
-    s->min_samples = min_samples < 1 ? 1 : min_samples > 1e6 ? 1000000 : (int)min_samples;
-    s->max_samples = max_samples < s->min_samples ? s->min_samples
-                     : max_samples > 1e6          ? 1000000
-                                                  : (int)max_samples;
-    const json_t *enabled = json_object_get(timing, "enabled");
-    s->timing = enabled ? json_is_true(enabled) : 1;
-
-    const json_t *seed = json_object_get(job, "seed");
-    if (seed && !json_is_integer(seed))
-        return avo_error(err, errlen, AVO_EINVAL, "\"seed\" must be an integer");
-    s->seed = (uint64_t)json_integer_value(seed);
-
-    const char *cache_dir = json_string_value(json_object_get(job, "cache_dir"));
-    s->cache_dir = cache_dir && *cache_dir ? strdup(cache_dir) : default_cache_dir();
-    if (!s->cache_dir)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    if (strlen(s->cache_dir) > PATH_MAX - 128)
-        return avo_error(err, errlen, AVO_EINVAL, "\"cache_dir\" is too long");
-    return 0;
+    return avo_jobspec_parse(job, &cpu_rules, &j->spec, err, errlen);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -484,104 +182,6 @@ static void tail_append(tail_buf *t, const char *p, size_t n)
     }
     memcpy(t->data + t->len, p, n);
     t->len += n;
-}
-
-/* Length of the valid UTF-8 sequence at s[0..n), 0 when invalid or NUL. */
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf; /* bounds of the second byte */
-    if (c == 0)
-        return 0;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0; /* overlong */
-        if (c == 0xed)
-            hi = 0x9f; /* surrogates */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        if (c == 0xf4)
-            hi = 0x8f;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return len;
-}
-
-/* A JSON string of arbitrary bytes (compiler or kernel output): bytes that
- * are not valid UTF-8 become '?'.  New reference, NULL when out of memory. */
-static json_t *json_text(const char *s, size_t n)
-{
-    char *clean = malloc(n + 1);
-    if (!clean)
-        return NULL;
-    size_t out = 0;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
-        if (len == 0) {
-            clean[out++] = '?';
-            i++;
-        } else {
-            memcpy(clean + out, s + i, len);
-            out += len;
-            i += len;
-        }
-    }
-    json_t *str = json_stringn(clean, out);
-    free(clean);
-    return str;
-}
-
-/* Set status and a printf-formatted reason on a result. */
-static void result_fail(json_t *result, const char *status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void result_fail(json_t *result, const char *status, const char *fmt, ...)
-{
-    char reason[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    json_object_set_new(result, "status", json_string(status));
-    json_t *text = json_text(reason, strlen(reason));
-    json_object_set_new(result, "reason", text ? text : json_null());
-}
-
-static void result_set_log(json_t *result, const tail_buf *log)
-{
-    json_t *text = json_text(log->data, log->len);
-    if (text)
-        json_object_set_new(result, "log", text);
-}
-
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
 }
 
 /* Remove a compile directory and the files in it (no subdirectories). */
@@ -617,16 +217,10 @@ static int write_file(const char *path, const char *text)
     return close(fd) < 0 ? -errno : 0;
 }
 
-/* A growing byte buffer (the runner's report); data is owned. */
-typedef struct byte_buf {
-    char *data;
-    size_t len, cap;
-} byte_buf;
-
-/* Read what is available on a non-blocking fd into `t`, or into `grow` when
- * that is non-NULL (up to AVO_PROTO_MAX bytes).  Returns 1 at end of file or
- * on an error that ends the stream, 0 when the fd has no more for now. */
-static int drain_fd(int fd, tail_buf *t, byte_buf *grow)
+/* Read what is available on a non-blocking fd into the tail `t`.  Returns 1
+ * at end of file or on an error that ends the stream, 0 when the fd has no
+ * more for now. */
+static int drain_log(int fd, tail_buf *t)
 {
     char chunk[4096];
     for (;;) {
@@ -637,24 +231,7 @@ static int drain_fd(int fd, tail_buf *t, byte_buf *grow)
             return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
         if (n == 0)
             return 1;
-        if (!grow) {
-            tail_append(t, chunk, (size_t)n);
-            continue;
-        }
-        if (grow->len + (size_t)n > grow->cap) {
-            size_t cap = grow->cap ? grow->cap * 2 : 8192;
-            while (cap < grow->len + (size_t)n)
-                cap *= 2;
-            if (cap > AVO_PROTO_MAX)
-                return 1; /* a runner flooding its report gets cut off */
-            char *data = realloc(grow->data, cap);
-            if (!data)
-                return 1;
-            grow->data = data;
-            grow->cap = cap;
-        }
-        memcpy(grow->data + grow->len, chunk, (size_t)n);
-        grow->len += (size_t)n;
+        tail_append(t, chunk, (size_t)n);
     }
 }
 
@@ -790,7 +367,7 @@ static int spawn_capture(char *const argv[], const char *dir, double timeout_s, 
         }
         struct pollfd p = {.fd = open_pipe ? pipefd[0] : -1, .events = POLLIN};
         poll(&p, 1, wait_slice_ms(left, open_pipe, &idle_ms)); /* deadline bounds errors */
-        if (open_pipe && drain_fd(pipefd[0], out, NULL))
+        if (open_pipe && drain_log(pipefd[0], out))
             open_pipe = 0;
         /* The pipe may close before the child exits, or outlive it. */
         reaped = waitpid(pid, &status, WNOHANG) == pid;
@@ -798,7 +375,7 @@ static int spawn_capture(char *const argv[], const char *dir, double timeout_s, 
     if (!reaped)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-    drain_fd(pipefd[0], out, NULL);
+    drain_log(pipefd[0], out);
     close(pipefd[0]);
     kill(-pid, SIGKILL); /* leftovers of the group, if any */
     *ret_status = status;
@@ -862,33 +439,6 @@ static const char *compiler_version(char *err, size_t errlen)
     return version;
 }
 
-/* The first line of a compiler log that reports an error (or the first
- * line at all), copied into buf. */
-static void first_error_line(const tail_buf *log, char *buf, size_t len)
-{
-    const char *start = log->data, *end = log->data + log->len, *pick = NULL;
-    for (const char *line = start; line < end;) {
-        const char *nl = memchr(line, '\n', (size_t)(end - line));
-        size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
-        char tmp[1024];
-        snprintf(tmp, sizeof tmp, "%.*s", (int)(n < sizeof tmp ? n : sizeof tmp - 1), line);
-        if (strstr(tmp, "error:") || strstr(tmp, "Error:")) {
-            pick = line;
-            break;
-        }
-        line = nl ? nl + 1 : end;
-    }
-    if (!pick)
-        pick = start;
-    const char *nl = memchr(pick, '\n', (size_t)(end - pick));
-    size_t n = nl ? (size_t)(nl - pick) : (size_t)(end - pick);
-    if (n == 0) {
-        snprintf(buf, len, "the compiler failed without a message");
-        return;
-    }
-    snprintf(buf, len, "%.*s", (int)(n < 400 ? n : 400), pick);
-}
-
 /* Space-joined flags into a new string (caller frees); NULL when out of memory. */
 static char *join_flags(const char *const *flags, size_t n)
 {
@@ -918,18 +468,19 @@ typedef struct build {
  * "invalid" or "error") and returns -1.  `flags_text` (may be NULL) receives
  * the joined flag string whenever it could be built (caller frees).
  */
-static int compile_cached(const job_spec *spec, const char *source, int with_knobs,
-                          const char *what, build *out, char **flags_text, json_t *result)
+static int compile_cached(const cpu_job *job, const char *source, int with_knobs, const char *what,
+                          build *out, char **flags_text, json_t *result)
 {
     char err[AVO_ERRLEN];
     int is_reference = !with_knobs;
     const char *version = compiler_version(err, sizeof err);
     if (!version) {
-        result_fail(result, "error", "%s", err);
+        avo_result_fail(result, "error", "%s", err);
         return -1;
     }
 
-    size_t nflags = BASE_FLAGS_N + spec->ncflags + (with_knobs ? spec->nknobs : 0);
+    const avo_jobspec *spec = &job->spec;
+    size_t nflags = BASE_FLAGS_N + job->ncflags + (with_knobs ? spec->nknobs : 0);
     const char **flags = calloc(nflags + 1, sizeof *flags);
     char *flag_string = NULL, *knob_string = NULL;
     int rc = -1;
@@ -940,8 +491,8 @@ static int compile_cached(const job_spec *spec, const char *source, int with_kno
     size_t k = 0;
     for (size_t i = 0; i < BASE_FLAGS_N; i++)
         flags[k++] = base_flags[i];
-    for (size_t i = 0; i < spec->ncflags; i++)
-        flags[k++] = spec->cflags[i];
+    for (size_t i = 0; i < job->ncflags; i++)
+        flags[k++] = job->cflags[i];
     for (size_t i = 0; with_knobs && i < spec->nknobs; i++)
         flags[k++] = spec->knobs[i];
     flag_string = join_flags(flags, nflags);
@@ -952,13 +503,13 @@ static int compile_cached(const job_spec *spec, const char *source, int with_kno
     const char *parts[] = {source, knob_string, flag_string, version};
     char key[AVO_HASH_HEXLEN + 1];
     if (avo_hash_parts(parts, 4, key) < 0) {
-        result_fail(result, "error", "cannot hash the %s source", what);
+        avo_result_fail(result, "error", "cannot hash the %s source", what);
         goto done;
     }
-    int e = mkdir_p(spec->cache_dir);
+    int e = avo_mkdir_p(spec->cache_dir);
     if (e < 0) {
-        result_fail(result, "error", "cannot create cache directory %s: %s", spec->cache_dir,
-                    strerror(-e));
+        avo_result_fail(result, "error", "cannot create cache directory %s: %s", spec->cache_dir,
+                        strerror(-e));
         goto done;
     }
     snprintf(out->path, sizeof out->path, "%s/%s.so", spec->cache_dir, key);
@@ -971,8 +522,8 @@ static int compile_cached(const job_spec *spec, const char *source, int with_kno
     /* A private directory, so the compiler's messages name "kernel.c". */
     snprintf(dir, sizeof dir, "%s/tmp-%s-XXXXXX", spec->cache_dir, key);
     if (!mkdtemp(dir)) {
-        result_fail(result, "error", "cannot create a directory in %s: %s", spec->cache_dir,
-                    strerror(errno));
+        avo_result_fail(result, "error", "cannot create a directory in %s: %s", spec->cache_dir,
+                        strerror(errno));
         dir[0] = '\0';
         goto done;
     }
@@ -981,7 +532,7 @@ static int compile_cached(const job_spec *spec, const char *source, int with_kno
     snprintf(so_path, sizeof so_path, "%s/kernel.so", dir);
     e = write_file(src_path, source);
     if (e < 0) {
-        result_fail(result, "error", "cannot write %s: %s", src_path, strerror(-e));
+        avo_result_fail(result, "error", "cannot write %s: %s", src_path, strerror(-e));
         goto done;
     }
 
@@ -1008,37 +559,38 @@ static int compile_cached(const job_spec *spec, const char *source, int with_kno
                       sizeof err);
     free(argv);
     if (e < 0) {
-        result_fail(result, "error", "%s", err);
+        avo_result_fail(result, "error", "%s", err);
         goto done;
     }
     if (timed_out) {
-        result_fail(result, is_reference ? "error" : "timeout", "%scompile timed out after %gs",
-                    is_reference ? "reference: " : "", spec->compile_timeout_s);
-        result_set_log(result, log);
+        avo_result_fail(result, is_reference ? "error" : "timeout", "%scompile timed out after %gs",
+                        is_reference ? "reference: " : "", spec->compile_timeout_s);
+        avo_result_set_log(result, log->data, log->len, LOG_MAX);
         goto done;
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         char line[512];
-        first_error_line(log, line, sizeof line);
+        avo_result_error_line(log->data, log->len, cc_error_markers,
+                              "the compiler failed without a message", line, sizeof line);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strncmp(log->data, "avo: ", 5) == 0)
-            result_fail(result, "error", "%s", line + 5);
+            avo_result_fail(result, "error", "%s", line + 5);
         else if (is_reference)
-            result_fail(result, "invalid", "reference compile error: %s", line);
+            avo_result_fail(result, "invalid", "reference compile error: %s", line);
         else
-            result_fail(result, "compile_error", "compile error: %s", line);
-        result_set_log(result, log);
+            avo_result_fail(result, "compile_error", "compile error: %s", line);
+        avo_result_set_log(result, log->data, log->len, LOG_MAX);
         goto done;
     }
     if (rename(so_path, out->path) < 0) {
-        result_fail(result, "error", "cannot move the compiled %s into %s: %s", what,
-                    spec->cache_dir, strerror(errno));
+        avo_result_fail(result, "error", "cannot move the compiled %s into %s: %s", what,
+                        spec->cache_dir, strerror(errno));
         goto done;
     }
     rc = 0;
     goto done;
 
 oom:
-    result_fail(result, "error", "out of memory");
+    avo_result_fail(result, "error", "out of memory");
 done:
     if (dir[0])
         remove_compile_dir(dir);
@@ -1063,23 +615,8 @@ typedef struct config_buffers {
     void **ref;
     void **saved; /* inputs as generated (in and inout) */
     size_t *bytes;
+    avo_measure_view *views; /* the above, as the checker reads them */
 } config_buffers;
-
-static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
-
-static void fill_guard(unsigned char *p)
-{
-    for (size_t i = 0; i < GUARD_BYTES; i++)
-        p[i] = guard_pattern[i % sizeof guard_pattern];
-}
-
-static int guard_intact(const unsigned char *p)
-{
-    for (size_t i = 0; i < GUARD_BYTES; i++)
-        if (p[i] != guard_pattern[i % sizeof guard_pattern])
-            return 0;
-    return 1;
-}
 
 static void buffers_free(config_buffers *b, size_t nargs)
 {
@@ -1096,6 +633,7 @@ static void buffers_free(config_buffers *b, size_t nargs)
     free(b->ref);
     free(b->saved);
     free(b->bytes);
+    free(b->views);
     memset(b, 0, sizeof *b);
 }
 
@@ -1110,7 +648,7 @@ static void *aligned_buffer(size_t bytes)
 
 /* Allocate every buffer of config `cfg`; candidate buffers get guards.
  * Returns 0 or -1 with the name of the failing buffer in *ret_failed. */
-static int buffers_alloc(const job_spec *spec, const config_spec *cfg, config_buffers *b,
+static int buffers_alloc(const avo_jobspec *spec, const avo_config_spec *cfg, config_buffers *b,
                          const char **ret_failed)
 {
     size_t n = spec->nargs;
@@ -1119,214 +657,60 @@ static int buffers_alloc(const job_spec *spec, const config_spec *cfg, config_bu
     b->ref = calloc(n, sizeof *b->ref);
     b->saved = calloc(n, sizeof *b->saved);
     b->bytes = calloc(n, sizeof *b->bytes);
+    b->views = calloc(n, sizeof *b->views);
     *ret_failed = "(bookkeeping)";
-    if (!b->cand_base || !b->cand || !b->ref || !b->saved || !b->bytes)
+    if (!b->cand_base || !b->cand || !b->ref || !b->saved || !b->bytes || !b->views)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        const arg_spec *arg = &spec->args[i];
-        if (arg->kind == KIND_SCALAR)
+        const avo_arg_spec *arg = &spec->args[i];
+        b->views[i].arg = arg;
+        if (arg->kind == AVO_ARG_SCALAR)
             continue;
         *ret_failed = arg->name;
-        size_t bytes = cfg->lengths[i] * type_size(arg->type);
+        size_t bytes = cfg->lengths[i] * avo_dtype_size(arg->type);
         b->bytes[i] = bytes;
         b->cand_base[i] = aligned_buffer(GUARD_BYTES + bytes + GUARD_BYTES);
         b->ref[i] = aligned_buffer(bytes);
         if (!b->cand_base[i] || !b->ref[i])
             return -1;
         b->cand[i] = (unsigned char *)b->cand_base[i] + GUARD_BYTES;
-        fill_guard(b->cand_base[i]);
-        fill_guard((unsigned char *)b->cand[i] + bytes);
-        if (arg->kind != KIND_OUT && !(b->saved[i] = aligned_buffer(bytes)))
+        avo_measure_guard_fill(b->cand_base[i], GUARD_BYTES);
+        avo_measure_guard_fill((unsigned char *)b->cand[i] + bytes, GUARD_BYTES);
+        if (arg->kind != AVO_ARG_OUT && !(b->saved[i] = aligned_buffer(bytes)))
             return -1;
+        b->views[i] = (avo_measure_view){.arg = arg,
+                                         .length = cfg->lengths[i],
+                                         .cand = b->cand_base[i],
+                                         .ref = b->ref[i],
+                                         .saved = b->saved[i]};
     }
     return 0;
 }
 
-/* Poison bit patterns: a quiet NaN for floats, 0xdeadbeef for integers. */
-static const uint32_t poison32_f = 0x7fc0deadu;
-static const uint64_t poison64_f = 0x7ff80000deadbeefull;
-static const uint32_t poison32_i = 0xdeadbeefu;
-static const uint64_t poison64_i = 0xdeadbeefdeadbeefull;
-
-static void poison(void *buf, value_type t, size_t n)
-{
-    if (type_size(t) == 4) {
-        uint32_t v = t == TYPE_F32 ? poison32_f : poison32_i, *p = buf;
-        for (size_t i = 0; i < n; i++)
-            p[i] = v;
-    } else {
-        uint64_t v = t == TYPE_F64 ? poison64_f : poison64_i, *p = buf;
-        for (size_t i = 0; i < n; i++)
-            p[i] = v;
-    }
-}
-
-static int is_poison(const void *buf, value_type t, size_t i)
-{
-    switch (t) {
-    case TYPE_F32:
-        return ((const uint32_t *)buf)[i] == poison32_f;
-    case TYPE_I32:
-        return ((const uint32_t *)buf)[i] == poison32_i;
-    case TYPE_F64:
-        return ((const uint64_t *)buf)[i] == poison64_f;
-    default:
-        return ((const uint64_t *)buf)[i] == poison64_i;
-    }
-}
-
-static double element(const void *buf, value_type t, size_t i)
-{
-    switch (t) {
-    case TYPE_F32:
-        return ((const float *)buf)[i];
-    case TYPE_F64:
-        return ((const double *)buf)[i];
-    case TYPE_I32:
-        return ((const int32_t *)buf)[i];
-    default:
-        return (double)((const int64_t *)buf)[i];
-    }
-}
-
-/* Fill n elements with uniform values in [lo, hi] (integers: inclusive). */
-static void fill_uniform(void *buf, const arg_spec *arg, size_t n, avo_pcg32 *rng)
-{
-    double lo = arg->lo, hi = arg->hi;
-    if (is_float(arg->type)) {
-        for (size_t i = 0; i < n; i++) {
-            double u = avo_pcg32_double(rng);
-            if (arg->type == TYPE_F32)
-                ((float *)buf)[i] = (float)(lo + (hi - lo) * u);
-            else
-                ((double *)buf)[i] = lo + (hi - lo) * u;
-        }
-        return;
-    }
-    int64_t ilo = (int64_t)ceil(lo), ihi = (int64_t)floor(hi);
-    if (arg->type == TYPE_I32) {
-        ilo = ilo < INT32_MIN ? INT32_MIN : ilo;
-        ihi = ihi > INT32_MAX ? INT32_MAX : ihi;
-    }
-    if (ihi < ilo)
-        ihi = ilo;
-    uint64_t span = (uint64_t)ihi - (uint64_t)ilo + 1; /* 0 means all of 2^64 */
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r;
-        if (span != 0 && span <= UINT32_MAX)
-            r = avo_pcg32_bounded(rng, (uint32_t)span);
-        else {
-            r = (uint64_t)avo_pcg32_next(rng) << 32 | avo_pcg32_next(rng);
-            if (span)
-                r %= span; /* bias below 2^-32 for such wide ranges */
-        }
-        int64_t v = (int64_t)((uint64_t)ilo + r);
-        if (arg->type == TYPE_I32)
-            ((int32_t *)buf)[i] = (int32_t)v;
-        else
-            ((int64_t *)buf)[i] = v;
-    }
-}
-
 /*
- * Fresh inputs for trial `trial` of config `cfg`, from the stream
- * "inputs/<config>/<trial>" of the job seed, drawn buffer by buffer in
- * argument order.  Inputs go to saved, candidate and reference buffers;
- * outputs of both are poisoned.
+ * Fresh inputs for trial `trial` of config `cfg` (avo_measure_trial_rng).
+ * Inputs go to saved, candidate and reference buffers; outputs of both are
+ * poisoned.
  */
-static void prepare_trial(const job_spec *spec, const config_spec *cfg, config_buffers *b,
+static void prepare_trial(const avo_jobspec *spec, const avo_config_spec *cfg, config_buffers *b,
                           int trial)
 {
-    char name[512];
-    snprintf(name, sizeof name, "inputs/%s/%d", cfg->name, trial);
     avo_pcg32 rng;
-    avo_pcg32_derive(&rng, spec->seed, name);
+    avo_measure_trial_rng(&rng, spec->seed, cfg->name, trial);
     for (size_t i = 0; i < spec->nargs; i++) {
-        const arg_spec *arg = &spec->args[i];
-        if (arg->kind == KIND_SCALAR)
+        const avo_arg_spec *arg = &spec->args[i];
+        if (arg->kind == AVO_ARG_SCALAR)
             continue;
-        if (arg->kind == KIND_OUT) {
-            poison(b->cand[i], arg->type, cfg->lengths[i]);
-            poison(b->ref[i], arg->type, cfg->lengths[i]);
+        if (arg->kind == AVO_ARG_OUT) {
+            avo_measure_poison(b->cand[i], arg->type, cfg->lengths[i]);
+            avo_measure_poison(b->ref[i], arg->type, cfg->lengths[i]);
             continue;
         }
-        fill_uniform(b->saved[i], arg, cfg->lengths[i], &rng);
+        avo_measure_fill_uniform(b->saved[i], arg->type, arg->lo, arg->hi, cfg->lengths[i], &rng,
+                                 AVO_DRAW_DOUBLE);
         memcpy(b->cand[i], b->saved[i], b->bytes[i]);
         memcpy(b->ref[i], b->saved[i], b->bytes[i]);
     }
-}
-
-/*
- * Check the candidate's buffers after a call against the reference, in the
- * documented order: guards, unmodified inputs, fully written outputs, finite
- * outputs, tolerance.  *max_error receives the largest absolute error (when
- * the tolerance pass is reached).  Returns 0 when correct, else -1 with a
- * reason (without the config prefix) in buf.
- */
-static int check_outputs(const job_spec *spec, const config_spec *cfg, const config_buffers *b,
-                         double *max_error, char *buf, size_t len)
-{
-    for (size_t i = 0; i < spec->nargs; i++)
-        if (spec->args[i].kind != KIND_SCALAR &&
-            (!guard_intact(b->cand_base[i]) ||
-             !guard_intact((const unsigned char *)b->cand[i] + b->bytes[i]))) {
-            snprintf(buf, len, "wrote out of bounds of buffer %s", spec->args[i].name);
-            return -1;
-        }
-    for (size_t i = 0; i < spec->nargs; i++)
-        if (spec->args[i].kind == KIND_IN && memcmp(b->cand[i], b->saved[i], b->bytes[i]) != 0) {
-            snprintf(buf, len, "modified input buffer %s", spec->args[i].name);
-            return -1;
-        }
-    for (size_t i = 0; i < spec->nargs; i++) {
-        const arg_spec *arg = &spec->args[i];
-        if (arg->kind != KIND_OUT)
-            continue;
-        for (size_t e = 0; e < cfg->lengths[i]; e++)
-            if (is_poison(b->cand[i], arg->type, e) && !is_poison(b->ref[i], arg->type, e)) {
-                snprintf(buf, len, "output not fully written (element %s[%zu])", arg->name, e);
-                return -1;
-            }
-    }
-    for (size_t i = 0; i < spec->nargs; i++) {
-        const arg_spec *arg = &spec->args[i];
-        if (arg->kind != KIND_OUT && arg->kind != KIND_INOUT)
-            continue;
-        if (!is_float(arg->type))
-            continue;
-        for (size_t e = 0; e < cfg->lengths[i]; e++)
-            if (!isfinite(element(b->cand[i], arg->type, e))) {
-                snprintf(buf, len, "non-finite value at %s[%zu]", arg->name, e);
-                return -1;
-            }
-    }
-
-    double worst = 0, worst_bad = -1;
-    const char *bad_name = NULL;
-    size_t bad_index = 0;
-    for (size_t i = 0; i < spec->nargs; i++) {
-        const arg_spec *arg = &spec->args[i];
-        if (arg->kind != KIND_OUT && arg->kind != KIND_INOUT)
-            continue;
-        for (size_t e = 0; e < cfg->lengths[i]; e++) {
-            double x = element(b->cand[i], arg->type, e), r = element(b->ref[i], arg->type, e);
-            double error = fabs(x - r);
-            if (!(error <= worst))
-                worst = error; /* NaN from a broken reference propagates */
-            if (!(error <= spec->atol + spec->rtol * fabs(r)) && !(error <= worst_bad)) {
-                worst_bad = error;
-                bad_name = arg->name;
-                bad_index = e;
-            }
-        }
-    }
-    *max_error = worst;
-    if (bad_name) {
-        snprintf(buf, len, "max error %.1e at %s[%zu] exceeds tolerance (atol %g, rtol %g)",
-                 worst_bad, bad_name, bad_index, spec->atol, spec->rtol);
-        return -1;
-    }
-    return 0;
 }
 
 /* A kernel as libffi calls it: the real signature lives in the cif. */
@@ -1334,7 +718,7 @@ typedef void (*kernel_fn)(void);
 
 /* The runner's view of both kernels. */
 typedef struct runner_ctx {
-    const job_spec *spec;
+    const avo_jobspec *spec;
     ffi_cif cif;
     ffi_type **types;
     kernel_fn cand_fn;
@@ -1344,10 +728,10 @@ typedef struct runner_ctx {
 } runner_ctx;
 
 /* Point the libffi argument arrays at this config's buffers and scalars. */
-static void bind_arguments(runner_ctx *ctx, const config_spec *cfg, config_buffers *b)
+static void bind_arguments(runner_ctx *ctx, const avo_config_spec *cfg, config_buffers *b)
 {
     for (size_t i = 0; i < ctx->spec->nargs; i++) {
-        if (ctx->spec->args[i].kind == KIND_SCALAR) {
+        if (ctx->spec->args[i].kind == AVO_ARG_SCALAR) {
             ctx->cand_values[i] = &cfg->scalars[i];
             ctx->ref_values[i] = &cfg->scalars[i];
         } else {
@@ -1357,107 +741,38 @@ static void bind_arguments(runner_ctx *ctx, const config_spec *cfg, config_buffe
     }
 }
 
-static int compare_doubles(const void *a, const void *b)
+/* The timing sampler (avo_measure_sampler): seconds per call of `batch`
+ * back-to-back candidate calls. */
+static int time_batch(void *opaque, uint64_t batch, double *ret_s)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median of v[0..n), n >= 1; sorts v. */
-static double median(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, compare_doubles);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-/* Median and MAD/median of the samples (each a per-call time). */
-static void sample_stats(const double *samples, size_t n, double *ret_median, double *ret_spread)
-{
-    double *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) {
-        *ret_median = samples[n - 1];
-        *ret_spread = 0;
-        return;
-    }
-    memcpy(tmp, samples, n * sizeof *tmp);
-    double m = median(tmp, n);
-    for (size_t i = 0; i < n; i++)
-        tmp[i] = fabs(samples[i] - m);
-    double mad = median(tmp, n);
-    free(tmp);
-    *ret_median = m;
-    *ret_spread = m > 0 ? mad / m : 0;
-}
-
-/* Seconds taken by `batch` back-to-back candidate calls. */
-static double time_batch(runner_ctx *ctx, uint64_t batch)
-{
+    runner_ctx *ctx = opaque;
     double t0 = avo_monotonic();
     for (uint64_t i = 0; i < batch; i++)
         ffi_call(&ctx->cif, ctx->cand_fn, NULL, ctx->cand_values);
-    return avo_monotonic() - t0;
+    *ret_s = (avo_monotonic() - t0) / (double)batch;
+    return 0;
 }
 
-/*
- * Time the candidate on the inputs now in its buffers: one warm-up call, a
- * batch size doubled until one sample lasts min_sample_s, then samples until
- * min_samples are in and the spread is under target, or max_samples or
- * max_seconds is reached.  Fills median_s, spread and samples of `entry`.
- */
+/* Time the candidate on the inputs now in its buffers (avo_measure_time).
+ * Fills median_s, spread and samples of `entry`. */
 static void time_candidate(runner_ctx *ctx, json_t *entry, double *ret_median)
 {
-    const job_spec *spec = ctx->spec;
-    double start = avo_monotonic();
-    double *samples = malloc((size_t)spec->max_samples * sizeof *samples);
-    size_t n = 0;
-    double med = 0, spread = 0;
-
-    time_batch(ctx, 1);
-    uint64_t batch = 1;
-    double t = time_batch(ctx, batch);
-    while (t < spec->min_sample_s && batch < (UINT64_C(1) << 40) &&
-           avo_monotonic() - start < spec->max_seconds) {
-        batch *= 2;
-        t = time_batch(ctx, batch);
-    }
-    if (samples) {
-        samples[n++] = t / (double)batch; /* the sample that ended calibration counts */
-        while (n < (size_t)spec->max_samples && avo_monotonic() - start < spec->max_seconds) {
-            if (n >= (size_t)spec->min_samples) {
-                sample_stats(samples, n, &med, &spread);
-                if (spread < spec->target_spread)
-                    break;
-            }
-            samples[n++] = time_batch(ctx, batch) / (double)batch;
-        }
-        sample_stats(samples, n, &med, &spread);
-        free(samples);
-    } else {
-        med = t / (double)batch;
-        n = 1;
-    }
-    json_object_set_new(entry, "median_s", json_real(med));
-    json_object_set_new(entry, "spread", json_real(spread));
-    json_object_set_new(entry, "samples", json_integer((json_int_t)n));
-    *ret_median = med;
-}
-
-/* A config entry with the fields every entry carries. */
-static json_t *config_entry_new(const char *name)
-{
-    return json_pack("{s:s, s:b, s:n, s:f, s:f, s:i, s:f, s:f, s:n}", "name", name, "correct", 0,
-                     "max_error", "median_s", 0.0, "spread", 0.0, "samples", 0, "gflops", 0.0,
-                     "gbs", 0.0, "reason");
+    avo_measure_timing t;
+    avo_measure_time(ctx->spec, UINT64_C(1) << 40, time_batch, ctx, &t);
+    json_object_set_new(entry, "median_s", json_real(t.median_s));
+    json_object_set_new(entry, "spread", json_real(t.spread));
+    json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));
+    *ret_median = t.median_s;
 }
 
 /*
  * Verify and time one config.  Fills `entry`; returns 0 when correct, else
  * -1 with *ret_status ("wrong" or "error") and a reason (config named).
  */
-static int run_config(runner_ctx *ctx, const config_spec *cfg, json_t *entry,
+static int run_config(runner_ctx *ctx, const avo_config_spec *cfg, json_t *entry,
                       const char **ret_status, char *reason, size_t len)
 {
-    const job_spec *spec = ctx->spec;
+    const avo_jobspec *spec = ctx->spec;
     config_buffers b = {0};
     const char *failed;
     char why[512];
@@ -1475,7 +790,7 @@ static int run_config(runner_ctx *ctx, const config_spec *cfg, json_t *entry,
         prepare_trial(spec, cfg, &b, trial);
         ffi_call(&ctx->cif, ctx->ref_fn, NULL, ctx->ref_values);
         ffi_call(&ctx->cif, ctx->cand_fn, NULL, ctx->cand_values);
-        int bad = check_outputs(spec, cfg, &b, &error, why, sizeof why);
+        int bad = avo_measure_check(b.views, spec->nargs, GUARD_BYTES, &error, why, sizeof why);
         if (error > max_error || isnan(error))
             max_error = error;
         json_object_set_new(entry, "max_error", json_real(max_error));
@@ -1492,17 +807,17 @@ static int run_config(runner_ctx *ctx, const config_spec *cfg, json_t *entry,
          * them over and call once more; otherwise judge the last timed call. */
         int has_inout = 0;
         for (size_t i = 0; i < spec->nargs; i++)
-            if (spec->args[i].kind == KIND_INOUT) {
+            if (spec->args[i].kind == AVO_ARG_INOUT) {
                 memcpy(b.cand[i], b.saved[i], b.bytes[i]);
                 has_inout = 1;
             }
         if (has_inout) {
             for (size_t i = 0; i < spec->nargs; i++)
-                if (spec->args[i].kind == KIND_OUT)
-                    poison(b.cand[i], spec->args[i].type, cfg->lengths[i]);
+                if (spec->args[i].kind == AVO_ARG_OUT)
+                    avo_measure_poison(b.cand[i], spec->args[i].type, cfg->lengths[i]);
             ffi_call(&ctx->cif, ctx->cand_fn, NULL, ctx->cand_values);
         }
-        if (check_outputs(spec, cfg, &b, &error, why, sizeof why) < 0) {
+        if (avo_measure_check(b.views, spec->nargs, GUARD_BYTES, &error, why, sizeof why) < 0) {
             snprintf(reason, len, "config %s: output of timed runs differs from reference: %s",
                      cfg->name, why);
             goto done;
@@ -1516,7 +831,7 @@ static int run_config(runner_ctx *ctx, const config_spec *cfg, json_t *entry,
     rc = 0;
 done:
     if (rc < 0) {
-        json_t *text = json_text(reason, strlen(reason));
+        json_t *text = avo_result_text(reason, strlen(reason));
         json_object_set_new(entry, "reason", text ? text : json_null());
     }
     buffers_free(&b, spec->nargs);
@@ -1531,7 +846,7 @@ static void sandbox_network(void)
     unshare(CLONE_NEWUSER | CLONE_NEWNET);
 }
 
-static void sandbox_limits(const job_spec *spec)
+static void sandbox_limits(const avo_jobspec *spec)
 {
     struct rlimit lim;
     if (spec->cpu_s > 0) {
@@ -1623,7 +938,7 @@ static void report(json_t *msg)
 
 static _Noreturn void runner_done(const char *status, const char *reason)
 {
-    json_t *text = reason ? json_text(reason, strlen(reason)) : json_null();
+    json_t *text = reason ? avo_result_text(reason, strlen(reason)) : json_null();
     report(json_pack("{s:{s:s, s:o*}}", "done", "status", status, "reason", text));
     _exit(0);
 }
@@ -1657,8 +972,9 @@ static kernel_fn load_kernel(const char *path, const char *entry, int is_referen
  * before any candidate code (even a constructor) runs, then verifies and
  * times each config in order, reporting as it goes.  Never returns.
  */
-static _Noreturn void runner_main(const job_spec *spec, const char *cand_so, const char *ref_so)
+static _Noreturn void runner_main(const cpu_job *job, const char *cand_so, const char *ref_so)
 {
+    const avo_jobspec *spec = &job->spec;
     static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL, SIGABRT,
                                         SIGXCPU, SIGSYS, SIGTRAP, SIGPIPE};
     for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
@@ -1682,14 +998,14 @@ static _Noreturn void runner_main(const job_spec *spec, const char *cand_so, con
     if (!ctx.types || !ctx.cand_values || !ctx.ref_values)
         runner_done("error", "runner out of memory");
     for (size_t i = 0; i < spec->nargs; i++) {
-        const arg_spec *arg = &spec->args[i];
-        if (arg->kind != KIND_SCALAR)
+        const avo_arg_spec *arg = &spec->args[i];
+        if (arg->kind != AVO_ARG_SCALAR)
             ctx.types[i] = &ffi_type_pointer;
-        else if (arg->type == TYPE_F32)
+        else if (arg->type == AVO_DT_F32)
             ctx.types[i] = &ffi_type_float;
-        else if (arg->type == TYPE_F64)
+        else if (arg->type == AVO_DT_F64)
             ctx.types[i] = &ffi_type_double;
-        else if (arg->type == TYPE_I32)
+        else if (arg->type == AVO_DT_I32)
             ctx.types[i] = &ffi_type_sint32;
         else
             ctx.types[i] = &ffi_type_sint64;
@@ -1698,13 +1014,13 @@ static _Noreturn void runner_main(const job_spec *spec, const char *cand_so, con
         FFI_OK)
         runner_done("invalid", "libffi cannot describe the argument list");
 
-    ctx.ref_fn = load_kernel(ref_so, spec->ref_entry, 1);
-    ctx.cand_fn = load_kernel(cand_so, spec->entry, 0);
+    ctx.ref_fn = load_kernel(ref_so, job->ref_entry, 1);
+    ctx.cand_fn = load_kernel(cand_so, job->entry, 0);
 
     for (size_t c = 0; c < spec->nconfigs; c++) {
-        const config_spec *cfg = &spec->configs[c];
+        const avo_config_spec *cfg = &spec->configs[c];
         report(json_pack("{s:s}", "progress", cfg->name));
-        json_t *entry = config_entry_new(cfg->name);
+        json_t *entry = avo_result_config_new(cfg->name);
         const char *status;
         char reason[1024];
         int rc = run_config(&ctx, cfg, entry, &status, reason, sizeof reason);
@@ -1742,18 +1058,11 @@ typedef struct runner_report {
 } runner_report;
 
 /* Parse the framed messages in buf: config entries go to `configs`. */
-static void parse_report(const byte_buf *buf, json_t *configs, runner_report *r)
+static void parse_report(const avo_proto_buf *buf, json_t *configs, runner_report *r)
 {
     size_t at = 0;
-    while (buf->len - at >= 4) {
-        const unsigned char *h = (const unsigned char *)buf->data + at;
-        size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
-        if (len > buf->len - at - 4)
-            break;
-        json_t *msg = json_loadb(buf->data + at + 4, len, 0, NULL);
-        at += 4 + len;
-        if (!msg)
-            break;
+    json_t *msg;
+    while ((msg = avo_proto_decode(buf, &at))) {
         const char *progress = json_string_value(json_object_get(msg, "progress"));
         json_t *entry = json_object_get(msg, "config");
         json_t *done = json_object_get(msg, "done");
@@ -1775,16 +1084,16 @@ static void parse_report(const byte_buf *buf, json_t *configs, runner_report *r)
  * passes (then it is killed).  Sets status, reason, log, run_s and configs
  * of `result`.  The runner is always reaped.
  */
-static void run_runner(const job_spec *spec, const char *cand_so, const char *ref_so,
-                       json_t *result)
+static void run_runner(const cpu_job *job, const char *cand_so, const char *ref_so, json_t *result)
 {
+    const avo_jobspec *spec = &job->spec;
     int report_pipe[2], log_pipe[2];
     if (pipe2(report_pipe, O_CLOEXEC) < 0) {
-        result_fail(result, "error", "pipe: %s", strerror(errno));
+        avo_result_fail(result, "error", "pipe: %s", strerror(errno));
         return;
     }
     if (pipe2(log_pipe, O_CLOEXEC) < 0) {
-        result_fail(result, "error", "pipe: %s", strerror(errno));
+        avo_result_fail(result, "error", "pipe: %s", strerror(errno));
         close(report_pipe[0]);
         close(report_pipe[1]);
         return;
@@ -1793,7 +1102,7 @@ static void run_runner(const job_spec *spec, const char *cand_so, const char *re
     pid_t pid = fork();
     if (pid == 0) {
         runner_fds(log_pipe[1], report_pipe[1]);
-        runner_main(spec, cand_so, ref_so);
+        runner_main(job, cand_so, ref_so);
     }
     int fork_errno = errno;
     close(report_pipe[1]);
@@ -1801,7 +1110,7 @@ static void run_runner(const job_spec *spec, const char *cand_so, const char *re
     if (pid < 0) {
         close(report_pipe[0]);
         close(log_pipe[0]);
-        result_fail(result, "error", "fork: %s", strerror(fork_errno));
+        avo_result_fail(result, "error", "fork: %s", strerror(fork_errno));
         return;
     }
     fcntl(report_pipe[0], F_SETFL, O_NONBLOCK);
@@ -1810,7 +1119,7 @@ static void run_runner(const job_spec *spec, const char *cand_so, const char *re
     tail_buf *log = calloc(1, sizeof *log);
     tail_buf scratch; /* only used if the log buffer could not be allocated */
     tail_buf *sink = log ? log : &scratch;
-    byte_buf reports = {0};
+    avo_proto_buf reports = {0};
     double deadline = start + spec->timeout_s;
     int killed = 0, reaped = 0, status = 0, report_open = 1, log_open = 1, idle_ms = 1;
     struct rusage usage = {0};
@@ -1829,17 +1138,17 @@ static void run_runner(const job_spec *spec, const char *cand_so, const char *re
                               {.fd = log_open ? log_pipe[0] : -1, .events = POLLIN}};
         poll(p, 2,
              wait_slice_ms(left, report_open || log_open, &idle_ms)); /* deadline bounds errors */
-        if (report_open && drain_fd(report_pipe[0], NULL, &reports))
+        if (report_open && avo_proto_drain(report_pipe[0], &reports)) /* a flood is cut off */
             report_open = 0;
-        if (log_open && drain_fd(log_pipe[0], sink, NULL))
+        if (log_open && drain_log(log_pipe[0], sink))
             log_open = 0;
         reaped = wait4(pid, &status, WNOHANG, &usage) == pid;
     }
     if (!reaped)
         while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR)
             ;
-    drain_fd(report_pipe[0], NULL, &reports);
-    drain_fd(log_pipe[0], sink, NULL);
+    avo_proto_drain(report_pipe[0], &reports);
+    drain_log(log_pipe[0], sink);
     close(report_pipe[0]);
     close(log_pipe[0]);
     json_object_set_new(result, "run_s", json_real(avo_monotonic() - start));
@@ -1864,25 +1173,25 @@ static void run_runner(const job_spec *spec, const char *cand_so, const char *re
         json_object_set(result, "reason", json_object_get(r.done, "reason"));
         json_decref(r.done);
     } else if (killed) {
-        result_fail(result, "timeout", "timed out after %gs %s", spec->timeout_s, where);
+        avo_result_fail(result, "timeout", "timed out after %gs %s", spec->timeout_s, where);
     } else if (WIFSIGNALED(status)) {
         int sig = WTERMSIG(status);
         if (sig == SIGXCPU || (sig == SIGKILL && spec->cpu_s > 0 && cpu_used >= spec->cpu_s)) {
-            result_fail(result, "timeout", "exceeded the CPU time limit of %gs %s", spec->cpu_s,
-                        where);
+            avo_result_fail(result, "timeout", "exceeded the CPU time limit of %gs %s", spec->cpu_s,
+                            where);
         } else {
             char name[128];
             describe_signal(sig, name, sizeof name);
-            result_fail(result, "crashed", "crashed with %s %s", name, where);
+            avo_result_fail(result, "crashed", "crashed with %s %s", name, where);
         }
     } else {
-        result_fail(result, "crashed", "runner exited with status %d without a verdict %s",
-                    WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
+        avo_result_fail(result, "crashed", "runner exited with status %d without a verdict %s",
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
     }
 
     /* The config that was cut short still counts as attempted. */
     if (!r.done && r.in_config) {
-        json_t *entry = config_entry_new(r.progress);
+        json_t *entry = avo_result_config_new(r.progress);
         if (entry) {
             json_object_set(entry, "reason", json_object_get(result, "reason"));
             json_array_append_new(configs, entry);
@@ -1890,7 +1199,7 @@ static void run_runner(const job_spec *spec, const char *cand_so, const char *re
     }
     const char *final = json_string_value(json_object_get(result, "status"));
     if (log && log->len && final && strcmp(final, "ok") != 0)
-        result_set_log(result, log);
+        avo_result_set_log(result, log->data, log->len, LOG_MAX);
     free(log);
 }
 
@@ -1907,10 +1216,10 @@ static json_t *cpu_run_job(const json_t *job)
     if (!result)
         return NULL;
     char err[AVO_ERRLEN];
-    job_spec spec;
-    if (job_spec_parse(job, &spec, err, sizeof err) < 0) {
-        result_fail(result, "invalid", "%s", err);
-        job_spec_free(&spec);
+    cpu_job spec;
+    if (cpu_job_parse(job, &spec, err, sizeof err) < 0) {
+        avo_result_fail(result, "invalid", "%s", err);
+        cpu_job_free(&spec);
         return result;
     }
 
@@ -1932,8 +1241,8 @@ static json_t *cpu_run_job(const json_t *job)
     json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
     if (rc == 0 && !compile_only)
         run_runner(&spec, cand.path, ref.path, result);
-    job_spec_free(&spec);
+    cpu_job_free(&spec);
     return result;
 }
 
-const avo_backend avo_backend_cpu = {"cpu", cpu_run_job};
+const avo_backend avo_backend_cpu = {"cpu", cpu_run_job, &cpu_rules};

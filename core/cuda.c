@@ -25,13 +25,11 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,85 +50,11 @@ static const char *const toolkit_headers[] = {"cuda_fp16.h", "cuda_fp16.hpp", "c
                                               "cuda_bf16.hpp"};
 #define N_TOOLKIT_HEADERS 4
 
+/* What marks the line of an NVRTC log that a reason quotes. */
+static const char *const nvrtc_error_markers[] = {"error", NULL};
+
 /* ------------------------------------------------------------------------ */
 /* Small utilities                                                          */
-
-static size_t utf8_sequence(const unsigned char *s, size_t n)
-{
-    unsigned char c = s[0];
-    size_t len;
-    unsigned char lo = 0x80, hi = 0xbf;
-    if (c == 0)
-        return 0;
-    if (c < 0x80)
-        return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        len = 3;
-        if (c == 0xe0)
-            lo = 0xa0;
-        if (c == 0xed)
-            hi = 0x9f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        len = 4;
-        if (c == 0xf0)
-            lo = 0x90;
-        if (c == 0xf4)
-            hi = 0x8f;
-    } else
-        return 0;
-    if (n < len || s[1] < lo || s[1] > hi)
-        return 0;
-    for (size_t i = 2; i < len; i++)
-        if (s[i] < 0x80 || s[i] > 0xbf)
-            return 0;
-    return len;
-}
-
-json_t *avo_cuda_json_text(const char *s, size_t n)
-{
-    char *clean = malloc(n + 1);
-    if (!clean)
-        return NULL;
-    size_t out = 0;
-    for (size_t i = 0; i < n;) {
-        size_t len = utf8_sequence((const unsigned char *)s + i, n - i);
-        if (len == 0) {
-            clean[out++] = '?';
-            i++;
-        } else {
-            memcpy(clean + out, s + i, len);
-            out += len;
-            i += len;
-        }
-    }
-    json_t *str = json_stringn(clean, out);
-    free(clean);
-    return str;
-}
-
-void avo_cuda_result_fail(json_t *result, const char *status, const char *fmt, ...)
-{
-    char reason[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof reason, fmt, ap);
-    va_end(ap);
-    json_object_set_new(result, "status", json_string(status));
-    json_t *text = avo_cuda_json_text(reason, strlen(reason));
-    json_object_set_new(result, "reason", text ? text : json_null());
-}
-
-/* The last LOG_MAX bytes of a log as a result's "log". */
-static void result_set_log(json_t *result, const char *log)
-{
-    size_t n = strlen(log);
-    const char *p = n > LOG_MAX ? log + n - LOG_MAX : log;
-    json_t *text = avo_cuda_json_text(p, strlen(p));
-    if (text)
-        json_object_set_new(result, "log", text);
-}
 
 static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -188,24 +112,6 @@ static unsigned char *base64_decode(const char *s, size_t *ret_len)
     return out;
 }
 
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-        return -ENAMETOOLONG;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return -errno;
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-        return -errno;
-    return 0;
-}
-
 /* Whole file into a new NUL-terminated string (caller frees), or NULL. */
 static char *read_text_file(const char *path, size_t max)
 {
@@ -240,93 +146,14 @@ static char *read_text_file(const char *path, size_t max)
 
 static void job_free(cuda_job *s)
 {
-    if (s->configs)
-        for (size_t i = 0; i < s->nconfigs; i++) {
-            free(s->configs[i].scalars);
-            free(s->configs[i].lengths);
-        }
-    if (s->knobs)
-        for (size_t i = 0; i < s->nknobs; i++)
-            free(s->knobs[i]);
-    free(s->configs);
-    free(s->knobs);
-    free(s->args);
+    avo_jobspec_free(&s->spec);
+    free(s->launches);
+    free(s->ref_launches);
     free(s->options);
     free(s->header_names);
     free(s->header_texts);
     free(s->name_exprs);
-    free(s->cache_dir);
     memset(s, 0, sizeof *s);
-}
-
-static int get_number(const json_t *obj, const char *key, double fallback, double *ret)
-{
-    const json_t *v = obj ? json_object_get(obj, key) : NULL;
-    if (!v || json_is_null(v)) {
-        *ret = fallback;
-        return 0;
-    }
-    if (!json_is_number(v))
-        return -1;
-    *ret = json_number_value(v);
-    return 0;
-}
-
-static int knob_name_ok(const char *name)
-{
-    if (!(*name == '_' || (*name >= 'A' && *name <= 'Z') || (*name >= 'a' && *name <= 'z')))
-        return 0;
-    for (const char *p = name; *p; p++)
-        if (!(*p == '_' || (*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') ||
-              (*p >= '0' && *p <= '9')))
-            return 0;
-    return 1;
-}
-
-static int compare_strings(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int parse_knobs(const json_t *job, cuda_job *s, char *err, size_t errlen)
-{
-    const json_t *knobs = json_object_get(job, "knobs");
-    if (!knobs || json_is_null(knobs))
-        return 0;
-    if (!json_is_object(knobs))
-        return avo_error(err, errlen, AVO_EINVAL, "\"knobs\" must be an object");
-    s->knobs = calloc(json_object_size(knobs) + 1, sizeof *s->knobs);
-    if (!s->knobs)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    const char *name;
-    json_t *v;
-    json_object_foreach((json_t *)knobs, name, v)
-    {
-        if (!knob_name_ok(name))
-            return avo_error(err, errlen, AVO_EINVAL, "knob name '%.64s' is not a C identifier",
-                             name);
-        char value[64];
-        const char *text = value;
-        if (json_is_integer(v))
-            snprintf(value, sizeof value, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-        else if (json_is_real(v))
-            snprintf(value, sizeof value, "%.17g", json_real_value(v));
-        else if (json_is_boolean(v))
-            snprintf(value, sizeof value, "%d", json_is_true(v));
-        else if (json_is_string(v))
-            text = json_string_value(v);
-        else
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "knob '%s' must be a number, boolean or string", name);
-        size_t len = strlen(name) + strlen(text) + 4;
-        char *flag = malloc(len);
-        if (!flag)
-            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        snprintf(flag, len, "-D%s=%s", name, text);
-        s->knobs[s->nknobs++] = flag;
-    }
-    qsort(s->knobs, s->nknobs, sizeof *s->knobs, compare_strings);
-    return 0;
 }
 
 /* An array of strings from job[key] into *ret (borrowed strings). */
@@ -364,187 +191,61 @@ static int option_allowed(const char *opt)
     return 1;
 }
 
-static int parse_tolerance(const json_t *tol, avo_dtype type, double *atol, double *rtol)
-{
-    static const char *const keys[] = {"f32", "f64", "i32", "i64", "f16", "bf16"};
-    if (get_number(tol, "atol", 1e-4, atol) < 0 || get_number(tol, "rtol", 1e-4, rtol) < 0)
-        return -1;
-    const json_t *per = json_object_get(tol, keys[type]);
-    if (per && (get_number(per, "atol", *atol, atol) < 0 || get_number(per, "rtol", *rtol, rtol) < 0))
-        return -1;
-    return (*atol < 0 || *rtol < 0) ? -1 : 0;
-}
-
-static int parse_args(const json_t *job, cuda_job *s, char *err, size_t errlen)
-{
-    static const char *const kinds[] = {"scalar", "in", "out", "inout"};
-    const json_t *args = json_object_get(job, "args");
-    const json_t *tol = json_object_get(job, "tolerance");
-    if (!json_is_array(args) || json_array_size(args) == 0)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"args\" list");
-    s->nargs = json_array_size(args);
-    s->args = calloc(s->nargs, sizeof *s->args);
-    if (!s->args)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t i = 0; i < s->nargs; i++) {
-        const json_t *a = json_array_get(args, i);
-        cuda_arg_spec *arg = &s->args[i];
-        arg->name = json_string_value(json_object_get(a, "name"));
-        if (!arg->name)
-            return avo_error(err, errlen, AVO_EINVAL, "argument %zu has no name", i + 1);
-        const char *kind = json_string_value(json_object_get(a, "kind"));
-        int k = 0;
-        while (k < 4 && !(kind && strcmp(kind, kinds[k]) == 0))
-            k++;
-        if (k == 4)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "argument '%s': kind must be scalar, in, out or inout", arg->name);
-        arg->kind = (cuda_arg_kind)k;
-        if (avo_dtype_parse(json_string_value(json_object_get(a, "type")), &arg->type) < 0)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "argument '%s': type must be f32, f64, i32, i64, f16 or bf16",
-                             arg->name);
-        arg->lo = -1.0;
-        arg->hi = 1.0;
-        const json_t *range = json_object_get(a, "range");
-        if (range && !json_is_null(range)) {
-            const json_t *lo = json_array_get(range, 0), *hi = json_array_get(range, 1);
-            if (json_array_size(range) != 2 || !json_is_number(lo) || !json_is_number(hi) ||
-                json_number_value(lo) > json_number_value(hi))
-                return avo_error(err, errlen, AVO_EINVAL,
-                                 "argument '%s': range must be [low, high]", arg->name);
-            arg->lo = json_number_value(lo);
-            arg->hi = json_number_value(hi);
-        }
-        if (parse_tolerance(tol, arg->type, &arg->atol, &arg->rtol) < 0)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "tolerance for %s must be numbers >= 0",
-                             avo_dtype_name(arg->type));
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(s->args[j].name, arg->name) == 0)
-                return avo_error(err, errlen, AVO_EINVAL, "argument '%s' appears twice", arg->name);
-    }
-    return 0;
-}
-
-static int parse_scalar(const cuda_arg_spec *arg, const json_t *v, avo_cuda_arg *ret)
-{
-    if (!json_is_number(v))
-        return -1;
-    ret->name = arg->name;
-    ret->type = arg->type;
-    double d = json_number_value(v);
-    switch (arg->type) {
-    case AVO_DT_F32:
-        ret->v.f32 = (float)d;
-        return 0;
-    case AVO_DT_F64:
-        ret->v.f64 = d;
-        return 0;
-    case AVO_DT_F16:
-        ret->v.bits16 = avo_f32_to_f16((float)d);
-        return 0;
-    case AVO_DT_BF16:
-        ret->v.bits16 = avo_f32_to_bf16((float)d);
-        return 0;
-    default:
-        break;
-    }
-    if (!json_is_integer(v))
-        return -1;
-    json_int_t n = json_integer_value(v);
-    if (arg->type == AVO_DT_I32) {
-        if (n < INT32_MIN || n > INT32_MAX)
-            return -1;
-        ret->v.i32 = (int32_t)n;
-    } else {
-        ret->v.i64 = (int64_t)n;
-    }
-    return 0;
-}
-
-static int parse_configs(const json_t *job, cuda_job *s, char *err, size_t errlen)
+/* Each config's launch geometry for candidate and reference.  An evaluator
+ * that could not compute one sends {"error": why} instead. */
+static int parse_launches(const json_t *job, cuda_job *s, char *err, size_t errlen)
 {
     const json_t *configs = json_object_get(job, "configs");
-    if (!json_is_array(configs) || json_array_size(configs) == 0)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"configs\" list");
-    s->nconfigs = json_array_size(configs);
-    s->configs = calloc(s->nconfigs, sizeof *s->configs);
-    if (!s->configs)
+    s->launches = calloc(s->spec.nconfigs, sizeof *s->launches);
+    s->ref_launches = calloc(s->spec.nconfigs, sizeof *s->ref_launches);
+    if (!s->launches || !s->ref_launches)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t c = 0; c < s->nconfigs; c++) {
+    for (size_t c = 0; c < s->spec.nconfigs; c++) {
         const json_t *cj = json_array_get(configs, c);
-        cuda_config_spec *cfg = &s->configs[c];
-        cfg->name = json_string_value(json_object_get(cj, "name"));
-        if (!cfg->name)
-            return avo_error(err, errlen, AVO_EINVAL, "config %zu has no name", c + 1);
-        cfg->scalars = calloc(s->nargs, sizeof *cfg->scalars);
-        cfg->lengths = calloc(s->nargs, sizeof *cfg->lengths);
-        if (!cfg->scalars || !cfg->lengths)
-            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        if (get_number(cj, "flops", 0, &cfg->flops) < 0 ||
-            get_number(cj, "bytes", 0, &cfg->bytes) < 0)
-            return avo_error(err, errlen, AVO_EINVAL,
-                             "config '%s': flops and bytes must be numbers", cfg->name);
-        const json_t *scalars = json_object_get(cj, "scalars");
-        const json_t *lengths = json_object_get(cj, "lengths");
-        for (size_t i = 0; i < s->nargs; i++) {
-            const cuda_arg_spec *arg = &s->args[i];
-            if (arg->kind == CUDA_KIND_SCALAR) {
-                if (parse_scalar(arg, json_object_get(scalars, arg->name), &cfg->scalars[i]) < 0)
-                    return avo_error(err, errlen, AVO_EINVAL,
-                                     "config '%s': scalar '%s' is missing or not a valid %s",
-                                     cfg->name, arg->name,
-                                     avo_dtype_is_float(arg->type) ? "number" : "integer");
-                continue;
-            }
-            const json_t *len = json_object_get(lengths, arg->name);
-            json_int_t n = json_integer_value(len);
-            if (!json_is_integer(len) || n < 1 || (uint64_t)n > ((uint64_t)1 << 40))
-                return avo_error(err, errlen, AVO_EINVAL,
-                                 "config '%s': length of buffer '%s' is missing or invalid",
-                                 cfg->name, arg->name);
-            cfg->lengths[i] = (size_t)n;
-        }
+        const char *name = s->spec.configs[c].name;
         char why[512];
         const char *launch_error =
             json_string_value(json_object_get(json_object_get(cj, "launch"), "error"));
         const char *ref_error =
             json_string_value(json_object_get(json_object_get(cj, "reference_launch"), "error"));
         if (launch_error && !s->compile_only)
-            return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", cfg->name,
+            return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name,
                              launch_error);
         if (ref_error && !s->compile_only)
-            return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", cfg->name,
-                             ref_error);
+            return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name, ref_error);
         if (launch_error || ref_error)
             continue;
         if (!s->compile_only || json_object_get(cj, "launch")) {
-            if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &cfg->launch, why,
+            if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &s->launches[c], why,
                                       sizeof why) < 0)
-                return avo_error(err, errlen, AVO_EINVAL, "config '%s': candidate %s", cfg->name,
-                                 why);
+                return avo_error(err, errlen, AVO_EINVAL, "config '%s': candidate %s", name, why);
         }
-        if (!s->compile_only &&
-            avo_cuda_launch_parse(json_object_get(cj, "reference_launch"), &cfg->ref_launch, why,
-                                  sizeof why) < 0)
-            return avo_error(err, errlen, AVO_EINVAL, "config '%s': reference %s", cfg->name, why);
+        if (!s->compile_only && avo_cuda_launch_parse(json_object_get(cj, "reference_launch"),
+                                                      &s->ref_launches[c], why, sizeof why) < 0)
+            return avo_error(err, errlen, AVO_EINVAL, "config '%s': reference %s", name, why);
     }
     return 0;
 }
 
-static char *default_cache_dir(void)
-{
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char path[PATH_MAX];
-    if (xdg && *xdg)
-        snprintf(path, sizeof path, "%s/avo/cuda", xdg);
-    else if (home && *home)
-        snprintf(path, sizeof path, "%s/.cache/avo/cuda", home);
-    else
-        snprintf(path, sizeof path, "/tmp/avo-cache-%ld/cuda", (long)getuid());
-    return strdup(path);
-}
+/* Halves too; buffers of at least one element (a device allocation of 0
+ * bytes fails); per-type tolerances; no process limits (the worker's are). */
+static const avo_jobspec_rules cuda_rules = {
+    .cache_name = "cuda",
+    .last_type = AVO_DT_BF16,
+    .min_length = 1,
+    .max_length = (uint64_t)1 << 40,
+    .per_type_tolerance = 1,
+    .process_limits = 0,
+    .max_trials = 100,
+    .max_samples_cap = 100000,
+    .min_sample_s = 0.0002,
+    .target_spread = 0.01,
+    .max_seconds = 3.0,
+    .min_samples = 5,
+    .max_samples = 50,
+    .timeout_s = 60,
+    .compile_timeout_s = 120,
+};
 
 /*
  * Fill `s` from `job` with the protocol's defaults.  On failure returns a
@@ -574,9 +275,7 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
                              "\"arch\" must look like sm_90a, sm_80 or compute_90");
     }
 
-    int rc = parse_knobs(job, s, err, errlen);
-    if (rc == 0)
-        rc = parse_string_list(job, "nvrtc_options", &s->options, &s->noptions, err, errlen);
+    int rc = parse_string_list(job, "nvrtc_options", &s->options, &s->noptions, err, errlen);
     if (rc == 0)
         rc = parse_string_list(job, "name_expressions", &s->name_exprs, &s->nname_exprs, err,
                                errlen);
@@ -616,55 +315,10 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
         }
     }
 
-    rc = parse_args(job, s, err, errlen);
+    rc = avo_jobspec_parse(job, &cuda_rules, &s->spec, err, errlen);
     if (rc == 0)
-        rc = parse_configs(job, s, err, errlen);
-    if (rc < 0)
-        return rc;
-
-    const json_t *timing = json_object_get(job, "timing");
-    const json_t *limits = json_object_get(job, "limits");
-    double trials, min_samples, max_samples;
-    if (get_number(job, "trials", 2, &trials) < 0 ||
-        get_number(timing, "min_sample_s", 0.0002, &s->min_sample_s) < 0 ||
-        get_number(timing, "min_samples", 5, &min_samples) < 0 ||
-        get_number(timing, "max_samples", 50, &max_samples) < 0 ||
-        get_number(timing, "target_spread", 0.01, &s->target_spread) < 0 ||
-        get_number(timing, "max_seconds", 3.0, &s->max_seconds) < 0 ||
-        get_number(limits, "timeout_s", 60, &s->timeout_s) < 0 ||
-        get_number(limits, "compile_timeout_s", 120, &s->compile_timeout_s) < 0)
-        return avo_error(err, errlen, AVO_EINVAL, "trials, timing and limits fields must be numbers");
-    if (!(s->timeout_s > 0) || !(s->compile_timeout_s > 0))
-        return avo_error(err, errlen, AVO_EINVAL, "timeouts must be > 0");
-    s->trials = trials < 2 ? 2 : trials > 100 ? 100 : (int)trials;
-    s->min_samples = min_samples < 1 ? 1 : min_samples > 1e5 ? 100000 : (int)min_samples;
-    s->max_samples = max_samples < s->min_samples ? s->min_samples
-                     : max_samples > 1e5          ? 100000
-                                                  : (int)max_samples;
-    const json_t *enabled = json_object_get(timing, "enabled");
-    s->timing = enabled ? json_is_true(enabled) : 1;
-    const json_t *seed = json_object_get(job, "seed");
-    if (seed && !json_is_integer(seed))
-        return avo_error(err, errlen, AVO_EINVAL, "\"seed\" must be an integer");
-    s->seed = (uint64_t)json_integer_value(seed);
-    const char *cache_dir = json_string_value(json_object_get(job, "cache_dir"));
-    if (cache_dir && *cache_dir) {
-        /* The engine names the CPU cache; CUDA entries live next to it. */
-        size_t len = strlen(cache_dir);
-        s->cache_dir = malloc(len + 8);
-        if (s->cache_dir) {
-            snprintf(s->cache_dir, len + 8, "%s", cache_dir);
-            if (len >= 4 && strcmp(s->cache_dir + len - 4, "/cpu") == 0)
-                strcpy(s->cache_dir + len - 4, "/cuda");
-        }
-    } else {
-        s->cache_dir = default_cache_dir();
-    }
-    if (!s->cache_dir)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    if (strlen(s->cache_dir) > PATH_MAX - 128)
-        return avo_error(err, errlen, AVO_EINVAL, "\"cache_dir\" is too long");
-    return 0;
+        rc = parse_launches(job, s, err, errlen);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -743,8 +397,8 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
         allowed[nallowed++] = toolkit_headers[i];
     if (avo_cuda_check_includes(source, is_candidate ? "kernel" : "reference", allowed, nallowed,
                                 used, err, sizeof err) < 0) {
-        avo_cuda_result_fail(result, is_candidate ? "compile_error" : "invalid", "%s%s",
-                             is_candidate ? "" : "reference: ", err);
+        avo_result_fail(result, is_candidate ? "compile_error" : "invalid", "%s%s",
+                        is_candidate ? "" : "reference: ", err);
         return AVO_EINVAL;
     }
     for (size_t i = 0; i < job->nheaders; i++) {
@@ -752,7 +406,7 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
         snprintf(label, sizeof label, "header %.200s", job->header_names[i]);
         if (avo_cuda_check_includes(job->header_texts[i], label, allowed, nallowed, used, err,
                                     sizeof err) < 0) {
-            avo_cuda_result_fail(result, "invalid", "evaluator %s", err);
+            avo_result_fail(result, "invalid", "evaluator %s", err);
             return AVO_EINVAL;
         }
     }
@@ -782,11 +436,11 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
                 }
         }
         if (!in->toolkit_texts[0]) {
-            avo_cuda_result_fail(result, "error",
-                                 "the kernel includes cuda_fp16.h/cuda_bf16.h, but the CUDA "
-                                 "toolkit's include directory was not found next to %s, in "
-                                 "$CUDA_HOME/include or /usr/local/cuda/include",
-                                 nvrtc->path);
+            avo_result_fail(result, "error",
+                            "the kernel includes cuda_fp16.h/cuda_bf16.h, but the CUDA "
+                            "toolkit's include directory was not found next to %s, in "
+                            "$CUDA_HOME/include or /usr/local/cuda/include",
+                            nvrtc->path);
             return AVO_ENOTFOUND;
         }
         for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
@@ -797,19 +451,19 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
     }
 
     snprintf(in->arch_option, sizeof in->arch_option, "--gpu-architecture=%s", arch);
-    size_t nopt = 2 + job->noptions + (with_knobs ? job->nknobs : 0);
+    size_t nopt = 2 + job->noptions + (with_knobs ? job->spec.nknobs : 0);
     in->options = calloc(nopt + 1, sizeof *in->options);
     in->name_exprs = calloc(job->nname_exprs + 2, sizeof *in->name_exprs);
     if (!in->options || !in->name_exprs) {
-        avo_cuda_result_fail(result, "error", "out of memory");
+        avo_result_fail(result, "error", "out of memory");
         return AVO_ENOMEM;
     }
     in->options[in->noptions++] = in->arch_option;
     in->options[in->noptions++] = "--ptxas-options=-v"; /* spill report into the log */
     for (size_t i = 0; i < job->noptions; i++)
         in->options[in->noptions++] = job->options[i];
-    for (size_t i = 0; with_knobs && i < job->nknobs; i++)
-        in->options[in->noptions++] = job->knobs[i];
+    for (size_t i = 0; with_knobs && i < job->spec.nknobs; i++)
+        in->options[in->noptions++] = job->spec.knobs[i];
     in->name_exprs[in->nname_exprs++] = entry;
     for (size_t i = 0; is_candidate && i < job->nname_exprs; i++)
         if (strcmp(job->name_exprs[i], entry) != 0)
@@ -858,7 +512,7 @@ static _Noreturn void compile_child(const compile_input *in, int fd, double time
         char *log = malloc(log_size + 1);
         if (log && nvrtc->GetProgramLog(prog, log) == AVO_NVRTC_SUCCESS) {
             log[log_size] = '\0';
-            json_object_set_new(msg, "log", avo_cuda_json_text(log, strlen(log)));
+            json_object_set_new(msg, "log", avo_result_text(log, strlen(log)));
         }
         free(log);
     }
@@ -892,44 +546,6 @@ send:
     _exit(0);
 }
 
-/* A growing buffer for the child's message. */
-typedef struct byte_buf {
-    char *data;
-    size_t len, cap;
-} byte_buf;
-
-static int drain(int fd, byte_buf *b)
-{
-    char chunk[65536];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
-        if (n == 0)
-            return 1;
-        if (b->len + (size_t)n > b->cap) {
-            size_t cap = b->cap ? b->cap * 2 : 1 << 20;
-            while (cap < b->len + (size_t)n)
-                cap *= 2;
-            if (cap > AVO_PROTO_MAX)
-                return 1;
-            char *grown = realloc(b->data, cap);
-            if (!grown)
-                return 1;
-            b->data = grown;
-            b->cap = cap;
-        }
-        memcpy(b->data + b->len, chunk, (size_t)n);
-        b->len += (size_t)n;
-    }
-}
-
-/*
- * Run compile_child under a deadline.  Returns the child's message (caller
- * owns) or NULL with status and reason set on `result`.
- */
 /* The compile input as one message for `avo nvrtc-compile` (new reference). */
 static json_t *compile_input_json(const compile_input *in, double timeout_s)
 {
@@ -995,25 +611,30 @@ static int compile_needs_exec(void)
     return avo_cuda_device_active() || (force && strcmp(force, "1") == 0);
 }
 
+/*
+ * Run compile_child under a deadline (a fresh `avo nvrtc-compile` process
+ * when compile_needs_exec).  Returns the child's message (caller owns) or
+ * NULL with status and reason set on `result`.
+ */
 static json_t *compile_in_child(const cuda_job *job, const compile_input *in, int is_candidate,
                                 json_t *result)
 {
     int fds[2], in_fds[2] = {-1, -1};
     int use_exec = compile_needs_exec();
-    json_t *input = use_exec ? compile_input_json(in, job->compile_timeout_s) : NULL;
+    json_t *input = use_exec ? compile_input_json(in, job->spec.compile_timeout_s) : NULL;
     if (use_exec && (!input || pipe2(in_fds, O_CLOEXEC) < 0)) {
         json_decref(input);
-        avo_cuda_result_fail(result, "error", "cannot prepare the compile process");
+        avo_result_fail(result, "error", "cannot prepare the compile process");
         return NULL;
     }
     if (pipe2(fds, O_CLOEXEC) < 0) {
-        avo_cuda_result_fail(result, "error", "pipe: %s", strerror(errno));
+        avo_result_fail(result, "error", "pipe: %s", strerror(errno));
         json_decref(input);
         if (use_exec)
             close(in_fds[0]), close(in_fds[1]);
         return NULL;
     }
-    double deadline = avo_monotonic() + job->compile_timeout_s;
+    double deadline = avo_monotonic() + job->spec.compile_timeout_s;
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
@@ -1025,7 +646,7 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
             execv("/proc/self/exe", argv);
             _exit(127);
         }
-        compile_child(in, fds[1], job->compile_timeout_s);
+        compile_child(in, fds[1], job->spec.compile_timeout_s);
     }
     int fork_errno = errno;
     close(fds[1]);
@@ -1038,11 +659,11 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
     }
     if (pid < 0) {
         close(fds[0]);
-        avo_cuda_result_fail(result, "error", "fork: %s", strerror(fork_errno));
+        avo_result_fail(result, "error", "fork: %s", strerror(fork_errno));
         return NULL;
     }
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    byte_buf buf = {0};
+    avo_proto_buf buf = {0};
     int open_pipe = 1, reaped = 0, timed_out = 0, status = 0;
     while (!reaped) {
         double left = deadline - avo_monotonic();
@@ -1054,38 +675,33 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
         struct pollfd p = {.fd = open_pipe ? fds[0] : -1, .events = POLLIN};
         int ms = (int)(left * 1000) + 1;
         poll(&p, 1, ms < POLL_SLICE_MS ? ms : POLL_SLICE_MS);
-        if (open_pipe && drain(fds[0], &buf))
+        if (open_pipe && avo_proto_drain(fds[0], &buf))
             open_pipe = 0;
         reaped = waitpid(pid, &status, WNOHANG) == pid;
     }
     if (!reaped)
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
-    drain(fds[0], &buf);
+    avo_proto_drain(fds[0], &buf);
     close(fds[0]);
 
-    json_t *msg = NULL;
-    if (!timed_out && buf.len >= 4) {
-        const unsigned char *h = (const unsigned char *)buf.data;
-        size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
-        if (len <= buf.len - 4)
-            msg = json_loadb(buf.data + 4, len, 0, NULL);
-    }
+    size_t at = 0;
+    json_t *msg = timed_out ? NULL : avo_proto_decode(&buf, &at);
     free(buf.data);
     if (timed_out) {
-        avo_cuda_result_fail(result, is_candidate ? "timeout" : "error",
-                             "%scompile timed out after %gs (NVRTC cancelled)",
-                             is_candidate ? "" : "reference: ", job->compile_timeout_s);
+        avo_result_fail(result, is_candidate ? "timeout" : "error",
+                        "%scompile timed out after %gs (NVRTC cancelled)",
+                        is_candidate ? "" : "reference: ", job->spec.compile_timeout_s);
         return NULL;
     }
     if (!msg) {
         if (WIFSIGNALED(status))
-            avo_cuda_result_fail(result, is_candidate ? "compile_error" : "error",
-                                 "%sNVRTC died with signal %d (%s)",
-                                 is_candidate ? "" : "reference: ", WTERMSIG(status),
-                                 strsignal(WTERMSIG(status)));
+            avo_result_fail(result, is_candidate ? "compile_error" : "error",
+                            "%sNVRTC died with signal %d (%s)",
+                            is_candidate ? "" : "reference: ", WTERMSIG(status),
+                            strsignal(WTERMSIG(status)));
         else
-            avo_cuda_result_fail(result, "error", "the NVRTC compile child sent no result");
+            avo_result_fail(result, "error", "the NVRTC compile child sent no result");
         return NULL;
     }
     return msg;
@@ -1098,28 +714,6 @@ static void build_free(cuda_build *b)
     free(b->lowered_entry);
     free(b->kernels);
     memset(b, 0, sizeof *b);
-}
-
-/* First line of an NVRTC log that reports an error, into buf. */
-static void first_error_line(const char *log, char *buf, size_t len)
-{
-    const char *pick = NULL;
-    for (const char *line = log; *line;) {
-        const char *nl = strchr(line, '\n');
-        size_t n = nl ? (size_t)(nl - line) : strlen(line);
-        if (memmem(line, n, "error", 5)) {
-            pick = line;
-            break;
-        }
-        line = nl ? nl + 1 : line + n;
-    }
-    if (!pick)
-        pick = log;
-    size_t n = strcspn(pick, "\n");
-    if (n == 0)
-        snprintf(buf, len, "NVRTC failed without a message");
-    else
-        snprintf(buf, len, "%.*s", (int)(n < 400 ? n : 400), pick);
 }
 
 /*
@@ -1151,7 +745,7 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
     json_t *msg = NULL;
     char path[PATH_MAX + 64] = "";
     if (!parts) {
-        avo_cuda_result_fail(result, "error", "out of memory");
+        avo_result_fail(result, "error", "out of memory");
         rc = AVO_ENOMEM;
         goto out;
     }
@@ -1168,13 +762,13 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
         parts[k++] = in.headers[i];
     }
     if (avo_hash_parts(parts, k, key) < 0) {
-        avo_cuda_result_fail(result, "error", "cannot hash the %s source", what);
+        avo_result_fail(result, "error", "cannot hash the %s source", what);
         rc = AVO_EINVAL;
         goto out;
     }
-    int e = mkdir_p(job->cache_dir);
+    int e = avo_mkdir_p(job->spec.cache_dir);
     if (e == 0) {
-        snprintf(path, sizeof path, "%s/%s.json", job->cache_dir, key);
+        snprintf(path, sizeof path, "%s/%s.json", job->spec.cache_dir, key);
         msg = json_load_file(path, 0, NULL);
         out->cache_hit = msg != NULL;
     }
@@ -1198,26 +792,28 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
     const char *infra = json_string_value(json_object_get(msg, "infra"));
     const char *error = json_string_value(json_object_get(msg, "error"));
     if (infra) {
-        avo_cuda_result_fail(result, "error", "%s%s", is_candidate ? "" : "reference: ", infra);
+        avo_result_fail(result, "error", "%s%s", is_candidate ? "" : "reference: ", infra);
         rc = AVO_EIO;
         goto out;
     }
     if (error && out->log && strstr(out->log, "__nv_name_map")) {
         /* NVRTC reports an unknown name expression as a compile error. */
-        avo_cuda_result_fail(result, "invalid",
-                             "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
-                             "the template instance, e.g. kernel<128>)",
-                             what, entry);
-        result_set_log(result, out->log);
+        avo_result_fail(result, "invalid",
+                        "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
+                        "the template instance, e.g. kernel<128>)",
+                        what, entry);
+        avo_result_set_log(result, out->log, strlen(out->log), LOG_MAX);
         rc = AVO_ENOTFOUND;
         goto out;
     }
     if (error) {
         char line[512];
-        first_error_line(out->log ? out->log : "", line, sizeof line);
-        avo_cuda_result_fail(result, is_candidate ? "compile_error" : "invalid", "%scompile error: %s",
-                             is_candidate ? "" : "reference ", line);
-        result_set_log(result, out->log ? out->log : "");
+        const char *log_text = out->log ? out->log : "";
+        avo_result_error_line(log_text, strlen(log_text), nvrtc_error_markers,
+                              "NVRTC failed without a message", line, sizeof line);
+        avo_result_fail(result, is_candidate ? "compile_error" : "invalid", "%scompile error: %s",
+                        is_candidate ? "" : "reference ", line);
+        avo_result_set_log(result, log_text, strlen(log_text), LOG_MAX);
         rc = AVO_EINVAL;
         goto out;
     }
@@ -1226,7 +822,7 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
     const char *b64 = json_string_value(json_object_get(msg, "cubin"));
     out->cubin = b64 ? base64_decode(b64, &out->cubin_len) : NULL;
     if (!out->cubin || !out->log || !out->lowered_entry) {
-        avo_cuda_result_fail(result, "error", "corrupt compile result for the %s", what);
+        avo_result_fail(result, "error", "corrupt compile result for the %s", what);
         if (path[0])
             unlink(path);
         rc = AVO_EIO;
@@ -1235,7 +831,7 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
     char err[AVO_ERRLEN];
     int n = avo_cubin_parse(out->cubin, out->cubin_len, &out->kernels, err, sizeof err);
     if (n < 0) {
-        avo_cuda_result_fail(result, "error", "%s: %s", what, err);
+        avo_result_fail(result, "error", "%s: %s", what, err);
         rc = n;
         goto out;
     }
@@ -1245,11 +841,11 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
         if (strcmp(out->kernels[i].name, out->lowered_entry) == 0)
             out->entry_kernel = &out->kernels[i];
     if (!out->entry_kernel) {
-        avo_cuda_result_fail(result, is_candidate ? "invalid" : "invalid",
-                             "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
-                             "the template instance, e.g. kernel<128>)",
-                             what, entry);
-        result_set_log(result, out->log);
+        avo_result_fail(result, is_candidate ? "invalid" : "invalid",
+                        "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
+                        "the template instance, e.g. kernel<128>)",
+                        what, entry);
+        avo_result_set_log(result, out->log, strlen(out->log), LOG_MAX);
         rc = AVO_ENOTFOUND;
         goto out;
     }
@@ -1289,18 +885,15 @@ static json_t *build_report(const cuda_build *b, const char *arch, const char *n
  * pointers, to check the count and sizes against the kernel. */
 static int check_signature(const cuda_job *job, const cuda_build *b, char *err, size_t errlen)
 {
-    avo_cuda_arg *args = calloc(job->nargs, sizeof *args);
-    void **params = calloc(job->nargs, sizeof *params);
+    const avo_jobspec *spec = &job->spec;
+    avo_cuda_arg *args = calloc(spec->nargs, sizeof *args);
+    void **params = calloc(spec->nargs, sizeof *params);
     unsigned char packed[4096];
     int rc = AVO_ENOMEM;
     if (args && params) {
-        for (size_t i = 0; i < job->nargs; i++) {
-            args[i] = job->configs[0].scalars[i];
-            args[i].name = job->args[i].name;
-            args[i].type = job->args[i].type;
-            args[i].is_pointer = job->args[i].kind != CUDA_KIND_SCALAR;
-        }
-        rc = avo_cuda_pack_args(args, job->nargs, b->entry_kernel, packed, sizeof packed, params,
+        for (size_t i = 0; i < spec->nargs; i++)
+            args[i] = avo_cuda_arg_make(&spec->args[i], &spec->configs[0].scalars[i], 0);
+        rc = avo_cuda_pack_args(args, spec->nargs, b->entry_kernel, packed, sizeof packed, params,
                                 err, errlen);
     } else {
         avo_error(err, errlen, AVO_ENOMEM, "out of memory");
@@ -1343,21 +936,21 @@ static json_t *cuda_run_job(const json_t *job)
     if (!result)
         return NULL;
     char err[AVO_ERRLEN];
-    cuda_job spec;
+    cuda_job cj;
     cuda_build cand = {0}, ref = {0};
-    if (job_parse(job, &spec, err, sizeof err) < 0) {
-        avo_cuda_result_fail(result, "invalid", "%s", err);
+    if (job_parse(job, &cj, err, sizeof err) < 0) {
+        avo_result_fail(result, "invalid", "%s", err);
         goto out;
     }
     const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);
     if (!nvrtc) {
-        avo_cuda_result_fail(result, "error", "%s", err);
+        avo_result_fail(result, "error", "%s", err);
         goto out;
     }
     char arch[32];
-    if (pick_arch(&spec, arch, sizeof arch, err, sizeof err) < 0) {
-        avo_cuda_result_fail(result, "error",
-                             "%s; to compile without a GPU name a target (--arch sm_90a)", err);
+    if (pick_arch(&cj, arch, sizeof arch, err, sizeof err) < 0) {
+        avo_result_fail(result, "error",
+                        "%s; to compile without a GPU name a target (--arch sm_90a)", err);
         goto out;
     }
     int major = 0, minor = 0;
@@ -1367,49 +960,47 @@ static json_t *cuda_run_job(const json_t *job)
     json_object_set_new(result, "compiler", json_sprintf("NVRTC %s (%s)", version, nvrtc->path));
 
     double t0 = avo_monotonic();
-    int rc = compile_program(&spec, "candidate", spec.source, spec.entry, 1, arch, nvrtc, &cand,
-                             result);
+    int rc = compile_program(&cj, "candidate", cj.source, cj.entry, 1, arch, nvrtc, &cand, result);
     json_object_set_new(result, "cache_hit", json_boolean(rc == 0 && cand.cache_hit));
     if (cand.log && cand.log[0])
-        result_set_log(result, cand.log);
+        avo_result_set_log(result, cand.log, strlen(cand.log), LOG_MAX);
     if (rc == 0) {
         json_object_set_new(result, "compile", build_report(&cand, arch, version));
-        if (check_signature(&spec, &cand, err, sizeof err) < 0) {
-            avo_cuda_result_fail(result, "invalid", "%s", err);
+        if (check_signature(&cj, &cand, err, sizeof err) < 0) {
+            avo_result_fail(result, "invalid", "%s", err);
             rc = -1;
         }
     }
-    if (rc == 0 && spec.compile_only) {
+    if (rc == 0 && cj.compile_only) {
         /* The launch geometry against the target's documented limits. */
         avo_cuda_limits lim;
         avo_cuda_limits_for_arch(avo_cuda_arch_cc(arch), &lim);
-        for (size_t i = 0; i < spec.nconfigs && rc == 0; i++) {
+        for (size_t i = 0; i < cj.spec.nconfigs && rc == 0; i++) {
             int optin;
-            const cuda_config_spec *c = &spec.configs[i];
-            if (c->launch.block[0] &&
-                avo_cuda_launch_check(&c->launch, cand.entry_kernel->static_shared_bytes, &lim,
-                                      &optin, err, sizeof err) < 0) {
-                avo_cuda_result_fail(result, "invalid", "config %s: %s", c->name, err);
+            const avo_cuda_launch *l = &cj.launches[i];
+            if (l->block[0] && avo_cuda_launch_check(l, cand.entry_kernel->static_shared_bytes,
+                                                     &lim, &optin, err, sizeof err) < 0) {
+                avo_result_fail(result, "invalid", "config %s: %s", cj.spec.configs[i].name, err);
                 rc = -1;
             }
         }
     }
-    if (rc == 0 && !spec.compile_only)
-        rc = compile_program(&spec, "reference", spec.ref_source, spec.ref_entry, 0, arch, nvrtc,
-                             &ref, result);
+    if (rc == 0 && !cj.compile_only)
+        rc = compile_program(&cj, "reference", cj.ref_source, cj.ref_entry, 0, arch, nvrtc, &ref,
+                             result);
     json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
-    if (rc < 0 || spec.compile_only)
+    if (rc < 0 || cj.compile_only)
         goto out;
 
     int retire = 0;
-    avo_cuda_device_run(&spec, &cand, &ref, result, &retire);
+    avo_cuda_device_run(&cj, &cand, &ref, result, &retire);
     if (retire)
         json_object_set_new(result, "retire", json_true());
 out:
     build_free(&cand);
     build_free(&ref);
-    job_free(&spec);
+    job_free(&cj);
     return result;
 }
 
-const avo_backend avo_backend_cuda = {"cuda", cuda_run_job};
+const avo_backend avo_backend_cuda = {"cuda", cuda_run_job, &cuda_rules};

@@ -1,7 +1,7 @@
 /*
  * cuda.h — the CUDA backend's parts that need no GPU and no CUDA library:
- * element types, launch specs and their validation against device limits,
- * kernel argument packing, and the #include gate.  The backend itself is
+ * launch specs and their validation against device limits, kernel argument
+ * packing, and the #include gate (element types: dtype.h).  The backend itself is
  * avo_backend_cuda (backend.h); docs/protocol.md describes its jobs.
  *
  * These are pure functions (no I/O, no globals) so that the unit tests check
@@ -15,28 +15,8 @@
 #include <stdint.h>
 
 #include "cubin.h"
-
-/* Element types of buffers and scalars. */
-typedef enum avo_dtype {
-    AVO_DT_F32,
-    AVO_DT_F64,
-    AVO_DT_I32,
-    AVO_DT_I64,
-    AVO_DT_F16,
-    AVO_DT_BF16,
-} avo_dtype;
-
-/* "f32" ... "bf16" -> type; -1 when unknown. */
-int avo_dtype_parse(const char *name, avo_dtype *ret);
-const char *avo_dtype_name(avo_dtype t);
-size_t avo_dtype_size(avo_dtype t);
-int avo_dtype_is_float(avo_dtype t);
-
-/* IEEE half and bfloat16 conversions (round to nearest even; NaN kept). */
-uint16_t avo_f32_to_f16(float f);
-float avo_f16_to_f32(uint16_t h);
-uint16_t avo_f32_to_bf16(float f);
-float avo_bf16_to_f32(uint16_t b);
+#include "dtype.h"
+#include "jobspec.h"
 
 /* One kernel launch: grid and block in three dimensions, dynamic shared memory. */
 typedef struct avo_cuda_launch {
@@ -91,6 +71,10 @@ typedef struct avo_cuda_arg {
         uint16_t bits16; /* f16 / bf16 scalar */
     } v;
 } avo_cuda_arg;
+
+/* The kernel argument for `spec`: a device pointer `ptr` when it is a
+ * buffer, else the config's `scalar` value of the argument's type. */
+avo_cuda_arg avo_cuda_arg_make(const avo_arg_spec *spec, const avo_scalar *scalar, uint64_t ptr);
 
 /*
  * Lay the arguments out as the kernel expects them: each at its natural

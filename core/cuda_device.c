@@ -33,9 +33,11 @@
 #include <string.h>
 
 #include "avo.h"
+#include "backend.h"
 #include "cuda.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
+#include "measure.h"
 #include "pcg.h"
 
 #define GUARD_BYTES 256        /* canary before and after each candidate buffer */
@@ -194,9 +196,8 @@ typedef struct buffers {
     void **host_cand;       /* host: candidate allocation read back, guards included */
     void **host_ref;        /* host: reference output read back */
     size_t *bytes;
+    avo_measure_view *views; /* the host copies, as the checker reads them */
 } buffers;
-
-static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
 
 static void buffers_free(buffers *b, size_t n)
 {
@@ -218,6 +219,7 @@ static void buffers_free(buffers *b, size_t n)
     free(b->host_cand);
     free(b->host_ref);
     free(b->bytes);
+    free(b->views);
     memset(b, 0, sizeof *b);
 }
 
@@ -226,125 +228,19 @@ static CUdeviceptr cand_ptr(const buffers *b, size_t i)
     return b->cand_base[i] + GUARD_BYTES;
 }
 
-/* Poison bit patterns: quiet NaNs with a payload for floats, 0xdead.. for integers. */
-static void poison_host(void *buf, avo_dtype t, size_t n)
-{
-    switch (avo_dtype_size(t)) {
-    case 2: {
-        uint16_t v = t == AVO_DT_BF16 ? 0x7fa1u : 0x7e01u, *p = buf;
-        for (size_t i = 0; i < n; i++)
-            p[i] = v;
-        break;
-    }
-    case 4: {
-        uint32_t v = t == AVO_DT_F32 ? 0x7fc0deadu : 0xdeadbeefu, *p = buf;
-        for (size_t i = 0; i < n; i++)
-            p[i] = v;
-        break;
-    }
-    default: {
-        uint64_t v = t == AVO_DT_F64 ? 0x7ff80000deadbeefull : 0xdeadbeefdeadbeefull, *p = buf;
-        for (size_t i = 0; i < n; i++)
-            p[i] = v;
-    }
-    }
-}
-
-static int is_poison(const void *buf, avo_dtype t, size_t i)
-{
-    switch (t) {
-    case AVO_DT_BF16:
-        return ((const uint16_t *)buf)[i] == 0x7fa1u;
-    case AVO_DT_F16:
-        return ((const uint16_t *)buf)[i] == 0x7e01u;
-    case AVO_DT_F32:
-        return ((const uint32_t *)buf)[i] == 0x7fc0deadu;
-    case AVO_DT_I32:
-        return ((const uint32_t *)buf)[i] == 0xdeadbeefu;
-    case AVO_DT_F64:
-        return ((const uint64_t *)buf)[i] == 0x7ff80000deadbeefull;
-    default:
-        return ((const uint64_t *)buf)[i] == 0xdeadbeefdeadbeefull;
-    }
-}
-
-static double element(const void *buf, avo_dtype t, size_t i)
-{
-    switch (t) {
-    case AVO_DT_F32:
-        return ((const float *)buf)[i];
-    case AVO_DT_F64:
-        return ((const double *)buf)[i];
-    case AVO_DT_I32:
-        return ((const int32_t *)buf)[i];
-    case AVO_DT_I64:
-        return (double)((const int64_t *)buf)[i];
-    case AVO_DT_F16:
-        return avo_f16_to_f32(((const uint16_t *)buf)[i]);
-    default:
-        return avo_bf16_to_f32(((const uint16_t *)buf)[i]);
-    }
-}
-
-/* Poison a device buffer of n elements (memset for 2- and 4-byte patterns). */
+/* Poison a device buffer of n elements (avo_measure_poison_bits; memset for
+ * 2- and 4-byte patterns, a host copy in scratch for 8-byte ones). */
 static CUresult poison_device(CUdeviceptr p, avo_dtype t, size_t n, void *scratch)
 {
-    switch (t) {
-    case AVO_DT_BF16:
-        return D.cu->MemsetD16(p, 0x7fa1u, n);
-    case AVO_DT_F16:
-        return D.cu->MemsetD16(p, 0x7e01u, n);
-    case AVO_DT_F32:
-        return D.cu->MemsetD32(p, 0x7fc0deadu, n);
-    case AVO_DT_I32:
-        return D.cu->MemsetD32(p, 0xdeadbeefu, n);
+    uint64_t bits = avo_measure_poison_bits(t);
+    switch (avo_dtype_size(t)) {
+    case 2:
+        return D.cu->MemsetD16(p, (unsigned short)bits, n);
+    case 4:
+        return D.cu->MemsetD32(p, (unsigned)bits, n);
     default:
-        poison_host(scratch, t, n);
+        avo_measure_poison(scratch, t, n);
         return D.cu->MemcpyHtoD(p, scratch, n * 8);
-    }
-}
-
-static void fill_uniform(void *buf, const cuda_arg_spec *arg, size_t n, avo_pcg32 *rng)
-{
-    double lo = arg->lo, hi = arg->hi;
-    switch (arg->type) {
-    case AVO_DT_F64:
-        for (size_t i = 0; i < n; i++)
-            ((double *)buf)[i] = lo + (hi - lo) * avo_pcg32_double(rng);
-        return;
-    case AVO_DT_F32:
-        for (size_t i = 0; i < n; i++)
-            ((float *)buf)[i] = (float)(lo + (hi - lo) * avo_pcg32_float(rng));
-        return;
-    case AVO_DT_F16:
-        for (size_t i = 0; i < n; i++)
-            ((uint16_t *)buf)[i] = avo_f32_to_f16((float)(lo + (hi - lo) * avo_pcg32_float(rng)));
-        return;
-    case AVO_DT_BF16:
-        for (size_t i = 0; i < n; i++)
-            ((uint16_t *)buf)[i] = avo_f32_to_bf16((float)(lo + (hi - lo) * avo_pcg32_float(rng)));
-        return;
-    default:
-        break;
-    }
-    int64_t ilo = (int64_t)ceil(lo), ihi = (int64_t)floor(hi);
-    if (arg->type == AVO_DT_I32) {
-        ilo = ilo < INT32_MIN ? INT32_MIN : ilo;
-        ihi = ihi > INT32_MAX ? INT32_MAX : ihi;
-    }
-    if (ihi < ilo)
-        ihi = ilo;
-    uint64_t span = (uint64_t)ihi - (uint64_t)ilo + 1;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t r = span != 0 && span <= UINT32_MAX
-                         ? avo_pcg32_bounded(rng, (uint32_t)span)
-                         : ((uint64_t)avo_pcg32_next(rng) << 32 | avo_pcg32_next(rng)) %
-                               (span ? span : UINT64_MAX);
-        int64_t v = (int64_t)((uint64_t)ilo + r);
-        if (arg->type == AVO_DT_I32)
-            ((int32_t *)buf)[i] = (int32_t)v;
-        else
-            ((int64_t *)buf)[i] = v;
     }
 }
 
@@ -353,6 +249,7 @@ static void fill_uniform(void *buf, const cuda_arg_spec *arg, size_t n, avo_pcg3
 
 typedef struct run_ctx {
     const cuda_job *job;
+    const avo_cuda_launch *launch, *ref_launch; /* of the config being run */
     CUfunction cand_fn, ref_fn;
     long cand_static_shared, ref_static_shared;
     const avo_cubin_kernel *cand_kernel, *ref_kernel;
@@ -371,49 +268,38 @@ static void report_fault(run_ctx *ctx, const fault *f, const char *config, int i
     if (avo_cuda_error_is_sticky(f->rc)) {
         ctx->retire = 1;
         if (in_candidate)
-            avo_cuda_result_fail(ctx->result, "crashed", "crashed with %s in config %s (%s)",
-                                 short_name, config, text);
+            avo_result_fail(ctx->result, "crashed", "crashed with %s in config %s (%s)", short_name,
+                            config, text);
         else
-            avo_cuda_result_fail(ctx->result, "error", "config %s: %s failed: %s", config, f->what,
-                                 text);
+            avo_result_fail(ctx->result, "error", "config %s: %s failed: %s", config, f->what,
+                            text);
     } else if (f->rc == AVO_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES && in_candidate) {
-        avo_cuda_result_fail(ctx->result, "invalid",
-                             "config %s: launch out of resources (%d registers per thread; "
-                             "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
-                             config, ctx->cand_kernel ? ctx->cand_kernel->registers : -1);
+        avo_result_fail(ctx->result, "invalid",
+                        "config %s: launch out of resources (%d registers per thread; "
+                        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)",
+                        config, ctx->cand_kernel ? ctx->cand_kernel->registers : -1);
     } else {
-        avo_cuda_result_fail(ctx->result, in_candidate ? "invalid" : "error",
-                             "config %s: %s failed: %s", config, f->what, text);
+        avo_result_fail(ctx->result, in_candidate ? "invalid" : "error", "config %s: %s failed: %s",
+                        config, f->what, text);
     }
-}
-
-static json_t *config_entry_new(const char *name)
-{
-    return json_pack("{s:s, s:b, s:n, s:f, s:f, s:i, s:f, s:f, s:n}", "name", name, "correct", 0,
-                     "max_error", "median_s", 0.0, "spread", 0.0, "samples", 0, "gflops", 0.0,
-                     "gbs", 0.0, "reason");
 }
 
 /* Kernel arguments of one side (candidate or reference) for config c. */
-static int pack(run_ctx *ctx, const cuda_config_spec *c, const buffers *b, int candidate,
+static int pack(run_ctx *ctx, const avo_config_spec *c, const buffers *b, int candidate,
                 unsigned char *storage, size_t len, void **params, char *err, size_t errlen)
 {
-    const cuda_job *job = ctx->job;
-    avo_cuda_arg *args = calloc(job->nargs, sizeof *args);
+    const avo_jobspec *spec = &ctx->job->spec;
+    avo_cuda_arg *args = calloc(spec->nargs, sizeof *args);
     if (!args)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t i = 0; i < job->nargs; i++) {
-        const cuda_arg_spec *a = &job->args[i];
-        if (a->kind == CUDA_KIND_SCALAR) {
-            args[i] = c->scalars[i];
-        } else {
-            args[i].is_pointer = 1;
-            args[i].v.ptr = candidate ? cand_ptr(b, i) : b->ref[i];
-        }
-        args[i].name = a->name;
-        args[i].type = a->type;
+    for (size_t i = 0; i < spec->nargs; i++) {
+        int buffer = spec->args[i].kind != AVO_ARG_SCALAR;
+        args[i] = avo_cuda_arg_make(&spec->args[i], &c->scalars[i],
+                                    !buffer     ? 0
+                                    : candidate ? cand_ptr(b, i)
+                                                : b->ref[i]);
     }
-    int rc = avo_cuda_pack_args(args, job->nargs, candidate ? ctx->cand_kernel : ctx->ref_kernel,
+    int rc = avo_cuda_pack_args(args, spec->nargs, candidate ? ctx->cand_kernel : ctx->ref_kernel,
                                 storage, len, params, err, errlen);
     free(args);
     return rc < 0 ? rc : 0;
@@ -426,105 +312,48 @@ static CUresult launch(CUfunction fn, const avo_cuda_launch *l, void **params)
 }
 
 /*
- * Check the candidate against the reference after a launch: guards, inputs
- * unmodified, outputs fully written, finite, within tolerance.  Reads the
- * device buffers back.  Returns 1 when correct, 0 with a reason in why, or
- * -1 with *f set when reading back failed.
+ * Check the candidate against the reference after a launch (see
+ * avo_measure_check): reads the device buffers back first.  Returns 1 when
+ * correct, 0 with a reason in why, or -1 with *f set when reading back
+ * failed.
  */
-static int check(run_ctx *ctx, const cuda_config_spec *c, buffers *b, double *max_error,
-                 char *why, size_t len, fault *f)
+static int check(run_ctx *ctx, buffers *b, double *max_error, char *why, size_t len, fault *f)
 {
-    const cuda_job *job = ctx->job;
-    for (size_t i = 0; i < job->nargs; i++) {
-        if (job->args[i].kind == CUDA_KIND_SCALAR)
+    const avo_jobspec *spec = &ctx->job->spec;
+    for (size_t i = 0; i < spec->nargs; i++) {
+        if (spec->args[i].kind == AVO_ARG_SCALAR)
             continue;
         CU_TRY(f, D.cu->MemcpyDtoH(b->host_cand[i], b->cand_base[i], b->bytes[i] + 2 * GUARD_BYTES),
-               "reading back buffer %s", job->args[i].name);
-        if (job->args[i].kind != CUDA_KIND_IN)
+               "reading back buffer %s", spec->args[i].name);
+        if (spec->args[i].kind != AVO_ARG_IN)
             CU_TRY(f, D.cu->MemcpyDtoH(b->host_ref[i], b->ref[i], b->bytes[i]),
-                   "reading back reference buffer %s", job->args[i].name);
+                   "reading back reference buffer %s", spec->args[i].name);
     }
-    for (size_t i = 0; i < job->nargs; i++) {
-        if (job->args[i].kind == CUDA_KIND_SCALAR)
-            continue;
-        const unsigned char *h = b->host_cand[i];
-        for (size_t k = 0; k < GUARD_BYTES; k++)
-            if (h[k] != guard_pattern[k % 8] ||
-                h[GUARD_BYTES + b->bytes[i] + k] != guard_pattern[k % 8]) {
-                snprintf(why, len, "wrote out of bounds of buffer %s", job->args[i].name);
-                return 0;
-            }
-    }
-    for (size_t i = 0; i < job->nargs; i++)
-        if (job->args[i].kind == CUDA_KIND_IN &&
-            memcmp((unsigned char *)b->host_cand[i] + GUARD_BYTES, b->saved[i], b->bytes[i]) != 0) {
-            snprintf(why, len, "modified input buffer %s", job->args[i].name);
-            return 0;
-        }
-    double worst = 0, worst_bad = -1;
-    const char *bad_name = NULL;
-    size_t bad_index = 0;
-    double bad_atol = 0, bad_rtol = 0;
-    for (size_t i = 0; i < job->nargs; i++) {
-        const cuda_arg_spec *a = &job->args[i];
-        if (a->kind != CUDA_KIND_OUT && a->kind != CUDA_KIND_INOUT)
-            continue;
-        const unsigned char *out = (const unsigned char *)b->host_cand[i] + GUARD_BYTES;
-        for (size_t e = 0; e < c->lengths[i]; e++) {
-            if (a->kind == CUDA_KIND_OUT && is_poison(out, a->type, e) &&
-                !is_poison(b->host_ref[i], a->type, e)) {
-                snprintf(why, len, "output not fully written (element %s[%zu])", a->name, e);
-                return 0;
-            }
-            double x = element(out, a->type, e), r = element(b->host_ref[i], a->type, e);
-            if (avo_dtype_is_float(a->type) && !isfinite(x)) {
-                snprintf(why, len, "non-finite value at %s[%zu]", a->name, e);
-                return 0;
-            }
-            double error = fabs(x - r);
-            if (!(error <= worst))
-                worst = error;
-            if (!(error <= a->atol + a->rtol * fabs(r)) && !(error <= worst_bad)) {
-                worst_bad = error;
-                bad_name = a->name;
-                bad_index = e;
-                bad_atol = a->atol;
-                bad_rtol = a->rtol;
-            }
-        }
-    }
-    *max_error = worst;
-    if (bad_name) {
-        snprintf(why, len, "max error %.1e at %s[%zu] exceeds tolerance (atol %g, rtol %g)",
-                 worst_bad, bad_name, bad_index, bad_atol, bad_rtol);
-        return 0;
-    }
-    return 1;
+    return avo_measure_check(b->views, spec->nargs, GUARD_BYTES, max_error, why, len) == 0;
 fail:
     return -1;
 }
 
 /* Fresh inputs for `trial` into saved, candidate and reference buffers;
  * outputs of both poisoned.  Returns 0 or -1 with *f set. */
-static int prepare_trial(run_ctx *ctx, const cuda_config_spec *c, buffers *b, int trial, fault *f)
+static int prepare_trial(run_ctx *ctx, const avo_config_spec *c, buffers *b, int trial, fault *f)
 {
-    const cuda_job *job = ctx->job;
-    char name[512];
-    snprintf(name, sizeof name, "inputs/%s/%d", c->name, trial);
+    const avo_jobspec *spec = &ctx->job->spec;
     avo_pcg32 rng;
-    avo_pcg32_derive(&rng, job->seed, name);
-    for (size_t i = 0; i < job->nargs; i++) {
-        const cuda_arg_spec *a = &job->args[i];
-        if (a->kind == CUDA_KIND_SCALAR)
+    avo_measure_trial_rng(&rng, spec->seed, c->name, trial);
+    for (size_t i = 0; i < spec->nargs; i++) {
+        const avo_arg_spec *a = &spec->args[i];
+        if (a->kind == AVO_ARG_SCALAR)
             continue;
-        if (a->kind == CUDA_KIND_OUT) {
+        if (a->kind == AVO_ARG_OUT) {
             CU_TRY(f, poison_device(cand_ptr(b, i), a->type, c->lengths[i], b->host_ref[i]),
                    "poisoning %s", a->name);
             CU_TRY(f, poison_device(b->ref[i], a->type, c->lengths[i], b->host_ref[i]),
                    "poisoning %s", a->name);
             continue;
         }
-        fill_uniform(b->saved[i], a, c->lengths[i], &rng);
+        avo_measure_fill_uniform(b->saved[i], a->type, a->lo, a->hi, c->lengths[i], &rng,
+                                 AVO_DRAW_FLOAT);
         CU_TRY(f, D.cu->MemcpyHtoD(cand_ptr(b, i), b->saved[i], b->bytes[i]), "uploading %s",
                a->name);
         CU_TRY(f, D.cu->MemcpyHtoD(b->ref[i], b->saved[i], b->bytes[i]), "uploading %s", a->name);
@@ -534,27 +363,29 @@ fail:
     return -1;
 }
 
-static int buffers_alloc(run_ctx *ctx, const cuda_config_spec *c, buffers *b, fault *f)
+static int buffers_alloc(run_ctx *ctx, const avo_config_spec *c, buffers *b, fault *f)
 {
-    const cuda_job *job = ctx->job;
-    size_t n = job->nargs;
+    const avo_jobspec *spec = &ctx->job->spec;
+    size_t n = spec->nargs;
     unsigned char guard[GUARD_BYTES];
-    for (size_t k = 0; k < GUARD_BYTES; k++)
-        guard[k] = guard_pattern[k % 8];
+    avo_measure_guard_fill(guard, GUARD_BYTES);
     b->cand_base = calloc(n, sizeof *b->cand_base);
     b->ref = calloc(n, sizeof *b->ref);
     b->saved = calloc(n, sizeof *b->saved);
     b->host_cand = calloc(n, sizeof *b->host_cand);
     b->host_ref = calloc(n, sizeof *b->host_ref);
     b->bytes = calloc(n, sizeof *b->bytes);
-    if (!b->cand_base || !b->ref || !b->saved || !b->host_cand || !b->host_ref || !b->bytes) {
+    b->views = calloc(n, sizeof *b->views);
+    if (!b->cand_base || !b->ref || !b->saved || !b->host_cand || !b->host_ref || !b->bytes ||
+        !b->views) {
         f->rc = AVO_CUDA_ERROR_OUT_OF_MEMORY;
         snprintf(f->what, sizeof f->what, "host allocation");
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        const cuda_arg_spec *a = &job->args[i];
-        if (a->kind == CUDA_KIND_SCALAR)
+        const avo_arg_spec *a = &spec->args[i];
+        b->views[i].arg = a;
+        if (a->kind == AVO_ARG_SCALAR)
             continue;
         size_t bytes = c->lengths[i] * avo_dtype_size(a->type);
         b->bytes[i] = bytes;
@@ -572,128 +403,81 @@ static int buffers_alloc(run_ctx *ctx, const cuda_config_spec *c, buffers *b, fa
             snprintf(f->what, sizeof f->what, "host allocation for %s", a->name);
             return -1;
         }
+        b->views[i] = (avo_measure_view){.arg = a,
+                                         .length = c->lengths[i],
+                                         .cand = b->host_cand[i],
+                                         .ref = b->host_ref[i],
+                                         .saved = b->saved[i]};
     }
     return 0;
 fail:
     return -1;
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+/* One timing sample (avo_measure_sampler): flush L2, then `batch`
+ * back-to-back launches between events; seconds per launch into *ret_s.
+ * Returns 0, or -1 with the fault in the sampler's state. */
+typedef struct sampler {
+    run_ctx *ctx;
+    void **params;
+    fault *f;
+} sampler;
 
-static void sample_stats(const double *s, size_t n, double *ret_median, double *ret_spread)
+static int sample(void *opaque, uint64_t batch, double *ret_s)
 {
-    double *tmp = malloc(n * sizeof *tmp);
-    if (!tmp) {
-        *ret_median = s[n - 1];
-        *ret_spread = 0;
-        return;
-    }
-    memcpy(tmp, s, n * sizeof *tmp);
-    qsort(tmp, n, sizeof *tmp, compare_doubles);
-    double m = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
-    for (size_t i = 0; i < n; i++)
-        tmp[i] = fabs(s[i] - m);
-    qsort(tmp, n, sizeof *tmp, compare_doubles);
-    double mad = n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
-    free(tmp);
-    *ret_median = m;
-    *ret_spread = m > 0 ? mad / m : 0;
-}
-
-/* One sample: flush L2, then `batch` back-to-back launches between events.
- * Seconds per launch into *ret_s.  Returns 0 or -1 with *f set. */
-static int sample(run_ctx *ctx, const avo_cuda_launch *l, void **params, unsigned batch,
-                  double *ret_s, fault *f)
-{
-    (void)ctx;
+    sampler *smp = opaque;
+    fault *f = smp->f;
     float ms = 0;
     CU_TRY(f, D.cu->MemsetD32Async(D.flush, D.flush_value++, D.flush_words, NULL), "L2 flush");
     CU_TRY(f, D.cu->EventRecord(D.start, NULL), "cuEventRecord");
-    for (unsigned i = 0; i < batch; i++)
-        CU_TRY(f, launch(ctx->cand_fn, l, params), "launching the candidate (timing)");
+    for (uint64_t i = 0; i < batch; i++)
+        CU_TRY(f, launch(smp->ctx->cand_fn, smp->ctx->launch, smp->params),
+               "launching the candidate (timing)");
     CU_TRY(f, D.cu->EventRecord(D.stop, NULL), "cuEventRecord");
     CU_TRY(f, D.cu->EventSynchronize(D.stop), "the candidate (timing)");
     CU_TRY(f, D.cu->EventElapsedTime(&ms, D.start, D.stop), "cuEventElapsedTime");
-    *ret_s = ms * 1e-3 / batch;
+    *ret_s = ms * 1e-3 / (double)batch;
     return 0;
 fail:
     return -1;
 }
 
 /*
- * Time the candidate on the inputs in its buffers: a warm-up launch, a batch
- * size grown until one sample lasts min_sample_s (microsecond kernels), then
- * samples until the spread is under target or the sample or time budget
- * ends.  Fills median_s, spread, samples of entry.  Returns 0 or -1 (*f).
+ * Time the candidate on the inputs in its buffers (avo_measure_time; the
+ * batch grows to at most MAX_BATCH launches for microsecond kernels).
+ * Fills median_s, spread, samples and batch of entry.  Returns 0 or -1 (*f).
  */
-static int time_candidate(run_ctx *ctx, const cuda_config_spec *c, void **params, json_t *entry,
-                          double *ret_median, fault *f)
+static int time_candidate(run_ctx *ctx, void **params, json_t *entry, double *ret_median, fault *f)
 {
-    const cuda_job *job = ctx->job;
-    double start = avo_monotonic(), t = 0, med = 0, spread = 0;
-    unsigned batch = 1;
-    double *samples = malloc((size_t)job->max_samples * sizeof *samples);
-    size_t n = 0;
-    if (!samples) {
-        f->rc = AVO_CUDA_ERROR_OUT_OF_MEMORY;
-        snprintf(f->what, sizeof f->what, "host allocation");
+    sampler smp = {.ctx = ctx, .params = params, .f = f};
+    avo_measure_timing t;
+    if (avo_measure_time(&ctx->job->spec, MAX_BATCH, sample, &smp, &t) < 0)
         return -1;
-    }
-    if (sample(ctx, &c->launch, params, 1, &t, f) < 0) /* warm-up */
-        goto fail;
-    if (sample(ctx, &c->launch, params, 1, &t, f) < 0)
-        goto fail;
-    while (t * batch < job->min_sample_s && batch < MAX_BATCH &&
-           avo_monotonic() - start < job->max_seconds) {
-        batch *= 2;
-        if (sample(ctx, &c->launch, params, batch, &t, f) < 0)
-            goto fail;
-    }
-    samples[n++] = t;
-    while (n < (size_t)job->max_samples && avo_monotonic() - start < job->max_seconds) {
-        if (n >= (size_t)job->min_samples) {
-            sample_stats(samples, n, &med, &spread);
-            if (spread < job->target_spread)
-                break;
-        }
-        if (sample(ctx, &c->launch, params, batch, &samples[n], f) < 0)
-            goto fail;
-        n++;
-    }
-    sample_stats(samples, n, &med, &spread);
-    free(samples);
-    json_object_set_new(entry, "median_s", json_real(med));
-    json_object_set_new(entry, "spread", json_real(spread));
-    json_object_set_new(entry, "samples", json_integer((json_int_t)n));
-    json_object_set_new(entry, "batch", json_integer(batch));
-    *ret_median = med;
+    json_object_set_new(entry, "median_s", json_real(t.median_s));
+    json_object_set_new(entry, "spread", json_real(t.spread));
+    json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));
+    json_object_set_new(entry, "batch", json_integer((json_int_t)t.batch));
+    *ret_median = t.median_s;
     return 0;
-fail:
-    free(samples);
-    return -1;
 }
 
 /* Candidate launch and synchronize, then check; shared by trials and the
  * final re-check.  Returns 1 correct, 0 wrong (why), -1 fault (*f, *in_cand). */
-static int run_and_check(run_ctx *ctx, const cuda_config_spec *c, buffers *b, void **cand_params,
+static int run_and_check(run_ctx *ctx, const avo_config_spec *c, buffers *b, void **cand_params,
                          void **ref_params, int trial, double *max_error, char *why, size_t len,
                          fault *f, int *in_cand)
 {
     *in_cand = 0;
     if (prepare_trial(ctx, c, b, trial, f) < 0)
         return -1;
-    CU_TRY(f, launch(ctx->ref_fn, &c->ref_launch, ref_params), "launching the reference");
+    CU_TRY(f, launch(ctx->ref_fn, ctx->ref_launch, ref_params), "launching the reference");
     CU_TRY(f, D.cu->CtxSynchronize(), "the reference kernel");
     *in_cand = 1;
-    CU_TRY(f, launch(ctx->cand_fn, &c->launch, cand_params), "launching the candidate");
+    CU_TRY(f, launch(ctx->cand_fn, ctx->launch, cand_params), "launching the candidate");
     CU_TRY(f, D.cu->CtxSynchronize(), "the candidate kernel");
     *in_cand = 0;
     double error = 0;
-    int ok = check(ctx, c, b, &error, why, len, f);
+    int ok = check(ctx, b, &error, why, len, f);
     if (error > *max_error || isnan(error))
         *max_error = error;
     return ok;
@@ -701,60 +485,63 @@ fail:
     return -1;
 }
 
-/* Verify and time config c; fills `entry`.  Returns 0 when correct, else -1
+/* Verify and time config ci; fills `entry`.  Returns 0 when correct, else -1
  * with the result's status and reason set. */
-static int run_config(run_ctx *ctx, const cuda_config_spec *c, json_t *entry)
+static int run_config(run_ctx *ctx, size_t ci, json_t *entry)
 {
-    const cuda_job *job = ctx->job;
+    const avo_jobspec *spec = &ctx->job->spec;
+    const avo_config_spec *c = &spec->configs[ci];
+    ctx->launch = &ctx->job->launches[ci];
+    ctx->ref_launch = &ctx->job->ref_launches[ci];
     buffers b = {0};
     fault f = {0};
     char why[512], err[512];
     double max_error = 0;
     int rc = -1, in_cand = 0;
     unsigned char cand_storage[4096], ref_storage[4096];
-    void **cand_params = calloc(job->nargs, sizeof *cand_params);
-    void **ref_params = calloc(job->nargs, sizeof *ref_params);
+    void **cand_params = calloc(spec->nargs, sizeof *cand_params);
+    void **ref_params = calloc(spec->nargs, sizeof *ref_params);
     if (!cand_params || !ref_params) {
-        avo_cuda_result_fail(ctx->result, "error", "out of memory");
+        avo_result_fail(ctx->result, "error", "out of memory");
         goto done;
     }
 
     int optin = 0, ref_optin = 0;
-    if (avo_cuda_launch_check(&c->launch, ctx->cand_static_shared, &D.lim, &optin, err,
+    if (avo_cuda_launch_check(ctx->launch, ctx->cand_static_shared, &D.lim, &optin, err,
                               sizeof err) < 0) {
-        avo_cuda_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
+        avo_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
         goto done;
     }
-    if (avo_cuda_launch_check(&c->ref_launch, ctx->ref_static_shared, &D.lim, &ref_optin, err,
+    if (avo_cuda_launch_check(ctx->ref_launch, ctx->ref_static_shared, &D.lim, &ref_optin, err,
                               sizeof err) < 0) {
-        avo_cuda_result_fail(ctx->result, "invalid", "config %s: reference %s", c->name, err);
+        avo_result_fail(ctx->result, "invalid", "config %s: reference %s", c->name, err);
         goto done;
     }
     if (optin && D.cu->FuncSetAttribute(ctx->cand_fn, AVO_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                        (int)c->launch.shared_bytes) != AVO_CUDA_SUCCESS) {
-        avo_cuda_result_fail(ctx->result, "invalid",
-                             "config %s: the device refuses %u bytes of dynamic shared memory",
-                             c->name, c->launch.shared_bytes);
+                                        (int)ctx->launch->shared_bytes) != AVO_CUDA_SUCCESS) {
+        avo_result_fail(ctx->result, "invalid",
+                        "config %s: the device refuses %u bytes of dynamic shared memory", c->name,
+                        ctx->launch->shared_bytes);
         goto done;
     }
     if (ref_optin)
         D.cu->FuncSetAttribute(ctx->ref_fn, AVO_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                               (int)c->ref_launch.shared_bytes);
+                               (int)ctx->ref_launch->shared_bytes);
 
     if (buffers_alloc(ctx, c, &b, &f) < 0) {
         report_fault(ctx, &f, c->name, 0);
         goto done;
     }
     if (pack(ctx, c, &b, 1, cand_storage, sizeof cand_storage, cand_params, err, sizeof err) < 0) {
-        avo_cuda_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
+        avo_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
         goto done;
     }
     if (pack(ctx, c, &b, 0, ref_storage, sizeof ref_storage, ref_params, err, sizeof err) < 0) {
-        avo_cuda_result_fail(ctx->result, "invalid", "config %s: reference: %s", c->name, err);
+        avo_result_fail(ctx->result, "invalid", "config %s: reference: %s", c->name, err);
         goto done;
     }
 
-    for (int trial = 0; trial < job->trials; trial++) {
+    for (int trial = 0; trial < spec->trials; trial++) {
         int ok = run_and_check(ctx, c, &b, cand_params, ref_params, trial, &max_error, why,
                                sizeof why, &f, &in_cand);
         json_object_set_new(entry, "max_error", json_real(max_error));
@@ -763,40 +550,40 @@ static int run_config(run_ctx *ctx, const cuda_config_spec *c, json_t *entry)
             goto done;
         }
         if (!ok) {
-            avo_cuda_result_fail(ctx->result, "wrong", "config %s: %s", c->name, why);
+            avo_result_fail(ctx->result, "wrong", "config %s: %s", c->name, why);
             goto done;
         }
     }
 
-    if (job->timing) {
+    if (spec->timing) {
         double med = 0;
         in_cand = 1;
-        if (time_candidate(ctx, c, cand_params, entry, &med, &f) < 0) {
+        if (time_candidate(ctx, cand_params, entry, &med, &f) < 0) {
             report_fault(ctx, &f, c->name, 1);
             goto done;
         }
         /* The timed launches' own output (inout buffers have changed under
          * repeated launches, so those are judged by the launch below). */
         int has_inout = 0;
-        for (size_t i = 0; i < job->nargs; i++)
-            has_inout |= job->args[i].kind == CUDA_KIND_INOUT;
+        for (size_t i = 0; i < spec->nargs; i++)
+            has_inout |= spec->args[i].kind == AVO_ARG_INOUT;
         if (!has_inout) {
             double error = 0;
-            int ok = check(ctx, c, &b, &error, why, sizeof why, &f);
+            int ok = check(ctx, &b, &error, why, sizeof why, &f);
             if (ok < 0) {
                 report_fault(ctx, &f, c->name, 0);
                 goto done;
             }
             if (!ok) {
-                avo_cuda_result_fail(ctx->result, "wrong",
-                                     "config %s: output of timed runs differs from reference: %s",
-                                     c->name, why);
+                avo_result_fail(ctx->result, "wrong",
+                                "config %s: output of timed runs differs from reference: %s",
+                                c->name, why);
                 goto done;
             }
         }
         /* And once more on fresh inputs with poisoned outputs: a kernel that
          * stops working after its first calls shows here. */
-        int ok = run_and_check(ctx, c, &b, cand_params, ref_params, job->trials, &max_error, why,
+        int ok = run_and_check(ctx, c, &b, cand_params, ref_params, spec->trials, &max_error, why,
                                sizeof why, &f, &in_cand);
         json_object_set_new(entry, "max_error", json_real(max_error));
         if (ok < 0) {
@@ -804,8 +591,8 @@ static int run_config(run_ctx *ctx, const cuda_config_spec *c, json_t *entry)
             goto done;
         }
         if (!ok) {
-            avo_cuda_result_fail(ctx->result, "wrong",
-                                 "config %s: wrong after the timed runs: %s", c->name, why);
+            avo_result_fail(ctx->result, "wrong", "config %s: wrong after the timed runs: %s",
+                            c->name, why);
             goto done;
         }
         if (med > 0) {
@@ -823,7 +610,7 @@ done:
     if (rc < 0)
         json_object_set(entry, "reason", json_object_get(ctx->result, "reason"));
     if (!ctx->retire)
-        buffers_free(&b, job->nargs); /* after a sticky error the context is gone anyway */
+        buffers_free(&b, spec->nargs); /* after a sticky error the context is gone anyway */
     free(cand_params);
     free(ref_params);
     return rc;
@@ -841,7 +628,7 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     char err[AVO_ERRLEN];
     *ret_retire = 0;
     if (device_init(err, sizeof err) < 0) {
-        avo_cuda_result_fail(result, "error", "%s", err);
+        avo_result_fail(result, "error", "%s", err);
         return;
     }
     json_object_set_new(result, "device",
@@ -863,9 +650,9 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     ctx.ref_static_shared = func_attr(ctx.ref_fn, AVO_CU_FUNC_SHARED_SIZE_BYTES);
 
     json_t *configs = json_object_get(result, "configs");
-    for (size_t i = 0; i < job->nconfigs; i++) {
-        json_t *entry = config_entry_new(job->configs[i].name);
-        int rc = run_config(&ctx, &job->configs[i], entry);
+    for (size_t i = 0; i < job->spec.nconfigs; i++) {
+        json_t *entry = avo_result_config_new(job->spec.configs[i].name);
+        int rc = run_config(&ctx, i, entry);
         json_array_append_new(configs, entry);
         if (rc < 0)
             break;
@@ -881,8 +668,8 @@ fail: {
     avo_cuda_driver_error(f.rc, text, sizeof text);
     if (avo_cuda_error_is_sticky(f.rc))
         *ret_retire = 1;
-    avo_cuda_result_fail(result, f.rc == AVO_CUDA_ERROR_NO_BINARY_FOR_GPU ? "invalid" : "error",
-                         "%s failed: %s", f.what, text);
+    avo_result_fail(result, f.rc == AVO_CUDA_ERROR_NO_BINARY_FOR_GPU ? "invalid" : "error",
+                    "%s failed: %s", f.what, text);
     if (ref_mod && !*ret_retire)
         D.cu->ModuleUnload(ref_mod);
     if (cand_mod && !*ret_retire)

@@ -26,7 +26,6 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "archive.h"
 #include "hash.h"
 #include "strbuf.h"
 
@@ -193,21 +192,10 @@ static int create_tables(avo_kb *kb, char *err, size_t errlen)
     return tx_commit(kb, err, errlen);
 }
 
-/* Whether `path` names a file that does not exist yet or is empty. */
-static int is_fresh_file(const char *path)
-{
-    if (!strcmp(path, ":memory:") || !strncmp(path, "file:", 5))
-        return 0;
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return errno == ENOENT;
-    return S_ISREG(sb.st_mode) && sb.st_size == 0;
-}
-
 /*
- * Open the KB in `path`.  A fresh file is made an empty avo archive first
- * (the archive refuses files that have tables but no schema version, so a
- * file created by the KB alone could never take a run).
+ * Open the KB in `path`, creating its tables if needed.  A file of its own
+ * holds only kb_ tables, which the archive does not count as foreign
+ * (archive.c, read_version), so a run can later use the same file.
  */
 int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen)
 {
@@ -216,14 +204,6 @@ int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen)
     *ret = NULL;
     if (!path || !*path)
         return avo_error(err, errlen, AVO_EINVAL, "no knowledge base path");
-
-    if (is_fresh_file(path)) {
-        avo_archive *ar = NULL;
-        int rc = avo_archive_open(&ar, path, err, errlen);
-        avo_archive_free(ar);
-        if (rc < 0)
-            return rc;
-    }
 
     avo_kb *kb = calloc(1, sizeof *kb);
     if (!kb || !(kb->path = strdup(path))) {

@@ -8,10 +8,11 @@
  * archive's tables.  The tables kb_meta, kb_docs and kb_fts (with the FTS5
  * shadow tables kb_fts_*) are owned by this module alone and versioned by
  * their own row kb_meta('schema_version'), independently of the archive's
- * PRAGMA user_version; the archive never reads or migrates them.  A file
- * that is empty when the KB is opened is first initialised as an (empty)
- * avo archive, so any KB file can later take runs (`avo run --db FILE`), and
- * the default file of the CLI, avo.db, is the default archive.
+ * PRAGMA user_version; the archive never reads or migrates them.  A
+ * standalone KB file holds only these tables, and the archive does not
+ * count kb_ tables when it checks for a foreign database, so any KB file can
+ * later take runs (`avo run --db FILE`), and the default file of the CLI,
+ * avo.db, is the default archive.
  *
  * Documents.  A document is one file, keyed by its path as given (leading
  * "./" removed).  Adding the same path again replaces it; a document whose
@@ -62,8 +63,7 @@ typedef struct avo_kb_stats {
 
 /*
  * Open the knowledge base in the SQLite file at `path`, creating the file
- * and the kb tables when absent (an empty file becomes an empty avo archive
- * first, see above).  A KB written by a newer avo is refused (AVO_ESCHEMA);
+ * and the kb tables when absent (and nothing else, see above).  A KB written by a newer avo is refused (AVO_ESCHEMA);
  * a SQLite built without FTS5 is reported as such.  On success *ret owns the
  * connection (free with avo_kb_free); on failure *ret is NULL.
  */

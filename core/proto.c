@@ -92,3 +92,44 @@ int avo_proto_recv(int fd, json_t **ret_msg, char *err, size_t errlen)
     *ret_msg = msg;
     return 0;
 }
+
+int avo_proto_drain(int fd, avo_proto_buf *b)
+{
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
+        if (n == 0)
+            return 1;
+        if (b->len + (size_t)n > b->cap) {
+            size_t cap = b->cap ? b->cap * 2 : 65536;
+            while (cap < b->len + (size_t)n)
+                cap *= 2;
+            if (cap > AVO_PROTO_MAX)
+                return 1;
+            char *grown = realloc(b->data, cap);
+            if (!grown)
+                return 1;
+            b->data = grown;
+            b->cap = cap;
+        }
+        memcpy(b->data + b->len, chunk, (size_t)n);
+        b->len += (size_t)n;
+    }
+}
+
+json_t *avo_proto_decode(const avo_proto_buf *b, size_t *at)
+{
+    if (*at > b->len || b->len - *at < 4)
+        return NULL;
+    const unsigned char *h = (const unsigned char *)b->data + *at;
+    size_t len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16 | (size_t)h[3] << 24;
+    if (len > b->len - *at - 4)
+        return NULL;
+    json_t *msg = json_loadb(b->data + *at + 4, len, 0, NULL);
+    *at += 4 + len;
+    return msg;
+}

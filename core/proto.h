@@ -22,4 +22,26 @@ int avo_proto_send(int fd, const json_t *msg, char *err, size_t errlen);
  * negative code on a short or malformed message. */
 int avo_proto_recv(int fd, json_t **ret_msg, char *err, size_t errlen);
 
+/* Messages collected from a non-blocking pipe (a child's report): data is
+ * owned (free it); a zeroed buffer is empty and valid. */
+typedef struct avo_proto_buf {
+    char *data;
+    size_t len, cap;
+} avo_proto_buf;
+
+/*
+ * Append what is available on the non-blocking fd to b, growing it up to
+ * AVO_PROTO_MAX bytes.  Returns 1 when the stream has ended (end of file, a
+ * read error, a sender flooding past the limit, out of memory), 0 when the
+ * fd has no more for now.
+ */
+int avo_proto_drain(int fd, avo_proto_buf *b);
+
+/*
+ * The message framed at b->data + *at, or NULL when no complete frame starts
+ * there or its text is not JSON.  *at advances past a complete frame.
+ * New reference (caller owns).
+ */
+json_t *avo_proto_decode(const avo_proto_buf *b, size_t *at);
+
 #endif

@@ -289,12 +289,21 @@ static double config_metric(const json_t *c, const char *name, const char **ret_
     return NAN;
 }
 
+/* What the scores measure: the unit the run's evaluator recorded
+ * (avo_archive_run_summary), or plain "score" for runs without one. */
+static const char *score_label(const json_t *run)
+{
+    const char *unit = str(run, "unit");
+    return unit && *unit ? unit : "score";
+}
+
 /*
  * The trajectory (AVO paper style): x the evaluation index over finished
- * candidates in id order, y the score.  A dot per ok evaluation, a red
- * cross at the bottom per failed one, the running best as a step line,
- * the running best's per-config throughput as thinner step lines, and
- * horizontal baselines (the seed's score and the run config's `baselines`).
+ * candidates in id order, y the score (labelled with its unit).  A dot
+ * per ok evaluation, a red cross at the bottom per failed one, the running
+ * best as a step line, the running best's per-config throughput as thinner
+ * step lines, and horizontal baselines (the seed's score and the run
+ * config's `baselines`).
  */
 static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *run,
                             const json_t *seed)
@@ -330,7 +339,7 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     if (p.x_step < 1)
         p.x_step = 1;
     p.x_lo = 0;
-    plot_begin(out, &p, 1080, 400, "score trajectory", "evaluation", "score", 1);
+    plot_begin(out, &p, 1080, 400, "score trajectory", "evaluation", score_label(run), 1);
 
     /* Per-config running-best lines under everything else. */
     for (k = 0; k < n_names; k++) {
@@ -458,7 +467,7 @@ static double quantile(const double *v, size_t n, double q)
  * min and max) over the ok candidates of each generation, the candidates
  * themselves as jittered dots, failures as red crosses at the bottom.
  */
-static void plot_generations(avo_strbuf *out, const json_t *cands)
+static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t *run)
 {
     long long g_max = 0;
     double y_max = 0;
@@ -476,7 +485,7 @@ static void plot_generations(avo_strbuf *out, const json_t *cands)
     p.x_lo = -0.5;
     p.x_hi = (double)g_max + 0.5;
     p.x_step = g_max > 20 ? ceil((double)g_max / 20) : 1;
-    plot_begin(out, &p, 1080, 350, "score per generation", "generation", "score", 1);
+    plot_begin(out, &p, 1080, 350, "score per generation", "generation", score_label(run), 1);
     double box_w = p.width / (double)(g_max + 1) * 0.5;
     if (box_w > 40)
         box_w = 40;
@@ -762,6 +771,32 @@ static void meta_row(avo_strbuf *out, const char *name, const char *value)
     avo_strbuf_puts(out, "</td></tr>\n");
 }
 
+/*
+ * The agent's attempts as one row of the run table, as the AVO paper counts
+ * them: directions explored against versions committed, then every outcome
+ * (re-timings included) with its count.  No row for a run without attempts.
+ */
+static void attempts_row(avo_strbuf *out, const json_t *attempts)
+{
+    const json_t *outcomes = json_object_get(attempts, "outcomes");
+    if (json_object_size(outcomes) == 0)
+        return;
+    avo_strbuf_printf(out, "<tr><th>agent attempts</th><td>%lld explored, %lld committed (",
+                      integer(attempts, "explored"), integer(attempts, "committed"));
+    const char *key;
+    json_t *n;
+    int first = 1;
+    json_object_foreach((json_t *)outcomes, key, n)
+    {
+        if (!first)
+            avo_strbuf_puts(out, ", ");
+        first = 0;
+        avo_strbuf_html(out, key);
+        avo_strbuf_printf(out, " %lld", (long long)json_integer_value(n));
+    }
+    avo_strbuf_puts(out, ")</td></tr>\n");
+}
+
 static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, size_t n_failed)
 {
     avo_strbuf_puts(out, "<h2 id=\"run\">Run</h2>\n<table>\n");
@@ -783,6 +818,8 @@ static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, si
     avo_strbuf_puts(out, "</td></tr>\n");
     snprintf(buf, sizeof buf, "%zu ok, %zu failed", n_ok, n_failed);
     meta_row(out, "evaluations", buf);
+    meta_row(out, "score unit", str(run, "unit"));
+    attempts_row(out, json_object_get(run, "attempts"));
     meta_row(out, "engine", str(run, "engine_version"));
     meta_row(out, "compiler", str(run, "compiler"));
     meta_row(out, "host", str(run, "host"));
@@ -819,9 +856,10 @@ static void section_llm(avo_strbuf *out, const json_t *spend)
 }
 
 /*
- * Build the whole page.  Reads the run, its candidates with sources, the
- * best candidate's lineage and the LLM spend, then writes the sections in
- * order.  Returns the first archive error; out->failed means out of memory.
+ * Build the whole page.  Reads the run with its summary (unit, attempts),
+ * its candidates with sources, the best candidate's lineage and the LLM
+ * spend, then writes the sections in order.  Returns the first archive
+ * error; out->failed means out of memory.
  */
 int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
 {
@@ -829,7 +867,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
         return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
     json_t *run = NULL, *cands = NULL, *nodes = NULL, *spend = NULL, *shown = NULL;
     const json_t **ranked = NULL;
-    int rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
+    int rc = avo_archive_run_summary(ar, run_id, &run, err, errlen);
     if (rc < 0)
         return rc;
     run_id = integer(run, "id");
@@ -910,7 +948,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
         avo_strbuf_puts(out, "<p class=\"muted\">x: finished evaluations in submission order;"
                              " thin lines: the running best's score on each config.</p>\n");
         avo_strbuf_puts(out, "<h2 id=\"generations\">Score per generation</h2>\n");
-        plot_generations(out, cands);
+        plot_generations(out, cands, run);
     } else {
         avo_strbuf_puts(out, "<p>no finished evaluations</p>\n<h2 id=\"generations\">"
                              "Score per generation</h2>\n<p>no finished evaluations</p>\n");

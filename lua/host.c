@@ -3,6 +3,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <lualib.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -40,24 +41,52 @@ static int traceback(lua_State *L)
     return 1;
 }
 
-/* Install the embedded searcher right after the preload searcher, so the
- * engine's modules win over files of the same name on LUA_PATH. */
-static void install_searcher(lua_State *L)
+/* Insert the function on top of the stack into package.searchers at
+ * `index`, moving later searchers up.  [-1, +0] */
+static void insert_searcher(lua_State *L, lua_Integer index)
 {
     lua_getglobal(L, "package");
     lua_getfield(L, -1, "searchers");
     lua_Integer n = (lua_Integer)lua_rawlen(L, -1);
-    for (lua_Integer i = n; i >= 2; i--) {
+    for (lua_Integer i = n; i >= index; i--) {
         lua_rawgeti(L, -1, i);
         lua_rawseti(L, -2, i + 1);
     }
+    lua_pushvalue(L, -3);
+    lua_rawseti(L, -2, index);
+    lua_pop(L, 3);
+}
+
+/* Install the embedded searcher right after the preload searcher, so the
+ * engine's modules win over files of the same name on LUA_PATH. */
+static void install_searcher(lua_State *L)
+{
     lua_pushcfunction(L, search_embedded);
-    lua_rawseti(L, -2, 2);
-    lua_pop(L, 1);
+    insert_searcher(L, 2);
+    lua_getglobal(L, "package");
     lua_getfield(L, -1, "preload");
     lua_pushcfunction(L, luaopen_avo_core);
     lua_setfield(L, -2, "avo.core");
     lua_pop(L, 2);
+}
+
+/* Then avo.paths.searcher: modules under the avo roots ($AVO_PATH, ".", the
+ * source tree), ahead of LUA_PATH as strategies and operators are.  Runs
+ * under the traceback handler at `handler`; returns false after printing
+ * the error. */
+static bool install_root_searcher(lua_State *L, int handler)
+{
+    lua_getglobal(L, "require");
+    lua_pushstring(L, "avo.paths");
+    if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
+        fprintf(stderr, "avo: %s\n", lua_tostring(L, -1));
+        lua_pop(L, 1);
+        return false;
+    }
+    lua_getfield(L, -1, "searcher"); /* paths, searcher */
+    insert_searcher(L, 3);
+    lua_pop(L, 1);
+    return true;
 }
 
 int avo_host_command(const char *command, const json_t *options)
@@ -73,6 +102,8 @@ int avo_host_command(const char *command, const json_t *options)
     int status = 1;
     lua_pushcfunction(L, traceback);
     int handler = lua_gettop(L);
+    if (!install_root_searcher(L, handler))
+        goto out;
     lua_getglobal(L, "require");
     lua_pushstring(L, "avo.cli");
     if (lua_pcall(L, 1, 1, handler) != LUA_OK) {

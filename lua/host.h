@@ -4,7 +4,8 @@
  *
  * A host is one lua_State with the standard libraries, the C module
  * `avo.core`, and the engine's Lua modules (embedded in the binary) on the
- * require path.  Commands implemented in Lua (run, eval, bench) are called as
+ * require path, followed by modules under the avo roots ($AVO_PATH, ".",
+ * the source tree; avo.paths.searcher).  Commands implemented in Lua (run, eval, bench) are called as
  * `require("avo.cli")[command](options)` under lua_pcall with a traceback
  * handler.
  */

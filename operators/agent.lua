@@ -53,7 +53,7 @@
 local avo = require "avo"
 local core = require "avo.core"
 local patch = require "avo.patch"
-local paths = require "avo.paths"
+local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "agent"
@@ -62,9 +62,6 @@ M.DEFAULTS = {
   max_turns = 24, max_step_tokens = 400000, max_evaluations = 8, max_seconds = 1800,
   context_tokens = 60000, retime_rounds = 3,
 }
-
-local CHAT_KEYS = { "provider", "model", "base_url", "api_key_env", "temperature", "max_tokens",
-                    "timeout", "retries", "backoff" }
 
 local function array(t) return setmetatable(t or {}, core.json_array_mt) end
 
@@ -90,20 +87,10 @@ local function read_options(o)
   return cfg
 end
 
-local prompts = {}
-function M.load_prompt(spec)
-  if prompts[spec] then return prompts[spec] end
-  local path = paths.find("operators", spec)
-  if not path then error(("agent: prompt '%s' not found"):format(spec), 0) end
-  local chunk, err = loadfile(path, "t")
-  if not chunk then error(err, 0) end
-  local p = chunk()
-  if type(p) ~= "table" or type(p.step) ~= "function" then
-    error(path .. ": an agent prompt module returns {system =, step = function, ...}", 0)
-  end
-  prompts[spec] = p
-  return p
-end
+local PROMPT = { needs = "step", who = "agent: ",
+  shape = "an agent prompt module returns {system =, step = function, ...}" }
+
+function M.load_prompt(spec) return llm.load_prompt(spec, PROMPT) end
 
 ------------------------------------------------------------------ helpers
 
@@ -126,28 +113,10 @@ local function same_knobs(a, b)
   return knob_text(a) == knob_text(b)
 end
 
--- Per-config lines of a record or measurement.
+-- Per-config lines of a record or measurement, rates relative to `against`.
+local STYLE = { rate = "%.6g", spread = "%.2f" }
 local function config_lines(rec, unit, against)
-  local by_name = {}
-  for _, c in ipairs(against and against.configs or {}) do by_name[c.name] = c end
-  local lines = {}
-  for _, c in ipairs(rec.configs or {}) do
-    local rate = unit == "GB/s" and c.gbs or c.gflops
-    local line = c.name .. ": "
-    if c.correct == false then
-      line = line .. "WRONG" .. (c.reason and (" (" .. c.reason .. ")") or "")
-    elseif rate then
-      line = line .. ("%.6g %s"):format(rate, unit or "")
-      if c.spread then line = line .. (", spread %.2f%%"):format(c.spread * 100) end
-      local o = by_name[c.name]
-      local orate = o and (unit == "GB/s" and o.gbs or o.gflops)
-      if orate and orate > 0 then line = line .. (", %.3fx the best"):format(rate / orate) end
-    else
-      line = line .. (c.reason or "not timed")
-    end
-    lines[#lines + 1] = line
-  end
-  return lines
+  return llm.config_lines(rec, unit, STYLE, against)
 end
 
 -- Tokens of a message list, estimated at 4 characters a token.
@@ -279,11 +248,7 @@ end
 local Step = {}
 Step.__index = Step
 
-function Step:chat_options()
-  local o = {}
-  for _, k in ipairs(CHAT_KEYS) do o[k] = self.cfg[k] end
-  return o
-end
+function Step:chat_options() return llm.chat_options(self.cfg) end
 
 function Step:measure(what)
   if self.evaluations >= self.cfg.max_evaluations then
@@ -675,8 +640,7 @@ end
 -- Returns true, or nil and why (the conversation is then kept).
 function M.compact(lineage, cfg, prompt)
   local before = M.estimate_tokens(lineage.messages)
-  local chat = {}
-  for _, k in ipairs(CHAT_KEYS) do chat[k] = cfg[k] end
+  local chat = llm.chat_options(cfg)
   chat.system = prompt.compact_system
   chat.messages = { { role = "user", content = prompt.compact{ transcript = transcript(lineage.messages),
     summary = lineage.summary } } }

@@ -13,20 +13,10 @@
 -- No options.
 
 local avo = require "avo"
+local index_of = require("operators.lib.knobs").index_of
 
 local M = {}
 M.name = "crossover"
-
--- Position of `value` in `values`, or nil. Compared as strings because a
--- record read back from the archive may carry "32" where the parser gave 32.
-local function index_of(values, value)
-  if value == nil then return nil end
-  local wanted = tostring(value)
-  for i, v in ipairs(values) do
-    if tostring(v) == wanted then return i end
-  end
-  return nil
-end
 
 -- The parent the child falls back to: higher score, ties to the lower id.
 local function cleaner(a, b)

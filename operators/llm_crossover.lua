@@ -7,8 +7,8 @@
 -- Options: as llm_mutate (provider, model, ..., fix_attempts), and
 --   prompt   prompt module (default "prompts/crossover")
 
-local avo = require "avo"
 local patch = require "avo.patch"
+local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "llm_crossover"
@@ -16,21 +16,20 @@ M.name = "llm_crossover"
 function M.apply(ctx, parents)
   local a, b = parents[1], parents[2]
   if a == nil or b == nil then return nil, "needs two parents" end
-  local mutate = avo.operator("llm_mutate")
   local options = ctx.options or {}
-  local prompt = mutate.load_prompt(options.prompt or "prompts/crossover")
+  local prompt = llm.load_prompt(options.prompt or "prompts/crossover", llm.USER_PROMPT)
   local ev = ctx.ev
   local function view(r)
     return { id = r.id or 0, score = r.score, status = r.status, source = r.source,
-             knobs = mutate.knob_text(r.source, r.knobs) }
+             knobs = llm.knob_text(r.source, r.knobs) }
   end
   local message = prompt.user{
     evaluator = ev.name, description = ev.description, unit = ev.unit,
     a = view(a), b = view(b), regions = patch.fixed_segments(a.source) ~= nil,
   }
-  local source, resp, how = mutate.converse(options, prompt, message, a.source)
+  local source, resp, how = llm.converse(options, prompt, message, a.source)
   if not source then return nil, resp end
-  local knobs, kerr = mutate.child_knobs(source, { a.knobs or {}, b.knobs or {} })
+  local knobs, kerr = llm.child_knobs(source, { a.knobs or {}, b.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end
   local note = patch.explanation(resp.content) or "combined"
   return {

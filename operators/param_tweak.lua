@@ -11,6 +11,7 @@
 --   local_p      number in [0, 1], probability of a neighbouring move (0.7)
 
 local avo = require "avo"
+local knob_lib = require "operators.lib.knobs"
 
 local M = {}
 M.name = "param_tweak"
@@ -35,17 +36,6 @@ local function read_options(options)
   return { max_changes = max_changes, local_p = local_p }
 end
 
--- Position of `value` in `values`, or nil. Compared as strings because a
--- record read back from the archive may carry "32" where the parser gave 32.
-local function index_of(values, value)
-  if value == nil then return nil end
-  local wanted = tostring(value)
-  for i, v in ipairs(values) do
-    if tostring(v) == wanted then return i end
-  end
-  return nil
-end
-
 -- Index of a value other than `current` in a domain of `n` values (n >= 2).
 local function pick_other_index(rng, n, current, local_p)
   if rng:chance(local_p) then
@@ -58,19 +48,6 @@ local function pick_other_index(rng, n, current, local_p)
   local i = rng:int(1, n - 1)
   if i >= current then i = i + 1 end
   return i
-end
-
--- The parent's knob values completed from the domain: a knob the parent does
--- not set, or sets to a value outside its domain, starts at its first value
--- (the seed's), which is what the evaluator compiles it with.
-local function current_knobs(domain, parent_knobs)
-  local knobs, positions = {}, {}
-  for k, knob in ipairs(domain) do
-    local i = index_of(knob.values, parent_knobs[knob.name]) or 1
-    knobs[knob.name] = knob.values[i]
-    positions[k] = i
-  end
-  return knobs, positions
 end
 
 function M.apply(ctx, parents)
@@ -87,7 +64,9 @@ function M.apply(ctx, parents)
   end
   if #tunable == 0 then return nil, "no knobs" end
 
-  local knobs, positions = current_knobs(domain, parent.knobs or {})
+  -- The parent's values completed from the domain: a knob the parent does
+  -- not set, or sets outside its domain, starts at its first value.
+  local knobs, positions = knob_lib.inherit(domain, { parent.knobs or {} })
   local n_changes = ctx.rng:int(1, math.min(opts.max_changes, #tunable))
   ctx.rng:shuffle(tunable)
   local chosen = table.move(tunable, 1, n_changes, 1, {})

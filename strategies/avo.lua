@@ -46,21 +46,22 @@
 
 local avo = require "avo"
 local core = require "avo.core"
+local options = require "strategies.lib.options"
+local records = require "strategies.lib.records"
+local CHAT_KEYS = require("operators.lib.llm").CHAT_KEYS
 
 local M = {}
 
 local SUPERVISOR_DEFAULTS = { enabled = true, stall_steps = 4, repeats = 3, window = 5,
   epsilon = 0.005, directions = 4, direction_steps = 3 }
-local CHAT_KEYS = { "provider", "model", "base_url", "api_key_env", "temperature", "max_tokens",
-                    "timeout", "retries", "backoff" }
 
 local function bad(name, expected, got)
-  error(("avo strategy: option '%s' must be %s, got %s"):format(name, expected, tostring(got)), 3)
+  error(options.message("avo strategy", name, expected, got), 3)
 end
 
 local function read_options(opts)
-  if type(opts) ~= "table" then bad("opts", "a table", opts) end
-  if opts.evaluator == nil then bad("evaluator", "given", nil) end
+  local ok, err = options.check_common("avo strategy", opts)
+  if not ok then error(err, 2) end -- at the read_options call, as bad()
   local cfg = {
     evaluator = opts.evaluator, start = opts.start, steps = opts.steps or math.huge,
     lineages = opts.lineages or 1, migration_interval = opts.migration_interval or 4,
@@ -69,10 +70,10 @@ local function read_options(opts)
   if cfg.steps ~= math.huge and (math.type(cfg.steps) ~= "integer" or cfg.steps < 0) then
     bad("steps", "an integer >= 0", cfg.steps)
   end
-  if math.type(cfg.lineages) ~= "integer" or cfg.lineages < 1 then
+  if not options.is_integer_at_least(cfg.lineages, 1) then
     bad("lineages", "an integer >= 1", cfg.lineages)
   end
-  if math.type(cfg.migration_interval) ~= "integer" or cfg.migration_interval < 1 then
+  if not options.is_integer_at_least(cfg.migration_interval, 1) then
     bad("migration_interval", "an integer >= 1", cfg.migration_interval)
   end
   if type(cfg.agent) ~= "table" then bad("agent", "a table of agent options", cfg.agent) end
@@ -188,10 +189,7 @@ end
 
 ------------------------------------------------------------------ the loop
 
-local function better(a, b)
-  if a.score ~= b.score then return a.score > b.score end
-  return a.id < b.id
-end
+local better = records.better
 
 local function run_steps(state, lineage, n)
   for _ = 1, n do

@@ -28,6 +28,8 @@
 --   operator_options  map operator name -> that operator's options table
 
 local avo = require "avo"
+local options = require "strategies.lib.options"
+local records = require "strategies.lib.records"
 
 local M = {}
 
@@ -40,18 +42,9 @@ local FALLBACK_OPERATOR = "param_tweak"
 ---------------------------------------------------------------------------
 -- Options
 
-local function is_integer_at_least(v, lo)
-  return math.type(v) == "integer" and v >= lo
-end
+local is_integer_at_least, is_probability = options.is_integer_at_least, options.is_probability
 
-local function is_probability(v)
-  return type(v) == "number" and v >= 0 and v <= 1
-end
-
-local function bad(name, expected, got)
-  return nil, string.format("ga: option '%s' must be %s, got %s",
-    name, expected, tostring(got))
-end
+local function bad(name, expected, got) return options.bad("ga", name, expected, got) end
 
 -- Returns the operator weights without zero entries, or nil and a message.
 local function read_weights(weights)
@@ -75,8 +68,8 @@ end
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(opts)
-  if type(opts) ~= "table" then return bad("opts", "a table", opts) end
-  if opts.evaluator == nil then return bad("evaluator", "given", nil) end
+  local ok, err = options.check_common("ga", opts)
+  if not ok then return nil, err end
   local cfg = {
     evaluator = opts.evaluator,
     population = opts.population or 8,
@@ -121,32 +114,8 @@ end
 ---------------------------------------------------------------------------
 -- Records
 
--- Ranking used everywhere: higher score first, ties to the lower id, so that
--- selection never depends on table order.
-local function better(a, b)
-  local sa, sb = a.score or 0, b.score or 0
-  if sa ~= sb then return sa > sb end
-  return (a.id or math.huge) < (b.id or math.huge)
-end
-
-local function ranked(records)
-  local copy = table.move(records, 1, #records, 1, {})
-  table.sort(copy, better)
-  return copy
-end
-
--- Identity of a candidate for in-generation deduplication: its source and its
--- knobs in name order.
-local function candidate_key(c)
-  local names = {}
-  for name in pairs(c.knobs or {}) do names[#names + 1] = name end
-  table.sort(names)
-  local parts = { c.source or "" }
-  for _, name in ipairs(names) do
-    parts[#parts + 1] = name .. "=" .. tostring(c.knobs[name])
-  end
-  return table.concat(parts, "\0")
-end
+-- Ranking used everywhere: higher score first, ties to the lower id.
+local better, ranked, candidate_key = records.better, records.ranked, records.candidate_key
 
 ---------------------------------------------------------------------------
 -- Operators

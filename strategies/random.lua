@@ -14,48 +14,39 @@
 --   batch      integer >= 1, samples evaluated together (default 8)
 
 local avo = require "avo"
+local options = require "strategies.lib.options"
+local records = require "strategies.lib.records"
 
 local M = {}
 
 -- Draws of an already seen sample before the space counts as used up.
 local MAX_ATTEMPTS = 20
 
-local function bad(name, expected, got)
-  return nil, string.format("random: option '%s' must be %s, got %s",
-    name, expected, tostring(got))
-end
+local function bad(name, expected, got) return options.bad("random", name, expected, got) end
 
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(opts)
-  if type(opts) ~= "table" then return bad("opts", "a table", opts) end
-  if opts.evaluator == nil then return bad("evaluator", "given", nil) end
+  local ok, err = options.check_common("random", opts)
+  if not ok then return nil, err end
   local cfg = {
     evaluator = opts.evaluator,
     samples = opts.samples or 64,
     batch = opts.batch or 8,
   }
-  if math.type(cfg.samples) ~= "integer" or cfg.samples < 0 then
+  if not options.is_integer_at_least(cfg.samples, 0) then
     return bad("samples", "an integer >= 0", cfg.samples)
   end
-  if math.type(cfg.batch) ~= "integer" or cfg.batch < 1 then
+  if not options.is_integer_at_least(cfg.batch, 1) then
     return bad("batch", "an integer >= 1", cfg.batch)
   end
   return cfg
 end
 
--- Higher score first, ties to the lower id.
-local function better(a, b)
-  local sa, sb = a.score or 0, b.score or 0
-  if sa ~= sb then return sa > sb end
-  return (a.id or math.huge) < (b.id or math.huge)
-end
-
--- Knob values in source order, as a key for "drawn before".
-local function knobs_key(domain, knobs)
-  local parts = {}
-  for _, knob in ipairs(domain) do parts[#parts + 1] = tostring(knobs[knob.name]) end
-  return table.concat(parts, "\0")
+-- Knob values in name order, as a key for "drawn before" (every sample
+-- keeps the seed's source).
+local function knobs_key(knobs)
+  return records.candidate_key{ knobs = knobs }
 end
 
 -- One uniform draw over the knob space, or nil when MAX_ATTEMPTS draws all
@@ -64,7 +55,7 @@ local function draw(rng, domain, seen)
   for _ = 1, MAX_ATTEMPTS do
     local knobs = {}
     for _, knob in ipairs(domain) do knobs[knob.name] = rng:choice(knob.values) end
-    local key = knobs_key(domain, knobs)
+    local key = knobs_key(knobs)
     if not seen[key] then
       seen[key] = true
       return knobs
@@ -106,7 +97,7 @@ function M.run(opts)
     seed = seed,
     domain = domain,
     rng = avo.rng("random"),
-    seen = { [knobs_key(domain, seed.knobs or {})] = true },
+    seen = { [knobs_key(seed.knobs or {})] = true },
   }
   local best = seed
   local drawn, index = 0, 0
@@ -116,7 +107,7 @@ function M.run(opts)
     if #candidates == 0 then break end -- every point of the space was drawn
     drawn = drawn + #candidates
     for _, r in ipairs(avo.evaluate_all(ev, candidates)) do
-      if r.status ~= "skipped" and better(r, best) then best = r end
+      if r.status ~= "skipped" and records.better(r, best) then best = r end
     end
     avo.progress{ generation = index }
   end

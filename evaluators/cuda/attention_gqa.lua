@@ -1,82 +1,21 @@
 -- Attention forward, GQA, the AVO paper's benchmark configurations: head dim 128,
 -- 32 query heads with 8 or 4 KV heads, seq 4096..32768 with 32768 tokens (batch 8..1), causal and not.
--- Seed: kernels/cuda/attention.cu (FlashAttention-style online softmax on CUDA
--- cores; knobs BLOCK_M BLOCK_N TPR).  Reference: kernels/cuda/attention_ref.cu
--- (exact two-pass softmax, fp32).
-local D = 128
+-- Kernel, reference, launch and score: attention_common.lua.
 local configs = {}
 for _, causal in ipairs({ 0, 1 }) do
   for _, S in ipairs({ 4096, 8192, 16384, 32768 }) do
     for _, hkv in ipairs({ 8, 4 }) do
       configs[#configs + 1] = {
-        name = ("gqa%s%s-s%d"):format("-kv" .. hkv, causal == 1 and "-causal" or "", S),
+        name = ("gqa-kv%d%s-s%d"):format(hkv, causal == 1 and "-causal" or "", S),
         B = 32768 // S, Hq = 32, Hkv = hkv, S = S, causal = causal,
       }
     end
   end
 end
-local function geomean(values)
-  local sum = 0
-  for _, v in ipairs(values) do
-    if not (v > 0) then return 0 end
-    sum = sum + math.log(v)
-  end
-  return math.exp(sum / #values)
-end
 
-return {
+return require "evaluators.cuda.attention_common" {
   name = "attention_gqa",
-  description = [[
-Attention forward on an NVIDIA GPU, FlashAttention style. Q is [B][Hq][S][128],
-K and V are [B][Hkv][S][128], O is [B][Hq][S][128], all bf16 row-major. Query
-head h attends to key/value head h / (Hq / Hkv) (GQA; MHA when Hq == Hkv).
-O[b,h,i,:] = sum_j P[i,j] V[b,g,j,:], P = softmax_j(Q[b,h,i,:] . K[b,g,j,:] * scale)
-with scale = 1/sqrt(128); when causal != 0 only keys j <= i take part.
-Accumulate in fp32; O is output only (every element written). Signature:
-  extern "C" __global__ void attention_fwd(const __nv_bfloat16 *Q,
-      const __nv_bfloat16 *K, const __nv_bfloat16 *V, __nv_bfloat16 *O,
-      int B, int Hq, int Hkv, int S, int causal, float scale)
-Launch: grid = (ceil(S/BLOCK_M), B*Hq), block = BLOCK_M*TPR threads, dynamic
-shared memory 8*BLOCK_N*128 bytes (the opt-in above 48 KiB is automatic).
-Score: geometric mean of TFLOPS over the configs, FLOPs = 4*B*Hq*S*S*128,
-halved when causal.]],
-  backend = "cuda",
-  kernel = "kernels/cuda/attention.cu",
-  entry = "attention_fwd",
-  nvrtc_options = { "-DHEAD_DIM=128" },
-  reference = {
-    source = "kernels/cuda/attention_ref.cu", entry = "attention_ref",
-    grid = function(c) return { (c.S + 31) // 32, c.B * c.Hq } end,
-    block = 128,
-  },
-  grid = function(c, k) return { (c.S + k.BLOCK_M - 1) // k.BLOCK_M, c.B * c.Hq } end,
-  block = function(c, k) return k.BLOCK_M * k.TPR end,
-  shared_bytes = function(c, k) return 8 * k.BLOCK_N * D end,
-  args = {
-    { name = "Q", kind = "in", type = "bf16", length = function(c) return c.B * c.Hq * c.S * D end },
-    { name = "K", kind = "in", type = "bf16", length = function(c) return c.B * c.Hkv * c.S * D end },
-    { name = "V", kind = "in", type = "bf16", length = function(c) return c.B * c.Hkv * c.S * D end },
-    { name = "O", kind = "out", type = "bf16", length = function(c) return c.B * c.Hq * c.S * D end },
-    { name = "B", kind = "scalar", type = "i32" },
-    { name = "Hq", kind = "scalar", type = "i32" },
-    { name = "Hkv", kind = "scalar", type = "i32" },
-    { name = "S", kind = "scalar", type = "i32" },
-    { name = "causal", kind = "scalar", type = "i32" },
-    { name = "scale", kind = "scalar", type = "f32", value = function() return 1 / math.sqrt(D) end },
-  },
   configs = configs,
-  -- Outputs are bf16 averages of V rows (|O| <~ 0.1 for uniform inputs in
-  -- [-1, 1]).  rtol 8e-3 is two bf16 rounding steps; fp32 sums in any order
-  -- stay far below it.  atol 1e-4 still catches one dropped tile of 32 keys
-  -- at S = 32768 (~5e-4) and any masking error.
-  tolerance = { atol = 1e-4, rtol = 8e-3, bf16 = { atol = 1e-4, rtol = 8e-3 } },
-  flops = function(c) return 4 * c.B * c.Hq * c.S * c.S * D / (c.causal ~= 0 and 2 or 1) end,
-  unit = "TFLOPS",
-  score = function(results)
-    local t = {}
-    for i, r in ipairs(results) do t[i] = r.gflops / 1000 end
-    return geomean(t)
-  end,
   timing = { min_samples = 3, max_samples = 10, max_seconds = 5 },
   timeout = 1800,
 }

@@ -255,10 +255,14 @@ local function validate(ev)
   ev.resolved = resolve_configs(ev)
 end
 
--- What identifies the workload: its file, reference and resolved configs.
+-- What identifies the workload: its file and the shared modules it
+-- requires, reference and resolved configs.
 local function fingerprint(ev)
   local parts = { ev._text or "", ev.reference_source or "", ev.kernel_source,
                   core.json_encode(ev.resolved) }
+  for _, path in ipairs(ev._modules or {}) do
+    parts[#parts + 1] = path .. "\0" .. (read_file(path) or "")
+  end
   local names = {}
   for name in pairs(ev.header_texts or {}) do names[#names + 1] = name end
   table.sort(names)
@@ -270,7 +274,7 @@ end
 
 -- Load an evaluator from a name ("cpu/sgemm"), a path, or a table.
 function M.load(spec)
-  local ev, origin, text, dir
+  local ev, origin, text, dir, modules
   if type(spec) == "table" then
     if getmetatable(spec) == Evaluator then return spec end
     ev, origin, dir = spec, "evaluator", "."
@@ -280,18 +284,23 @@ function M.load(spec)
       error(("evaluator '%s' not found (looked in %s)"):format(spec,
         table.concat(paths.search_dirs("evaluators"), ", ")), 0)
     end
+    if path:match("_common%.lua$") then
+      error(("%s: a *_common.lua file is code shared by evaluators (load it with require), "
+        .. "not an evaluator"):format(path), 0)
+    end
     text = read_file(path)
     local chunk, err = load(text, "@" .. path, "t")
     if not chunk then error(err, 0) end
-    ev = chunk()
+    local required = {}
+    ev = paths.recording_requires(required, chunk)
     if type(ev) ~= "table" then
       error(("%s: an evaluator must return a table, got %s"):format(path, type(ev)), 0)
     end
-    origin, dir = path, path:match("^(.*)/[^/]*$") or "."
+    origin, dir, modules = path, path:match("^(.*)/[^/]*$") or ".", paths.required_files(required)
   else
     error(("avo.evaluator: expected a name, path or table, got %s"):format(type(spec)), 2)
   end
-  ev._origin, ev._text, ev._dir = origin, text, dir
+  ev._origin, ev._text, ev._dir, ev._modules = origin, text, dir, modules
   setmetatable(ev, Evaluator)
   validate(ev)
   ev.fingerprint = fingerprint(ev)

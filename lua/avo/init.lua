@@ -320,7 +320,7 @@ local function note_evaluator(r, ev)
     error("avo: cannot resume: " .. why, 0)
   end
   emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
-    backend = ev.backend })
+    backend = ev.backend, unit = ev.unit })
 end
 
 -- Submit one candidate; returns a ticket key and whether it is a duplicate.

@@ -3,7 +3,8 @@
 -- A name like "cpu/sgemm" is looked up as <dir>/<kind>/cpu/sgemm.lua for each
 -- dir on the search path: $AVO_PATH (colon-separated), the current
 -- directory, then the avo source tree.  A spec ending in ".lua" or naming an
--- existing file is used as a path.
+-- existing file is used as a path.  `require` searches the same roots (see
+-- M.searcher below).
 
 local core = require "avo.core"
 
@@ -40,6 +41,73 @@ function M.find(kind, spec)
   end
   return nil
 end
+
+------------------------------------------------------------ shared modules
+
+-- `require "a.b.c"` also finds <root>/a/b/c.lua under every root above (the
+-- host installs M.searcher after the engine's own modules), so strategies,
+-- operators, evaluators and scripts share code through ordinary modules:
+-- require "operators.lib.knobs", require "evaluators.cuda.attention_common".
+--
+-- Every such module is loaded with `require` recording what it requires in
+-- turn, so M.required_files can name all the files an evaluator depends on
+-- (its fingerprint covers them) even when a module was loaded earlier.
+
+local module_file = {}     -- module name -> file the searcher loaded it from
+local module_requires = {} -- module name -> set of names it required while loading
+
+-- Calls fn(...) with the global `require` recording each name asked for
+-- into the set `into`; `require` is restored however fn ends.
+function M.recording_requires(into, fn, ...)
+  local real = require
+  _G.require = function(name)
+    into[name] = true
+    return real(name)
+  end
+  local results = table.pack(pcall(fn, ...))
+  _G.require = real
+  if not results[1] then error(results[2], 0) end
+  return table.unpack(results, 2, results.n)
+end
+
+-- package.searchers entry.  Returns the loader and the file's path, or the
+-- places it looked ("no file '...'" lines) for require's error message.
+function M.searcher(name)
+  local relative = name:gsub("%.", "/")
+  local tried = {}
+  for _, root in ipairs(M.roots()) do
+    local path = root .. "/" .. relative .. ".lua"
+    if exists(path) then
+      local chunk, err = loadfile(path, "t")
+      if not chunk then
+        error(("error loading module '%s' from file '%s':\n\t%s"):format(name, path, err), 0)
+      end
+      return function(...)
+        module_file[name], module_requires[name] = path, {}
+        return M.recording_requires(module_requires[name], chunk, ...)
+      end, path
+    end
+    tried[#tried + 1] = "no file '" .. path .. "'"
+  end
+  return table.concat(tried, "\n\t")
+end
+
+-- The files of the modules named in the set `names` that the searcher
+-- loaded, and of everything those required, transitively; sorted.
+function M.required_files(names)
+  local files, seen = {}, {}
+  local function visit(name)
+    if seen[name] then return end
+    seen[name] = true
+    if module_file[name] then files[#files + 1] = module_file[name] end
+    for dep in pairs(module_requires[name] or {}) do visit(dep) end
+  end
+  for name in pairs(names) do visit(name) end
+  table.sort(files)
+  return files
+end
+
+---------------------------------------------------------------- evaluators
 
 -- Places a file named inside an evaluator may be.
 function M.file_candidates(name, dir)

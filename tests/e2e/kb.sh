@@ -61,9 +61,16 @@ expect_exit 1 "$AVO" kb search x --kb "$tmp/none.db";       expect_in "$tmp/err"
 
 # The KB added first to a file, then a run on that file as its archive:
 # the run's agents see the notes through avo.kb.
+# A standalone KB file holds the KB alone: no archive tables, no schema
+# version; the run adds them.
 expect_exit 0 "$AVO" kb add kernels/kb --kb "$tmp/run.db"
+[ "$(q "$tmp/run.db" "SELECT count(*) FROM sqlite_schema WHERE tbl_name NOT LIKE 'kb\_%' ESCAPE '\' AND tbl_name NOT LIKE 'sqlite\_%' ESCAPE '\'")" = 0 ] ||
+    fail "a standalone KB file has tables other than the KB's"
+[ "$(q "$tmp/run.db" "PRAGMA user_version")" = 0 ] || fail "a standalone KB file has a schema version"
 expect_exit 0 "$AVO" run tests/e2e/kb_run.lua --db "$tmp/run.db" --jobs 1
 expect_in "$tmp/out" "kb_run: ok"
+[ "$(q "$tmp/run.db" "SELECT count(*) FROM runs")" = 1 ] || fail "the run on the KB file is not recorded"
 expect_exit 0 "$AVO" runs --db "$tmp/run.db"
+expect_in "$tmp/out" "tests/e2e/kb_run.lua"
 expect_exit 0 "$AVO" kb list --kb "$tmp/run.db"; expect_in "$tmp/out" "kernels/kb/cpu.md"
 echo "kb: ok"

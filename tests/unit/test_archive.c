@@ -600,6 +600,23 @@ static void test_v0_and_reopen(void)
     CHECK_INT(avo_archive_open(&ar, foreign, err, sizeof err), AVO_EINVAL);
     CHECK_CONTAINS(err, "not an avo archive");
 
+    /* Tables of the knowledge base (kb_...) and SQLite's own do not make a
+     * file foreign; any other table beside them does. */
+    const char *kb_only = tmp_path("kb-only.db");
+    CHECK_INT(raw_exec(kb_only, "CREATE TABLE kb_docs (id INTEGER PRIMARY KEY AUTOINCREMENT,"
+                                " path TEXT UNIQUE); CREATE INDEX kb_docs_path ON kb_docs(path)"),
+              0);
+    ar = open_ok(kb_only);
+    CHECK_INT(avo_archive_opened_version(ar), 0);
+    avo_archive_free(ar);
+    CHECK_INT(raw_int(kb_only, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
+    CHECK_INT(raw_int(kb_only, "SELECT count(*) FROM kb_docs"), 0);
+    const char *kb_and_other = tmp_path("kb-and-other.db");
+    CHECK_INT(raw_exec(kb_and_other, "CREATE TABLE kb_docs (x); CREATE TABLE kbx (x)"), 0);
+    CHECK_INT(avo_archive_open(&ar, kb_and_other, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "not an avo archive");
+    CHECK_INT(raw_int(kb_and_other, "PRAGMA user_version"), 0);
+
     const char *garbage = tmp_path("garbage.db");
     f = fopen(garbage, "w");
     if (f) {

@@ -1,0 +1,81 @@
+-- Shared by the attention evaluators (attention_mha, attention_gqa,
+-- attention_small): everything but the configs and the time limits.
+--
+--   return require "evaluators.cuda.attention_common" {
+--     name = "attention_mha", configs = {...}, timeout = 900, timing = {...} }
+--
+-- Each config gives B, Hq, Hkv, S and causal (0 or 1).
+-- Seed: kernels/cuda/attention.cu (FlashAttention-style online softmax on CUDA
+-- cores; knobs BLOCK_M BLOCK_N TPR).  Reference: kernels/cuda/attention_ref.cu
+-- (exact two-pass softmax, fp32).
+
+local D = 128
+
+local function geomean(values)
+  local sum = 0
+  for _, v in ipairs(values) do
+    if not (v > 0) then return 0 end
+    sum = sum + math.log(v)
+  end
+  return math.exp(sum / #values)
+end
+
+-- The evaluator table for `spec` (name, configs, timeout, timing).
+return function(spec)
+  return {
+    name = spec.name,
+    description = [[
+Attention forward on an NVIDIA GPU, FlashAttention style. Q is [B][Hq][S][128],
+K and V are [B][Hkv][S][128], O is [B][Hq][S][128], all bf16 row-major. Query
+head h attends to key/value head h / (Hq / Hkv) (GQA; MHA when Hq == Hkv).
+O[b,h,i,:] = sum_j P[i,j] V[b,g,j,:], P = softmax_j(Q[b,h,i,:] . K[b,g,j,:] * scale)
+with scale = 1/sqrt(128); when causal != 0 only keys j <= i take part.
+Accumulate in fp32; O is output only (every element written). Signature:
+  extern "C" __global__ void attention_fwd(const __nv_bfloat16 *Q,
+      const __nv_bfloat16 *K, const __nv_bfloat16 *V, __nv_bfloat16 *O,
+      int B, int Hq, int Hkv, int S, int causal, float scale)
+Launch: grid = (ceil(S/BLOCK_M), B*Hq), block = BLOCK_M*TPR threads, dynamic
+shared memory 8*BLOCK_N*128 bytes (the opt-in above 48 KiB is automatic).
+Score: geometric mean of TFLOPS over the configs, FLOPs = 4*B*Hq*S*S*128,
+halved when causal.]],
+    backend = "cuda",
+    kernel = "kernels/cuda/attention.cu",
+    entry = "attention_fwd",
+    nvrtc_options = { "-DHEAD_DIM=128" },
+    reference = {
+      source = "kernels/cuda/attention_ref.cu", entry = "attention_ref",
+      grid = function(c) return { (c.S + 31) // 32, c.B * c.Hq } end,
+      block = 128,
+    },
+    grid = function(c, k) return { (c.S + k.BLOCK_M - 1) // k.BLOCK_M, c.B * c.Hq } end,
+    block = function(c, k) return k.BLOCK_M * k.TPR end,
+    shared_bytes = function(c, k) return 8 * k.BLOCK_N * D end,
+    args = {
+      { name = "Q", kind = "in", type = "bf16", length = function(c) return c.B * c.Hq * c.S * D end },
+      { name = "K", kind = "in", type = "bf16", length = function(c) return c.B * c.Hkv * c.S * D end },
+      { name = "V", kind = "in", type = "bf16", length = function(c) return c.B * c.Hkv * c.S * D end },
+      { name = "O", kind = "out", type = "bf16", length = function(c) return c.B * c.Hq * c.S * D end },
+      { name = "B", kind = "scalar", type = "i32" },
+      { name = "Hq", kind = "scalar", type = "i32" },
+      { name = "Hkv", kind = "scalar", type = "i32" },
+      { name = "S", kind = "scalar", type = "i32" },
+      { name = "causal", kind = "scalar", type = "i32" },
+      { name = "scale", kind = "scalar", type = "f32", value = function() return 1 / math.sqrt(D) end },
+    },
+    configs = spec.configs,
+    -- Outputs are bf16 averages of V rows (|O| <~ 0.1 for uniform inputs in
+    -- [-1, 1]).  rtol 8e-3 is two bf16 rounding steps; fp32 sums in any order
+    -- stay far below it.  atol 1e-4 still catches one dropped tile of 32 keys
+    -- at S = 32768 (~5e-4) and any masking error.
+    tolerance = { atol = 1e-4, rtol = 8e-3, bf16 = { atol = 1e-4, rtol = 8e-3 } },
+    flops = function(c) return 4 * c.B * c.Hq * c.S * c.S * D / (c.causal ~= 0 and 2 or 1) end,
+    unit = "TFLOPS",
+    score = function(results)
+      local t = {}
+      for i, r in ipairs(results) do t[i] = r.gflops / 1000 end
+      return geomean(t)
+    end,
+    timing = spec.timing,
+    timeout = spec.timeout,
+  }
+end

@@ -1,0 +1,125 @@
+-- Helpers shared by the LLM operators (llm_mutate, llm_crossover, agent) and
+-- the avo strategy: prompt modules, chat options, the ask-and-patch loop,
+-- and how knobs and per-config results are shown to a model.
+--
+--   local llm = require "operators.lib.llm"
+
+local avo = require "avo"
+local patch = require "avo.patch"
+local paths = require "avo.paths"
+local knob_lib = require "operators.lib.knobs"
+
+local M = {}
+
+-- Options passed through to avo.llm.chat.
+M.CHAT_KEYS = { "provider", "model", "base_url", "api_key_env", "temperature", "max_tokens",
+                "timeout", "retries", "backoff" }
+
+-- What llm_mutate and llm_crossover pass on: all of the above but `backoff`
+-- (as they always have).
+local CONVERSE_KEYS = table.move(M.CHAT_KEYS, 1, #M.CHAT_KEYS - 1, 1, {})
+
+-- The chat options among `options` (keys: M.CHAT_KEYS unless given).
+function M.chat_options(options, keys)
+  local o = {}
+  for _, k in ipairs(keys or M.CHAT_KEYS) do o[k] = options[k] end
+  return o
+end
+
+local prompts = {} -- spec -> { module =, path = }
+
+-- The prompt module `spec` (a name under operators/ or a path), loaded once.
+-- `kind.needs` names the function the caller calls; a module without it is
+-- an error `<path>: <kind.shape>`.  `kind.who` prefixes the not-found error.
+function M.load_prompt(spec, kind)
+  local entry = prompts[spec]
+  if not entry then
+    local path = paths.find("operators", spec)
+    if not path then error(("%sprompt '%s' not found"):format(kind.who or "", spec), 0) end
+    local chunk, err = loadfile(path, "t")
+    if not chunk then error(err, 0) end
+    entry = { module = chunk(), path = path }
+    prompts[spec] = entry
+  end
+  local p = entry.module
+  if type(p) ~= "table" or type(p[kind.needs]) ~= "function" then
+    error(entry.path .. ": " .. kind.shape, 0)
+  end
+  return p
+end
+
+-- The kind of prompt module llm_mutate and llm_crossover load.
+M.USER_PROMPT = { needs = "user", shape = "a prompt module returns {system = string, user = function}" }
+
+-- "BM=32, BN=64": the knobs `source` declares, in source order, with their
+-- values in `values` (else their first value), or "none".
+function M.knob_text(source, values)
+  local ok, domain = pcall(avo.knobs, source)
+  local parts = {}
+  for _, k in ipairs(ok and domain or {}) do
+    parts[#parts + 1] = ("%s=%s"):format(k.name, tostring((values or {})[k.name] or k.values[1]))
+  end
+  return #parts > 0 and table.concat(parts, ", ") or "none"
+end
+
+-- One line per config of a record or measurement: "name: RATE UNIT, spread
+-- S%", "name: WRONG (reason)" or "name: reason".  `style.rate` and
+-- `style.spread` format the numbers; with `against` (a record) each rate is
+-- also given relative to that record's.
+function M.config_lines(rec, unit, style, against)
+  local by_name = {}
+  for _, c in ipairs(against and against.configs or {}) do by_name[c.name] = c end
+  local lines = {}
+  for _, c in ipairs(rec.configs or {}) do
+    local rate = unit == "GB/s" and c.gbs or c.gflops
+    local line = c.name .. ": "
+    if c.correct == false then
+      line = line .. "WRONG" .. (c.reason and (" (" .. c.reason .. ")") or "")
+    elseif rate then
+      line = line .. (style.rate .. " %s"):format(rate, unit or "")
+      if c.spread then line = line .. (", spread " .. style.spread .. "%%"):format(c.spread * 100) end
+      local o = by_name[c.name]
+      local orate = o and (unit == "GB/s" and o.gbs or o.gflops)
+      if orate and orate > 0 then line = line .. (", %.3fx the best"):format(rate / orate) end
+    else
+      line = line .. (c.reason or "not timed")
+    end
+    lines[#lines + 1] = line
+  end
+  return lines
+end
+
+-- Knobs for a child with `source`: each declared knob keeps the value of the
+-- first parent that has a valid one (in `from` order), else its first value.
+-- Returns nil and why when the source's knob declarations do not parse.
+function M.child_knobs(source, from)
+  local ok, domain = pcall(avo.knobs, source)
+  if not ok then return nil, tostring(domain) end
+  return (knob_lib.inherit(domain, from))
+end
+
+-- Ask, apply, and on an unusable answer ask again with the reason, at most
+-- 1 + options.fix_attempts (default 1) times.  Returns new source,
+-- response, how | nil, why.
+function M.converse(options, prompt, first_message, base_source)
+  local chat = M.chat_options(options, CONVERSE_KEYS)
+  chat.system = prompt.system
+  chat.messages = { { role = "user", content = first_message } }
+  local fixes = options.fix_attempts or 1
+  local why
+  for attempt = 0, fixes do
+    local resp, err = avo.llm.chat(chat)
+    if not resp then return nil, "llm: " .. err end
+    local new, how = patch.apply(base_source, resp.content)
+    if new then return new, resp, how end
+    why = how
+    if attempt < fixes then
+      chat.messages[#chat.messages + 1] = { role = "assistant", content = resp.content }
+      chat.messages[#chat.messages + 1] = { role = "user",
+        content = prompt.retry and prompt.retry(why) or ("Your answer could not be applied: " .. why) }
+    end
+  end
+  return nil, "unusable answer: " .. why
+end
+
+return M

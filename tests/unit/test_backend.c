@@ -1,0 +1,128 @@
+/*
+ * test_backend.c — the result helpers every backend fills its answer with:
+ * the result and config skeletons, UTF-8-safe log text, failing a result,
+ * keeping the tail of a log and quoting a compiler's error line; and the
+ * backend table and avo_mkdir_p.
+ */
+#include "avo.h"
+#include "backend.h"
+
+#include "check.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void test_skeletons(void)
+{
+    json_t *job = json_pack("{s:i}", "id", 5);
+    json_t *r = avo_result_new(job, "ok", NULL);
+    CHECK_INT(json_integer_value(json_object_get(r, "id")), 5);
+    CHECK(json_is_null(json_object_get(r, "reason")));
+    CHECK_INT(json_array_size(json_object_get(r, "configs")), 0);
+
+    avo_result_fail(r, "wrong", "config %s: %d bad", "small", 3);
+    CHECK_STR(json_string_value(json_object_get(r, "status")), "wrong");
+    CHECK_STR(json_string_value(json_object_get(r, "reason")), "config small: 3 bad");
+    avo_result_fail(r, "crashed", "%s", "bytes \xff\xfe here");
+    CHECK_STR(json_string_value(json_object_get(r, "reason")), "bytes ?? here");
+
+    json_t *entry = avo_result_config_new("n1000");
+    CHECK_STR(json_string_value(json_object_get(entry, "name")), "n1000");
+    CHECK(json_is_false(json_object_get(entry, "correct")));
+    CHECK(json_is_null(json_object_get(entry, "max_error")));
+    CHECK_INT(json_integer_value(json_object_get(entry, "samples")), 0);
+    json_decref(entry);
+    json_decref(r);
+    json_decref(job);
+
+    CHECK(avo_backend_find("cpu") == &avo_backend_cpu);
+    CHECK(avo_backend_find("cuda") == &avo_backend_cuda);
+    CHECK(avo_backend_find("tpu") == NULL);
+    CHECK(avo_backend_find(NULL) == NULL);
+}
+
+static void test_text(void)
+{
+    /* Valid multi-byte sequences stay; overlongs, surrogates, stray
+     * continuation bytes and a cut-off sequence become '?'. */
+    const char in[] = "\xc3\xa9 \xe2\x82\xac \xc0\xaf \xed\xa0\x80 \x80 \xf0\x9f";
+    json_t *s = avo_result_text(in, sizeof in - 1);
+    CHECK_STR(json_string_value(s), "\xc3\xa9 \xe2\x82\xac ?? ??? ? ??");
+    json_decref(s);
+    s = avo_result_text("a\0b", 3); /* NUL is not passed through */
+    CHECK_STR(json_string_value(s), "a?b");
+    json_decref(s);
+
+    json_t *r = json_object();
+    avo_result_set_log(r, "0123456789", 10, 4);
+    CHECK_STR(json_string_value(json_object_get(r, "log")), "6789");
+    avo_result_set_log(r, "short", 5, 100);
+    CHECK_STR(json_string_value(json_object_get(r, "log")), "short");
+    json_decref(r);
+}
+
+static void test_error_line(void)
+{
+    static const char *const cc[] = {"error:", "Error:", NULL};
+    char line[512];
+    const char *log = "kernel.c:1: warning: x\nkernel.c:2:5: error: y undeclared\nmore\n";
+    avo_result_error_line(log, strlen(log), cc, "none", line, sizeof line);
+    CHECK_STR(line, "kernel.c:2:5: error: y undeclared");
+    log = "ld: something odd\nsecond";
+    avo_result_error_line(log, strlen(log), cc, "none", line, sizeof line);
+    CHECK_STR(line, "ld: something odd");
+    avo_result_error_line("", 0, cc, "the compiler failed without a message", line, sizeof line);
+    CHECK_STR(line, "the compiler failed without a message");
+    char longline[1000];
+    memset(longline, 'x', sizeof longline - 1);
+    longline[sizeof longline - 1] = '\0';
+    avo_result_error_line(longline, strlen(longline), cc, "none", line, sizeof line);
+    CHECK_INT(strlen(line), 400);
+}
+
+static void test_mkdir_p(void)
+{
+    char base[] = "/tmp/avo-test-backend-XXXXXX";
+    if (!mkdtemp(base)) {
+        CHECK(0);
+        return;
+    }
+    char path[256];
+    snprintf(path, sizeof path, "%s/a/b/c", base);
+    CHECK_INT(avo_mkdir_p(path), 0);
+    CHECK_INT(avo_mkdir_p(path), 0); /* existing is fine */
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+    char file[300];
+    snprintf(file, sizeof file, "%s/f", base);
+    FILE *f = fopen(file, "w");
+    if (f)
+        fclose(f);
+    snprintf(path, sizeof path, "%s/f/sub", base);
+    CHECK(avo_mkdir_p(path) < 0); /* a file in the way */
+    char huge[5000];
+    memset(huge, 'a', sizeof huge - 1);
+    huge[0] = '/';
+    huge[sizeof huge - 1] = '\0';
+    CHECK(avo_mkdir_p(huge) < 0);
+    unlink(file);
+    snprintf(path, sizeof path, "%s/a/b/c", base);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/a/b", base);
+    rmdir(path);
+    snprintf(path, sizeof path, "%s/a", base);
+    rmdir(path);
+    rmdir(base);
+}
+
+int main(void)
+{
+    test_skeletons();
+    test_text();
+    test_error_line();
+    test_mkdir_p();
+    return check_finish();
+}
