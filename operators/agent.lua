@@ -57,6 +57,8 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "agent"
+-- Steps share the lineage's conversation: the ga strategy calls it in order.
+M.concurrent = false
 
 M.DEFAULTS = {
   max_turns = 24, max_step_tokens = 400000, max_evaluations = 8, max_seconds = 1800,

@@ -9,9 +9,14 @@
 -- first winner) is varied by an operator drawn from the `operators` weights.
 -- Failed records score 0 and so lose tournaments without special cases.
 --
--- Every random choice comes from a named stream, so a run seed fixes the
--- whole sequence: "select" for tournaments, "ga" for rates and operator
--- choice, "op.<name>" for each operator.
+-- The children of a generation are made by concurrent tasks, so operators
+-- that call an LLM have their requests in flight together.  Every random
+-- choice for a child comes from streams named by generation, slot and
+-- attempt ("select/g3.c2.a1" for tournaments, "ga/..." for rates and
+-- operator choice, "op.<name>/..." inside each operator), so a run seed
+-- fixes every decision however the answers interleave.  Operators that keep
+-- state between calls (`concurrent = false`, like the agent) are called in
+-- slot order.
 --
 -- Options:
 --   evaluator         spec for avo.evaluator (required)
@@ -120,23 +125,31 @@ local better, ranked, candidate_key = records.better, records.ranked, records.ca
 ---------------------------------------------------------------------------
 -- Operators
 
--- Loads operators once and gives each its own context and random stream.
+-- Loads operators once.  Every call gets the random stream of the child it
+-- works for (see child_streams), so what an operator draws never depends on
+-- what other children's operators drew before it.
 local function new_operators(ev, cfg)
   local loaded = {}
   local ops = {}
 
-  function ops.apply(name, parents, generation)
+  local function entry_of(name)
     local entry = loaded[name]
     if not entry then
-      entry = {
-        module = avo.operator(name),
-        rng = avo.rng("op." .. name),
-        options = cfg.operator_options[name] or {},
-      }
+      entry = { module = avo.operator(name), options = cfg.operator_options[name] or {} }
       loaded[name] = entry
     end
-    local ctx = { ev = ev, rng = entry.rng, generation = generation,
-                  options = entry.options }
+    return entry
+  end
+
+  -- Operators that keep state across calls (the agent's conversation)
+  -- declare `concurrent = false`; their calls are made in child order.
+  function ops.concurrent(name) return entry_of(name).module.concurrent ~= false end
+
+  function ops.apply(name, parents, generation, streams)
+    local entry = entry_of(name)
+    if entry.module.concurrent == false and streams.wait_turn then streams.wait_turn() end
+    local ctx = { ev = ev, rng = avo.rng("op." .. name .. "/" .. streams.tag),
+                  generation = generation, options = entry.options }
     return entry.module.apply(ctx, parents)
   end
 
@@ -154,6 +167,15 @@ end
 
 ---------------------------------------------------------------------------
 -- One generation
+
+-- The random streams of one attempt at one child: selection, rates and
+-- operator choice, and (in ops.apply) each operator's draws.  They are named
+-- by generation, slot and attempt, so children can be made concurrently (LLM
+-- calls in flight together) and a seed still fixes every decision.
+local function child_streams(generation, slot, attempt)
+  local tag = ("g%d.c%d.a%d"):format(generation, slot, attempt)
+  return { tag = tag, select = avo.rng("select/" .. tag), rng = avo.rng("ga/" .. tag) }
+end
 
 -- Tournament selection: `size` draws with replacement, best one wins. A
 -- record with id `exclude` is left out unless it is the only one.
@@ -177,54 +199,76 @@ end
 -- Varies `parent` (a record, or a crossover child not yet evaluated) with an
 -- operator drawn by weight. An operator that cannot produce a child is left
 -- out and another drawn; param_tweak is the last resort.
-local function mutate(state, parent, generation)
+local function mutate(state, streams, parent, generation)
   local remaining = {}
   for name, w in pairs(state.cfg.operators) do remaining[name] = w end
   while next(remaining) ~= nil do
-    local name = state.rng:weighted(remaining)
-    local child = state.ops.apply(name, { parent }, generation)
+    local name = streams.rng:weighted(remaining)
+    local child = state.ops.apply(name, { parent }, generation, streams)
     if child then return child end
     remaining[name] = nil
   end
   if state.cfg.operators[FALLBACK_OPERATOR] == nil then
-    return state.ops.apply(FALLBACK_OPERATOR, { parent }, generation)
+    return state.ops.apply(FALLBACK_OPERATOR, { parent }, generation, streams)
   end
   return nil
 end
 
 -- One child from the population, or nil when no operator could make one.
-local function make_child(state, population, generation)
+local function make_child(state, streams, population, generation)
   local cfg = state.cfg
-  local first = tournament(state.select, population, cfg.tournament)
+  local first = tournament(streams.select, population, cfg.tournament)
   local crossed
-  if #population >= 2 and state.rng:chance(cfg.crossover_rate) then
-    local second = tournament(state.select, population, cfg.tournament, first.id)
-    crossed = state.ops.apply(cfg.crossover, { first, second }, generation)
+  if #population >= 2 and streams.rng:chance(cfg.crossover_rate) then
+    local second = tournament(streams.select, population, cfg.tournament, first.id)
+    crossed = state.ops.apply(cfg.crossover, { first, second }, generation, streams)
   end
   -- Without crossover the child would be a clone of its parent, which the
   -- archive already holds, so it is always mutated.
-  if crossed == nil then return mutate(state, first, generation) end
-  if not state.rng:chance(cfg.mutation_rate) then return crossed end
-  local mutated = mutate(state, crossed, generation)
+  if crossed == nil then return mutate(state, streams, first, generation) end
+  if not streams.rng:chance(cfg.mutation_rate) then return crossed end
+  local mutated = mutate(state, streams, crossed, generation)
   return mutated and chain(crossed, mutated) or crossed
 end
 
 -- Up to `n` new candidates, none equal to another or to a member of
--- `population`.
+-- `population`.  The children of a round are made by concurrent tasks, so
+-- their LLM calls are in flight together; they are accepted in slot order,
+-- and a slot whose child is a duplicate (or none) tries again next round
+-- with fresh streams.
 local function breed(state, population, generation, n)
   local seen = {}
   for _, r in ipairs(population) do seen[candidate_key(r)] = true end
-  local children = {}
-  for _ = 1, n do
-    for _ = 1, MAX_ATTEMPTS do
-      local child = make_child(state, population, generation)
+  local made, pending = {}, {}
+  for slot = 1, n do pending[slot] = slot end
+  for attempt = 1, MAX_ATTEMPTS do
+    if #pending == 0 then break end
+    local tasks = {}
+    for i, slot in ipairs(pending) do
+      local streams = child_streams(generation, slot, attempt)
+      -- A non-concurrent operator waits for every earlier child of this
+      -- round, which makes its calls in slot order, run after run.
+      streams.wait_turn = function()
+        for j = 1, i - 1 do avo.join(tasks[j]) end
+      end
+      tasks[i] = avo.spawn(make_child, state, streams, population, generation)
+    end
+    local retry = {}
+    for i, slot in ipairs(pending) do
+      local child = avo.join(tasks[i])
       local key = child and candidate_key(child)
       if key and not seen[key] then
         seen[key] = true
-        children[#children + 1] = child
-        break
+        made[slot] = child
+      else
+        retry[#retry + 1] = slot
       end
     end
+    pending = retry
+  end
+  local children = {}
+  for slot = 1, n do
+    if made[slot] then children[#children + 1] = made[slot] end
   end
   return children
 end
@@ -265,7 +309,9 @@ end
 -- draws found none or the parent has no knobs.
 local function fresh_tweak(state, parent, seen)
   for _ = 1, MAX_ATTEMPTS do
-    local child = state.ops.apply(FALLBACK_OPERATOR, { parent }, 0)
+    state.tweaks = state.tweaks + 1
+    local child = state.ops.apply(FALLBACK_OPERATOR, { parent }, 0,
+      { tag = ("g0.c%d"):format(state.tweaks) })
     if child == nil then return nil end
     local key = candidate_key(child)
     if not seen[key] then
@@ -303,8 +349,7 @@ function M.run(opts)
     cfg = cfg,
     ev = ev,
     ops = new_operators(ev, cfg),
-    select = avo.rng("select"),
-    rng = avo.rng("ga"),
+    tweaks = 0, -- param_tweak children of the seed made so far
     best = nil,
   }
 

@@ -26,6 +26,9 @@ counters are kept per full model name, so a test picks a fresh name such as
     badargs...    a tool call whose arguments are not a JSON object
     code...       answers with the text of the last user message's
                   "ANSWER:" line onwards (for operator tests)
+    rendezvous... holds each request until another one is in flight too
+                  (at most 5 s), then answers "peers: N" with the most
+                  requests it saw in flight at once (concurrency tests)
     agent...      one agent step (operators/agent.lua) on the agent tests'
                   synth kernel: tool calls read_source, edit (SPEED 1.0 ->
                   1.25), evaluate, commit, one per answer, chosen by the
@@ -44,6 +47,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 COUNTS = {}
 LOCK = threading.Lock()
+RENDEZVOUS = threading.Condition()
+IN_FLIGHT = {"now": 0, "max": 0}
+
+
+def rendezvous():
+    """Wait (at most 5 s) until two requests are in flight; the most seen."""
+    with RENDEZVOUS:
+        IN_FLIGHT["now"] += 1
+        IN_FLIGHT["max"] = max(IN_FLIGHT["max"], IN_FLIGHT["now"])
+        RENDEZVOUS.notify_all()
+        RENDEZVOUS.wait_for(lambda: IN_FLIGHT["now"] >= 2, timeout=5)
+        seen = IN_FLIGHT["max"]
+    # Let the peers that arrived see each other before anyone leaves.
+    time.sleep(0.05)
+    with RENDEZVOUS:
+        IN_FLIGHT["now"] -= 1
+    return seen
 
 
 def bump(model):
@@ -255,6 +275,10 @@ class Handler(BaseHTTPRequestHandler):
         if model.startswith("cut"):
             self.send_raw(200, b'{"choices": [', length=4096)
             self.close_connection = True
+            return
+        if model.startswith("rendezvous"):
+            answer = "peers: %d" % rendezvous()
+            self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
         if model.startswith("agent"):
             self.send_json(200, agent_answer(shape, req))
