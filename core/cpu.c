@@ -1099,8 +1099,14 @@ static void run_runner(const cpu_job *job, const char *cand_so, const char *ref_
         return;
     }
     double start = avo_monotonic();
+    pid_t worker = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        /* The runner dies with its worker, which dies with the engine: a
+         * killed engine leaves no kernel spinning. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != worker)
+            _exit(127);
         runner_fds(log_pipe[1], report_pipe[1]);
         runner_main(job, cand_so, ref_so);
     }

@@ -635,8 +635,12 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
         return NULL;
     }
     double deadline = avo_monotonic() + job->spec.compile_timeout_s;
+    pid_t worker = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile never outlives its worker */
+        if (getppid() != worker)
+            _exit(127);
         close(fds[0]);
         if (use_exec) {
             /* A fresh image: no CUDA state inherited from this worker. */

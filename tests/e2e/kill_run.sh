@@ -26,4 +26,18 @@ if pgrep -f "$tmp/avo-killed worker" >/dev/null 2>&1; then
     pgrep -af "$tmp/avo-killed worker" >&2
     fail "workers outlived the killed engine"
 fi
+
+# The same while a kernel hangs: the runner executing it dies with the
+# engine too (it would otherwise spin until its CPU limit).
+"$tmp/avo-killed" eval tests/e2e/kernels/axpy_hang.c --evaluator tests/e2e/evaluators/axpy.lua \
+    >/dev/null 2>&1 &
+pid=$!
+sleep 1.5
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+sleep 0.5
+if pgrep -f "$tmp/avo-killed" >/dev/null 2>&1; then
+    pgrep -af "$tmp/avo-killed" >&2
+    fail "a runner outlived the killed engine"
+fi
 echo "kill_run: ok"
