@@ -15,10 +15,6 @@ local M = {}
 M.CHAT_KEYS = { "provider", "model", "base_url", "api_key_env", "temperature", "max_tokens",
                 "timeout", "retries", "backoff" }
 
--- What llm_mutate and llm_crossover pass on: all of the above but `backoff`
--- (as they always have).
-local CONVERSE_KEYS = table.move(M.CHAT_KEYS, 1, #M.CHAT_KEYS - 1, 1, {})
-
 -- The chat options among `options` (keys: M.CHAT_KEYS unless given).
 function M.chat_options(options, keys)
   local o = {}
@@ -102,7 +98,7 @@ end
 -- 1 + options.fix_attempts (default 1) times.  Returns new source,
 -- response, how | nil, why.
 function M.converse(options, prompt, first_message, base_source)
-  local chat = M.chat_options(options, CONVERSE_KEYS)
+  local chat = M.chat_options(options)
   chat.system = prompt.system
   chat.messages = { { role = "user", content = first_message } }
   local fixes = options.fix_attempts or 1
