@@ -155,76 +155,91 @@ static void print_candidate(const json_t *c, int with_source)
         printf("\n%s", str(c, "source"));
 }
 
-int avo_cli_best(int argc, char **argv)
+/*
+ * One query command: what it fetches from the archive, what it says when
+ * there is nothing, and how it prints a found value for people.
+ */
+typedef struct query_command {
+    const char *usage;
+    int need_id;
+    int (*fetch)(avo_archive *ar, const query_opts *q, json_t **ret, char *err, size_t errlen);
+    const char *missing; /* printf format taking the id (or nothing) and the db */
+    void (*print)(const json_t *value, const query_opts *q);
+} query_command;
+
+/* Parse, open the archive, fetch, print: the shape every query shares. */
+static int run_query(const query_command *cmd, int argc, char **argv)
 {
     query_opts q;
-    json_t *opts;
-    int rc = parse_query(argc, argv, usage_best, 0, &q, &opts);
-    if (rc >= 0) {
-        json_decref(opts);
-        return rc;
-    }
-    avo_archive *ar = avo_cli_open_archive(q.db);
-    if (!ar) {
-        json_decref(opts);
-        return 1;
-    }
-    json_t *best = NULL;
+    json_t *opts, *value = NULL;
+    avo_archive *ar = NULL;
+    int rc = parse_query(argc, argv, cmd->usage, cmd->need_id, &q, &opts);
+    if (rc >= 0)
+        goto out;
+    rc = 1;
+    ar = avo_cli_open_archive(q.db);
+    if (!ar)
+        goto out;
     char err[AVO_ERRLEN];
-    rc = avo_archive_best(ar, q.run, &best, err, sizeof err);
-    if (rc == AVO_ENOTFOUND) {
-        fprintf(stderr, "avo: no verified candidate in %s\n", q.db);
-        rc = 1;
-    } else if (rc < 0) {
+    int found = cmd->fetch(ar, &q, &value, err, sizeof err);
+    if (found == AVO_ENOTFOUND) {
+        fputs("avo: ", stderr);
+        if (cmd->need_id)
+            fprintf(stderr, cmd->missing, q.id, q.db);
+        else
+            fprintf(stderr, cmd->missing, q.db);
+        fputc('\n', stderr);
+    } else if (found < 0) {
         fprintf(stderr, "avo: %s\n", err);
-        rc = 1;
     } else {
         if (q.json)
-            print_json(best);
+            print_json(value);
         else
-            print_candidate(best, 0);
+            cmd->print(value, &q);
         rc = 0;
     }
-    json_decref(best);
+out:
+    json_decref(value);
     avo_archive_free(ar);
     json_decref(opts);
     return rc;
 }
 
+static int fetch_best(avo_archive *ar, const query_opts *q, json_t **ret, char *err,
+                      size_t errlen)
+{
+    return avo_archive_best(ar, q->run, ret, err, errlen);
+}
+
+static void print_best(const json_t *c, const query_opts *q)
+{
+    (void)q;
+    print_candidate(c, 0);
+}
+
+int avo_cli_best(int argc, char **argv)
+{
+    static const query_command cmd = {usage_best, 0, fetch_best,
+                                      "no verified candidate in %s", print_best};
+    return run_query(&cmd, argc, argv);
+}
+
+static int fetch_candidate(avo_archive *ar, const query_opts *q, json_t **ret, char *err,
+                           size_t errlen)
+{
+    return avo_archive_candidate_get(ar, q->id, q->source || q->json, ret, err, errlen);
+}
+
+static void print_shown(const json_t *c, const query_opts *q)
+{
+    print_candidate(c, q->source);
+}
+
 int avo_cli_show(int argc, char **argv)
 {
-    query_opts q;
-    json_t *opts;
-    int rc = parse_query(argc, argv, usage_show, 1, &q, &opts);
-    if (rc >= 0) {
-        json_decref(opts);
-        return rc;
-    }
-    avo_archive *ar = avo_cli_open_archive(q.db);
-    if (!ar) {
-        json_decref(opts);
-        return 1;
-    }
-    json_t *c = NULL;
-    char err[AVO_ERRLEN];
-    rc = avo_archive_candidate_get(ar, q.id, q.source || q.json, &c, err, sizeof err);
-    if (rc == AVO_ENOTFOUND) {
-        fprintf(stderr, "avo: no candidate #%lld in %s\n", q.id, q.db);
-        rc = 1;
-    } else if (rc < 0) {
-        fprintf(stderr, "avo: %s\n", err);
-        rc = 1;
-    } else {
-        if (q.json)
-            print_json(c);
-        else
-            print_candidate(c, q.source);
-        rc = 0;
-    }
-    json_decref(c);
-    avo_archive_free(ar);
-    json_decref(opts);
-    return rc;
+    static const query_command cmd = {usage_show, 1, fetch_candidate,
+                                      "no candidate #%lld in %s", print_shown};
+    return run_query(&cmd, argc, argv);
 }
 
 static const json_t *find_node(const json_t *nodes, long long id)
@@ -273,42 +288,26 @@ static void print_tree(const json_t *nodes, long long id, const char *role, char
     prefix[len] = '\0';
 }
 
-int avo_cli_lineage(int argc, char **argv)
+static int fetch_lineage(avo_archive *ar, const query_opts *q, json_t **ret, char *err,
+                         size_t errlen)
 {
-    query_opts q;
-    json_t *opts;
-    int rc = parse_query(argc, argv, usage_lineage, 1, &q, &opts);
-    if (rc >= 0) {
-        json_decref(opts);
-        return rc;
-    }
-    avo_archive *ar = avo_cli_open_archive(q.db);
-    if (!ar) {
-        json_decref(opts);
-        return 1;
-    }
-    json_t *nodes = NULL;
-    char err[AVO_ERRLEN];
-    rc = avo_archive_lineage(ar, q.id, &nodes, err, sizeof err);
-    if (rc == AVO_ENOTFOUND || (rc == 0 && json_array_size(nodes) == 0)) {
-        fprintf(stderr, "avo: no candidate #%lld in %s\n", q.id, q.db);
-        rc = 1;
-    } else if (rc < 0) {
-        fprintf(stderr, "avo: %s\n", err);
-        rc = 1;
-    } else if (q.json) {
-        print_json(nodes);
-        rc = 0;
-    } else {
-        char prefix[512] = "";
-        json_t *seen = json_object();
-        print_tree(nodes, q.id, NULL, prefix, sizeof prefix, 1, 0, seen);
-        json_decref(seen);
-        rc = 0;
-    }
-    json_decref(nodes);
-    avo_archive_free(ar);
-    json_decref(opts);
+    int rc = avo_archive_lineage(ar, q->id, ret, err, errlen);
+    if (rc == 0 && json_array_size(*ret) == 0)
+        rc = AVO_ENOTFOUND;
     return rc;
 }
 
+static void print_lineage(const json_t *nodes, const query_opts *q)
+{
+    char prefix[512] = "";
+    json_t *seen = json_object();
+    print_tree(nodes, q->id, NULL, prefix, sizeof prefix, 1, 0, seen);
+    json_decref(seen);
+}
+
+int avo_cli_lineage(int argc, char **argv)
+{
+    static const query_command cmd = {usage_lineage, 1, fetch_lineage,
+                                      "no candidate #%lld in %s", print_lineage};
+    return run_query(&cmd, argc, argv);
+}
