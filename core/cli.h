@@ -42,6 +42,8 @@ typedef struct avo_cli_option {
     avo_cli_option_kind kind;
     const char *key;  /* key set in the options object */
     long long min, max;
+    char short_name;  /* e.g. 'o' for -o, or 0 */
+    const char *what; /* what a bad value should have been ("a run id"), or NULL */
 } avo_cli_option;
 
 /*
@@ -52,6 +54,10 @@ typedef struct avo_cli_option {
  */
 int avo_cli_parse_options(int argc, char **argv, const avo_cli_option *table, const char *usage,
                           json_t *opts, int *ret_optind);
+
+/* String option `key` of a parsed options object, or `fallback`; the
+ * pointer lives as long as `opts`. */
+const char *avo_cli_opt_string(const json_t *opts, const char *key, const char *fallback);
 
 /* Print "avo: <fmt with arg>" and the usage to stderr; returns 2. */
 int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg);

@@ -56,3 +56,9 @@ int avo_cli_fail(int rc, const char *err, const char *db)
         fprintf(stderr, "avo: %s\n", err);
     return 1;
 }
+
+const char *avo_cli_opt_string(const json_t *opts, const char *key, const char *fallback)
+{
+    const char *s = json_string_value(json_object_get(opts, key));
+    return s ? s : fallback;
+}

@@ -2,7 +2,6 @@
  * cli_diff.c — `avo diff A B`: what changed from candidate A to B (source,
  * knobs, scores).  The comparison is diff.c's; this file prints it.
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -112,40 +111,36 @@ static void print_diff(const json_t *d)
         printf("\nsource: identical\n");
 }
 
+static const avo_cli_option diff_options[] = {
+    {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},
+    {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+static int diff_candidates(const char *db, const int64_t ids[2], int json);
+
 int avo_cli_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},
-        {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *db = "avo.db";
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hd:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            db = optarg;
-            break;
-        case 'J':
-            json = 1;
-            break;
-        case 'h':
-            fputs(usage_diff, stdout);
-            return 0;
-        default:
-            return avo_cli_usage_error(usage_diff, "%s", "unrecognised option");
-        }
-    }
-    if (argc - optind != 2)
-        return avo_cli_usage_error(usage_diff, "%s", "expected two candidate ids");
-    int64_t ids[2];
-    for (int i = 0; i < 2; i++)
-        if ((ids[i] = avo_cli_parse_id(argv[optind + i])) < 0)
-            return avo_cli_usage_error(usage_diff, "candidate id must be a positive integer, got '%s'",
-                                       argv[optind + i]);
+    json_t *opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, diff_options, usage_diff, opts, &first);
+    int64_t ids[2] = {0, 0};
+    if (rc < 0 && argc - first != 2)
+        rc = avo_cli_usage_error(usage_diff, "%s", "expected two candidate ids");
+    for (int i = 0; rc < 0 && i < 2; i++)
+        if ((ids[i] = avo_cli_parse_id(argv[first + i])) < 0)
+            rc = avo_cli_usage_error(usage_diff, "candidate id must be a positive integer, got '%s'",
+                                     argv[first + i]);
+    if (rc < 0)
+        rc = diff_candidates(avo_cli_opt_string(opts, "db", "avo.db"), ids,
+                             json_is_true(json_object_get(opts, "json")));
+    json_decref(opts);
+    return rc;
+}
 
+/* Print the difference between candidates ids[0] and ids[1] of `db`. */
+static int diff_candidates(const char *db, const int64_t ids[2], int json)
+{
     avo_archive *ar = avo_cli_open_archive(db);
     if (!ar)
         return 1;

@@ -2,7 +2,6 @@
  * cli_export.c — `avo export`: the archive as CSV, JSON or a git
  * repository of the lineage (export.c does the work).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,50 +21,55 @@ static const char usage_export[] =
     "  --run ID           only this run\n"
     "  --db FILE          archive (default avo.db)\n";
 
+static const avo_cli_option export_options[] = {
+    {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 'r', "a run id"},
+    {"csv", AVO_OPT_STRING, "csv", 0, 0, 0, NULL},
+    {"json", AVO_OPT_STRING, "json", 0, 0, 0, NULL},
+    {"git", AVO_OPT_STRING, "git", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+static int export_run(const char *db, int64_t run, int format, const char *target);
+
 int avo_cli_export(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},  {"run", required_argument, NULL, 'r'},
-        {"csv", required_argument, NULL, 'C'}, {"json", required_argument, NULL, 'J'},
-        {"git", required_argument, NULL, 'G'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *db = "avo.db", *target = NULL;
-    int format = 0, c;
-    int64_t run = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hd:r:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            db = optarg;
-            break;
-        case 'r':
-            if ((run = avo_cli_parse_id(optarg)) < 0)
-                return avo_cli_usage_error(usage_export, "--run needs a run id, got '%s'", optarg);
-            break;
-        case 'C':
-        case 'J':
-        case 'G':
-            if (format)
-                return avo_cli_usage_error(usage_export, "%s",
-                                           "give one of --csv, --json and --git");
-            format = c;
-            target = optarg;
-            break;
-        case 'h':
-            fputs(usage_export, stdout);
-            return 0;
-        default:
-            return avo_cli_usage_error(usage_export, "%s", "unrecognised option");
+    json_t *opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, export_options, usage_export, opts, &first);
+    static const struct {
+        const char *key;
+        int format;
+    } formats[] = {{"csv", 'C'}, {"json", 'J'}, {"git", 'G'}};
+    int format = 0, given = 0;
+    const char *target = "";
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        if (json_object_get(opts, formats[i].key)) {
+            format = formats[i].format;
+            target = avo_cli_opt_string(opts, formats[i].key, "");
+            given++;
         }
     }
-    if (optind != argc)
-        return avo_cli_usage_error(usage_export, "unexpected argument '%s'", argv[optind]);
-    if (!format)
-        return avo_cli_usage_error(usage_export, "%s", "export needs --csv, --json or --git");
-    if (!*target)
-        return avo_cli_usage_error(usage_export, "%s", "empty output path");
+    if (rc >= 0)
+        ;
+    else if (first != argc)
+        rc = avo_cli_usage_error(usage_export, "unexpected argument '%s'", argv[first]);
+    else if (given > 1)
+        rc = avo_cli_usage_error(usage_export, "%s", "give one of --csv, --json and --git");
+    else if (!given)
+        rc = avo_cli_usage_error(usage_export, "%s", "export needs --csv, --json or --git");
+    else if (!*target)
+        rc = avo_cli_usage_error(usage_export, "%s", "empty output path");
+    else
+        rc = export_run(avo_cli_opt_string(opts, "db", "avo.db"),
+                        json_integer_value(json_object_get(opts, "run")), format, target);
+    json_decref(opts);
+    return rc;
+}
 
+/* Export run `run` (0: every run) of `db` as CSV ('C'), JSON ('J') or git ('G'). */
+static int export_run(const char *db, int64_t run, int format, const char *target)
+{
     avo_archive *ar = avo_cli_open_archive(db);
     if (!ar)
         return 1;

@@ -78,7 +78,8 @@ static int take(const avo_cli_option *o, const char *arg, const char *usage, jso
         break;
     }
     }
-    fprintf(stderr, "avo: --%s needs %s, got '%s'\n\n%s", o->name, want, arg, usage);
+    fprintf(stderr, "avo: --%s needs %s, got '%s'\n\n%s", o->name, o->what ? o->what : want, arg,
+            usage);
     return AVO_CLI_EXIT_USAGE;
 }
 
@@ -86,29 +87,38 @@ int avo_cli_parse_options(int argc, char **argv, const avo_cli_option *table, co
                           json_t *opts, int *ret_optind)
 {
     struct option longopts[MAX_OPTIONS + 2];
-    size_t n = 0;
+    char shorts[2 * MAX_OPTIONS + 3] = ":h"; /* leading ':' reports a missing value as ':' */
+    size_t n = 0, ns = strlen(shorts);
     for (; table[n].name && n < MAX_OPTIONS; n++) {
         int has_arg = table[n].kind == AVO_OPT_FLAG ? no_argument : required_argument;
         longopts[n] = (struct option){table[n].name, has_arg, NULL, (int)n + 256};
+        if (table[n].short_name) {
+            shorts[ns++] = table[n].short_name;
+            if (has_arg)
+                shorts[ns++] = ':';
+        }
     }
+    shorts[ns] = '\0';
     longopts[n] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[n + 1] = (struct option){NULL, 0, NULL, 0};
 
     optind = 1;
     opterr = 0; /* our messages name the option and show the usage */
     int c;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, shorts, longopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(usage, stdout);
             return 0;
         }
-        if (c == '?' || c == ':') {
-            const char *bad = argv[optind - 1];
-            if (optopt >= 256)
-                return avo_cli_usage_error(usage, "%s needs a value", bad);
-            return avo_cli_usage_error(usage, "unrecognised option '%s'", bad);
-        }
-        int rc = take(&table[c - 256], optarg, usage, opts);
+        if (c == ':')
+            return avo_cli_usage_error(usage, "%s needs a value", argv[optind - 1]);
+        if (c == '?')
+            return avo_cli_usage_error(usage, "unrecognised option '%s'", argv[optind - 1]);
+        size_t index = (size_t)c - 256;
+        if (c < 256)
+            for (index = 0; index < n && table[index].short_name != c; index++)
+                ;
+        int rc = take(&table[index], optarg, usage, opts);
         if (rc)
             return rc;
     }

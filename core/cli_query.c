@@ -36,11 +36,11 @@ typedef struct query_opts {
 } query_opts;
 
 static const avo_cli_option query_options[] = {
-    {"db", AVO_OPT_STRING, "db", 0, 0},
-    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED},
-    {"json", AVO_OPT_FLAG, "json", 0, 0},
-    {"source", AVO_OPT_FLAG, "source", 0, 0},
-    {NULL, 0, NULL, 0, 0},
+    {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
+    {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
+    {"source", AVO_OPT_FLAG, "source", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
 /* Parse the options shared by best/show/lineage into q (strings point into

@@ -1,7 +1,6 @@
 /*
  * cli_report.c — `avo report`: write the HTML report of a run (report.c).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -20,41 +19,37 @@ static const char usage_report[] =
     "  --run ID           the run to report on\n"
     "  --db FILE          archive (default avo.db)\n";
 
+static const avo_cli_option report_options[] = {
+    {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 'r', "a run id"},
+    {"output", AVO_OPT_STRING, "output", 0, 0, 'o', NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+static int write_report(const char *db, int64_t run, const char *output);
+
 int avo_cli_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},     {"run", required_argument, NULL, 'r'},
-        {"output", required_argument, NULL, 'o'}, {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *db = "avo.db", *output = NULL;
-    int64_t run = 0;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hd:r:o:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            db = optarg;
-            break;
-        case 'r':
-            if ((run = avo_cli_parse_id(optarg)) < 0)
-                return avo_cli_usage_error(usage_report, "--run needs a run id, got '%s'", optarg);
-            break;
-        case 'o':
-            output = optarg;
-            break;
-        case 'h':
-            fputs(usage_report, stdout);
-            return 0;
-        default:
-            return avo_cli_usage_error(usage_report, "%s", "unrecognised option");
-        }
-    }
-    if (optind != argc)
-        return avo_cli_usage_error(usage_report, "unexpected argument '%s'", argv[optind]);
-    if (!output || !*output)
-        return avo_cli_usage_error(usage_report, "%s", "report needs -o FILE.html");
+    json_t *opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, report_options, usage_report, opts, &first);
+    const char *output = avo_cli_opt_string(opts, "output", "");
+    if (rc >= 0)
+        ;
+    else if (first != argc)
+        rc = avo_cli_usage_error(usage_report, "unexpected argument '%s'", argv[first]);
+    else if (!*output)
+        rc = avo_cli_usage_error(usage_report, "%s", "report needs -o FILE.html");
+    else
+        rc = write_report(avo_cli_opt_string(opts, "db", "avo.db"),
+                          json_integer_value(json_object_get(opts, "run")), output);
+    json_decref(opts);
+    return rc;
+}
 
+/* Write the HTML report of run `run` (0: the latest) of `db` to `output`. */
+static int write_report(const char *db, int64_t run, const char *output)
+{
     avo_archive *ar = avo_cli_open_archive(db);
     if (!ar)
         return 1;

@@ -2,7 +2,6 @@
  * cli_runs.c — `avo runs`: the runs in an archive with their budgets,
  * candidate counts, best candidate and, for agent runs, attempts.
  */
-#include <getopt.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdio.h>
@@ -62,35 +61,31 @@ static int has_attempts(const json_t *run)
     return json_object_size(json_object_get(attempts, "outcomes")) > 0;
 }
 
+static const avo_cli_option runs_options[] = {
+    {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},
+    {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+static int list_runs(const char *db, int json);
+
 int avo_cli_runs(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"db", required_argument, NULL, 'd'},
-        {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *db = "avo.db";
-    int json = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "hd:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'd':
-            db = optarg;
-            break;
-        case 'J':
-            json = 1;
-            break;
-        case 'h':
-            fputs(usage_runs, stdout);
-            return 0;
-        default:
-            return avo_cli_usage_error(usage_runs, "%s", "unrecognised option");
-        }
-    }
-    if (optind != argc)
-        return avo_cli_usage_error(usage_runs, "unexpected argument '%s'", argv[optind]);
+    json_t *opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, runs_options, usage_runs, opts, &first);
+    if (rc < 0 && first != argc)
+        rc = avo_cli_usage_error(usage_runs, "unexpected argument '%s'", argv[first]);
+    else if (rc < 0)
+        rc = list_runs(avo_cli_opt_string(opts, "db", "avo.db"),
+                       json_is_true(json_object_get(opts, "json")));
+    json_decref(opts);
+    return rc;
+}
 
+/* Print the runs of archive `db` as a table or as JSON. */
+static int list_runs(const char *db, int json)
+{
     avo_archive *ar = avo_cli_open_archive(db);
     if (!ar)
         return 1;

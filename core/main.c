@@ -104,47 +104,47 @@ static const char usage_rebench[] =
     "measurements are stored in the archive as a new evaluation set.\n";
 
 static const avo_cli_option run_options[] = {
-    {"db", AVO_OPT_STRING, "db", 0, 0},
-    {"seed", AVO_OPT_INT, "seed", 0, AVO_OPT_UNBOUNDED},
-    {"jobs", AVO_OPT_INT, "jobs", 1, 1024},
-    {"max-evals", AVO_OPT_INT, "max_evals", 1, AVO_OPT_UNBOUNDED},
-    {"max-time", AVO_OPT_NUMBER, "max_time", 0, 0},
-    {"max-usd", AVO_OPT_NUMBER, "max_usd", 0, 0},
-    {"max-tokens", AVO_OPT_INT, "max_tokens", 1, AVO_OPT_UNBOUNDED},
-    {"llm-replay", AVO_OPT_STRING, "llm_replay", 0, 0},
-    {NULL, 0, NULL, 0, 0},
+    {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
+    {"seed", AVO_OPT_INT, "seed", 0, AVO_OPT_UNBOUNDED, 0, NULL},
+    {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {"max-evals", AVO_OPT_INT, "max_evals", 1, AVO_OPT_UNBOUNDED, 0, NULL},
+    {"max-time", AVO_OPT_NUMBER, "max_time", 0, 0, 0, NULL},
+    {"max-usd", AVO_OPT_NUMBER, "max_usd", 0, 0, 0, NULL},
+    {"max-tokens", AVO_OPT_INT, "max_tokens", 1, AVO_OPT_UNBOUNDED, 0, NULL},
+    {"llm-replay", AVO_OPT_STRING, "llm_replay", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
 static const avo_cli_option eval_options[] = {
-    {"evaluator", AVO_OPT_STRING, "evaluator", 0, 0},
-    {"param", AVO_OPT_LIST, "params", 0, 0},
-    {"seed", AVO_OPT_INT, "seed", 0, AVO_OPT_UNBOUNDED},
-    {"json", AVO_OPT_FLAG, "json", 0, 0},
-    {"compile-only", AVO_OPT_FLAG, "compile_only", 0, 0},
-    {"arch", AVO_OPT_STRING, "arch", 0, 0},
-    {NULL, 0, NULL, 0, 0},
+    {"evaluator", AVO_OPT_STRING, "evaluator", 0, 0, 0, NULL},
+    {"param", AVO_OPT_LIST, "params", 0, 0, 0, NULL},
+    {"seed", AVO_OPT_INT, "seed", 0, AVO_OPT_UNBOUNDED, 0, NULL},
+    {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
+    {"compile-only", AVO_OPT_FLAG, "compile_only", 0, 0, 0, NULL},
+    {"arch", AVO_OPT_STRING, "arch", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
 static const avo_cli_option resume_options[] = {
-    {"db", AVO_OPT_STRING, "db", 0, 0},
-    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED},
-    {"jobs", AVO_OPT_INT, "jobs", 1, 1024},
-    {NULL, 0, NULL, 0, 0},
+    {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
+    {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
 static const avo_cli_option replay_options[] = {
-    {"db", AVO_OPT_STRING, "db", 0, 0},
-    {"out", AVO_OPT_STRING, "out", 0, 0},
-    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED},
-    {NULL, 0, NULL, 0, 0},
+    {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
+    {"out", AVO_OPT_STRING, "out", 0, 0, 0, NULL},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
 static const avo_cli_option rebench_options[] = {
-    {"db", AVO_OPT_STRING, "db", 0, 0},
-    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED},
-    {"top", AVO_OPT_INT, "top", 1, 1000},
-    {"rounds", AVO_OPT_INT, "rounds", 1, 1000},
-    {NULL, 0, NULL, 0, 0},
+    {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
+    {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
+    {"top", AVO_OPT_INT, "top", 1, 1000, 0, NULL},
+    {"rounds", AVO_OPT_INT, "rounds", 1, 1000, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
 /* avo run SCRIPT [KEY=VALUE ...] */
