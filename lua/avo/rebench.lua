@@ -1,0 +1,139 @@
+-- avo.rebench — `avo rebench`: re-time the top versions of a run and its
+-- seed, interleaved in rounds on one worker, and store the set.
+
+local core = require "avo.core"
+local avo = require "avo"
+local sched = require "avo.sched"
+local S = require "avo.session"
+
+local M = {}
+
+---------------------------------------------------------------- avo rebench
+
+local function mean_std(xs)
+  local n, sum = #xs, 0
+  for _, x in ipairs(xs) do sum = sum + x end
+  local mean = n > 0 and sum / n or 0
+  local var = 0
+  for _, x in ipairs(xs) do var = var + (x - mean) ^ 2 end
+  return mean, n > 1 and math.sqrt(var / (n - 1)) or 0
+end
+
+-- The evaluator a run used, reloaded from where it was found then.
+local function run_evaluator(archive, run_id)
+  local events = assert(archive:events(run_id, "evaluator"))
+  local last = events[#events]
+  if not last then return nil, "the run recorded no evaluator" end
+  local ok, ev = pcall(avo.evaluator, last.data.origin)
+  if not ok then return nil, tostring(ev) end
+  return ev, nil, ev.fingerprint ~= last.data.fingerprint
+end
+
+-- opts: db, run, top, rounds
+function M.rebench(opts)
+  local db, top, rounds = opts.db, opts.top or 5, opts.rounds or 5
+  local archive, pool = S.open_engine({ jobs = 1 }, db)
+  if not archive then
+    S.eprintf("avo: %s\n", pool)
+    return 1
+  end
+  local info, err = archive:run_get(opts.run or 0)
+  if not info then
+    S.eprintf("avo: %s\n", err or ("no run in " .. db))
+    return 1
+  end
+  local ev, everr, changed = run_evaluator(archive, info.id)
+  if not ev then
+    S.eprintf("avo: cannot rebench run %d: %s\n", info.id, everr)
+    return 1
+  end
+  if ev.backend == "test" then
+    S.eprintf("avo: run %d used the in-process test backend; there is nothing to time\n", info.id)
+    return 1
+  end
+  if changed then
+    S.eprintf("avo: warning: evaluator %s changed since run %d; timing with the current one\n",
+      ev._origin, info.id)
+  end
+
+  -- The top K verified candidates and the seed.
+  local ok_cands, seed = {}, nil
+  for _, c in ipairs(assert(archive:candidates(info.id, true))) do
+    if c.status == "ok" then ok_cands[#ok_cands + 1] = c end
+    if c.operator == "seed" and c.status == "ok" and not seed then seed = c end
+  end
+  table.sort(ok_cands, function(a, b)
+    if a.score ~= b.score then return a.score > b.score end
+    return a.id < b.id
+  end)
+  local chosen, seen = {}, {}
+  for i = 1, math.min(top, #ok_cands) do
+    chosen[#chosen + 1] = ok_cands[i]
+    seen[ok_cands[i].id] = true
+  end
+  if seed and not seen[seed.id] then chosen[#chosen + 1] = seed end
+  if #chosen == 0 then
+    S.eprintf("avo: run %d has no verified candidate to rebench\n", info.id)
+    return 1
+  end
+
+  local set_id = assert(archive:rebench_begin(info.id, { top = top, rounds = rounds,
+    evaluator = ev._origin, fingerprint = ev.fingerprint, engine = S.engine_version() }))
+  local run = avo._begin{ archive = archive, pool = pool, run_id = info.id, seed = info.seed,
+    started = core.monotonic(), cache_dir = S.cache_dir() }
+  sched.init(pool)
+  local order_rng = avo.rng("rebench")
+  local scores = {}
+  for _, c in ipairs(chosen) do scores[c.id] = {} end
+  S.eprintf("avo: rebench of run %d: %d candidates x %d rounds, interleaved, one at a time\n",
+    info.id, #chosen, rounds)
+  local ok, rerr = pcall(sched.run, function()
+    for round = 1, rounds do
+      -- A fresh order each round, so drift over time falls on all alike.
+      local order = order_rng:shuffle({ table.unpack(chosen) })
+      for _, c in ipairs(order) do
+        local cand = { source = c.source, knobs = c.knobs }
+        local seed_value = run.inputs:next() << 21 ~ run.inputs:next()
+        local result = sched.await(sched.submit(ev:job(cand, seed_value, run.cache_dir),
+          ev:deadline()))
+        local score = ev:score_of(result)
+        scores[c.id][round] = score
+        result.id = nil
+        assert(archive:rebench_add(set_id, c.id, round, score, result))
+      end
+    end
+  end)
+  avo._end()
+  pool:close()
+  if not ok then
+    archive:close()
+    S.eprintf("avo: %s\n", tostring(rerr))
+    return 1
+  end
+
+  local unit = ev.unit
+  io.stdout:write(("rebench set %d of run %d (%s, %d rounds)\n"):format(set_id, info.id, ev.name,
+    rounds))
+  io.stdout:write(("%-7s %-22s %12s %22s %20s\n"):format("cand", "operator", "recorded",
+    "mean +- std " .. unit, "speedup vs seed"))
+  for _, c in ipairs(chosen) do
+    local mean, std = mean_std(scores[c.id])
+    local speedup = "-"
+    if seed then
+      local ratios = {}
+      for r = 1, rounds do
+        local base = scores[seed.id][r]
+        if base and base > 0 then ratios[#ratios + 1] = scores[c.id][r] / base end
+      end
+      local m, sd = mean_std(ratios)
+      speedup = ("%.2fx +- %.2f"):format(m, sd)
+    end
+    io.stdout:write(("%-7s %-22s %12.4g %22s %20s\n"):format("#" .. c.id, c.operator:sub(1, 22),
+      c.score, ("%.4g +- %.2g"):format(mean, std), speedup))
+  end
+  archive:close()
+  return 0
+end
+
+
+return M

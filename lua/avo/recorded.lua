@@ -1,0 +1,196 @@
+-- avo.recorded — commands that re-execute a recorded run: `avo resume`
+-- (continue a killed run in its own archive) and `avo replay` (re-run it
+-- into a new archive with recorded scores and LLM answers and compare).
+-- Both re-execute the recorded script from the start with the recorded
+-- seed; avo.init answers every evaluation, attempt and event the recording
+-- holds instead of repeating it.
+
+local core = require "avo.core"
+local avo = require "avo"
+local S = require "avo.session"
+
+local M = {}
+
+local function recorded_answers(archive, run_id, mode)
+  local by_key, evaluators = {}, {}
+  for _, c in ipairs(assert(archive:candidates(run_id, false))) do
+    if c.key then by_key[c.key] = c end
+  end
+  for _, e in ipairs(assert(archive:events(run_id, "evaluator"))) do
+    if e.data and e.data.origin then evaluators[e.data.origin] = e.data.fingerprint end
+  end
+  -- Events in the order the run emitted them, without the engine's own
+  -- resume markers: a resumed run skips these as it emits them again.
+  local events = {}
+  for _, e in ipairs(assert(archive:events(run_id))) do
+    if e.kind ~= "resume" then events[#events + 1] = e end
+  end
+  return { mode = mode, by_key = by_key, evaluators = evaluators,
+           attempts = assert(archive:attempts(run_id)), next_attempt = 1,
+           events = events, next_event = 1 }
+end
+
+-- The run to resume or replay, with its chunk, or nil after printing why.
+local function load_recorded_run(archive, db, run_arg)
+  local info, err = archive:run_get(run_arg or 0)
+  if not info then
+    S.eprintf("avo: %s\n", err or ("no run in " .. db))
+    return nil
+  end
+  local chunk, serr = load(info.script_source or "", "@" .. (info.script_path or "script"), "t")
+  if not chunk then
+    S.eprintf("avo: recorded script does not load: %s\n", serr)
+    return nil
+  end
+  return info, chunk
+end
+
+-- Seconds the run had been going when it was stopped: first created to
+-- last evaluated candidate.
+local function elapsed_of(candidates)
+  local first, last
+  for _, c in ipairs(candidates) do
+    first = first and math.min(first, c.created_at) or c.created_at
+    if c.evaluated_at then last = last and math.max(last, c.evaluated_at) or c.evaluated_at end
+  end
+  return (first and last) and math.max(0, last - first) or 0
+end
+
+-- opts: db, run, jobs
+function M.resume(opts)
+  local db = opts.db
+  local archive, pool = S.open_engine({ jobs = opts.jobs or core.cores() }, db)
+  if not archive then
+    S.eprintf("avo: %s\n", pool)
+    return 1
+  end
+  local info, chunk = load_recorded_run(archive, db, opts.run)
+  if not info then return 1 end
+  if info.status == "done" then
+    S.eprintf("avo: run %d in %s finished; there is nothing to resume\n", info.id, db)
+    return 1
+  end
+  local config = info.config or {}
+  local recorded = recorded_answers(archive, info.id, "resume")
+  local candidates = archive:candidates(info.id, false)
+  local finished = 0
+  for _, c in ipairs(candidates) do
+    if c.status ~= "pending" then finished = finished + 1 end
+  end
+  archive:run_reopen(info.id)
+  archive:event(info.id, "resume", { finished = finished, candidates = #candidates })
+  S.eprintf("avo: resuming run %d of %s in %s (%d finished evaluations kept)\n", info.id,
+    info.script_path, db, finished)
+  local ok, result, run = S.execute{
+    archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
+    args = config.args, max_evals = config.max_evals, max_time = config.max_time,
+    recorded = recorded, elapsed_before = elapsed_of(candidates),
+    max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = config.llm_replay,
+    llm_resume = db,
+  }
+  local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
+  archive:run_end(info.id, final)
+  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
+  if ok then S.summarise(run, final, db) end
+  pool:close()
+  archive:close()
+  return ok and 0 or 1
+end
+
+-- What must agree for two lineages to be the same, per candidate.
+local function lineage_line(c)
+  local parents = {}
+  for i, p in ipairs(c.parents or {}) do parents[i] = p.id .. ":" .. p.role end
+  return ("#%d gen %d %s source %s knobs %s parents [%s] status %s"):format(c.id, c.generation,
+    c.operator, c.source_hash, core.json_encode(c.knobs or {}), table.concat(parents, ","),
+    c.status)
+end
+
+-- First difference between two runs' candidate lists, or nil.
+local function first_difference(old, new)
+  for i = 1, math.max(#old, #new) do
+    local a, b = old[i], new[i]
+    if not a then return ("the replay made more candidates (first extra: %s)"):format(lineage_line(b)) end
+    if not b then return ("the replay stopped early (first missing: %s)"):format(lineage_line(a)) end
+    local la, lb = lineage_line(a), lineage_line(b)
+    if la ~= lb then return ("candidate %d differs:\n  recorded %s\n  replayed %s"):format(i, la, lb) end
+  end
+  return nil
+end
+
+-- First difference between two runs' attempts (the agent's measurements
+-- that made no candidate), or nil.
+local function attempts_difference(old, new)
+  local function line(a)
+    return ("attempt %d: lineage %s step %d source %s knobs %s %s (%s)"):format(a.id, a.lineage,
+      a.step, a.source_hash, core.json_encode(a.knobs or {}), a.status, a.outcome)
+  end
+  for i = 1, math.max(#old, #new) do
+    local a, b = old[i], new[i]
+    if not (a and b) then
+      return ("the replay made %s attempts than the recorded run (%d vs %d)"):format(
+        b and "more" or "fewer", #new, #old)
+    end
+    local la, lb = line(a):gsub("^attempt %d+", ""), line(b):gsub("^attempt %d+", "")
+    if la ~= lb then
+      return ("attempt %d differs:\n  recorded %s\n  replayed %s"):format(i, line(a), line(b))
+    end
+  end
+  return nil
+end
+
+-- opts: db, out, run
+function M.replay(opts)
+  local old_archive, err = core.archive(opts.db)
+  if not old_archive then
+    S.eprintf("avo: %s\n", err)
+    return 1
+  end
+  local info, chunk = load_recorded_run(old_archive, opts.db, opts.run)
+  if not info then return 1 end
+  if io.open(opts.out, "r") then
+    S.eprintf("avo: %s exists; replay writes a new archive\n", opts.out)
+    return 2
+  end
+  local archive, pool = S.open_engine({ jobs = 1 }, opts.out)
+  if not archive then
+    S.eprintf("avo: %s\n", pool)
+    return 1
+  end
+  local config = info.config or {}
+  config.replay_of = { db = opts.db, run = info.id }
+  local run_id = assert(archive:run_begin{
+    script_path = info.script_path, script_source = info.script_source, config = config,
+    seed = info.seed, engine_version = S.engine_version(), compiler = S.compiler_version(),
+    host = S.host_description(),
+  })
+  S.eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path, opts.db,
+    opts.out)
+  local ok, result = S.execute{
+    archive = archive, pool = pool, run_id = run_id, seed = info.seed, db = opts.out,
+    chunk = chunk, args = config.args, max_evals = config.max_evals, max_time = config.max_time,
+    recorded = recorded_answers(old_archive, info.id, "replay"), llm_replay = opts.db,
+    max_usd = config.max_usd, max_tokens = config.max_tokens,
+  }
+  archive:run_end(run_id, ok and "done" or "failed")
+  local diff
+  if not ok then
+    diff = S.error_text(result)
+  else
+    diff = first_difference(old_archive:candidates(info.id, false), archive:candidates(run_id, false))
+      or attempts_difference(old_archive:attempts(info.id), archive:attempts(run_id))
+  end
+  pool:close()
+  archive:close()
+  old_archive:close()
+  if diff then
+    io.stdout:write("replay diverged: ", diff, "\n")
+    return 1
+  end
+  io.stdout:write(("replay identical: %d candidates with the same parents, sources, knobs and " ..
+    "decisions\n"):format(#(core.archive(opts.out):candidates(run_id, false))))
+  return 0
+end
+
+
+return M

@@ -1,0 +1,211 @@
+-- avo.session — what every command that runs the engine shares: opening
+-- the archive and the worker pool, recording what a run ran on, executing a
+-- script as the main task under the scheduler, the status line, and the
+-- closing summary.  Used by avo.cli (run, eval), avo.recorded (resume,
+-- replay) and avo.rebench.  Like avo.cli, it prints.
+
+local core = require "avo.core"
+local avo = require "avo"
+local sched = require "avo.sched"
+
+local S = {}
+
+function S.eprintf(fmt, ...) io.stderr:write(fmt:format(...)) end
+
+function S.read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local text = f:read("a")
+  f:close()
+  return text
+end
+
+-- First line of `cc --version`, recorded with every run.
+function S.compiler_version()
+  local p = io.popen((os.getenv("CC") or "cc") .. " --version 2>/dev/null")
+  local line = p and p:read("l") or nil
+  if p then p:close() end
+  return line or "unknown"
+end
+
+function S.engine_version()
+  return ("avo %s (git %s)"):format(core.version, core.git_commit)
+end
+
+function S.host_description()
+  local model
+  local f = io.open("/proc/cpuinfo")
+  if f then
+    for line in f:lines() do
+      model = line:match("^model name%s*:%s*(.+)$")
+      if model then break end
+    end
+    f:close()
+  end
+  return ("%s, %d cores, %s"):format(core.hostname(), core.cores(), model or "unknown cpu")
+end
+
+function S.cache_dir()
+  local base = os.getenv("AVO_CACHE") or ((os.getenv("XDG_CACHE_HOME") or
+    ((os.getenv("HOME") or "/tmp") .. "/.cache")) .. "/avo")
+  return base .. "/cpu"
+end
+
+-- 0.000273 -> "273us"
+function S.format_seconds(s)
+  if s >= 1 then return ("%.3gs"):format(s) end
+  if s >= 1e-3 then return ("%.3gms"):format(s * 1e3) end
+  return ("%.3gus"):format(s * 1e6)
+end
+
+function S.format_duration(s)
+  s = math.floor(s)
+  return ("%d:%02d"):format(s // 60, s % 60)
+end
+
+-------------------------------------------------------------- status line
+
+local Status = {}
+S.Status = Status
+Status.__index = Status
+
+function Status.new(run, unit)
+  return setmetatable({ run = run, tty = core.isatty(2), unit = unit or "score", last = 0 }, Status)
+end
+
+function Status:line()
+  local r = self.run
+  local pending, running = r.pool:pending()
+  local parts = {
+    ("gen %d"):format(r.generation or 0),
+    ("evals %d (%d running)"):format(r.finished, running),
+    ("failed %d"):format(r.failed),
+  }
+  if r.best then
+    local best = ("best %.4g %s"):format(r.best.score, self.unit)
+    if r.seed_record and r.seed_record.score > 0 then
+      best = best .. (" (%.2fx seed)"):format(r.best.score / r.seed_record.score)
+    end
+    parts[#parts + 1] = best
+  end
+  local llm = avo.llm.totals()
+  if llm and llm.calls > 0 then
+    parts[#parts + 1] = ("llm %d calls, %d tok, $%.4f"):format(llm.calls,
+      llm.input_tokens + llm.output_tokens, llm.cost_usd)
+  end
+  local elapsed = core.monotonic() - r.started
+  parts[#parts + 1] = ("%.2f eval/s"):format(r.finished / math.max(elapsed, 1e-9))
+  parts[#parts + 1] = S.format_duration(elapsed)
+  return table.concat(parts, " | ")
+end
+
+function Status:tick(force)
+  if not self.tty then return end
+  local now = core.monotonic()
+  if not force and now - self.last < 0.2 then return end
+  self.last = now
+  io.stderr:write("\r\27[K", self:line())
+  io.stderr:flush()
+end
+
+function Status:clear()
+  if self.tty then io.stderr:write("\r\27[K") end
+end
+
+function Status:log(msg)
+  self:clear()
+  io.stderr:write(msg, "\n")
+  self:tick(true)
+end
+
+------------------------------------------------------------------ helpers
+
+function S.open_engine(opts, db)
+  local archive, err = core.archive(db)
+  if not archive then return nil, err end
+  local exe = assert(core.exe())
+  local pool, perr = core.pool(opts.jobs or core.cores(), exe)
+  if not pool then archive:close() return nil, perr end
+  return archive, pool
+end
+
+function S.describe(rec, unit)
+  return ("#%d (%s, generation %d): %.4g %s"):format(rec.id, rec.operator, rec.generation,
+    rec.score, unit)
+end
+
+------------------------------------------------------------------ avo run
+
+-- Run a script's chunk as the main task of a run that is already in the
+-- archive.  `recorded` (resume/replay) answers evaluations from a recorded
+-- run.  Returns ok, error (string or divergence table), run state.
+function S.execute(ctx)
+  local archive, pool = ctx.archive, ctx.pool
+  local run = avo._begin{
+    archive = archive, pool = pool, run_id = ctx.run_id, seed = ctx.seed, db = ctx.db,
+    max_evaluations = ctx.max_evals, max_seconds = ctx.max_time,
+    started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = S.cache_dir(),
+    generation = 0, recorded = ctx.recorded,
+    max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
+    llm_resume = ctx.llm_resume,
+  }
+  local status = Status.new(run)
+  run.on_log = function(msg) status:log(msg) end
+  run.on_progress = function()
+    if status.tty then status:tick(true) else io.stderr:write(status:line(), "\n") end
+  end
+  run.on_record = function()
+    status.unit = run.unit or status.unit
+  end
+  sched.init(pool, function() status:tick() end)
+  core.catch_interrupts()
+
+  -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
+  -- strategy-like table is run with them.
+  local args = ctx.args or {}
+  local ok, result = pcall(sched.run, function()
+    local ret = ctx.chunk(args)
+    if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
+      ret = ret.run(args)
+    end
+    return ret
+  end)
+  status:clear()
+  run.llm = avo.llm.totals()
+  avo._end()
+  run.unit = run.unit or status.unit
+  return ok, result, run
+end
+
+-- The closing lines of a run.
+function S.summarise(run, final, db)
+  local unit = run.unit or "score"
+  S.eprintf("avo: %s after %d evaluations (%d failed) in %s\n", final, run.finished, run.failed,
+    S.format_duration(core.monotonic() - run.started))
+  local llm = run.llm
+  if llm and llm.calls > 0 then
+    S.eprintf("avo: %d LLM calls (%d failed), %d tokens in, %d out, $%.4f\n", llm.calls,
+      llm.failed, llm.input_tokens, llm.output_tokens, llm.cost_usd)
+  end
+  local best = run.best
+  if best then
+    io.stdout:write("best ", S.describe(best, unit), "\n")
+    local seed_rec = run.seed_record
+    if seed_rec and seed_rec.score > 0 then
+      io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
+        best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
+    end
+    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
+  elseif run.finished == 0 then
+    io.stdout:write("no candidate was evaluated\n")
+  else
+    io.stdout:write("no candidate passed verification\n")
+  end
+end
+
+function S.error_text(err)
+  if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
+  return tostring(err)
+end
+
+return S
