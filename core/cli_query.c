@@ -208,6 +208,16 @@ out:
 static int fetch_best(avo_archive *ar, const query_opts *q, json_t **ret, char *err,
                       size_t errlen)
 {
+    if (q->run) {
+        /* A run that does not exist is not a run without a verified candidate. */
+        json_t *run = NULL;
+        int rc = avo_archive_run_get(ar, q->run, &run, err, errlen);
+        json_decref(run);
+        if (rc == AVO_ENOTFOUND)
+            return avo_error(err, errlen, AVO_EINVAL, "no run %lld in %s", q->run, q->db);
+        if (rc < 0)
+            return rc;
+    }
     return avo_archive_best(ar, q->run, ret, err, errlen);
 }
 

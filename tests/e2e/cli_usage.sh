@@ -21,4 +21,8 @@ expect_exit 1 "$AVO" best --db "$tmp/none.db"; expect_in "$tmp/err" "cannot open
 # A newer archive schema is refused with a clear message.
 sqlite3 "$tmp/new.db" "PRAGMA user_version = 99; CREATE TABLE x(y);"
 expect_exit 1 "$AVO" best --db "$tmp/new.db"; expect_in "$tmp/err" "99"
+# A run that does not exist is named as such.
+"$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/s.db" >/dev/null 2>&1
+expect_exit 1 "$AVO" best --db "$tmp/s.db" --run 9; expect_in "$tmp/err" "no run 9"
+expect_exit 0 "$AVO" best --db "$tmp/s.db" --run 1
 echo "cli_usage: ok"
