@@ -5,7 +5,6 @@
  * agents the notes; a standalone file works the same way.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -201,50 +200,40 @@ static int kb_list(avo_kb *kb, const kb_opts *o)
     return 0;
 }
 
+static const avo_cli_option kb_options[] = {
+    {"kb", AVO_OPT_STRING, "kb", 0, 0, 'k', NULL},
+    {"limit", AVO_OPT_INT, "limit", 1, 1000, 'n', NULL},
+    {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+static int kb_command(const kb_opts *o, const char *sub, int nargs, char **args);
+
 int avo_cli_kb(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"kb", required_argument, NULL, 'k'},
-        {"limit", required_argument, NULL, 'n'},
-        {"json", no_argument, NULL, 'J'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    kb_opts o = {.file = "avo.db", .limit = 10};
-    int c;
-    optind = 1;
-    /* '+' would stop at the first operand; permuting lets options follow them. */
-    while ((c = getopt_long(argc, argv, "hk:n:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'k':
-            o.file = optarg;
-            break;
-        case 'n': {
-            char *end;
-            errno = 0;
-            long v = strtol(optarg, &end, 10);
-            if (errno || end == optarg || *end || v < 1 || v > 1000)
-                return avo_cli_usage_error(
-                    usage_kb, "--limit needs an integer from 1 to 1000, got '%s'", optarg);
-            o.limit = (int)v;
-            break;
-        }
-        case 'J':
-            o.json = 1;
-            break;
-        case 'h':
-            fputs(usage_kb, stdout);
-            return 0;
-        default:
-            return avo_cli_usage_error(usage_kb, "%s", "unrecognised option");
-        }
+    json_t *opts = json_object();
+    int first;
+    /* Options may follow the subcommand and its operands (getopt permutes). */
+    int rc = avo_cli_parse_options(argc, argv, kb_options, usage_kb, opts, &first);
+    if (rc < 0 && first >= argc)
+        rc = avo_cli_usage_error(usage_kb, "%s", "kb needs a subcommand: add, search, read or list");
+    if (rc < 0) {
+        json_t *limit = json_object_get(opts, "limit");
+        kb_opts o = {
+            .file = avo_cli_opt_string(opts, "kb", "avo.db"),
+            .limit = limit ? (int)json_integer_value(limit) : 10,
+            .json = json_is_true(json_object_get(opts, "json")),
+        };
+        rc = kb_command(&o, argv[first], argc - first - 1, argv + first + 1);
     }
-    if (optind >= argc)
-        return avo_cli_usage_error(usage_kb, "%s",
-                                   "kb needs a subcommand: add, search, read or list");
-    const char *sub = argv[optind++];
-    int nargs = argc - optind;
-    char **args = argv + optind;
+    json_decref(opts);
+    return rc;
+}
+
+/* Run subcommand `sub` with its operands. */
+static int kb_command(const kb_opts *o_in, const char *sub, int nargs, char **args)
+{
+    kb_opts o = *o_in;
 
     if (!strcmp(sub, "add")) {
         if (nargs < 1)
