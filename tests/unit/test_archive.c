@@ -73,7 +73,7 @@ static int raw_exec(const char *path, const char *sql)
     return rc;
 }
 
-/* Whole file into a malloc'ed buffer. */
+/* Whole file into a malloc'ed, NUL-terminated buffer. */
 static char *slurp(const char *path, size_t *ret_len)
 {
     FILE *f = fopen(path, "rb");
@@ -83,12 +83,13 @@ static char *slurp(const char *path, size_t *ret_len)
     size_t len = 0, cap = 0, n;
     char chunk[4096];
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        if (len + n > cap) {
-            cap = (len + n) * 2;
+        if (len + n + 1 > cap) {
+            cap = (len + n + 1) * 2;
             buf = realloc(buf, cap);
         }
         memcpy(buf + len, chunk, n);
         len += n;
+        buf[len] = '\0'; /* callers may use it as a string */
     }
     fclose(f);
     *ret_len = len;
