@@ -1,0 +1,376 @@
+-- The generational GA's parts, shared by strategies/ga.lua (one population)
+-- and strategies/islands.lua (several).  ga.lua's header describes the
+-- algorithm and its options.
+--
+--   local ga_core = require "strategies.lib.ga_core"
+--   local cfg = assert(ga_core.read_options("ga", opts))
+--   local state = ga_core.new_state(cfg, avo.evaluator(cfg.evaluator))
+--   local population = ga_core.initial_population(state)
+--   population = ga_core.step(state, population, 1)
+--
+-- A state holds one population's options, evaluator, operators, best record
+-- and random-stream prefix.  Every stream a state draws from is named by
+-- `prefix`, generation, slot and attempt ("select/<prefix>g3.c2.a1"), so
+-- states with different prefixes draw independently and a run seed fixes
+-- every decision however tasks interleave.  ga.lua uses the empty prefix.
+
+local avo = require "avo"
+local options = require "strategies.lib.options"
+local records = require "strategies.lib.records"
+
+local M = {}
+
+-- Attempts to find a child unlike any other in its generation before the
+-- slot is left empty; small knob spaces run out of new children.
+local MAX_ATTEMPTS = 10
+
+local FALLBACK_OPERATOR = "param_tweak"
+
+---------------------------------------------------------------------------
+-- Options
+
+local is_integer_at_least, is_probability = options.is_integer_at_least, options.is_probability
+
+-- Returns the operator weights without zero entries, or nil and a message.
+local function read_weights(who, weights)
+  if type(weights) ~= "table" then
+    return options.bad(who, "operators", "a table of operator name -> weight", weights)
+  end
+  local positive = {}
+  for name, w in pairs(weights) do
+    if type(name) ~= "string" or type(w) ~= "number" or w < 0 then
+      return options.bad(who, "operators", "a table of operator name -> weight >= 0",
+        tostring(name) .. " = " .. tostring(w))
+    end
+    if w > 0 then positive[name] = w end
+  end
+  if next(positive) == nil then
+    return options.bad(who, "operators", "a table with at least one positive weight", "none")
+  end
+  return positive
+end
+
+-- The GA options of `opts` with defaults filled in, or nil and a message
+-- naming the bad option ("<who>: option 'elite' must be ...").
+function M.read_options(who, opts)
+  local ok, err = options.check_common(who, opts)
+  if not ok then return nil, err end
+  local function bad(name, expected, got) return options.bad(who, name, expected, got) end
+  local cfg = {
+    evaluator = opts.evaluator,
+    population = opts.population or 8,
+    generations = opts.generations or 20,
+    elite = opts.elite or 1,
+    tournament = opts.tournament or 3,
+    crossover_rate = opts.crossover_rate or 0.3,
+    mutation_rate = opts.mutation_rate or 1.0,
+    crossover = opts.crossover or "crossover",
+    operator_options = opts.operator_options or {},
+  }
+  if not is_integer_at_least(cfg.population, 2) then
+    return bad("population", "an integer >= 2", cfg.population)
+  end
+  if not is_integer_at_least(cfg.generations, 0) then
+    return bad("generations", "an integer >= 0", cfg.generations)
+  end
+  if not is_integer_at_least(cfg.elite, 0) or cfg.elite >= cfg.population then
+    return bad("elite", "an integer in [0, population)", cfg.elite)
+  end
+  if not is_integer_at_least(cfg.tournament, 1) then
+    return bad("tournament", "an integer >= 1", cfg.tournament)
+  end
+  if not is_probability(cfg.crossover_rate) then
+    return bad("crossover_rate", "a number in [0, 1]", cfg.crossover_rate)
+  end
+  if not is_probability(cfg.mutation_rate) then
+    return bad("mutation_rate", "a number in [0, 1]", cfg.mutation_rate)
+  end
+  if type(cfg.crossover) ~= "string" then
+    return bad("crossover", "an operator name", cfg.crossover)
+  end
+  if type(cfg.operator_options) ~= "table" then
+    return bad("operator_options", "a table of operator name -> options", cfg.operator_options)
+  end
+  local weights, werr = read_weights(who, opts.operators or { param_tweak = 1 })
+  if not weights then return nil, werr end
+  cfg.operators = weights
+  return cfg
+end
+
+---------------------------------------------------------------------------
+-- Records
+
+-- Ranking used everywhere: higher score first, ties to the lower id.
+local better, ranked, candidate_key = records.better, records.ranked, records.candidate_key
+
+---------------------------------------------------------------------------
+-- Operators
+
+-- Loads operators once.  Every call gets the random stream of the child it
+-- works for (see child_streams), so what an operator draws never depends on
+-- what other children's operators drew before it.
+local function new_operators(ev, cfg)
+  local loaded = {}
+  local ops = {}
+
+  local function entry_of(name)
+    local entry = loaded[name]
+    if not entry then
+      entry = { module = avo.operator(name), options = cfg.operator_options[name] or {} }
+      loaded[name] = entry
+    end
+    return entry
+  end
+
+  -- Operators that keep state across calls (the agent's conversation)
+  -- declare `concurrent = false`; their calls are made in child order.
+  function ops.concurrent(name) return entry_of(name).module.concurrent ~= false end
+
+  function ops.apply(name, parents, generation, streams)
+    local entry = entry_of(name)
+    if entry.module.concurrent == false and streams.wait_turn then streams.wait_turn() end
+    local ctx = { ev = ev, rng = avo.rng("op." .. name .. "/" .. streams.tag),
+                  generation = generation, options = entry.options }
+    return entry.module.apply(ctx, parents)
+  end
+
+  return ops
+end
+
+-- A child built by two operators in a row keeps the first one's parents
+-- (the second worked on an unevaluated candidate, which has no id).
+local function chain(first, second)
+  second.parents = first.parents
+  second.operator = first.operator .. "+" .. second.operator
+  second.note = (first.note or "") .. "; then " .. (second.note or "")
+  return second
+end
+
+---------------------------------------------------------------------------
+-- State
+
+-- A fresh state for one population.  `prefix` (default "") starts the tag
+-- of every random stream the state draws from; `wait_turn` (optional) is
+-- called before the state's first call of a non-concurrent operator in a
+-- generation, so a caller running several states at once can order those
+-- calls across states too.
+function M.new_state(cfg, ev, prefix, wait_turn)
+  return {
+    cfg = cfg,
+    ev = ev,
+    ops = new_operators(ev, cfg),
+    prefix = prefix or "",
+    wait_turn = wait_turn,
+    tweaks = 0, -- param_tweak children of the seed made so far
+    best = nil,
+  }
+end
+
+---------------------------------------------------------------------------
+-- One generation
+
+-- The random streams of one attempt at one child: selection, rates and
+-- operator choice, and (in ops.apply) each operator's draws.  They are named
+-- by generation, slot and attempt, so children can be made concurrently (LLM
+-- calls in flight together) and a seed still fixes every decision.
+local function child_streams(state, generation, slot, attempt)
+  local tag = ("%sg%d.c%d.a%d"):format(state.prefix, generation, slot, attempt)
+  return { tag = tag, select = avo.rng("select/" .. tag), rng = avo.rng("ga/" .. tag) }
+end
+
+-- Tournament selection: `size` draws with replacement, best one wins. A
+-- record with id `exclude` is left out unless it is the only one.
+local function tournament(rng, population, size, exclude)
+  local pool = population
+  if exclude ~= nil then
+    pool = {}
+    for _, r in ipairs(population) do
+      if r.id ~= exclude then pool[#pool + 1] = r end
+    end
+    if #pool == 0 then pool = population end
+  end
+  local winner
+  for _ = 1, size do
+    local r = pool[rng:int(1, #pool)]
+    if winner == nil or better(r, winner) then winner = r end
+  end
+  return winner
+end
+
+-- Varies `parent` (a record, or a crossover child not yet evaluated) with an
+-- operator drawn by weight. An operator that cannot produce a child is left
+-- out and another drawn; param_tweak is the last resort.
+local function mutate(state, streams, parent, generation)
+  local remaining = {}
+  for name, w in pairs(state.cfg.operators) do remaining[name] = w end
+  while next(remaining) ~= nil do
+    local name = streams.rng:weighted(remaining)
+    local child = state.ops.apply(name, { parent }, generation, streams)
+    if child then return child end
+    remaining[name] = nil
+  end
+  if state.cfg.operators[FALLBACK_OPERATOR] == nil then
+    return state.ops.apply(FALLBACK_OPERATOR, { parent }, generation, streams)
+  end
+  return nil
+end
+
+-- One child from the population, or nil when no operator could make one.
+local function make_child(state, streams, population, generation)
+  local cfg = state.cfg
+  local first = tournament(streams.select, population, cfg.tournament)
+  local crossed
+  if #population >= 2 and streams.rng:chance(cfg.crossover_rate) then
+    local second = tournament(streams.select, population, cfg.tournament, first.id)
+    crossed = state.ops.apply(cfg.crossover, { first, second }, generation, streams)
+  end
+  -- Without crossover the child would be a clone of its parent, which the
+  -- archive already holds, so it is always mutated.
+  if crossed == nil then return mutate(state, streams, first, generation) end
+  if not streams.rng:chance(cfg.mutation_rate) then return crossed end
+  local mutated = mutate(state, streams, crossed, generation)
+  return mutated and chain(crossed, mutated) or crossed
+end
+
+-- Up to `n` new candidates, none equal to another or to a member of
+-- `population`.  The children of a round are made by concurrent tasks, so
+-- their LLM calls are in flight together; they are accepted in slot order,
+-- and a slot whose child is a duplicate (or none) tries again next round
+-- with fresh streams.
+local function breed(state, population, generation, n)
+  local seen = {}
+  for _, r in ipairs(population) do seen[candidate_key(r)] = true end
+  local made, pending = {}, {}
+  for slot = 1, n do pending[slot] = slot end
+  for attempt = 1, MAX_ATTEMPTS do
+    if #pending == 0 then break end
+    local tasks = {}
+    for i, slot in ipairs(pending) do
+      local streams = child_streams(state, generation, slot, attempt)
+      -- A non-concurrent operator waits for every earlier child of this
+      -- round, which makes its calls in slot order, run after run.
+      streams.wait_turn = function()
+        if state.wait_turn then state.wait_turn() end
+        for j = 1, i - 1 do avo.join(tasks[j]) end
+      end
+      tasks[i] = avo.spawn(make_child, state, streams, population, generation)
+    end
+    local retry = {}
+    for i, slot in ipairs(pending) do
+      local child = avo.join(tasks[i])
+      local key = child and candidate_key(child)
+      if key and not seen[key] then
+        seen[key] = true
+        made[slot] = child
+      else
+        retry[#retry + 1] = slot
+      end
+    end
+    pending = retry
+  end
+  local children = {}
+  for slot = 1, n do
+    if made[slot] then children[#children + 1] = made[slot] end
+  end
+  return children
+end
+
+-- The records of an evaluation that were run (skipped ones are dropped);
+-- the state's best record follows them.
+function M.keep(state, evaluated)
+  local kept = {}
+  for _, r in ipairs(evaluated) do
+    if r.status ~= "skipped" then
+      kept[#kept + 1] = r
+      if state.best == nil or better(r, state.best) then state.best = r end
+    end
+  end
+  return kept
+end
+
+-- Evaluates candidates; returns the records that were run.
+function M.evaluate(state, candidates)
+  if #candidates == 0 then return {} end
+  return M.keep(state, avo.evaluate_all(state.ev, candidates))
+end
+
+-- Elites followed by children, each record once (the archive may answer a
+-- child with an earlier record that is already an elite).
+function M.next_population(elites, children)
+  local population, ids = {}, {}
+  for _, list in ipairs({ elites, children }) do
+    for _, r in ipairs(list) do
+      if not ids[r.id] then
+        ids[r.id] = true
+        population[#population + 1] = r
+      end
+    end
+  end
+  return population
+end
+
+-- The first half of generation `generation`: the elites kept from
+-- `population` and the new candidates to evaluate (possibly none).
+function M.breed(state, population, generation)
+  local n_elites = math.min(state.cfg.elite, #population)
+  local elites = table.move(ranked(population), 1, n_elites, 1, {})
+  return elites, breed(state, population, generation, state.cfg.population - #elites)
+end
+
+-- One whole generation: breed, evaluate, select.  Returns the next
+-- population, or nil when no new child could be made.
+function M.step(state, population, generation)
+  local elites, candidates = M.breed(state, population, generation)
+  if #candidates == 0 then return nil end
+  return M.next_population(elites, M.evaluate(state, candidates))
+end
+
+---------------------------------------------------------------------------
+-- Generation 0
+
+-- A param_tweak child of `parent` not in `seen`, or nil when MAX_ATTEMPTS
+-- draws found none or the parent has no knobs.
+local function fresh_tweak(state, parent, seen)
+  for _ = 1, MAX_ATTEMPTS do
+    state.tweaks = state.tweaks + 1
+    local child = state.ops.apply(FALLBACK_OPERATOR, { parent }, 0,
+      { tag = ("%sg0.c%d"):format(state.prefix, state.tweaks) })
+    if child == nil then return nil end
+    local key = candidate_key(child)
+    if not seen[key] then
+      seen[key] = true
+      return child
+    end
+  end
+  return nil
+end
+
+-- The evaluator's seed kernel as a generation-0 candidate.
+function M.seed_candidate(state)
+  local seed_candidate = state.ev:seed()
+  seed_candidate.generation = seed_candidate.generation or 0
+  return seed_candidate
+end
+
+-- Up to population - 1 distinct param_tweak children of the seed record
+-- (generation 0) that fill the initial population around it.
+function M.seed_children(state, seed)
+  local seen = { [candidate_key(seed)] = true }
+  local children = {}
+  for _ = 2, state.cfg.population do
+    local child = fresh_tweak(state, seed, seen)
+    if child == nil then break end
+    children[#children + 1] = child
+  end
+  return children
+end
+
+-- Seed plus param_tweak children of it, generation 0.
+function M.initial_population(state)
+  local population = M.evaluate(state, { M.seed_candidate(state) })
+  if #population == 0 or avo.exhausted() then return population end
+  local children = M.seed_children(state, population[1])
+  return M.next_population(population, M.evaluate(state, children))
+end
+
+return M
