@@ -66,14 +66,13 @@ local avo = require "avo"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local index_of = require("operators.lib.knobs").index_of
+local ga_core = require "strategies.lib.ga_core"
 
 local M = {}
 
--- Attempts to find a child unlike any evaluated before the slot is left
--- empty; small knob spaces run out of new children.
-local MAX_ATTEMPTS = 10
-
-local FALLBACK_OPERATOR = "param_tweak"
+-- Draws for a random sample unlike any evaluated before; small knob spaces
+-- run out of new samples.
+local SAMPLE_ATTEMPTS = 20
 
 local KNOWN_OPTIONS = {
   evaluator = true, dims = true, descriptor = true, bins = true, initial = true,
@@ -107,25 +106,6 @@ local function show(t)
     table.sort(parts)
   end
   return "{ " .. table.concat(parts, ", ") .. " }"
-end
-
--- Returns the operator weights without zero entries, or nil and a message.
-local function read_weights(weights)
-  if type(weights) ~= "table" then
-    return bad("operators", "a table of operator name -> weight", weights)
-  end
-  local positive = {}
-  for name, w in pairs(weights) do
-    if type(name) ~= "string" or type(w) ~= "number" or w < 0 then
-      return bad("operators", "a table of operator name -> weight >= 0",
-        tostring(name) .. " = " .. tostring(w))
-    end
-    if w > 0 then positive[name] = w end
-  end
-  if next(positive) == nil then
-    return bad("operators", "a table with at least one positive weight", "none")
-  end
-  return positive
 end
 
 -- Checks dims, or descriptor with bins; fills cfg.dims or cfg.descriptor
@@ -207,7 +187,7 @@ local function read_options(opts)
     return bad("operator_options", "a table of operator name -> options", cfg.operator_options)
   end
   local weights
-  weights, err = read_weights(opts.operators or { param_tweak = 1 })
+  weights, err = ga_core.read_weights("map_elites", opts.operators or { param_tweak = 1 })
   if not weights then return nil, err end
   cfg.operators = weights
   return cfg
@@ -335,58 +315,6 @@ end
 ---------------------------------------------------------------------------
 -- Operators
 
--- Loads operators once.  Every call gets the random stream of the child it
--- works for (see child_streams), so what an operator draws never depends on
--- what other children's operators drew before it.
-local function new_operators(ev, cfg)
-  local loaded = {}
-  local ops = {}
-
-  local function entry_of(name)
-    local entry = loaded[name]
-    if not entry then
-      entry = { module = avo.operator(name), options = cfg.operator_options[name] or {} }
-      loaded[name] = entry
-    end
-    return entry
-  end
-
-  function ops.apply(name, parents, generation, streams)
-    local entry = entry_of(name)
-    if entry.module.concurrent == false and streams.wait_turn then streams.wait_turn() end
-    local ctx = { ev = ev, rng = avo.rng("op." .. name .. "/" .. streams.tag),
-                  generation = generation, options = entry.options }
-    return entry.module.apply(ctx, parents)
-  end
-
-  return ops
-end
-
--- The random streams of one attempt at one child, named by batch, slot and
--- attempt.
-local function child_streams(batch, slot, attempt)
-  local tag = ("b%d.c%d.a%d"):format(batch, slot, attempt)
-  return { tag = tag, select = avo.rng("select/" .. tag), rng = avo.rng("map_elites/" .. tag) }
-end
-
--- Varies `parent` with an operator drawn by weight.  An operator that cannot
--- produce a child is left out and another drawn; param_tweak is the last
--- resort.
-local function mutate(state, streams, parent, batch)
-  local remaining = {}
-  for name, w in pairs(state.cfg.operators) do remaining[name] = w end
-  while next(remaining) ~= nil do
-    local name = streams.rng:weighted(remaining)
-    local child = state.ops.apply(name, { parent }, batch, streams)
-    if child then return child end
-    remaining[name] = nil
-  end
-  if state.cfg.operators[FALLBACK_OPERATOR] == nil then
-    return state.ops.apply(FALLBACK_OPERATOR, { parent }, batch, streams)
-  end
-  return nil
-end
-
 -- One child of elites drawn uniformly from the occupied cells, or nil.
 local function make_child(state, streams, elites, batch)
   local i = streams.select:int(1, #elites)
@@ -397,45 +325,15 @@ local function make_child(state, streams, elites, batch)
     local crossed = state.ops.apply(state.cfg.crossover, { first, elites[j].record }, batch, streams)
     if crossed then return crossed end
   end
-  return mutate(state, streams, first, batch)
+  return ga_core.mutate(state, streams, first, batch)
 end
 
--- Up to `n` candidates not evaluated before in this run.  The children of a
--- round are made by concurrent tasks and accepted in slot order; a slot
--- whose child was seen (or is none) tries again with fresh streams.
+-- Up to `n` candidates not evaluated before in this run, made concurrently
+-- (strategies/lib/ga_core.lua), with streams named by batch, slot, attempt.
 local function breed(state, elites, batch, n)
-  local made, pending = {}, {}
-  for slot = 1, n do pending[slot] = slot end
-  for attempt = 1, MAX_ATTEMPTS do
-    if #pending == 0 then break end
-    local tasks = {}
-    for i, slot in ipairs(pending) do
-      local streams = child_streams(batch, slot, attempt)
-      -- A non-concurrent operator waits for every earlier child of this
-      -- round, which makes its calls in slot order, run after run.
-      streams.wait_turn = function()
-        for j = 1, i - 1 do avo.join(tasks[j]) end
-      end
-      tasks[i] = avo.spawn(make_child, state, streams, elites, batch)
-    end
-    local retry = {}
-    for i, slot in ipairs(pending) do
-      local child = avo.join(tasks[i])
-      local key = child and records.candidate_key(child)
-      if key and not state.seen[key] then
-        state.seen[key] = true
-        made[slot] = child
-      else
-        retry[#retry + 1] = slot
-      end
-    end
-    pending = retry
-  end
-  local children = {}
-  for slot = 1, n do
-    if made[slot] then children[#children + 1] = made[slot] end
-  end
-  return children
+  return ga_core.breed_with(state, n, state.seen,
+    function(slot, attempt) return ("b%d.c%d.a%d"):format(batch, slot, attempt) end,
+    function(streams) return make_child(state, streams, elites, batch) end)
 end
 
 -- Evaluates candidates and places the records, in candidate order; skipped
@@ -462,7 +360,7 @@ local function random_samples(state, seed, n)
   local candidates = {}
   for _ = 1, n do
     local knobs
-    for _ = 1, MAX_ATTEMPTS * 2 do
+    for _ = 1, SAMPLE_ATTEMPTS do
       local draw = {}
       for _, knob in ipairs(domain) do draw[knob.name] = rng:choice(knob.values) end
       local key = records.candidate_key{ source = seed.source, knobs = draw }
@@ -489,10 +387,9 @@ function M.run(opts)
   if not cfg then error(err, 2) end
 
   local ev = avo.evaluator(cfg.evaluator)
-  local state = {
-    cfg = cfg, ev = ev, ops = new_operators(ev, cfg),
-    map = {}, occupied = 0, unplaced = 0, seen = {}, best = nil,
-  }
+  local state = ga_core.new_state(cfg, ev)
+  state.streams = "map_elites" -- rates and operator choice: "map_elites/b1.c2.a1"
+  state.map, state.occupied, state.unplaced, state.seen = {}, 0, 0, {}
   if cfg.dims then
     local describe, bins, values = dims_descriptor(cfg.dims, ev.knobs or {})
     if not describe then error(bins, 2) end

@@ -32,7 +32,7 @@ local FALLBACK_OPERATOR = "param_tweak"
 local is_integer_at_least, is_probability = options.is_integer_at_least, options.is_probability
 
 -- Returns the operator weights without zero entries, or nil and a message.
-local function read_weights(who, weights)
+function M.read_weights(who, weights)
   if type(weights) ~= "table" then
     return options.bad(who, "operators", "a table of operator name -> weight", weights)
   end
@@ -91,7 +91,7 @@ function M.read_options(who, opts)
   if type(cfg.operator_options) ~= "table" then
     return bad("operator_options", "a table of operator name -> options", cfg.operator_options)
   end
-  local weights, werr = read_weights(who, opts.operators or { param_tweak = 1 })
+  local weights, werr = M.read_weights(who, opts.operators or { param_tweak = 1 })
   if not weights then return nil, werr end
   cfg.operators = weights
   return cfg
@@ -109,7 +109,7 @@ local better, ranked, candidate_key = records.better, records.ranked, records.ca
 -- Loads operators once.  Every call gets the random stream of the child it
 -- works for (see child_streams), so what an operator draws never depends on
 -- what other children's operators drew before it.
-local function new_operators(ev, cfg)
+function M.new_operators(ev, cfg)
   local loaded = {}
   local ops = {}
 
@@ -158,7 +158,8 @@ function M.new_state(cfg, ev, prefix, wait_turn)
   return {
     cfg = cfg,
     ev = ev,
-    ops = new_operators(ev, cfg),
+    ops = M.new_operators(ev, cfg),
+    streams = "ga", -- name of the stream for rates and operator choice
     prefix = prefix or "",
     wait_turn = wait_turn,
     tweaks = 0, -- param_tweak children of the seed made so far
@@ -173,9 +174,9 @@ end
 -- operator choice, and (in ops.apply) each operator's draws.  They are named
 -- by generation, slot and attempt, so children can be made concurrently (LLM
 -- calls in flight together) and a seed still fixes every decision.
-local function child_streams(state, generation, slot, attempt)
-  local tag = ("%sg%d.c%d.a%d"):format(state.prefix, generation, slot, attempt)
-  return { tag = tag, select = avo.rng("select/" .. tag), rng = avo.rng("ga/" .. tag) }
+local function child_streams(state, tag)
+  return { tag = tag, select = avo.rng("select/" .. tag),
+           rng = avo.rng(state.streams .. "/" .. tag) }
 end
 
 -- Tournament selection: `size` draws with replacement, best one wins. A
@@ -200,7 +201,7 @@ end
 -- Varies `parent` (a record, or a crossover child not yet evaluated) with an
 -- operator drawn by weight. An operator that cannot produce a child is left
 -- out and another drawn; param_tweak is the last resort.
-local function mutate(state, streams, parent, generation)
+function M.mutate(state, streams, parent, generation)
   local remaining = {}
   for name, w in pairs(state.cfg.operators) do remaining[name] = w end
   while next(remaining) ~= nil do
@@ -226,34 +227,34 @@ local function make_child(state, streams, population, generation)
   end
   -- Without crossover the child would be a clone of its parent, which the
   -- archive already holds, so it is always mutated.
-  if crossed == nil then return mutate(state, streams, first, generation) end
+  if crossed == nil then return M.mutate(state, streams, first, generation) end
   if not streams.rng:chance(cfg.mutation_rate) then return crossed end
-  local mutated = mutate(state, streams, crossed, generation)
+  local mutated = M.mutate(state, streams, crossed, generation)
   return mutated and chain(crossed, mutated) or crossed
 end
 
--- Up to `n` new candidates, none equal to another or to a member of
--- `population`.  The children of a round are made by concurrent tasks, so
--- their LLM calls are in flight together; they are accepted in slot order,
--- and a slot whose child is a duplicate (or none) tries again next round
--- with fresh streams.
-local function breed(state, population, generation, n)
-  local seen = {}
-  for _, r in ipairs(population) do seen[candidate_key(r)] = true end
+-- Up to `n` new candidates, none of them in `seen` (keys of
+-- records.candidate_key, updated here).  `make(streams)` makes one child in
+-- its own task, so the children of a round are made concurrently and their
+-- LLM calls are in flight together; `tag_of(slot, attempt)` names the random
+-- streams of each try.  Children are accepted in slot order, and a slot
+-- whose child is a duplicate (or none) tries again with fresh streams, so a
+-- seed fixes the result however the answers interleave.
+function M.breed_with(state, n, seen, tag_of, make)
   local made, pending = {}, {}
   for slot = 1, n do pending[slot] = slot end
   for attempt = 1, MAX_ATTEMPTS do
     if #pending == 0 then break end
     local tasks = {}
     for i, slot in ipairs(pending) do
-      local streams = child_streams(state, generation, slot, attempt)
+      local streams = child_streams(state, tag_of(slot, attempt))
       -- A non-concurrent operator waits for every earlier child of this
       -- round, which makes its calls in slot order, run after run.
       streams.wait_turn = function()
         if state.wait_turn then state.wait_turn() end
         for j = 1, i - 1 do avo.join(tasks[j]) end
       end
-      tasks[i] = avo.spawn(make_child, state, streams, population, generation)
+      tasks[i] = avo.spawn(make, streams)
     end
     local retry = {}
     for i, slot in ipairs(pending) do
@@ -273,6 +274,18 @@ local function breed(state, population, generation, n)
     if made[slot] then children[#children + 1] = made[slot] end
   end
   return children
+end
+
+-- Up to `n` new candidates, none equal to another or to a member of
+-- `population`.
+local function breed(state, population, generation, n)
+  local seen = {}
+  for _, r in ipairs(population) do seen[candidate_key(r)] = true end
+  return M.breed_with(state, n, seen,
+    function(slot, attempt)
+      return ("%sg%d.c%d.a%d"):format(state.prefix, generation, slot, attempt)
+    end,
+    function(streams) return make_child(state, streams, population, generation) end)
 end
 
 -- The records of an evaluation that were run (skipped ones are dropped);
