@@ -163,8 +163,6 @@ local function read_options(opts)
     batch = opts.batch or 8,
     iterations = opts.iterations or 20,
     crossover_rate = opts.crossover_rate or 0.2,
-    crossover = opts.crossover or "crossover",
-    operator_options = opts.operator_options or {},
   }
   ok, err = read_map(cfg, opts)
   if not ok then return nil, err end
@@ -180,17 +178,7 @@ local function read_options(opts)
   if not is_probability(cfg.crossover_rate) then
     return bad("crossover_rate", "a number in [0, 1]", cfg.crossover_rate)
   end
-  if type(cfg.crossover) ~= "string" then
-    return bad("crossover", "an operator name", cfg.crossover)
-  end
-  if type(cfg.operator_options) ~= "table" then
-    return bad("operator_options", "a table of operator name -> options", cfg.operator_options)
-  end
-  local weights
-  weights, err = ga_core.read_weights("map_elites", opts.operators or { param_tweak = 1 })
-  if not weights then return nil, err end
-  cfg.operators = weights
-  return cfg
+  return ga_core.read_variation("map_elites", opts, cfg)
 end
 
 ---------------------------------------------------------------------------

@@ -64,8 +64,6 @@ function M.read_options(who, opts)
     tournament = opts.tournament or 3,
     crossover_rate = opts.crossover_rate or 0.3,
     mutation_rate = opts.mutation_rate or 1.0,
-    crossover = opts.crossover or "crossover",
-    operator_options = opts.operator_options or {},
   }
   if not is_integer_at_least(cfg.population, 2) then
     return bad("population", "an integer >= 2", cfg.population)
@@ -85,14 +83,24 @@ function M.read_options(who, opts)
   if not is_probability(cfg.mutation_rate) then
     return bad("mutation_rate", "a number in [0, 1]", cfg.mutation_rate)
   end
+  return M.read_variation(who, opts, cfg)
+end
+
+-- The variation options every breeding strategy shares, checked into cfg:
+-- crossover (operator name), operator_options, operators (weights, default
+-- { param_tweak = 1 }).  Returns cfg, or nil and a message naming the option.
+function M.read_variation(who, opts, cfg)
+  cfg.crossover = opts.crossover or "crossover"
+  cfg.operator_options = opts.operator_options or {}
   if type(cfg.crossover) ~= "string" then
-    return bad("crossover", "an operator name", cfg.crossover)
+    return options.bad(who, "crossover", "an operator name", cfg.crossover)
   end
   if type(cfg.operator_options) ~= "table" then
-    return bad("operator_options", "a table of operator name -> options", cfg.operator_options)
+    return options.bad(who, "operator_options", "a table of operator name -> options",
+      cfg.operator_options)
   end
-  local weights, werr = M.read_weights(who, opts.operators or { param_tweak = 1 })
-  if not weights then return nil, werr end
+  local weights, err = M.read_weights(who, opts.operators or { param_tweak = 1 })
+  if not weights then return nil, err end
   cfg.operators = weights
   return cfg
 end
