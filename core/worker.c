@@ -3,12 +3,14 @@
  * send the result, repeat.
  *
  * Invariants: exactly one message is written to out_fd per message read
- * (a result per job, a pong per ping); nothing else is ever written there.
+ * (a result per job, a pong per ping); nothing else is ever written there,
+ * whatever a kernel prints (move_channel).
  * The worker dies with the engine (PR_SET_PDEATHSIG) and never leaves core
  * files behind.
  */
 #include "worker.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,11 +89,41 @@ static json_t *answer(const json_t *msg)
     return backend->run_job(msg);
 }
 
+/*
+ * Keep the channel off the standard descriptors.  Kernels run in this
+ * process (CUDA) or its children and may print — a GPU's device printf
+ * writes to fd 1 at the next synchronize — which must not land between two
+ * messages.  A channel on fd 0 or 1 moves to a fresh close-on-exec
+ * descriptor; fd 0 then reads /dev/null and fd 1 writes where fd 2 does.
+ * Returns 0 or -1.
+ */
+static int move_channel(int *in_fd, int *out_fd)
+{
+    int *fds[2] = {in_fd, out_fd};
+    for (int i = 0; i < 2; i++) {
+        if (*fds[i] > 2)
+            continue;
+        int fd = fcntl(*fds[i], F_DUPFD_CLOEXEC, 3);
+        if (fd < 0)
+            return -1;
+        *fds[i] = fd;
+    }
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(2, 1) < 0)
+        return -1;
+    close(devnull);
+    return 0;
+}
+
 int avo_worker_main(int in_fd, int out_fd)
 {
     worker_setup();
     if (engine_gone(in_fd))
         return 1;
+    if (move_channel(&in_fd, &out_fd) < 0) {
+        perror("avo worker: moving the engine channel");
+        return 1;
+    }
 
     char err[AVO_ERRLEN];
     for (;;) {

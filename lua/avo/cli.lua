@@ -194,14 +194,17 @@ function M.eval(opts)
     io.stdout:write(("%s on %s: %s"):format(opts.kernel, ev.name, rec.status))
     if rec.reason then io.stdout:write(" — ", rec.reason) end
     io.stdout:write("\n")
-    io.stdout:write(("%-16s %8s %12s %10s %8s %11s\n"):format("config", "correct", ev.unit,
+    -- Each config's rate in the score's unit where that is a rate, else GFLOP/s.
+    local per_config = (ev.unit == "GB/s" or ev.unit == "TFLOPS") and ev.unit or "GFLOP/s"
+    io.stdout:write(("%-16s %8s %12s %10s %8s %11s\n"):format("config", "correct", per_config,
       "median", "spread", "max error"))
     for _, c in ipairs(rec.configs) do
-      local rate = ev.unit == "GB/s" and c.gbs or c.gflops
+      local rate = per_config == "GB/s" and c.gbs
+        or per_config == "TFLOPS" and c.gflops and c.gflops / 1000 or c.gflops
       local timed = c.correct and c.median_s and c.median_s > 0
       io.stdout:write(("%-16s %8s %12s %10s %8s %11s\n"):format(c.name,
         c.correct and "yes" or "NO",
-        timed and rate and ("%.3f"):format(rate) or "-",
+        timed and rate and ("%.4g"):format(rate) or "-",
         timed and S.format_seconds(c.median_s) or "-",
         timed and c.spread and ("%.1f%%"):format(c.spread * 100) or "-",
         c.max_error and ("%.3g"):format(c.max_error) or "-"))

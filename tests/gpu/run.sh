@@ -8,6 +8,9 @@
 #   AVO=build/avo tests/gpu/run.sh
 #   AVO_GPU_GA_SECONDS=60   length of the GA (default 60)
 #   AVO_GPU_PAPER=1         also time the seed attention on the paper's MHA configs
+#   AVO_GPU_EVALUATORS=DIR  take gemm_*, softmax and attention_small from DIR/*.lua
+#                           instead of evaluators/cuda (tests/emu/evaluators: small
+#                           configs for the CPU emulator, tests/e2e/gpu_emu.sh)
 set -u
 cd "${AVO_SOURCE_ROOT:-$(dirname "$0")/../..}"
 AVO=${AVO:-build/avo}
@@ -58,18 +61,22 @@ check() {
 }
 
 V=tests/e2e/evaluators/cuda_vadd.lua
+# The evaluator called NAME (gemm_f32, softmax, ...).
+ev() {
+    if [ -n "${AVO_GPU_EVALUATORS:-}" ]; then echo "$AVO_GPU_EVALUATORS/$1.lua"; else echo "cuda/$1"; fi
+}
 # Seed kernels, verified and timed.
-check "seed gemm fp32" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_f32
-check "seed gemm bf16" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_bf16
-check "seed gemm fp16" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_f16
-check "gemm bf16 64x64 tiles 4x4" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_bf16 \
+check "seed gemm fp32" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator "$(ev gemm_f32)"
+check "seed gemm bf16" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator "$(ev gemm_bf16)"
+check "seed gemm fp16" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator "$(ev gemm_f16)"
+check "gemm bf16 64x64 tiles 4x4" 0 "score" "$AVO" eval kernels/cuda/gemm.cu --evaluator "$(ev gemm_bf16)" \
     --param BM=64 --param BN=64 --param BK=16 --param TM=4 --param TN=4
-check "seed softmax" 0 "score" "$AVO" eval kernels/cuda/softmax.cu --evaluator cuda/softmax
-check "softmax warp/vec4" 0 "score" "$AVO" eval kernels/cuda/softmax.cu --evaluator cuda/softmax \
+check "seed softmax" 0 "score" "$AVO" eval kernels/cuda/softmax.cu --evaluator "$(ev softmax)"
+check "softmax warp/vec4" 0 "score" "$AVO" eval kernels/cuda/softmax.cu --evaluator "$(ev softmax)" \
     --param WARP_REDUCE=1 --param VEC=4 --param BLOCK=256
-check "seed attention (small)" 0 "score" "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_small
+check "seed attention (small)" 0 "score" "$AVO" eval kernels/cuda/attention.cu --evaluator "$(ev attention_small)"
 check "attention opt-in smem (64 KiB)" 0 "score" "$AVO" eval kernels/cuda/attention.cu \
-    --evaluator cuda/attention_small --param BLOCK_N=64 --param TPR=4
+    --evaluator "$(ev attention_small)" --param BLOCK_N=64 --param TPR=4
 check "vadd correct" 0 "score" "$AVO" eval tests/e2e/kernels/cuda_vadd.cu --evaluator $V
 
 # Planted failures.
@@ -87,7 +94,7 @@ check "planted hang -> timeout" 1 "timeout" "$AVO" eval tests/e2e/kernels/cuda_v
     --evaluator tests/gpu/cuda_vadd_hang.lua
 check "GPU usable after the hang" 0 "score" "$AVO" eval tests/e2e/kernels/cuda_vadd.cu --evaluator $V
 check "block too large -> invalid" 1 "invalid .*larger than the device allows" \
-    "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_small --param BLOCK_M=128 --param TPR=16
+    "$AVO" eval kernels/cuda/attention.cu --evaluator "$(ev attention_small)" --param BLOCK_M=128 --param TPR=16
 
 if [ "${AVO_GPU_PAPER:-0}" = 1 ]; then
     check "seed attention, paper MHA configs" 0 "score" timeout "${AVO_GPU_PAPER_SECONDS:-900}" \
@@ -97,7 +104,7 @@ fi
 
 ga=${AVO_GPU_GA_SECONDS:-60}
 check "GA on cuda/gemm_bf16 (${ga}s)" 0 "^best" "$AVO" run examples/gpu_quick.lua --db "$tmp/ga.db" \
-    --jobs 1 --max-time "$ga"
+    --jobs 1 --max-time "$ga" evaluator="$(ev gemm_bf16)"
 ga_best=$(grep -E "^(best|speedup)" "$tmp/out" | tr '\n' ' ')
 
 echo
