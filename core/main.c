@@ -64,14 +64,15 @@ static const char usage_run[] =
     "  KEY=VALUE          passed to the script as its argument table\n";
 
 static const char usage_eval[] =
-    "usage: avo eval KERNEL --evaluator NAME|FILE [--param NAME=VALUE ...] [--json]\n"
-    "                [--compile-only] [--arch sm_XX]\n"
+    "usage: avo eval KERNEL --evaluator NAME|FILE [--param NAME=VALUE ...]\n"
+    "                [--config NAME ...] [--json] [--compile-only] [--arch sm_XX]\n"
     "\n"
     "Compile, verify and time one kernel on every config of an evaluator and print\n"
     "its score vector.  Exit status 1 when the kernel fails.\n"
     "\n"
     "  --evaluator E      evaluator name (cpu/sgemm) or path\n"
     "  --param NAME=VAL   set a knob (repeatable); others keep their first value\n"
+    "  --config NAME      only this config of the evaluator (repeatable)\n"
     "  --seed N           seed for the input data (default 1)\n"
     "  --json             print the result as JSON\n"
     "  --compile-only     CUDA: compile only and print registers, spills, shared\n"
@@ -118,6 +119,7 @@ static const avo_cli_option run_options[] = {
 static const avo_cli_option eval_options[] = {
     {"evaluator", AVO_OPT_STRING, "evaluator", 0, 0, 0, NULL},
     {"param", AVO_OPT_LIST, "params", 0, 0, 0, NULL},
+    {"config", AVO_OPT_LIST, "configs", 0, 0, 0, NULL},
     {"seed", AVO_OPT_INT, "seed", 0, AVO_OPT_UNBOUNDED, 0, NULL},
     {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
     {"compile-only", AVO_OPT_FLAG, "compile_only", 0, 0, 0, NULL},

@@ -117,13 +117,20 @@ local function parse_value(s)
   return math.tointeger(tonumber(s)) or tonumber(s) or s
 end
 
--- opts: kernel, evaluator, params (array of "NAME=VALUE"), json, seed,
--- compile_only, arch
+-- opts: kernel, evaluator, params (array of "NAME=VALUE"), configs (array of
+-- names), json, seed, compile_only, arch
 function M.eval(opts)
   local ok, ev = pcall(avo.evaluator, opts.evaluator)
   if not ok then
     S.eprintf("avo eval: %s\n", tostring(ev))
     return 1
+  end
+  if opts.configs then
+    local cok, cerr = pcall(ev.only_configs, ev, opts.configs)
+    if not cok then
+      S.eprintf("avo eval: %s\n", tostring(cerr))
+      return 2
+    end
   end
   local source, rerr = S.read_file(opts.kernel)
   if not source then

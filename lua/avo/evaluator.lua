@@ -307,6 +307,27 @@ function M.load(spec)
   return ev
 end
 
+-- Keep only the configs named in `names`, in that order (`avo eval
+-- --config`).  Errors naming the evaluator's configs when one is unknown.
+function Evaluator:only_configs(names)
+  local at, all = {}, {}
+  for i, c in ipairs(self.configs) do
+    at[c.name] = i
+    all[i] = c.name
+  end
+  local configs, resolved = {}, {}
+  for _, name in ipairs(names) do
+    local i = at[name]
+    if not i then
+      error(("%s has no config '%s' (configs: %s)"):format(self.name, name,
+        table.concat(all, ", ")), 0)
+    end
+    configs[#configs + 1], resolved[#resolved + 1] = self.configs[i], self.resolved[i]
+  end
+  self.configs, self.resolved = configs, resolved
+  self.fingerprint = fingerprint(self)
+end
+
 -- The seed kernel as a candidate.
 function Evaluator:seed()
   return {
