@@ -10,12 +10,14 @@
 --
 -- Needs a GPU with the CUDA driver and toolkit (NVRTC); the agent's compile
 -- tool is a compile-only job reporting registers, spills and shared memory.
--- Arguments: lineages=N, stall=K, kb=FILE (default avo_kb.db), steps=N.
+-- Arguments: lineages=N, stall=K, kb=FILE (default avo_kb.db), steps=N,
+-- evaluator=NAME (default cuda/attention_mha; tests/emu/paper_pipeline.sh runs
+-- this script on the CPU emulator with small configs).
 -- Afterwards: examples/gqa_transfer.lua id=<best id> db=<this archive>.
 local avo = require "avo"
 local args = ... or {}
 
-local EVALUATOR = "cuda/attention_mha"
+local EVALUATOR = args.evaluator or "cuda/attention_mha"
 
 local ok, why = avo.llm.configured()
 if not ok then

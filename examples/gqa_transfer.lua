@@ -8,12 +8,13 @@
 --
 -- The version is read from the other archive and evaluated on GQA first;
 -- the lineage starts from it (it keeps its note and knobs).  Arguments:
--- id=N db=FILE (required), steps=N, stall=K, kb=FILE.
+-- id=N db=FILE (required), steps=N, stall=K, kb=FILE, evaluator=NAME (default
+-- cuda/attention_gqa).
 local avo = require "avo"
 local core = require "avo.core"
 local args = ... or {}
 
-local EVALUATOR = "cuda/attention_gqa"
+local EVALUATOR = args.evaluator or "cuda/attention_gqa"
 local usage = "usage: avo run examples/gqa_transfer.lua id=<candidate id> db=<archive of the MHA run>"
 
 local id = math.tointeger(tonumber(args.id or ""))
@@ -37,7 +38,7 @@ if not loaded then
     :format(EVALUATOR, tostring(ev)))
 end
 local start = { source = mha.source, knobs = mha.knobs or {}, operator = "transfer",
-                note = ("MHA version #%d of %s (%.6g on attention_mha)"):format(id, args.db,
+                note = ("MHA version #%d of %s (%.6g on MHA)"):format(id, args.db,
                   mha.score or 0), generation = 0 }
 local first = avo.evaluate(ev, start)
 if first.status ~= "ok" then

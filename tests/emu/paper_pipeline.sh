@@ -1,0 +1,44 @@
+#!/bin/sh
+# The AVO paper's experiment end to end on the CPU emulator, with scripted
+# model answers and small configs: examples/avo_attention.lua evolves the
+# seed attention (the agent reads the knowledge base, retunes, compiles,
+# evaluates, commits a faster correct version), then examples/gqa_transfer.lua
+# carries the committed MHA version over to grouped-query attention, where it
+# must verify as it is.  Skips (77) without the emulator or NVRTC.
+. "$(dirname "$0")/../e2e/lib.sh"
+if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
+    echo "skip: the CPU emulator was not built (needs a C++ compiler and libboost-context-dev)"
+    exit 77
+fi
+export LD_LIBRARY_PATH="$AVO_EMU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
+    echo "skip: NVRTC not available"; exit 77
+fi
+unset AVO_LLM_REPLAY AVO_LLM_MODEL AVO_LLM_API_KEY AVO_LLM_BASE_URL
+export AVO_LLM_PROVIDER=scripted
+
+AVO_LLM_SCRIPT=tests/emu/avo_attention.jsonl expect_exit 0 "$AVO" run examples/avo_attention.lua \
+    --db "$tmp/mha.db" --jobs 1 steps=2 kb="$tmp/kb.db" \
+    evaluator=tests/emu/evaluators/attention_small.lua
+expect_in "$tmp/out" "speedup over the seed kernel"
+best=$(q "$tmp/mha.db" "SELECT id FROM candidates WHERE operator = 'agent' AND status = 'ok'")
+[ -n "$best" ] || fail "no committed agent version"
+[ "$(q "$tmp/mha.db" "SELECT knobs FROM candidates WHERE id = $best")" = \
+    '{"BLOCK_M":16,"BLOCK_N":32,"TPR":4}' ] || fail "the committed version has other knobs"
+[ "$(q "$tmp/mha.db" "SELECT count(*) FROM evaluations WHERE candidate_id = $best AND correct = 1")" \
+    -eq 3 ] || fail "the committed version is not verified on every config"
+[ "$(q "$tmp/mha.db" "SELECT count(*) FROM attempts WHERE outcome = 'committed'")" -eq 1 ] \
+    || fail "the commit is not among the attempts"
+q "$tmp/mha.db" "SELECT count(*) FROM llm_calls WHERE response LIKE '%kb_search%'" | grep -qv '^0$' \
+    || fail "the knowledge-base search is not recorded"
+
+AVO_LLM_SCRIPT=tests/emu/gqa_transfer.jsonl expect_exit 0 "$AVO" run examples/gqa_transfer.lua \
+    --db "$tmp/gqa.db" --jobs 1 id="$best" db="$tmp/mha.db" steps=1 kb="$tmp/kb.db" \
+    evaluator=tests/emu/evaluators/attention_gqa.lua
+[ "$(q "$tmp/gqa.db" "SELECT operator || ' ' || status || ' ' || knobs FROM candidates WHERE id = 1")" = \
+    'transfer ok {"BLOCK_M":16,"BLOCK_N":32,"TPR":4}' ] || fail "the MHA version did not carry over"
+q "$tmp/gqa.db" "SELECT note FROM candidates WHERE id = 1" | grep -q "MHA version #$best of" \
+    || fail "the transferred version does not name its origin"
+[ "$(q "$tmp/gqa.db" "SELECT count(*) FROM evaluations WHERE candidate_id = 1 AND correct = 1")" \
+    -eq 2 ] || fail "the transferred version is not verified on every GQA config"
+echo "paper pipeline on the emulator: ok"
