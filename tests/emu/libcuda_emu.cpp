@@ -99,7 +99,10 @@ static size_t page_size(void)
     return page;
 }
 
-static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+static size_t round_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
 
 /* n bytes that end right before an inaccessible page (or NULL). */
 static void *guarded_alloc(size_t n, size_t *ret_mapped, void **ret_base)
@@ -117,43 +120,64 @@ static void *guarded_alloc(size_t n, size_t *ret_mapped, void **ret_base)
 
 /* ---------------------------------------------------------------- errors */
 
+static const struct error_text {
+    CUresult rc;
+    const char *name, *text;
+} errors[] = {
+    {OK, "CUDA_SUCCESS", "no error"},
+    {INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+    {OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+    {NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+    {INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+    {NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+    {ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+    {OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+     "too many resources requested for launch"},
+    {ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+     "an illegal instruction was encountered"},
+    {MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address"},
+    {LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+    {NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "operation not supported"},
+};
+
+static const error_text *error_find(CUresult rc)
+{
+    for (const error_text &e : errors)
+        if (e.rc == rc)
+            return &e;
+    return NULL;
+}
+
 extern "C" CUresult cuGetErrorName(CUresult rc, const char **s)
 {
-    switch (rc) {
-    case OK: *s = "CUDA_SUCCESS"; return OK;
-    case INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return OK;
-    case OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return OK;
-    case NOT_INITIALIZED: *s = "CUDA_ERROR_NOT_INITIALIZED"; return OK;
-    case INVALID_IMAGE: *s = "CUDA_ERROR_INVALID_IMAGE"; return OK;
-    case NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
-    case ILLEGAL_ADDRESS: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return OK;
-    case OUT_OF_RESOURCES: *s = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"; return OK;
-    case ILLEGAL_INSTRUCTION: *s = "CUDA_ERROR_ILLEGAL_INSTRUCTION"; return OK;
-    case MISALIGNED_ADDRESS: *s = "CUDA_ERROR_MISALIGNED_ADDRESS"; return OK;
-    case LAUNCH_FAILED: *s = "CUDA_ERROR_LAUNCH_FAILED"; return OK;
-    case NOT_SUPPORTED: *s = "CUDA_ERROR_NOT_SUPPORTED"; return OK;
-    default: *s = NULL; return INVALID_VALUE;
-    }
+    const error_text *e = error_find(rc);
+    *s = e ? e->name : NULL;
+    return e ? OK : INVALID_VALUE;
 }
 
 extern "C" CUresult cuGetErrorString(CUresult rc, const char **s)
 {
-    switch (rc) {
-    case ILLEGAL_ADDRESS: *s = "an illegal memory access was encountered"; return OK;
-    case OUT_OF_RESOURCES: *s = "too many resources requested for launch"; return OK;
-    case MISALIGNED_ADDRESS: *s = "misaligned address"; return OK;
-    case ILLEGAL_INSTRUCTION: *s = "an illegal instruction was encountered"; return OK;
-    case LAUNCH_FAILED: *s = "unspecified launch failure"; return OK;
-    case INVALID_VALUE: *s = "invalid argument"; return OK;
-    default: return cuGetErrorName(rc, s);
-    }
+    const error_text *e = error_find(rc);
+    *s = e ? e->text : NULL;
+    return e ? OK : INVALID_VALUE;
 }
 
 /* ---------------------------------------------------------------- device */
 
-extern "C" CUresult cuInit(unsigned flags) { return flags ? INVALID_VALUE : OK; }
-extern "C" CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
-extern "C" CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
+extern "C" CUresult cuInit(unsigned flags)
+{
+    return flags ? INVALID_VALUE : OK;
+}
+extern "C" CUresult cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return OK;
+}
+extern "C" CUresult cuDeviceGetCount(int *n)
+{
+    *n = 1;
+    return OK;
+}
 extern "C" CUresult cuDeviceGet(int *d, int ordinal)
 {
     *d = ordinal;
@@ -167,23 +191,32 @@ extern "C" CUresult cuDeviceGetName(char *name, int len, int dev)
     return OK;
 }
 
+/* CUdevice_attribute values the emulated device answers; others read 0. */
+static const struct {
+    int attr, value;
+} attributes[] = {
+    {1, MAX_THREADS},        /* threads per block */
+    {2, 1024},               /* block x */
+    {3, 1024},               /* block y */
+    {4, 64},                 /* block z */
+    {5, 2147483647},         /* grid x */
+    {6, 65535},              /* grid y */
+    {7, 65535},              /* grid z */
+    {8, MAX_SHARED_DEFAULT}, /* shared memory per block */
+    {16, 1},                 /* SMs: one CPU core */
+    {38, 4 * 1024 * 1024},   /* "L2": sizes avo's flush buffer */
+    {75, 9},                 /* compute capability 9.0: NVRTC targets sm_90 */
+    {76, 0},                 /* (minor) */
+    {97, MAX_SHARED_OPTIN},  /* shared memory per block with the opt-in */
+};
+
 extern "C" CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
     (void)dev;
-    switch (attr) {
-    case 1: *v = MAX_THREADS; break;       /* threads per block */
-    case 2: case 3: *v = 1024; break;      /* block x, y */
-    case 4: *v = 64; break;                /* block z */
-    case 5: *v = 2147483647; break;        /* grid x */
-    case 6: case 7: *v = 65535; break;     /* grid y, z */
-    case 8: *v = MAX_SHARED_DEFAULT; break;
-    case 16: *v = 1; break;                /* SMs: one CPU core */
-    case 38: *v = 4 * 1024 * 1024; break;  /* "L2": the flush buffer's size follows */
-    case 75: *v = 9; break;                /* compute capability 9.0: NVRTC targets sm_90 */
-    case 76: *v = 0; break;
-    case 97: *v = MAX_SHARED_OPTIN; break;
-    default: *v = 0;
-    }
+    *v = 0;
+    for (const auto &a : attributes)
+        if (a.attr == attr)
+            *v = a.value;
     return OK;
 }
 
@@ -201,8 +234,14 @@ extern "C" CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
     *ctx = &context_tag;
     return OK;
 }
-extern "C" CUresult cuCtxSetCurrent(void *ctx) { return ctx == &context_tag ? sticky : INVALID_VALUE; }
-extern "C" CUresult cuCtxSynchronize(void) { return sticky; }
+extern "C" CUresult cuCtxSetCurrent(void *ctx)
+{
+    return ctx == &context_tag ? sticky : INVALID_VALUE;
+}
+extern "C" CUresult cuCtxSynchronize(void)
+{
+    return sticky;
+}
 
 /* ---------------------------------------------------------------- memory */
 
@@ -352,7 +391,8 @@ struct module {
     std::vector<function *> functions;
 };
 
-extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned n, int *o, void **v)
+extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned n, int *o,
+                                       void **v)
 {
     (void)n, (void)o, (void)v;
     if (sticky)
@@ -365,7 +405,8 @@ extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned
     char path[1200], dir[900], copy[1100];
     if (avo_emu_module_path(image, elf, path, sizeof path) < 0 || access(path, R_OK) < 0) {
         note("no host module for this cubin (%s): it was not compiled through the emulator's "
-             "NVRTC (a cubin from another AVO_CACHE?)", path);
+             "NVRTC (a cubin from another AVO_CACHE?)",
+             path);
         return INVALID_IMAGE;
     }
     /* A private copy: dlopen of the same file twice would share its globals. */
@@ -397,10 +438,11 @@ extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned
     }
     module *m = new module{h, {}};
     for (const avo_emu_kernel *k = kernels; k->name; k++) {
-        long shared = avo_emu_elf_section_size(image, (std::string(".nv.shared.") + k->name).c_str());
+        long shared =
+            avo_emu_elf_section_size(image, (std::string(".nv.shared.") + k->name).c_str());
         shared = shared < 0 ? 0 : shared;
         m->functions.push_back(new function{k->name, k->entry, current, (int)shared,
-                                             MAX_SHARED_DEFAULT - (int)shared});
+                                            MAX_SHARED_DEFAULT - (int)shared});
     }
     *out = m;
     return OK;
@@ -432,10 +474,17 @@ extern "C" CUresult cuModuleGetFunction(function **fn, module *m, const char *na
 extern "C" CUresult cuFuncGetAttribute(int *v, int attr, function *fn)
 {
     switch (attr) {
-    case 0: *v = MAX_THREADS; return OK;           /* max threads per block */
-    case 1: *v = fn->static_shared; return OK;     /* static shared bytes */
-    case 8: *v = fn->max_dynamic; return OK;       /* max dynamic shared bytes */
-    default: return NOT_SUPPORTED;                 /* registers, local memory: unknown here */
+    case 0:
+        *v = MAX_THREADS;
+        return OK; /* max threads per block */
+    case 1:
+        *v = fn->static_shared;
+        return OK; /* static shared bytes */
+    case 8:
+        *v = fn->max_dynamic;
+        return OK; /* max dynamic shared bytes */
+    default:
+        return NOT_SUPPORTED; /* registers, local memory: unknown here */
     }
 }
 
@@ -628,7 +677,7 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
         raise(sig);
         return;
     }
-    const char *what = sig == SIGSEGV ? "segmentation fault"
+    const char *what = sig == SIGSEGV  ? "segmentation fault"
                        : sig == SIGBUS ? "bus error"
                        : sig == SIGFPE ? "arithmetic fault (integer division by zero?)"
                                        : "illegal instruction";
@@ -641,9 +690,9 @@ static void on_fault(int sig, siginfo_t *info, void *uctx)
     siglongjmp(L.fault, sig);
 }
 
-extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsigned gz,
-                                   unsigned bx, unsigned by, unsigned bz, unsigned shared_bytes,
-                                   void *stream, void **params, void **extra)
+extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                                   unsigned by, unsigned bz, unsigned shared_bytes, void *stream,
+                                   void **params, void **extra)
 {
     (void)stream;
     if (sticky)
@@ -691,7 +740,7 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
     } else {
         L.in_kernel = 0;
         note("kernel %s: %s", fn->name.c_str(), L.trap_what);
-        rc = why == SIGILL ? ILLEGAL_INSTRUCTION
+        rc = why == SIGILL                     ? ILLEGAL_INSTRUCTION
              : why == SIGSEGV || why == SIGBUS ? ILLEGAL_ADDRESS
                                                : LAUNCH_FAILED; /* __trap, SIGFPE */
     }

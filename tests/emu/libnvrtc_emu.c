@@ -35,9 +35,14 @@ extern char **environ;
 typedef int nvrtcResult;
 typedef struct real_program *real_program;
 
-enum { NVRTC_SUCCESS = 0, NVRTC_ERROR_OUT_OF_MEMORY = 1, NVRTC_ERROR_INVALID_INPUT = 3,
-       NVRTC_ERROR_INVALID_PROGRAM = 4, NVRTC_ERROR_COMPILATION = 6,
-       NVRTC_ERROR_INTERNAL_ERROR = 11 };
+enum {
+    NVRTC_SUCCESS = 0,
+    NVRTC_ERROR_OUT_OF_MEMORY = 1,
+    NVRTC_ERROR_INVALID_INPUT = 3,
+    NVRTC_ERROR_INVALID_PROGRAM = 4,
+    NVRTC_ERROR_COMPILATION = 6,
+    NVRTC_ERROR_INTERNAL_ERROR = 11
+};
 
 static struct real {
     int state; /* 0 untried, 1 loaded, -1 missing */
@@ -380,8 +385,7 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
         goto done;
     }
     size_t elf = avo_emu_elf_size(cubin);
-    if (elf == 0 || elf > cubin_len ||
-        avo_emu_module_path(cubin, elf, target, sizeof target) < 0) {
+    if (elf == 0 || elf > cubin_len || avo_emu_module_path(cubin, elf, target, sizeof target) < 0) {
         *ret_msg = strdup("avo emulator: the cubin is not an ELF image");
         goto done;
     }
@@ -416,8 +420,15 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
     const char *cxx = getenv("AVO_EMU_CXX");
     int n = 0;
     argv[n++] = (char *)(cxx && *cxx ? cxx : "c++");
-    const char *fixed[] = {"-std=c++17", "-O2", "-g", "-fPIC", "-shared", "-w",
-                           "-fno-strict-aliasing", "-include", "avo_emu.h",
+    const char *fixed[] = {"-std=c++17",
+                           "-O2",
+                           "-g",
+                           "-fPIC",
+                           "-shared",
+                           "-w",
+                           "-fno-strict-aliasing",
+                           "-include",
+                           "avo_emu.h",
                            "-I" AVO_EMU_INCLUDE};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         argv[n++] = (char *)fixed[i];

@@ -55,25 +55,38 @@ extern "C" avo_emu_ctx *avo_emu_current;
 typedef avo_emu_index uint3;
 struct dim3 {
     unsigned x, y, z;
-    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
-    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+    constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_)
+    {
+    }
+    constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z)
+    {
+    }
 };
 
 #define AVO_EMU_VEC2(T, N, A)                                                                      \
     struct alignas(A) N {                                                                          \
         T x, y;                                                                                    \
     };                                                                                             \
-    static inline N make_##N(T x, T y) { return N{x, y}; }
+    static inline N make_##N(T x, T y)                                                             \
+    {                                                                                              \
+        return N{x, y};                                                                            \
+    }
 #define AVO_EMU_VEC3(T, N)                                                                         \
     struct N {                                                                                     \
         T x, y, z;                                                                                 \
     };                                                                                             \
-    static inline N make_##N(T x, T y, T z) { return N{x, y, z}; }
+    static inline N make_##N(T x, T y, T z)                                                        \
+    {                                                                                              \
+        return N{x, y, z};                                                                         \
+    }
 #define AVO_EMU_VEC4(T, N, A)                                                                      \
     struct alignas(A) N {                                                                          \
         T x, y, z, w;                                                                              \
     };                                                                                             \
-    static inline N make_##N(T x, T y, T z, T w) { return N{x, y, z, w}; }
+    static inline N make_##N(T x, T y, T z, T w)                                                   \
+    {                                                                                              \
+        return N{x, y, z, w};                                                                      \
+    }
 
 AVO_EMU_VEC2(float, float2, 8)
 AVO_EMU_VEC3(float, float3)
@@ -85,7 +98,10 @@ AVO_EMU_VEC2(unsigned, uint2, 8)
 AVO_EMU_VEC4(unsigned, uint4, 16)
 AVO_EMU_VEC2(double, double2, 16)
 AVO_EMU_VEC2(long long, longlong2, 16)
-static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return uint3{x, y, z}; }
+static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z)
+{
+    return uint3{x, y, z};
+}
 
 /* ------------------------------------------------------ built-in indices */
 
@@ -97,14 +113,35 @@ static inline uint3 make_uint3(unsigned x, unsigned y, unsigned z) { return uint
 
 /* -------------------------------------------------------- synchronization */
 
-static inline void __syncthreads(void) { avo_emu_current->rt->sync_block(avo_emu_current); }
-static inline void __threadfence(void) {}
-static inline void __threadfence_block(void) {}
-static inline void __threadfence_system(void) {}
-static inline void __trap(void) { avo_emu_current->rt->trap(avo_emu_current, "__trap()"); }
-static inline void __brkpt(void) { avo_emu_current->rt->trap(avo_emu_current, "__brkpt()"); }
-static inline long long clock64(void) { return avo_emu_current->rt->clock(); }
-static inline unsigned long long __globaltimer(void) { return (unsigned long long)clock64(); }
+static inline void __syncthreads(void)
+{
+    avo_emu_current->rt->sync_block(avo_emu_current);
+}
+static inline void __threadfence(void)
+{
+}
+static inline void __threadfence_block(void)
+{
+}
+static inline void __threadfence_system(void)
+{
+}
+static inline void __trap(void)
+{
+    avo_emu_current->rt->trap(avo_emu_current, "__trap()");
+}
+static inline void __brkpt(void)
+{
+    avo_emu_current->rt->trap(avo_emu_current, "__brkpt()");
+}
+static inline long long clock64(void)
+{
+    return avo_emu_current->rt->clock();
+}
+static inline unsigned long long __globaltimer(void)
+{
+    return (unsigned long long)clock64();
+}
 
 static inline unsigned avo_emu_exchange(unsigned long long mine, unsigned long long *all)
 {
@@ -127,7 +164,10 @@ static inline unsigned __ballot_sync(unsigned mask, int pred)
             bits |= 1u << l;
     return bits & mask;
 }
-static inline int __any_sync(unsigned mask, int pred) { return __ballot_sync(mask, pred) != 0; }
+static inline int __any_sync(unsigned mask, int pred)
+{
+    return __ballot_sync(mask, pred) != 0;
+}
 static inline int __all_sync(unsigned mask, int pred)
 {
     unsigned long long all[32];
@@ -144,7 +184,8 @@ static inline unsigned __activemask(void)
 }
 
 /* Shuffles move any trivially copyable value of at most 8 bytes. */
-template <class T> static inline T avo_emu_shfl(T var, int (*src_of)(int, int, int), int arg, int width)
+template <class T>
+static inline T avo_emu_shfl(T var, int (*src_of)(int, int, int), int arg, int width)
 {
     static_assert(sizeof(T) <= 8 && std::is_trivially_copyable<T>::value,
                   "the emulator shuffles values of at most 8 bytes");
@@ -269,12 +310,42 @@ static inline unsigned atomicInc(unsigned *p, unsigned limit)
 
 /* ------------------------------------------------------ math, intrinsics */
 
-static inline float __int_as_float(int x) { float f; memcpy(&f, &x, 4); return f; }
-static inline int __float_as_int(float x) { int i; memcpy(&i, &x, 4); return i; }
-static inline float __uint_as_float(unsigned x) { float f; memcpy(&f, &x, 4); return f; }
-static inline unsigned __float_as_uint(float x) { unsigned i; memcpy(&i, &x, 4); return i; }
-static inline double __longlong_as_double(long long x) { double d; memcpy(&d, &x, 8); return d; }
-static inline long long __double_as_longlong(double x) { long long i; memcpy(&i, &x, 8); return i; }
+static inline float __int_as_float(int x)
+{
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline int __float_as_int(float x)
+{
+    int i;
+    memcpy(&i, &x, 4);
+    return i;
+}
+static inline float __uint_as_float(unsigned x)
+{
+    float f;
+    memcpy(&f, &x, 4);
+    return f;
+}
+static inline unsigned __float_as_uint(float x)
+{
+    unsigned i;
+    memcpy(&i, &x, 4);
+    return i;
+}
+static inline double __longlong_as_double(long long x)
+{
+    double d;
+    memcpy(&d, &x, 8);
+    return d;
+}
+static inline long long __double_as_longlong(double x)
+{
+    long long i;
+    memcpy(&i, &x, 8);
+    return i;
+}
 
 /* glibc declares these names itself (its internal aliases), hence macros. */
 #define __expf(x) expf(x)
@@ -286,36 +357,120 @@ static inline long long __double_as_longlong(double x) { long long i; memcpy(&i,
 #define __cosf(x) cosf(x)
 #define __tanf(x) tanf(x)
 #define __powf(x, y) powf(x, y)
-static inline float __fdividef(float x, float y) { return x / y; }
-static inline float __frcp_rn(float x) { return 1.0f / x; }
-static inline float __fsqrt_rn(float x) { return sqrtf(x); }
-static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-static inline float __frsqrt_rn(float x) { return 1.0f / sqrtf(x); }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+static inline float __fdividef(float x, float y)
+{
+    return x / y;
+}
+static inline float __frcp_rn(float x)
+{
+    return 1.0f / x;
+}
+static inline float __fsqrt_rn(float x)
+{
+    return sqrtf(x);
+}
+static inline float rsqrtf(float x)
+{
+    return 1.0f / sqrtf(x);
+}
+static inline double rsqrt(double x)
+{
+    return 1.0 / sqrt(x);
+}
+static inline float __frsqrt_rn(float x)
+{
+    return 1.0f / sqrtf(x);
+}
+static inline float __fmaf_rn(float a, float b, float c)
+{
+    return fmaf(a, b, c);
+}
+static inline float __fadd_rn(float a, float b)
+{
+    return a + b;
+}
+static inline float __fmul_rn(float a, float b)
+{
+    return a * b;
+}
+static inline float __saturatef(float x)
+{
+    return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
+}
 
-static inline int min(int a, int b) { return a < b ? a : b; }
-static inline int max(int a, int b) { return a > b ? a : b; }
-static inline unsigned min(unsigned a, unsigned b) { return a < b ? a : b; }
-static inline unsigned max(unsigned a, unsigned b) { return a > b ? a : b; }
-static inline long long min(long long a, long long b) { return a < b ? a : b; }
-static inline long long max(long long a, long long b) { return a > b ? a : b; }
-static inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
-static inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
-static inline float min(float a, float b) { return fminf(a, b); }
-static inline float max(float a, float b) { return fmaxf(a, b); }
-static inline double min(double a, double b) { return fmin(a, b); }
-static inline double max(double a, double b) { return fmax(a, b); }
+static inline int min(int a, int b)
+{
+    return a < b ? a : b;
+}
+static inline int max(int a, int b)
+{
+    return a > b ? a : b;
+}
+static inline unsigned min(unsigned a, unsigned b)
+{
+    return a < b ? a : b;
+}
+static inline unsigned max(unsigned a, unsigned b)
+{
+    return a > b ? a : b;
+}
+static inline long long min(long long a, long long b)
+{
+    return a < b ? a : b;
+}
+static inline long long max(long long a, long long b)
+{
+    return a > b ? a : b;
+}
+static inline unsigned long long min(unsigned long long a, unsigned long long b)
+{
+    return a < b ? a : b;
+}
+static inline unsigned long long max(unsigned long long a, unsigned long long b)
+{
+    return a > b ? a : b;
+}
+static inline float min(float a, float b)
+{
+    return fminf(a, b);
+}
+static inline float max(float a, float b)
+{
+    return fmaxf(a, b);
+}
+static inline double min(double a, double b)
+{
+    return fmin(a, b);
+}
+static inline double max(double a, double b)
+{
+    return fmax(a, b);
+}
 
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
-static inline int __ffs(int x) { return __builtin_ffs(x); }
-static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline int __popc(unsigned x)
+{
+    return __builtin_popcount(x);
+}
+static inline int __popcll(unsigned long long x)
+{
+    return __builtin_popcountll(x);
+}
+static inline int __clz(int x)
+{
+    return x ? __builtin_clz((unsigned)x) : 32;
+}
+static inline int __clzll(long long x)
+{
+    return x ? __builtin_clzll((unsigned long long)x) : 64;
+}
+static inline int __ffs(int x)
+{
+    return __builtin_ffs(x);
+}
+static inline int __ffsll(long long x)
+{
+    return __builtin_ffsll(x);
+}
 static inline unsigned __brev(unsigned x)
 {
     unsigned r = 0;
@@ -323,26 +478,60 @@ static inline unsigned __brev(unsigned x)
         r = (r << 1) | (x & 1);
     return r;
 }
-static inline int __mul24(int a, int b) { return a * b; }
-static inline unsigned __umul24(unsigned a, unsigned b) { return a * b; }
+static inline int __mul24(int a, int b)
+{
+    return a * b;
+}
+static inline unsigned __umul24(unsigned a, unsigned b)
+{
+    return a * b;
+}
 static inline unsigned __umulhi(unsigned a, unsigned b)
 {
     return (unsigned)(((unsigned long long)a * b) >> 32);
 }
-static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline int __mulhi(int a, int b)
+{
+    return (int)(((long long)a * b) >> 32);
+}
 
-template <class T> static inline T __ldg(const T *p) { return *p; }
-template <class T> static inline T __ldcg(const T *p) { return *p; }
-template <class T> static inline T __ldca(const T *p) { return *p; }
-template <class T> static inline T __ldcs(const T *p) { return *p; }
-template <class T> static inline T __ldlu(const T *p) { return *p; }
-template <class T> static inline void __stcg(T *p, T v) { *p = v; }
-template <class T> static inline void __stcs(T *p, T v) { *p = v; }
-template <class T> static inline void __stwt(T *p, T v) { *p = v; }
+template <class T> static inline T __ldg(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldcg(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldca(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldcs(const T *p)
+{
+    return *p;
+}
+template <class T> static inline T __ldlu(const T *p)
+{
+    return *p;
+}
+template <class T> static inline void __stcg(T *p, T v)
+{
+    *p = v;
+}
+template <class T> static inline void __stcs(T *p, T v)
+{
+    *p = v;
+}
+template <class T> static inline void __stwt(T *p, T v)
+{
+    *p = v;
+}
 
 /* ------------------------------------------- kernel argument unpacking */
 
-namespace avo_emu {
+namespace avo_emu
+{
 template <class... A, std::size_t... I>
 static inline void call(void (*fn)(A...), void **params, std::index_sequence<I...>)
 {

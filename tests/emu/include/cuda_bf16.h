@@ -19,8 +19,12 @@ struct __nv_bfloat16 {
         else
             __x = (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
     }
-    __nv_bfloat16(double d) : __nv_bfloat16((float)d) {}
-    __nv_bfloat16(int i) : __nv_bfloat16((float)i) {}
+    __nv_bfloat16(double d) : __nv_bfloat16((float)d)
+    {
+    }
+    __nv_bfloat16(int i) : __nv_bfloat16((float)i)
+    {
+    }
     operator float() const
     {
         unsigned u = (unsigned)__x << 16;
@@ -35,16 +39,28 @@ struct __nv_bfloat162 {
 };
 typedef __nv_bfloat162 nv_bfloat162;
 
-static inline float __bfloat162float(__nv_bfloat16 h) { return (float)h; }
-static inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
-static inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
+static inline float __bfloat162float(__nv_bfloat16 h)
+{
+    return (float)h;
+}
+static inline __nv_bfloat16 __float2bfloat16(float f)
+{
+    return __nv_bfloat16(f);
+}
+static inline __nv_bfloat16 __float2bfloat16_rn(float f)
+{
+    return __nv_bfloat16(f);
+}
 static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short u)
 {
     __nv_bfloat16 h;
     h.__x = u;
     return h;
 }
-static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__x; }
+static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h)
+{
+    return h.__x;
+}
 static inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b)
 {
     return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(b)};
@@ -53,8 +69,14 @@ static inline __nv_bfloat162 __float2bfloat162_rn(float a)
 {
     return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(a)};
 }
-static inline float __low2float(__nv_bfloat162 v) { return (float)v.x; }
-static inline float __high2float(__nv_bfloat162 v) { return (float)v.y; }
+static inline float __low2float(__nv_bfloat162 v)
+{
+    return (float)v.x;
+}
+static inline float __high2float(__nv_bfloat162 v)
+{
+    return (float)v.y;
+}
 
 #define AVO_EMU_BF16_OP(op)                                                                        \
     static inline __nv_bfloat16 operator op(__nv_bfloat16 a, __nv_bfloat16 b)                      \
@@ -66,9 +88,18 @@ AVO_EMU_BF16_OP(-)
 AVO_EMU_BF16_OP(*)
 AVO_EMU_BF16_OP(/)
 #undef AVO_EMU_BF16_OP
-static inline __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b) { return a + b; }
-static inline __nv_bfloat16 __hsub(__nv_bfloat16 a, __nv_bfloat16 b) { return a - b; }
-static inline __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b) { return a * b; }
+static inline __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b)
+{
+    return a + b;
+}
+static inline __nv_bfloat16 __hsub(__nv_bfloat16 a, __nv_bfloat16 b)
+{
+    return a - b;
+}
+static inline __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b)
+{
+    return a * b;
+}
 static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c)
 {
     return __nv_bfloat16(fmaf((float)a, (float)b, (float)c));

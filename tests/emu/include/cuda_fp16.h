@@ -15,8 +15,12 @@ struct __half {
         _Float16 h = (_Float16)f;
         memcpy(&__x, &h, 2);
     }
-    __half(double d) : __half((float)d) {}
-    __half(int i) : __half((float)i) {}
+    __half(double d) : __half((float)d)
+    {
+    }
+    __half(int i) : __half((float)i)
+    {
+    }
     operator float() const
     {
         _Float16 h;
@@ -30,31 +34,67 @@ struct __half2 {
 };
 typedef __half2 half2;
 
-static inline float __half2float(__half h) { return (float)h; }
-static inline __half __float2half(float f) { return __half(f); }
-static inline __half __float2half_rn(float f) { return __half(f); }
+static inline float __half2float(__half h)
+{
+    return (float)h;
+}
+static inline __half __float2half(float f)
+{
+    return __half(f);
+}
+static inline __half __float2half_rn(float f)
+{
+    return __half(f);
+}
 static inline __half __ushort_as_half(unsigned short u)
 {
     __half h;
     h.__x = u;
     return h;
 }
-static inline unsigned short __half_as_ushort(__half h) { return h.__x; }
-static inline __half2 __floats2half2_rn(float a, float b) { return __half2{__half(a), __half(b)}; }
-static inline __half2 __float2half2_rn(float a) { return __half2{__half(a), __half(a)}; }
-static inline float __low2float(__half2 v) { return (float)v.x; }
-static inline float __high2float(__half2 v) { return (float)v.y; }
+static inline unsigned short __half_as_ushort(__half h)
+{
+    return h.__x;
+}
+static inline __half2 __floats2half2_rn(float a, float b)
+{
+    return __half2{__half(a), __half(b)};
+}
+static inline __half2 __float2half2_rn(float a)
+{
+    return __half2{__half(a), __half(a)};
+}
+static inline float __low2float(__half2 v)
+{
+    return (float)v.x;
+}
+static inline float __high2float(__half2 v)
+{
+    return (float)v.y;
+}
 
 #define AVO_EMU_HALF_OP(op)                                                                        \
-    static inline __half operator op(__half a, __half b) { return __half((float)a op(float) b); }
+    static inline __half operator op(__half a, __half b)                                           \
+    {                                                                                              \
+        return __half((float)a op(float) b);                                                       \
+    }
 AVO_EMU_HALF_OP(+)
 AVO_EMU_HALF_OP(-)
 AVO_EMU_HALF_OP(*)
 AVO_EMU_HALF_OP(/)
 #undef AVO_EMU_HALF_OP
-static inline __half __hadd(__half a, __half b) { return a + b; }
-static inline __half __hsub(__half a, __half b) { return a - b; }
-static inline __half __hmul(__half a, __half b) { return a * b; }
+static inline __half __hadd(__half a, __half b)
+{
+    return a + b;
+}
+static inline __half __hsub(__half a, __half b)
+{
+    return a - b;
+}
+static inline __half __hmul(__half a, __half b)
+{
+    return a * b;
+}
 static inline __half __hfma(__half a, __half b, __half c)
 {
     return __half(fmaf((float)a, (float)b, (float)c));
