@@ -7,6 +7,8 @@
 #
 #   AVO=build/avo tests/gpu/run.sh
 #   AVO_GPU_GA_SECONDS=60   length of the GA (default 60)
+#   AVO_GPU_DEADLINE=T      epoch second by which the summary must be out: the GA
+#                           is shortened to end 20 s before it
 #   AVO_GPU_PAPER=1         also time the seed attention on the paper's MHA configs,
 #                           one config at a time within AVO_GPU_PAPER_SECONDS (900)
 #   AVO_GPU_EVALUATORS=DIR  take gemm_*, softmax and attention_small from DIR/*.lua
@@ -141,6 +143,10 @@ if [ "${AVO_GPU_PAPER:-0}" = 1 ]; then
 fi
 
 ga=${AVO_GPU_GA_SECONDS:-60}
+if [ -n "${AVO_GPU_DEADLINE:-}" ]; then
+    left=$((AVO_GPU_DEADLINE - $(date +%s) - 20))
+    [ "$left" -lt "$ga" ] && ga=$((left > 10 ? left : 10))
+fi
 check "GA on cuda/gemm_bf16 (${ga}s)" 0 "^best" "$AVO" run examples/gpu_quick.lua --db "$tmp/ga.db" \
     --jobs 1 --max-time "$ga" evaluator="$(ev gemm_bf16)"
 ga_best=$(grep -E "^(best|speedup)" "$tmp/out" | tr '\n' ' ')
