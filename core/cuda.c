@@ -603,12 +603,15 @@ int avo_cuda_compile_main(int in_fd, int out_fd)
     compile_child(&in, out_fd, json_number_value(json_object_get(msg, "timeout_s")));
 }
 
-/* Whether compiles must exec a fresh process: once this process holds a
- * CUDA context (or when AVO_NVRTC_EXEC=1, for tests). */
+/* Whether compiles must exec a fresh process: once this process has
+ * initialized the driver — to read the GPU's architecture, or for its
+ * context — since a forked child must not touch it (or when
+ * AVO_NVRTC_EXEC=1, for tests). */
 static int compile_needs_exec(void)
 {
     const char *force = getenv("AVO_NVRTC_EXEC");
-    return avo_cuda_device_active() || (force && strcmp(force, "1") == 0);
+    return avo_cuda_driver_initialized() || avo_cuda_device_active() ||
+           (force && strcmp(force, "1") == 0);
 }
 
 /*

@@ -124,6 +124,13 @@ const avo_nvrtc_api *avo_cuda_nvrtc(char *err, size_t errlen)
     return &api;
 }
 
+static int driver_initialized; /* cuInit has run in this process */
+
+int avo_cuda_driver_initialized(void)
+{
+    return driver_initialized;
+}
+
 const avo_driver_api *avo_cuda_driver(char *err, size_t errlen)
 {
     static avo_driver_api api;
@@ -197,6 +204,7 @@ const avo_driver_api *avo_cuda_driver(char *err, size_t errlen)
         return NULL;
     }
     handle_path(h, api.path, sizeof api.path);
+    driver_initialized = 1; /* even a failed cuInit may leave driver state behind */
     CUresult rc = api.Init(0);
     if (rc != AVO_CUDA_SUCCESS) {
         char why[256];

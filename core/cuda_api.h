@@ -163,6 +163,11 @@ const avo_nvrtc_api *avo_cuda_nvrtc(char *err, size_t errlen);
  */
 const avo_driver_api *avo_cuda_driver(char *err, size_t errlen);
 
+/* Whether this process has called cuInit.  The driver is not fork-safe: a
+ * child forked after it must not reach libcuda, and NVRTC does (it asks the
+ * driver for its export tables), so compiles exec a fresh process then. */
+int avo_cuda_driver_initialized(void);
+
 /* "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered"
  * for a CUresult, into buf; works (with a built-in table) without a driver. */
 const char *avo_cuda_driver_error(CUresult rc, char *buf, size_t len);

@@ -26,6 +26,9 @@
  * later call, as the driver does.
  * A kernel that never ends never returns, like on a GPU.
  *
+ * Also as on a GPU: a process forked after cuInit that calls into the driver
+ * fails — here always, with a note (check_not_forked).
+ *
  * Not emulated: streams other than the default one (everything is
  * synchronous), PTX (the clock probe gets CUDA_ERROR_NOT_SUPPORTED), register
  * limits, and timing: the times are the CPU's.
@@ -80,6 +83,20 @@ enum {
 };
 
 static CUresult sticky; /* once set, every call fails with it */
+static pid_t init_pid;  /* of the process that called cuInit */
+
+/* The driver is not fork-safe: a child forked after cuInit that reaches it
+ * may hang or fail on a GPU.  The emulator makes that a certain crash. */
+static void check_not_forked(const char *call)
+{
+    if (init_pid && getpid() != init_pid) {
+        fprintf(stderr,
+                "avo emulator: %s in process %d, forked from %d after cuInit: the CUDA "
+                "driver is not fork-safe\n",
+                call, (int)getpid(), (int)init_pid);
+        abort();
+    }
+}
 
 static void note(const char *fmt, ...)
 {
@@ -166,7 +183,11 @@ extern "C" CUresult cuGetErrorString(CUresult rc, const char **s)
 
 extern "C" CUresult cuInit(unsigned flags)
 {
-    return flags ? INVALID_VALUE : OK;
+    check_not_forked("cuInit");
+    if (flags)
+        return INVALID_VALUE;
+    init_pid = getpid();
+    return OK;
 }
 extern "C" CUresult cuDriverGetVersion(int *v)
 {
@@ -180,6 +201,7 @@ extern "C" CUresult cuDeviceGetCount(int *n)
 }
 extern "C" CUresult cuDeviceGet(int *d, int ordinal)
 {
+    check_not_forked("cuDeviceGet");
     *d = ordinal;
     return ordinal == 0 ? OK : INVALID_VALUE;
 }
@@ -230,6 +252,7 @@ extern "C" CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev)
 static int context_tag;
 extern "C" CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
 {
+    check_not_forked("cuDevicePrimaryCtxRetain");
     (void)dev;
     *ctx = &context_tag;
     return OK;
@@ -263,6 +286,7 @@ static bool in_allocation(CUdeviceptr p, size_t n)
 
 extern "C" CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
 {
+    check_not_forked("cuMemAlloc");
     if (sticky)
         return sticky;
     if (!bytes)
@@ -394,6 +418,7 @@ struct module {
 extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned n, int *o,
                                        void **v)
 {
+    check_not_forked("cuModuleLoadDataEx");
     (void)n, (void)o, (void)v;
     if (sticky)
         return sticky;
@@ -694,6 +719,7 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
                                    unsigned by, unsigned bz, unsigned shared_bytes, void *stream,
                                    void **params, void **extra)
 {
+    check_not_forked("cuLaunchKernel");
     (void)stream;
     if (sticky)
         return sticky;
@@ -757,6 +783,7 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
  * emulator has none, which NVRTC accepts. */
 extern "C" CUresult cuGetExportTable(const void **table, const void *id)
 {
+    check_not_forked("cuGetExportTable");
     (void)id;
     *table = NULL;
     return NOT_INITIALIZED;
