@@ -203,13 +203,15 @@ function M.eval(opts)
     io.stdout:write("\n")
     -- Each config's rate in the score's unit where that is a rate, else GFLOP/s.
     local per_config = (ev.unit == "GB/s" or ev.unit == "TFLOPS") and ev.unit or "GFLOP/s"
-    io.stdout:write(("%-16s %8s %12s %10s %8s %11s\n"):format("config", "correct", per_config,
-      "median", "spread", "max error"))
+    local width = 16
+    for _, c in ipairs(rec.configs) do width = math.max(width, #c.name) end
+    local row = "%-" .. width .. "s %8s %12s %10s %8s %11s\n"
+    io.stdout:write(row:format("config", "correct", per_config, "median", "spread", "max error"))
     for _, c in ipairs(rec.configs) do
       local rate = per_config == "GB/s" and c.gbs
         or per_config == "TFLOPS" and c.gflops and c.gflops / 1000 or c.gflops
       local timed = c.correct and c.median_s and c.median_s > 0
-      io.stdout:write(("%-16s %8s %12s %10s %8s %11s\n"):format(c.name,
+      io.stdout:write(row:format(c.name,
         c.correct and "yes" or "NO",
         timed and rate and ("%.4g"):format(rate) or "-",
         timed and S.format_seconds(c.median_s) or "-",

@@ -110,7 +110,7 @@ if [ "${AVO_GPU_PAPER:-0}" = 1 ]; then
         for name in "mha-causal-s$S" "mha-s$S"; do
             left=$((budget - ($(date +%s) - start)))
             if [ "$left" -lt 5 ]; then
-                printf '%-16s not run: the %ss budget is spent\n' "$name" "$budget" >>"$tmp/paper"
+                printf '%-18s not run: the %ss budget is spent\n' "$name" "$budget" >>"$tmp/paper"
                 continue
             fi
             timeout "$left" "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_mha \
@@ -119,13 +119,14 @@ if [ "${AVO_GPU_PAPER:-0}" = 1 ]; then
             row=$(grep "^$name " "$tmp/one" | head -n 1)
             if [ "$rc" -eq 0 ]; then
                 timed=$((timed + 1))
-                echo "$row" >>"$tmp/paper"
+                echo "$row" | awk '{ printf "%-18s %8s %12s %10s %8s %11s\n", $1, $2, $3, $4, $5, $6 }' \
+                    >>"$tmp/paper"
             elif [ "$rc" -eq 124 ]; then
-                printf '%-16s not timed: still running when the budget ran out (%ss)\n' \
+                printf '%-18s not timed: still running when the budget ran out (%ss)\n' \
                     "$name" "$left" >>"$tmp/paper"
             else
                 failed=$((failed + 1))
-                printf '%-16s FAILED: %s\n' "$name" "$(head -n 1 "$tmp/one" | cut -c1-160)" \
+                printf '%-18s FAILED: %s\n' "$name" "$(head -n 1 "$tmp/one" | cut -c1-160)" \
                     >>"$tmp/paper"
             fi
         done
@@ -154,7 +155,7 @@ ga_best=$(grep -E "^(best|speedup)" "$tmp/out" | tr '\n' ' ')
 echo
 if [ -s "$tmp/paper" ]; then
     echo "seed attention on the paper's MHA configs (TFLOPS):"
-    printf '%-16s %8s %12s %10s %8s %11s\n' config correct TFLOPS median spread "max error"
+    printf '%-18s %8s %12s %10s %8s %11s\n' config correct TFLOPS median spread "max error"
     cat "$tmp/paper"
     echo
 fi
