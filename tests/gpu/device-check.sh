@@ -31,5 +31,5 @@ export AVO="$build/avo" AVO_SOURCE_ROOT="$root"
 # by then, so the GA (5 minutes) gives up what the earlier parts overran.
 export AVO_GPU_DEADLINE=$((started + ${AVO_GPU_CHECK_SECONDS:-570}))
 export AVO_GPU_PAPER=1 AVO_GPU_PAPER_SECONDS=${AVO_GPU_PAPER_SECONDS:-120}
-export AVO_GPU_GA_SECONDS=${AVO_GPU_GA_SECONDS:-300}
+export AVO_GPU_GA_SECONDS=${AVO_GPU_GA_SECONDS:-300} AVO_GPU_GA_GENERATIONS=${AVO_GPU_GA_GENERATIONS:-1000}
 exec sh "$root/tests/gpu/run.sh"

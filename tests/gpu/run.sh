@@ -7,6 +7,7 @@
 #
 #   AVO=build/avo tests/gpu/run.sh
 #   AVO_GPU_GA_SECONDS=60   length of the GA (default 60)
+#   AVO_GPU_GA_GENERATIONS=6  its generations (a large number: until the time is up)
 #   AVO_GPU_DEADLINE=T      epoch second by which the summary must be out: the GA
 #                           is shortened to end 20 s before it
 #   AVO_GPU_PAPER=1         also time the seed attention on the paper's MHA configs,
@@ -149,7 +150,7 @@ if [ -n "${AVO_GPU_DEADLINE:-}" ]; then
     [ "$left" -lt "$ga" ] && ga=$((left > 10 ? left : 10))
 fi
 check "GA on cuda/gemm_bf16 (${ga}s)" 0 "^best" "$AVO" run examples/gpu_quick.lua --db "$tmp/ga.db" \
-    --jobs 1 --max-time "$ga" evaluator="$(ev gemm_bf16)"
+    --jobs 1 --max-time "$ga" evaluator="$(ev gemm_bf16)" generations="${AVO_GPU_GA_GENERATIONS:-6}"
 ga_best=$(grep -E "^(best|speedup)" "$tmp/out" | tr '\n' ' ')
 
 echo
