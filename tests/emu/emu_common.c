@@ -51,19 +51,6 @@ size_t avo_emu_elf_size(const void *image)
     return end;
 }
 
-long avo_emu_elf_section_size(const void *image, const char *name)
-{
-    const Elf64_Ehdr *h = elf_header(image);
-    if (!h || h->e_shstrndx >= h->e_shnum)
-        return -1;
-    const Elf64_Shdr *s = (const Elf64_Shdr *)((const char *)image + h->e_shoff);
-    const char *names = (const char *)image + s[h->e_shstrndx].sh_offset;
-    for (unsigned i = 0; i < h->e_shnum; i++)
-        if (strcmp(names + s[i].sh_name, name) == 0)
-            return (long)s[i].sh_size;
-    return -1;
-}
-
 int avo_emu_module_path(const void *cubin, size_t len, char *buf, size_t buflen)
 {
     char dir[900], hex[GIT_OID_HEXSZ + 1];

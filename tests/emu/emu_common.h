@@ -25,9 +25,6 @@ int avo_emu_dir(char *buf, size_t len);
  * `image` is not a 64-bit ELF. */
 size_t avo_emu_elf_size(const void *image);
 
-/* Size of section `name` of the ELF image, or -1 when it has none. */
-long avo_emu_elf_section_size(const void *image, const char *name);
-
 /* Path of the host module for a cubin of `len` ELF bytes into buf. */
 int avo_emu_module_path(const void *cubin, size_t len, char *buf, size_t buflen);
 

@@ -4,7 +4,8 @@
 # atomics on a __device__ global) is correct; what kernels print never
 # reaches the engine's channel; a shared-memory overrun, __trap and a barrier
 # no thread set can complete each crash the candidate with a GPU's sticky
-# error, and the next evaluation gets a fresh worker; inline PTX fails the
+# error, and the next evaluation gets a fresh worker; a block needing more
+# registers than a multiprocessor has is invalid; inline PTX fails the
 # emulated compile with the assembler's message after NVRTC's log.
 . "$(dirname "$0")/../e2e/lib.sh"
 if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
@@ -46,6 +47,12 @@ expect_in "$tmp/err" "__trap()"
 expect_exit 1 "$AVO" eval $K/vadd_divergent.cu --evaluator $V
 expect_in "$tmp/out" "crashed — crashed with CUDA_ERROR_LAUNCH_FAILED"
 expect_in "$tmp/err" "cannot go on: 8 threads wait at __syncthreads, 248 at a warp operation"
+
+# 168 registers per thread: 128 threads launch, 1024 do not (invalid, not crashed).
+expect_exit 0 "$AVO" eval $K/vadd_registers.cu --evaluator $V --param BLOCK=128
+expect_exit 1 "$AVO" eval $K/vadd_registers.cu --evaluator $V --param BLOCK=1024
+expect_in "$tmp/out" "invalid — config n1000: launch out of resources ("
+expect_in "$tmp/out" "registers per thread; CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)"
 
 expect_exit 1 "$AVO" eval $K/vadd_ptx.cu --evaluator $V
 expect_in "$tmp/out" "compile_error"

@@ -29,9 +29,13 @@
  * Also as on a GPU: a process forked after cuInit that calls into the driver
  * fails — here always, with a note (check_not_forked).
  *
+ * A block whose threads need more registers (as the cubin states them) than
+ * the 64 Ki of a multiprocessor does not launch:
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES.
+ *
  * Not emulated: streams other than the default one (everything is
- * synchronous), PTX (the clock probe gets CUDA_ERROR_NOT_SUPPORTED), register
- * limits, and timing: the times are the CPU's.
+ * synchronous), PTX (the clock probe gets CUDA_ERROR_NOT_SUPPORTED), and
+ * timing: the times are the CPU's.
  */
 #include <boost/context/detail/fcontext.hpp>
 
@@ -54,6 +58,9 @@
 
 #include "avo_emu_rt.h"
 #include "emu_common.h"
+extern "C" {
+#include "cubin.h"
+}
 
 namespace bc = boost::context::detail;
 
@@ -407,6 +414,7 @@ struct function {
     std::string name;
     void (*entry)(void **);
     avo_emu_ctx **current; /* the module's avo_emu_current */
+    int registers;         /* per thread, from the cubin; -1 unknown */
     int static_shared, max_dynamic;
 };
 
@@ -461,14 +469,24 @@ extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned
         dlclose(h);
         return INVALID_IMAGE;
     }
+    /* Registers and static shared memory, as the driver reads them from the cubin. */
+    avo_cubin_kernel *resources = NULL;
+    char err[256];
+    int nresources = avo_cubin_parse(image, elf, &resources, err, sizeof err);
     module *m = new module{h, {}};
     for (const avo_emu_kernel *k = kernels; k->name; k++) {
-        long shared =
-            avo_emu_elf_section_size(image, (std::string(".nv.shared.") + k->name).c_str());
-        shared = shared < 0 ? 0 : shared;
-        m->functions.push_back(new function{k->name, k->entry, current, (int)shared,
-                                            MAX_SHARED_DEFAULT - (int)shared});
+        int registers = -1, shared = 0;
+        for (int i = 0; i < nresources; i++)
+            if (strcmp(resources[i].name, k->name) == 0) {
+                registers = resources[i].registers;
+                shared =
+                    (int)(resources[i].static_shared_bytes > 0 ? resources[i].static_shared_bytes
+                                                               : 0);
+            }
+        m->functions.push_back(new function{k->name, k->entry, current, registers, shared,
+                                            MAX_SHARED_DEFAULT - shared});
     }
+    free(resources);
     *out = m;
     return OK;
 }
@@ -505,11 +523,14 @@ extern "C" CUresult cuFuncGetAttribute(int *v, int attr, function *fn)
     case 1:
         *v = fn->static_shared;
         return OK; /* static shared bytes */
+    case 4:
+        *v = fn->registers > 0 ? fn->registers : 0;
+        return OK; /* registers per thread */
     case 8:
         *v = fn->max_dynamic;
         return OK; /* max dynamic shared bytes */
     default:
-        return NOT_SUPPORTED; /* registers, local memory: unknown here */
+        return NOT_SUPPORTED; /* local memory and the rest: unknown here */
     }
 }
 
@@ -727,6 +748,15 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
         bz > 64 || (unsigned long long)bx * by * bz > MAX_THREADS || gy > 65535 || gz > 65535 ||
         gx > 2147483647u || (int)shared_bytes > fn->max_dynamic)
         return INVALID_VALUE;
+
+    /* The register file of a block, as the GPU allocates it: per warp, in
+     * units of 256 registers, 64 Ki in all. */
+    if (fn->registers > 0) {
+        unsigned long long warps = ((unsigned long long)bx * by * bz + 31) / 32;
+        unsigned long long per_warp = (fn->registers * 32ull + 255) / 256 * 256;
+        if (warps * per_warp > 65536)
+            return OUT_OF_RESOURCES;
+    }
 
     size_t mapped = 0;
     void *base = NULL;
