@@ -8,14 +8,7 @@
 # registers than a multiprocessor has is invalid; inline PTX fails the
 # emulated compile with the assembler's message after NVRTC's log.
 . "$(dirname "$0")/../e2e/lib.sh"
-if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
-    echo "skip: the CPU emulator was not built (needs a C++ compiler and libboost-context-dev)"
-    exit 77
-fi
-export LD_LIBRARY_PATH="$AVO_EMU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
-    echo "skip: NVRTC not available"; exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 V=tests/e2e/evaluators/cuda_vadd.lua
 VS=tests/emu/evaluators/vadd_shared.lua
 K=tests/emu/kernels

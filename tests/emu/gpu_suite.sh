@@ -6,14 +6,6 @@
 # is GPU speed.  Skips (77) without the emulator or NVRTC.
 set -eu
 cd "$AVO_SOURCE_ROOT"
-if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
-    echo "skip: the CPU emulator was not built (needs a C++ compiler and libboost-context-dev)"
-    exit 77
-fi
-export LD_LIBRARY_PATH="$AVO_EMU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
-    echo "skip: NVRTC not available (the emulator compiles with the real NVRTC first)"
-    exit 77
-fi
+. tests/emu/lib.sh
 export AVO_GPU_EVALUATORS=tests/emu/evaluators AVO_GPU_GA_SECONDS=${AVO_GPU_GA_SECONDS:-15}
 exec sh tests/gpu/run.sh

@@ -4,14 +4,7 @@
 # the CPU emulator (tests/emu/knob_space.lua).  Skips (77) without the
 # emulator or NVRTC.
 . "$(dirname "$0")/../e2e/lib.sh"
-if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
-    echo "skip: the CPU emulator was not built (needs a C++ compiler and libboost-context-dev)"
-    exit 77
-fi
-export LD_LIBRARY_PATH="$AVO_EMU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
-    echo "skip: NVRTC not available"; exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 sweep() {
     expect_exit 0 "$AVO" run tests/emu/knob_space.lua --db "$tmp/$1.db" --jobs 2 \
         evaluator=tests/emu/evaluators/$1.lua ${2:-}

@@ -6,14 +6,7 @@
 # carries the committed MHA version over to grouped-query attention, where it
 # must verify as it is.  Skips (77) without the emulator or NVRTC.
 . "$(dirname "$0")/../e2e/lib.sh"
-if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
-    echo "skip: the CPU emulator was not built (needs a C++ compiler and libboost-context-dev)"
-    exit 77
-fi
-export LD_LIBRARY_PATH="$AVO_EMU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
-    echo "skip: NVRTC not available"; exit 77
-fi
+. "$(dirname "$0")/lib.sh"
 unset AVO_LLM_REPLAY AVO_LLM_MODEL AVO_LLM_API_KEY AVO_LLM_BASE_URL
 export AVO_LLM_PROVIDER=scripted
 

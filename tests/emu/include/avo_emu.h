@@ -246,54 +246,23 @@ template <class T> static inline T __reduce_add_sync(unsigned m, T v)
 
 /* ---------------------------------------------------------------- atomics */
 
-template <class T, class U> static inline T atomicAdd(T *p, U v)
-{
-    T old = *p;
-    *p = (T)(old + (T)v);
-    return old;
-}
-template <class T, class U> static inline T atomicSub(T *p, U v)
-{
-    T old = *p;
-    *p = (T)(old - (T)v);
-    return old;
-}
-template <class T, class U> static inline T atomicExch(T *p, U v)
-{
-    T old = *p;
-    *p = (T)v;
-    return old;
-}
-template <class T, class U> static inline T atomicMin(T *p, U v)
-{
-    T old = *p;
-    *p = (T)v < old ? (T)v : old;
-    return old;
-}
-template <class T, class U> static inline T atomicMax(T *p, U v)
-{
-    T old = *p;
-    *p = (T)v > old ? (T)v : old;
-    return old;
-}
-template <class T, class U> static inline T atomicAnd(T *p, U v)
-{
-    T old = *p;
-    *p = old & (T)v;
-    return old;
-}
-template <class T, class U> static inline T atomicOr(T *p, U v)
-{
-    T old = *p;
-    *p = old | (T)v;
-    return old;
-}
-template <class T, class U> static inline T atomicXor(T *p, U v)
-{
-    T old = *p;
-    *p = old ^ (T)v;
-    return old;
-}
+/* name(p, v): *p becomes `update` (of old and v); returns old. */
+#define AVO_EMU_ATOMIC(name, update)                                                               \
+    template <class T, class U> static inline T name(T *p, U v)                                    \
+    {                                                                                              \
+        T old = *p;                                                                                \
+        *p = (T)(update);                                                                          \
+        return old;                                                                                \
+    }
+AVO_EMU_ATOMIC(atomicAdd, old + (T)v)
+AVO_EMU_ATOMIC(atomicSub, old - (T)v)
+AVO_EMU_ATOMIC(atomicExch, v)
+AVO_EMU_ATOMIC(atomicMin, (T)v < old ? (T)v : old)
+AVO_EMU_ATOMIC(atomicMax, (T)v > old ? (T)v : old)
+AVO_EMU_ATOMIC(atomicAnd, (old & (T)v))
+AVO_EMU_ATOMIC(atomicOr, (old | (T)v))
+AVO_EMU_ATOMIC(atomicXor, (old ^ (T)v))
+#undef AVO_EMU_ATOMIC
 template <class T, class U, class V> static inline T atomicCAS(T *p, U compare, V v)
 {
     T old = *p;
