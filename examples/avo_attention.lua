@@ -10,7 +10,7 @@
 --
 -- Needs a GPU with the CUDA driver and toolkit (NVRTC); the agent's compile
 -- tool is a compile-only job reporting registers, spills and shared memory.
--- Arguments: lineages=N, stall=K, kb=FILE (default avo_kb.db), steps=N,
+-- Arguments: lineages=N, stall=K, kb=FILE (default: the run's archive), steps=N,
 -- evaluator=NAME (default cuda/attention_mha; tests/emu/paper_pipeline.sh runs
 -- this script on the CPU emulator with small configs).
 -- Afterwards: examples/gqa_transfer.lua id=<best id> db=<this archive>.
@@ -47,7 +47,7 @@ return avo.strategy("avo").run{
   steps = tonumber(args.steps) or (not budgeted and 10 or nil),
   lineages = tonumber(args.lineages) or 1,
   migration_interval = 4,
-  kb = args.kb or "avo_kb.db", kb_dirs = { "kernels/kb" },
+  kb = args.kb, kb_dirs = { "kernels/kb" },
   agent = { max_turns = 60, max_evaluations = 12, max_seconds = 3600, retime_rounds = 3,
             context_tokens = 80000 },
   supervisor = { stall_steps = tonumber(args.stall) or 5, directions = 5 },

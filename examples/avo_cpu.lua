@@ -13,7 +13,8 @@
 --
 -- Arguments: steps=N (default 10 when no budget is given), lineages=N,
 -- stall=K (supervisor after K steps without a commit, default 3),
--- kb=FILE (knowledge base, default avo_kb.db; kernels/kb is indexed into it),
+-- kb=FILE (knowledge base, default: the run's archive; kernels/kb is indexed
+-- into it),
 -- evaluator=NAME (default cpu/sgemm).
 local avo = require "avo"
 local args = ... or {}
@@ -33,7 +34,7 @@ return avo.strategy("avo").run{
   evaluator = args.evaluator or "cpu/sgemm",
   steps = tonumber(args.steps) or (not budgeted and 10 or nil),
   lineages = tonumber(args.lineages) or 1,
-  kb = args.kb or "avo_kb.db", kb_dirs = { "kernels/kb" },
+  kb = args.kb, kb_dirs = { "kernels/kb" },
   agent = { max_turns = 30, max_evaluations = 8, retime_rounds = 3 },
   supervisor = { stall_steps = tonumber(args.stall) or 3, directions = 4 },
 }

@@ -8,8 +8,8 @@
 --
 -- The version is read from the other archive and evaluated on GQA first;
 -- the lineage starts from it (it keeps its note and knobs).  Arguments:
--- id=N db=FILE (required), steps=N, stall=K, kb=FILE, evaluator=NAME (default
--- cuda/attention_gqa).
+-- id=N db=FILE (required), steps=N, stall=K, kb=FILE (default: the run's
+-- archive), evaluator=NAME (default cuda/attention_gqa).
 local avo = require "avo"
 local core = require "avo.core"
 local args = ... or {}
@@ -52,7 +52,7 @@ local budgeted = b.max_evaluations or b.max_seconds or b.max_usd or b.max_tokens
 return avo.strategy("avo").run{
   evaluator = EVALUATOR, start = start,
   steps = tonumber(args.steps) or (not budgeted and 10 or nil),
-  kb = args.kb or "avo_kb.db", kb_dirs = { "kernels/kb" },
+  kb = args.kb, kb_dirs = { "kernels/kb" },
   agent = { max_turns = 60, max_evaluations = 12, max_seconds = 3600, context_tokens = 80000 },
   supervisor = { stall_steps = tonumber(args.stall) or 4 },
 }

@@ -41,8 +41,8 @@
 --   supervisor         { enabled = true, stall_steps, repeats, window,
 --                        epsilon, directions = 4, direction_steps = 3,
 --                        provider, model, ... (chat options) }
---   kb, kb_dirs        knowledge-base file for the agent, and directories
---                      to index into it first (kb:add_dir)
+--   kb, kb_dirs        knowledge-base file for the agent (default: the run's
+--                      archive), and directories to index into it first
 
 local avo = require "avo"
 local core = require "avo.core"
@@ -243,14 +243,22 @@ local function migrate(state)
   end
 end
 
+-- Index kb_dirs into the agent's knowledge base: its kb file, else the
+-- run's own archive (one file then holds the experiment and what its agent
+-- read).
 local function index_kb(cfg)
   if not cfg.kb_dirs then return end
-  if not cfg.agent.kb then error("avo strategy: kb_dirs needs kb = FILE to index into", 3) end
-  local kb, err = avo.kb.open(cfg.agent.kb)
-  if not kb then error("avo strategy: knowledge base " .. cfg.agent.kb .. ": " .. err, 3) end
+  local where = cfg.agent.kb or "the run's archive"
+  local kb, err
+  if cfg.agent.kb then
+    kb, err = avo.kb.open(cfg.agent.kb)
+  else
+    kb = { add_dir = function(_, dir) return avo.kb.add_dir(dir) end, close = function() end }
+  end
+  if not kb then error("avo strategy: knowledge base " .. where .. ": " .. err, 3) end
   for _, dir in ipairs(cfg.kb_dirs) do
     local stats, aerr = kb:add_dir(dir)
-    if not stats then error("avo strategy: indexing " .. dir .. ": " .. aerr, 3) end
+    if not stats then error("avo strategy: indexing " .. dir .. " into " .. where .. ": " .. aerr, 3) end
   end
   kb:close()
 end

@@ -657,6 +657,16 @@ local function run_kb(r)
   return r.kb
 end
 
+-- Index the documents under dir into the current run's archive; the stats
+-- table of kb:add_dir, or nil, message.
+function avo.kb.add_dir(dir)
+  local r = need_run("kb.add_dir")
+  if type(dir) ~= "string" then error("avo.kb.add_dir: expected a directory", 2) end
+  local kb, err = run_kb(r)
+  if not kb then return nil, err end
+  return kb:add_dir(dir)
+end
+
 function avo.kb.search(query, limit)
   local r = need_run("kb.search")
   if type(query) ~= "string" then error("avo.kb.search: expected a query string", 2) end

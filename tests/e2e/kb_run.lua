@@ -22,6 +22,22 @@ assert(none == nil and msg:find("no-such-note.md", 1, true), "missing doc: nil, 
 assert(not pcall(avo.kb.search, 42), "a non-string query is misuse")
 assert(not pcall(avo.kb.search, "x", 0), "limit out of range is misuse")
 
+-- More notes into the run's archive: unchanged ones are kept, new ones found.
+local notes = os.tmpname()
+os.remove(notes)
+assert(os.execute("mkdir -p " .. notes))
+local f = assert(io.open(notes .. "/pipelining.md", "w"))
+f:write("# Pipelining\n\n## Double buffering\n\nOverlap the copy of tile k+1 with the math of tile k.\n")
+f:close()
+local again = assert(avo.kb.add_dir("kernels/kb"))
+assert(again.added == 0 and again.removed == 0, "re-indexing the same notes changes nothing")
+assert(avo.kb.add_dir(notes).added == 1)
+assert(avo.kb.search("double buffering overlap")[1].doc:find("pipelining.md", 1, true))
+local missing, why = avo.kb.add_dir(notes .. "/none")
+assert(missing == nil and why:find("cannot read directory", 1, true), "a missing directory: nil, message")
+assert(not pcall(avo.kb.add_dir, 42), "a non-string directory is misuse")
+os.execute("rm -rf " .. notes)
+
 -- A standalone KB through avo.kb.open.
 local path = os.tmpname()
 os.remove(path)

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The AVO paper's experiment end to end on the CPU emulator, with scripted
 # model answers and small configs: examples/avo_attention.lua evolves the
-# seed attention (the agent reads the knowledge base, retunes, compiles,
+# seed attention (the agent searches the knowledge base indexed into the
+# run's archive, retunes, compiles,
 # evaluates, commits a faster correct version), then examples/gqa_transfer.lua
 # carries the committed MHA version over to grouped-query attention, where it
 # must verify as it is.  Skips (77) without the emulator or NVRTC.
@@ -11,7 +12,7 @@ unset AVO_LLM_REPLAY AVO_LLM_MODEL AVO_LLM_API_KEY AVO_LLM_BASE_URL
 export AVO_LLM_PROVIDER=scripted
 
 AVO_LLM_SCRIPT=tests/emu/avo_attention.jsonl expect_exit 0 "$AVO" run examples/avo_attention.lua \
-    --db "$tmp/mha.db" --jobs 1 steps=2 kb="$tmp/kb.db" \
+    --db "$tmp/mha.db" --jobs 1 steps=2 \
     evaluator=tests/emu/evaluators/attention_small.lua
 expect_in "$tmp/out" "speedup over the seed kernel"
 best=$(q "$tmp/mha.db" "SELECT id FROM candidates WHERE operator = 'agent' AND status = 'ok'")
@@ -24,9 +25,13 @@ best=$(q "$tmp/mha.db" "SELECT id FROM candidates WHERE operator = 'agent' AND s
     || fail "the commit is not among the attempts"
 q "$tmp/mha.db" "SELECT count(*) FROM llm_calls WHERE response LIKE '%kb_search%'" | grep -qv '^0$' \
     || fail "the knowledge-base search is not recorded"
+# The notes the agent searched are in the run's own archive.
+[ "$(q "$tmp/mha.db" "SELECT count(*) FROM kb_docs")" -ge 1 ] || fail "kernels/kb not in the archive"
+q "$tmp/mha.db" "SELECT count(*) FROM llm_calls WHERE request LIKE '%kernels/kb/%'" | grep -qv '^0$' \
+    || fail "the search found no note"
 
 AVO_LLM_SCRIPT=tests/emu/gqa_transfer.jsonl expect_exit 0 "$AVO" run examples/gqa_transfer.lua \
-    --db "$tmp/gqa.db" --jobs 1 id="$best" db="$tmp/mha.db" steps=1 kb="$tmp/kb.db" \
+    --db "$tmp/gqa.db" --jobs 1 id="$best" db="$tmp/mha.db" steps=1 \
     evaluator=tests/emu/evaluators/attention_gqa.lua
 [ "$(q "$tmp/gqa.db" "SELECT operator || ' ' || status || ' ' || knobs FROM candidates WHERE id = 1")" = \
     'transfer ok {"BLOCK_M":16,"BLOCK_N":32,"TPR":4}' ] || fail "the MHA version did not carry over"
