@@ -16,6 +16,7 @@
  * The real library: $AVO_EMU_REAL_NVRTC, else libnvrtc.so.13/.12 under
  * $CUDA_HOME/lib64 and /usr/local/cuda/lib64.
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -361,6 +362,32 @@ static char *read_file(const char *path)
 }
 
 /*
+ * Whether the host module at `path` can be used as it is: built before for
+ * the same cubin (hence the same source and options), and no older than the
+ * emulator's headers, which it also depends on.
+ */
+static int module_is_current(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return 0;
+    DIR *d = opendir(AVO_EMU_INCLUDE);
+    if (!d)
+        return 0;
+    int current = 1;
+    struct dirent *e;
+    while (current && (e = readdir(d))) {
+        char header[1200];
+        struct stat hs;
+        snprintf(header, sizeof header, "%s/%s", AVO_EMU_INCLUDE, e->d_name);
+        if (e->d_name[0] != '.' && stat(header, &hs) == 0 && hs.st_mtime >= st.st_mtime)
+            current = 0;
+    }
+    closedir(d);
+    return current;
+}
+
+/*
  * The host module for a program NVRTC compiled.  Returns 0, or -1 with
  * *ret_msg the reason (malloc'd).
  */
@@ -392,7 +419,7 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
     for (size_t i = 0; i < p->nexprs; i++)
         if (R.GetLoweredName(p->real, p->exprs[i], &lowered[i]) != NVRTC_SUCCESS || !lowered[i])
             lowered[i] = p->exprs[i];
-    if (access(target, R_OK) == 0) { /* built before: same cubin, same source */
+    if (module_is_current(target)) {
         rc = 0;
         goto done;
     }

@@ -367,38 +367,28 @@ static inline float __saturatef(float x)
     return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x;
 }
 
-static inline int min(int a, int b)
-{
-    return a < b ? a : b;
-}
-static inline int max(int a, int b)
-{
-    return a > b ? a : b;
-}
-static inline unsigned min(unsigned a, unsigned b)
-{
-    return a < b ? a : b;
-}
-static inline unsigned max(unsigned a, unsigned b)
-{
-    return a > b ? a : b;
-}
-static inline long long min(long long a, long long b)
-{
-    return a < b ? a : b;
-}
-static inline long long max(long long a, long long b)
-{
-    return a > b ? a : b;
-}
-static inline unsigned long long min(unsigned long long a, unsigned long long b)
-{
-    return a < b ? a : b;
-}
-static inline unsigned long long max(unsigned long long a, unsigned long long b)
-{
-    return a > b ? a : b;
-}
+/* min and max for the types CUDA overloads them for, mixed signed and
+ * unsigned included (the unsigned type wins, as in CUDA's math API). */
+#define AVO_EMU_MINMAX(R, A, B)                                                                    \
+    static inline R min(A a, B b)                                                                  \
+    {                                                                                              \
+        return (R)a < (R)b ? (R)a : (R)b;                                                          \
+    }                                                                                              \
+    static inline R max(A a, B b)                                                                  \
+    {                                                                                              \
+        return (R)a > (R)b ? (R)a : (R)b;                                                          \
+    }
+AVO_EMU_MINMAX(int, int, int)
+AVO_EMU_MINMAX(unsigned, unsigned, unsigned)
+AVO_EMU_MINMAX(unsigned, int, unsigned)
+AVO_EMU_MINMAX(unsigned, unsigned, int)
+AVO_EMU_MINMAX(long, long, long)
+AVO_EMU_MINMAX(unsigned long, unsigned long, unsigned long)
+AVO_EMU_MINMAX(long long, long long, long long)
+AVO_EMU_MINMAX(unsigned long long, unsigned long long, unsigned long long)
+AVO_EMU_MINMAX(unsigned long long, long long, unsigned long long)
+AVO_EMU_MINMAX(unsigned long long, unsigned long long, long long)
+#undef AVO_EMU_MINMAX
 static inline float min(float a, float b)
 {
     return fminf(a, b);
@@ -412,6 +402,22 @@ static inline double min(double a, double b)
     return fmin(a, b);
 }
 static inline double max(double a, double b)
+{
+    return fmax(a, b);
+}
+static inline double min(float a, double b)
+{
+    return fmin(a, b);
+}
+static inline double max(float a, double b)
+{
+    return fmax(a, b);
+}
+static inline double min(double a, float b)
+{
+    return fmin(a, b);
+}
+static inline double max(double a, float b)
 {
     return fmax(a, b);
 }
