@@ -315,13 +315,15 @@ function Evaluator:only_configs(names)
     at[c.name] = i
     all[i] = c.name
   end
-  local configs, resolved = {}, {}
+  local configs, resolved, seen = {}, {}, {}
   for _, name in ipairs(names) do
     local i = at[name]
     if not i then
       error(("%s has no config '%s' (configs: %s)"):format(self.name, name,
         table.concat(all, ", ")), 0)
     end
+    if seen[name] then error(("config '%s' is named twice"):format(name), 0) end
+    seen[name] = true
     configs[#configs + 1], resolved[#resolved + 1] = self.configs[i], self.resolved[i]
   end
   self.configs, self.resolved = configs, resolved

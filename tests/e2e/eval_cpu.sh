@@ -27,6 +27,9 @@ expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluat
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert [c["name"] for c in r["configs"]] == ["n4097"] and r["score"] > 0, r' "$tmp/out"
 expect_exit 2 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua --config n5
 expect_in "$tmp/err" "has no config 'n5' (configs: n1000, n4097"
+expect_exit 2 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua \
+    --config n1000 --config n1000
+expect_in "$tmp/err" "config 'n1000' is named twice"
 expect_exit 1 "$AVO" eval tests/e2e/kernels/axpy_compile_error.c --evaluator tests/e2e/evaluators/axpy.lua
 expect_in "$tmp/out" "compile_error"
 
