@@ -94,7 +94,8 @@ static json_t *answer(const json_t *msg)
  * process (CUDA) or its children and may print — a GPU's device printf
  * writes to fd 1 at the next synchronize — which must not land between two
  * messages.  A channel on fd 0 or 1 moves to a fresh close-on-exec
- * descriptor; fd 0 then reads /dev/null and fd 1 writes where fd 2 does.
+ * descriptor; fd 0 then reads /dev/null and fd 1 writes where fd 2 does
+ * (or to /dev/null when there is no fd 2).
  * Returns 0 or -1.
  */
 static int move_channel(int *in_fd, int *out_fd)
@@ -108,11 +109,12 @@ static int move_channel(int *in_fd, int *out_fd)
             return -1;
         *fds[i] = fd;
     }
-    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(2, 1) < 0)
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0)
         return -1;
+    int rc = dup2(devnull, 0) < 0 || (dup2(2, 1) < 0 && dup2(devnull, 1) < 0) ? -1 : 0;
     close(devnull);
-    return 0;
+    return rc;
 }
 
 int avo_worker_main(int in_fd, int out_fd)
