@@ -200,6 +200,13 @@ validate_cuda = function(ev)
 end
 
 local function validate(ev)
+  -- A field named like a method would hide it (ev:score_of is the engine's
+  -- scoring): refused by name rather than silently mis-scoring.
+  for k in pairs(ev) do
+    if type(k) == "string" and rawget(Evaluator, k) ~= nil then
+      field_error(ev, k, "has the name of an evaluator method (ev:" .. k .. "); rename it")
+    end
+  end
   check_type(ev, "name", ev.name, "string")
   check_type(ev, "description", ev.description, "string")
   check_type(ev, "backend", ev.backend, "string")

@@ -31,6 +31,9 @@ local function expect(mutate, pattern)
 end
 
 expect(function(e) e.name = nil end, "'name' is missing")
+expect(function(e) e.score_of = function() return 1 end end,
+  "'score_of' has the name of an evaluator method (ev:score_of); rename it")
+expect(function(e) e.seed = 7 end, "'seed' has the name of an evaluator method")
 expect(function(e) e.description = nil end, "'description' is missing")
 expect(function(e) e.backend = "fpga" end, "'backend'")
 expect(function(e) e.kernel = nil end, "'kernel' is missing")
