@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -320,12 +321,17 @@ static int write_file(const char *path, const char *data)
     return fclose(f) == 0 ? rc : -1;
 }
 
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Removes dir and everything under it (a build directory of ours). */
 static void remove_tree(const char *dir)
 {
-    char *argv[] = {"rm", "-rf", (char *)dir, NULL};
-    pid_t pid;
-    if (posix_spawnp(&pid, "rm", NULL, NULL, argv, environ) == 0)
-        waitpid(pid, NULL, 0);
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 /* Runs argv with stdout and stderr into log_path; returns its exit status
