@@ -55,7 +55,7 @@ check() {
     "$@" >"$tmp/out" 2>&1
     got=$?
     secs=$(( $(date +%s) - start ))
-    line=$(head -n 1 "$tmp/out" | cut -c1-110)
+    line=$(grep -v -m 1 "^avo emulator:" "$tmp/out" | cut -c1-110) # the emulator notes its faults first
     if [ "$got" -eq "$want" ] && grep -qE -- "$pattern" "$tmp/out"; then
         record "$name" PASS "${secs}s  $line"
     else
