@@ -389,38 +389,22 @@ AVO_EMU_MINMAX(unsigned long long, unsigned long long, unsigned long long)
 AVO_EMU_MINMAX(unsigned long long, long long, unsigned long long)
 AVO_EMU_MINMAX(unsigned long long, unsigned long long, long long)
 #undef AVO_EMU_MINMAX
-static inline float min(float a, float b)
-{
-    return fminf(a, b);
-}
-static inline float max(float a, float b)
-{
-    return fmaxf(a, b);
-}
-static inline double min(double a, double b)
-{
-    return fmin(a, b);
-}
-static inline double max(double a, double b)
-{
-    return fmax(a, b);
-}
-static inline double min(float a, double b)
-{
-    return fmin(a, b);
-}
-static inline double max(float a, double b)
-{
-    return fmax(a, b);
-}
-static inline double min(double a, float b)
-{
-    return fmin(a, b);
-}
-static inline double max(double a, float b)
-{
-    return fmax(a, b);
-}
+/* Floating point: fmin/fmax, which return the other operand for a NaN, as
+ * CUDA's do. */
+#define AVO_EMU_FMINMAX(R, A, B)                                                                   \
+    static inline R min(A a, B b)                                                                  \
+    {                                                                                              \
+        return std::fmin((R)a, (R)b);                                                              \
+    }                                                                                              \
+    static inline R max(A a, B b)                                                                  \
+    {                                                                                              \
+        return std::fmax((R)a, (R)b);                                                              \
+    }
+AVO_EMU_FMINMAX(float, float, float)
+AVO_EMU_FMINMAX(double, double, double)
+AVO_EMU_FMINMAX(double, float, double)
+AVO_EMU_FMINMAX(double, double, float)
+#undef AVO_EMU_FMINMAX
 
 static inline int __popc(unsigned x)
 {
@@ -502,6 +486,52 @@ template <class T> static inline void __stwt(T *p, T v)
 {
     *p = v;
 }
+
+/* ------------------------------------------- 16-bit floats (cuda_*16.h) */
+
+/* What __half and __nv_bfloat16 share: arithmetic through float, rounded
+ * back to T, and the halves of the pair type T2 as floats. */
+#define AVO_EMU_16BIT_ARITHMETIC(T, T2)                                                            \
+    static inline T operator+(T a, T b)                                                            \
+    {                                                                                              \
+        return T((float)a + (float)b);                                                             \
+    }                                                                                              \
+    static inline T operator-(T a, T b)                                                            \
+    {                                                                                              \
+        return T((float)a - (float)b);                                                             \
+    }                                                                                              \
+    static inline T operator*(T a, T b)                                                            \
+    {                                                                                              \
+        return T((float)a * (float)b);                                                             \
+    }                                                                                              \
+    static inline T operator/(T a, T b)                                                            \
+    {                                                                                              \
+        return T((float)a / (float)b);                                                             \
+    }                                                                                              \
+    static inline T __hadd(T a, T b)                                                               \
+    {                                                                                              \
+        return a + b;                                                                              \
+    }                                                                                              \
+    static inline T __hsub(T a, T b)                                                               \
+    {                                                                                              \
+        return a - b;                                                                              \
+    }                                                                                              \
+    static inline T __hmul(T a, T b)                                                               \
+    {                                                                                              \
+        return a * b;                                                                              \
+    }                                                                                              \
+    static inline T __hfma(T a, T b, T c)                                                          \
+    {                                                                                              \
+        return T(fmaf((float)a, (float)b, (float)c));                                              \
+    }                                                                                              \
+    static inline float __low2float(T2 v)                                                          \
+    {                                                                                              \
+        return (float)v.x;                                                                         \
+    }                                                                                              \
+    static inline float __high2float(T2 v)                                                         \
+    {                                                                                              \
+        return (float)v.y;                                                                         \
+    }
 
 /* ------------------------------------------- kernel argument unpacking */
 

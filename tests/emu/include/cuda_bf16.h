@@ -69,40 +69,6 @@ static inline __nv_bfloat162 __float2bfloat162_rn(float a)
 {
     return __nv_bfloat162{__nv_bfloat16(a), __nv_bfloat16(a)};
 }
-static inline float __low2float(__nv_bfloat162 v)
-{
-    return (float)v.x;
-}
-static inline float __high2float(__nv_bfloat162 v)
-{
-    return (float)v.y;
-}
-
-#define AVO_EMU_BF16_OP(op)                                                                        \
-    static inline __nv_bfloat16 operator op(__nv_bfloat16 a, __nv_bfloat16 b)                      \
-    {                                                                                              \
-        return __nv_bfloat16((float)a op(float) b);                                                \
-    }
-AVO_EMU_BF16_OP(+)
-AVO_EMU_BF16_OP(-)
-AVO_EMU_BF16_OP(*)
-AVO_EMU_BF16_OP(/)
-#undef AVO_EMU_BF16_OP
-static inline __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b)
-{
-    return a + b;
-}
-static inline __nv_bfloat16 __hsub(__nv_bfloat16 a, __nv_bfloat16 b)
-{
-    return a - b;
-}
-static inline __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b)
-{
-    return a * b;
-}
-static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c)
-{
-    return __nv_bfloat16(fmaf((float)a, (float)b, (float)c));
-}
+AVO_EMU_16BIT_ARITHMETIC(__nv_bfloat16, __nv_bfloat162)
 
 #endif

@@ -64,40 +64,6 @@ static inline __half2 __float2half2_rn(float a)
 {
     return __half2{__half(a), __half(a)};
 }
-static inline float __low2float(__half2 v)
-{
-    return (float)v.x;
-}
-static inline float __high2float(__half2 v)
-{
-    return (float)v.y;
-}
-
-#define AVO_EMU_HALF_OP(op)                                                                        \
-    static inline __half operator op(__half a, __half b)                                           \
-    {                                                                                              \
-        return __half((float)a op(float) b);                                                       \
-    }
-AVO_EMU_HALF_OP(+)
-AVO_EMU_HALF_OP(-)
-AVO_EMU_HALF_OP(*)
-AVO_EMU_HALF_OP(/)
-#undef AVO_EMU_HALF_OP
-static inline __half __hadd(__half a, __half b)
-{
-    return a + b;
-}
-static inline __half __hsub(__half a, __half b)
-{
-    return a - b;
-}
-static inline __half __hmul(__half a, __half b)
-{
-    return a * b;
-}
-static inline __half __hfma(__half a, __half b, __half c)
-{
-    return __half(fmaf((float)a, (float)b, (float)c));
-}
+AVO_EMU_16BIT_ARITHMETIC(__half, __half2)
 
 #endif
