@@ -4,6 +4,9 @@
  */
 #include "backend.h"
 
+#include "avo.h"
+
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,4 +152,101 @@ json_t *avo_result_config_new(const char *name)
     return json_pack("{s:s, s:b, s:n, s:f, s:f, s:i, s:f, s:f, s:n}", "name", name, "correct", 0,
                      "max_error", "median_s", 0.0, "spread", 0.0, "samples", 0, "gflops", 0.0,
                      "gbs", 0.0, "reason");
+}
+
+static const char *const result_statuses[] = {"ok",      "compile_error", "wrong", "crashed",
+                                              "timeout", "invalid",       "error", NULL};
+
+/* True when `name` names a config of the job's list `key`. */
+static int job_has_config(const json_t *job, const char *key, const char *name)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(job, key), i, c)
+    {
+        const char *n = json_string_value(json_object_get(c, "name"));
+        if (n && strcmp(n, name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Entries of `list` (a result's configs or checks): objects naming configs
+ * of the job's `key` list, each once, numbers finite and not negative. */
+static int validate_entries(const json_t *job, const json_t *list, const char *key, char *err,
+                            size_t errlen)
+{
+    static const char *const numbers[] = {"max_error", "median_s", "spread", "samples",
+                                          "gflops",    "gbs",      "tflops", NULL};
+    if (!list)
+        return 0;
+    if (!json_is_array(list))
+        return avo_error(err, errlen, AVO_EPROTO, "\"%s\" is not a list", key);
+    size_t i;
+    json_t *e;
+    json_array_foreach(list, i, e)
+    {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (!json_is_object(e) || !name)
+            return avo_error(err, errlen, AVO_EPROTO, "a %s entry has no name", key);
+        if (!job_has_config(job, key, name))
+            return avo_error(err, errlen, AVO_EPROTO, "entry for unknown config '%.100s'", name);
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(json_string_value(json_object_get(json_array_get(list, k), "name")), name))
+                return avo_error(err, errlen, AVO_EPROTO, "config '%.100s' reported twice", name);
+        const json_t *correct = json_object_get(e, "correct");
+        if (correct && !json_is_boolean(correct))
+            return avo_error(err, errlen, AVO_EPROTO, "config '%.100s': correct is no boolean",
+                             name);
+        for (size_t k = 0; numbers[k]; k++) {
+            const json_t *v = json_object_get(e, numbers[k]);
+            if (v && !json_is_null(v) &&
+                (!json_is_number(v) || !isfinite(json_number_value(v)) || json_number_value(v) < 0))
+                return avo_error(err, errlen, AVO_EPROTO, "config '%.100s': bad %s", name,
+                                 numbers[k]);
+        }
+    }
+    return 0;
+}
+
+int avo_result_validate(const json_t *job, const json_t *result, char *err, size_t errlen)
+{
+    if (!json_is_object(result))
+        return avo_error(err, errlen, AVO_EPROTO, "the result is not an object");
+    const char *status = json_string_value(json_object_get(result, "status"));
+    size_t s = 0;
+    while (status && result_statuses[s] && strcmp(status, result_statuses[s]) != 0)
+        s++;
+    if (!status || !result_statuses[s])
+        return avo_error(err, errlen, AVO_EPROTO, "unknown status '%.40s'",
+                         status ? status : "(none)");
+    const json_t *reason = json_object_get(result, "reason");
+    if (reason && !json_is_null(reason) && !json_is_string(reason))
+        return avo_error(err, errlen, AVO_EPROTO, "the reason is not text");
+    const json_t *configs = json_object_get(result, "configs");
+    int rc = validate_entries(job, configs, "configs", err, errlen);
+    if (rc == 0)
+        rc = validate_entries(job, json_object_get(result, "checks"), "check_configs", err, errlen);
+    if (rc < 0 || strcmp(status, "ok") != 0 || json_is_true(json_object_get(job, "compile_only")))
+        return rc;
+    /* "ok" claims every config verified. */
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(job, "configs"), i, c)
+    {
+        const char *name = json_string_value(json_object_get(c, "name"));
+        int found = 0;
+        size_t k;
+        json_t *e;
+        json_array_foreach(configs, k, e)
+        {
+            if (name && !strcmp(name, json_string_value(json_object_get(e, "name"))) &&
+                json_is_true(json_object_get(e, "correct")))
+                found = 1;
+        }
+        if (!found)
+            return avo_error(err, errlen, AVO_EPROTO, "status ok without config '%.100s' correct",
+                             name ? name : "?");
+    }
+    return 0;
 }

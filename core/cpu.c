@@ -1,82 +1,84 @@
 /*
  * cpu.c — the CPU backend: compile a candidate and its reference with the
- * host C compiler into a content-addressed cache of shared objects, then
- * verify and time the candidate in a forked runner (docs/protocol.md).
+ * host C compiler, in a sandbox, into a content-addressed cache of shared
+ * objects; then judge the candidate from a process it cannot reach
+ * (docs/protocol.md, docs/threat-model.md).
  *
- * Two processes take part in a job:
+ * Three processes take part in a job:
  *
- *   worker  parses the job, compiles (the compiler runs as a child with a
- *           deadline), forks the runner, watches it with poll() until its
- *           deadline, and turns what the runner reported, or how it died,
- *           into one result.
- *   runner  sandboxes itself (rlimits, a network namespace, seccomp), loads
- *           both shared objects and, config by config, fills fresh inputs,
- *           calls candidate and reference through libffi, checks and times.
- *           It reports on REPORT_FD as framed JSON messages (core/proto.h):
- *             {"progress": name}                 entering a config
- *             {"config": {...}}                  that config's result entry
- *             {"done": {"status", "reason"}}     the verdict, always last
- *           so a runner that dies still tells which config killed it.
+ *   worker     parses the job, compiles (each compiler run sandboxed, with a
+ *              deadline), forks the judge, watches it until its deadline,
+ *              and turns what the judge reported, or how it died, into one
+ *              result.
+ *   judge      trusted: forks the candidate first, then loads the reference,
+ *              and config by config fills inputs, runs reference and
+ *              candidate, checks and times (core/judge.c).  It holds the
+ *              reference outputs and the report pipe to the worker
+ *              (REPORT_FD), framed JSON messages (core/proto.h):
+ *                {"progress": name}              entering a config
+ *                {"config": {...}}               that config's result entry
+ *                {"check": {...}}                a check config's entry
+ *                {"done": {"status", "reason"}}  the verdict, always last
+ *   candidate  untrusted: an unprivileged process in its own namespaces
+ *              (core/sandbox.h) that loads the kernel and, on each command
+ *              from the judge, calls it on argument slots of a shared
+ *              memory region.  It holds nothing but that region, the
+ *              command and acknowledgement pipes, and its log.
  *
- * The candidate shares the runner's address space and could forge the
- * runner's report; the sandbox keeps it from reaching anything beyond the
- * runner, and the worker alone decides deadlines and signals.
+ * The candidate answers each command with the command's nonce + 1, so an
+ * acknowledgement written ahead of time or forged is a protocol violation.
  *
- * Cache invariant: cache_dir/<key>.so exists only complete, because every
- * compile writes into a private temporary directory and renames into place;
- * concurrent workers compiling the same key both succeed.
+ * Cache invariant: cache_dir/<key>.so exists only complete, next to
+ * <key>.so.sum holding the git blob id of its bytes; a hit whose bytes do
+ * not hash to that id is rebuilt.  Only the worker writes the cache.
  */
 #include "avo_config.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ffi.h>
-#include <float.h>
+#include <ftw.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#if AVO_HAVE_SECCOMP
-#include <seccomp.h>
-#endif
-
 #include "avo.h"
 #include "backend.h"
 #include "hash.h"
 #include "jobspec.h"
+#include "judge.h"
 #include "measure.h"
-#include "pcg.h"
 #include "proto.h"
+#include "sandbox.h"
+#include "supervise.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define CPU_UNDER_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define CPU_UNDER_ASAN 1
-#endif
-#endif
-
-#define LOG_MAX 8192      /* bytes of compiler or runner output kept */
-#define GUARD_BYTES 64    /* canary bytes before and after each candidate buffer */
-#define BUFFER_ALIGN 64   /* alignment of every buffer handed to a kernel */
-#define REPORT_FD 3       /* the runner's report pipe, as seen by the runner */
-#define RUNNER_NOFILE 32  /* enough for dlopen, not for mischief */
-#define MAX_CC_WORDS 16   /* words in $CC */
-#define POLL_SLICE_MS 100 /* longest sleep between checks on a child */
+#define REPORT_FD 3     /* the judge's report pipe, as seen by the judge */
+#define MAX_CC_WORDS 16 /* words in $CC */
 #define BASE_FLAGS_N 4
+#define GUARD_MIN 64      /* canary bytes at least before each buffer */
+#define DATA_ALIGN 64     /* alignment of every buffer handed to a kernel */
+#define REGION_MAX_MB 256 /* shared argument slots of one config, at most */
+#define COMPILE_MEMORY_MB 2048
+#define COMPILE_FILE_MB 256
+#define CANDIDATE_FILE_MB 64
+#define CACHE_MAX_MB 2048 /* default bound of the compile cache (AVO_CACHE_MAX_MB) */
+
+/* The candidate's fixed fds. */
+enum { CAND_CMD_FD = 3, CAND_ACK_FD = 4, CAND_REGION_FD = 5, CAND_SO_FD = 6 };
 
 static const char *const base_flags[BASE_FLAGS_N] = {"-O3", "-march=native", "-fPIC", "-shared"};
 
@@ -89,13 +91,13 @@ static const char *const cc_error_markers[] = {"error:", "Error:", NULL};
 /* The shared part of a job (jobspec.h) and what only this backend reads. */
 typedef struct cpu_job {
     avo_jobspec spec;
-    const char *source, *entry, *ref_source, *ref_entry; /* borrowed */
-    const char **cflags;                                 /* borrowed strings, owned array */
+    const char **cflags; /* borrowed strings, owned array */
     size_t ncflags;
+    double compile_memory_mb;
 } cpu_job;
 
-/* Plain C types only; zero-length buffers are fine on the host; the runner
- * has rlimits, so limits.cpu_s and limits.memory_mb apply. */
+/* Plain C types only; zero-length buffers are fine on the host; the
+ * candidate has rlimits, so limits.cpu_s and limits.memory_mb apply. */
 static const avo_jobspec_rules cpu_rules = {
     .cache_name = "cpu",
     .last_type = AVO_DT_I64,
@@ -132,17 +134,6 @@ static void cpu_job_free(cpu_job *j)
 static int cpu_job_parse(const json_t *job, cpu_job *j, char *err, size_t errlen)
 {
     memset(j, 0, sizeof *j);
-    j->source = json_string_value(json_object_get(job, "source"));
-    j->entry = json_string_value(json_object_get(job, "entry"));
-    const json_t *ref = json_object_get(job, "reference");
-    j->ref_source = json_string_value(json_object_get(ref, "source"));
-    j->ref_entry = json_string_value(json_object_get(ref, "entry"));
-    if (!j->source || !j->entry)
-        return avo_error(err, errlen, AVO_EINVAL, "job needs \"source\" and \"entry\" strings");
-    if (!j->ref_source || !j->ref_entry)
-        return avo_error(err, errlen, AVO_EINVAL,
-                         "job needs a \"reference\" with \"source\" and \"entry\"");
-
     const json_t *cflags = json_object_get(job, "cflags");
     if (cflags && !json_is_null(cflags)) {
         if (!json_is_array(cflags))
@@ -157,148 +148,95 @@ static int cpu_job_parse(const json_t *job, cpu_job *j, char *err, size_t errlen
         }
         j->ncflags = json_array_size(cflags);
     }
-    return avo_jobspec_parse(job, &cpu_rules, &j->spec, err, errlen);
+    if (avo_jobspec_number(json_object_get(job, "limits"), "compile_memory_mb", COMPILE_MEMORY_MB,
+                           &j->compile_memory_mb) < 0)
+        return avo_error(err, errlen, AVO_EINVAL, "limits.compile_memory_mb must be a number");
+    int rc = avo_jobspec_parse(job, &cpu_rules, &j->spec, err, errlen);
+    if (rc == 0)
+        rc = avo_jobspec_need_sources(&j->spec, !json_is_true(json_object_get(job, "compile_only")),
+                                      err, errlen);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------ */
 /* Small utilities                                                          */
 
-/* The last LOG_MAX bytes of a stream. */
-typedef struct tail_buf {
-    char data[LOG_MAX];
-    size_t len;
-} tail_buf;
-
-static void tail_append(tail_buf *t, const char *p, size_t n)
+static int write_all(int fd, const void *data, size_t len)
 {
-    if (n > LOG_MAX) {
-        p += n - LOG_MAX;
-        n = LOG_MAX;
-    }
-    if (t->len + n > LOG_MAX) {
-        size_t drop = t->len + n - LOG_MAX;
-        memmove(t->data, t->data + drop, t->len - drop);
-        t->len -= drop;
-    }
-    memcpy(t->data + t->len, p, n);
-    t->len += n;
-}
-
-/* Remove a compile directory and the files in it (no subdirectories). */
-static void remove_compile_dir(const char *dir)
-{
-    static const char *const names[] = {"kernel.c", "kernel.so"};
-    char path[PATH_MAX + 16];
-    for (size_t i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
-static int write_file(const char *path, const char *text)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return -errno;
-    size_t len = strlen(text);
+    const char *p = data;
     while (len > 0) {
-        ssize_t n = write(fd, text, len);
+        ssize_t n = write(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            int e = errno;
-            close(fd);
-            return -e;
-        }
-        text += n;
+        if (n <= 0)
+            return -errno;
+        p += n;
         len -= (size_t)n;
     }
-    return close(fd) < 0 ? -errno : 0;
+    return 0;
 }
 
-/* Read what is available on a non-blocking fd into the tail `t`.  Returns 1
- * at end of file or on an error that ends the stream, 0 when the fd has no
- * more for now. */
-static int drain_log(int fd, tail_buf *t)
+static int read_all(int fd, void *data, size_t len)
 {
-    char chunk[4096];
-    for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
+    char *p = data;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
-            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : 1;
+            return -errno;
         if (n == 0)
-            return 1;
-        tail_append(t, chunk, (size_t)n);
+            return -EPIPE;
+        p += n;
+        len -= (size_t)n;
     }
+    return 0;
 }
 
-/* Short name of a signal ("SIGSEGV"), or NULL if not a common one. */
-static const char *signal_abbrev(int sig)
+static int write_file(const char *path, const void *data, size_t len, mode_t mode)
 {
-    switch (sig) {
-    case SIGSEGV:
-        return "SIGSEGV";
-    case SIGBUS:
-        return "SIGBUS";
-    case SIGFPE:
-        return "SIGFPE";
-    case SIGILL:
-        return "SIGILL";
-    case SIGABRT:
-        return "SIGABRT";
-    case SIGKILL:
-        return "SIGKILL";
-    case SIGTERM:
-        return "SIGTERM";
-    case SIGXCPU:
-        return "SIGXCPU";
-    case SIGXFSZ:
-        return "SIGXFSZ";
-    case SIGSYS:
-        return "SIGSYS";
-    case SIGTRAP:
-        return "SIGTRAP";
-    case SIGPIPE:
-        return "SIGPIPE";
-    case SIGINT:
-        return "SIGINT";
-    case SIGHUP:
-        return "SIGHUP";
-    case SIGALRM:
-        return "SIGALRM";
-    default:
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -errno;
+    int rc = write_all(fd, data, len);
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+/* The whole of a regular file (caller frees); NULL with errno set. */
+static char *read_fd_all(int fd, size_t max, size_t *ret_len)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return NULL;
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+        errno = EFBIG;
         return NULL;
     }
-}
-
-static void describe_signal(int sig, char *buf, size_t len)
-{
-    const char *abbrev = signal_abbrev(sig);
-    const char *text = strsignal(sig);
-    if (abbrev)
-        snprintf(buf, len, "%s (%s)", abbrev, text ? text : "unknown");
-    else
-        snprintf(buf, len, "signal %d (%s)", sig, text ? text : "unknown");
-}
-
-/*
- * Milliseconds for the next poll() while waiting on a child: a full slice
- * while its pipes are open (they wake us), and once they are closed a pause
- * that starts at 1 ms and doubles, since the child is most likely exiting.
- * Never past the deadline, `left` seconds away.
- */
-static int wait_slice_ms(double left, int pipes_open, int *idle_ms)
-{
-    int ms = POLL_SLICE_MS;
-    if (!pipes_open) {
-        ms = *idle_ms;
-        *idle_ms = ms * 2 > POLL_SLICE_MS ? POLL_SLICE_MS : ms * 2;
+    char *data = malloc((size_t)st.st_size + 1);
+    if (!data)
+        return NULL;
+    if (pread(fd, data, (size_t)st.st_size, 0) != st.st_size) {
+        free(data);
+        errno = EIO;
+        return NULL;
     }
-    int left_ms = (int)(left * 1000) + 1;
-    return ms < left_ms ? ms : left_ms;
+    *ret_len = (size_t)st.st_size;
+    return data;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+/* Remove a directory tree; what cannot be removed is left. */
+static void remove_tree(const char *dir)
+{
+    nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static double timeval_s(struct timeval tv)
@@ -310,21 +248,21 @@ static double timeval_s(struct timeval tv)
 /* Compiling                                                                */
 
 /*
- * Run argv (argv[0] found through PATH) in directory `dir` with stdin from
- * /dev/null and stdout and stderr captured into `out`, in a process group of
- * its own, under LC_ALL=C and a CPU limit a little above the deadline that
- * its children (cc1, as) inherit.  At the wall-clock deadline the whole group
- * is killed with SIGKILL.  Returns 0 with the wait status and whether the
- * deadline struck, or a negative AVO_E* code (err filled) if it could not be
- * started.  An exec failure shows as exit status 127 with a line in `out`.
+ * Run argv (argv[0] found through PATH) with stdin from /dev/null and
+ * stdout and stderr captured into `out`, in a process group of its own,
+ * until the deadline (then the group is killed).  With `box`, the child
+ * enters that sandbox first.  Returns 0 with the supervision result, or a
+ * negative AVO_E* code (err filled) if it could not be started.  An exec or
+ * sandbox failure shows as exit status 127 with a line in `out`.
  */
-static int spawn_capture(char *const argv[], const char *dir, double timeout_s, tail_buf *out,
-                         int *ret_status, int *ret_timed_out, char *err, size_t errlen)
+static int spawn_capture(char *const argv[], const avo_sandbox_opts *box, double timeout_s,
+                         avo_tail *out, avo_supervise_result *ret, char *err, size_t errlen)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0)
         return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
     double deadline = avo_monotonic() + timeout_s;
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -335,19 +273,24 @@ static int spawn_capture(char *const argv[], const char *dir, double timeout_s, 
     if (pid == 0) {
         setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent)
+            _exit(127);
         int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (devnull >= 0)
             dup2(devnull, 0);
         dup2(pipefd[1], 1);
         dup2(pipefd[1], 2);
         close_range(3, ~0u, 0); /* the engine's pipes are none of its business */
-        rlim_t cpu = (rlim_t)ceil(timeout_s) + 1;
-        struct rlimit lim = {cpu, cpu + 1};
-        setrlimit(RLIMIT_CPU, &lim);
-        setenv("LC_ALL", "C", 1);
-        if (dir && chdir(dir) < 0) {
-            dprintf(2, "avo: cannot enter %s: %s\n", dir, strerror(errno));
-            _exit(127);
+        if (box) {
+            char why[AVO_ERRLEN];
+            if (avo_sandbox_enter(box, why, sizeof why) < 0) {
+                dprintf(2, "avo: %s\n", why);
+                _exit(127);
+            }
+        } else {
+            struct rlimit cpu = {(rlim_t)ceil(timeout_s) + 1, (rlim_t)ceil(timeout_s) + 2};
+            setrlimit(RLIMIT_CPU, &cpu);
+            setenv("LC_ALL", "C", 1);
         }
         execvp(argv[0], argv);
         dprintf(2, "avo: cannot run '%s': %s\n", argv[0], strerror(errno));
@@ -356,30 +299,9 @@ static int spawn_capture(char *const argv[], const char *dir, double timeout_s, 
     setpgid(pid, pid); /* also here, so the group exists before any kill */
     close(pipefd[1]);
     fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
-
-    int timed_out = 0, reaped = 0, open_pipe = 1, status = 0, idle_ms = 1;
-    while (!reaped) {
-        double left = deadline - avo_monotonic();
-        if (left <= 0) {
-            kill(-pid, SIGKILL);
-            timed_out = 1;
-            break;
-        }
-        struct pollfd p = {.fd = open_pipe ? pipefd[0] : -1, .events = POLLIN};
-        poll(&p, 1, wait_slice_ms(left, open_pipe, &idle_ms)); /* deadline bounds errors */
-        if (open_pipe && drain_log(pipefd[0], out))
-            open_pipe = 0;
-        /* The pipe may close before the child exits, or outlive it. */
-        reaped = waitpid(pid, &status, WNOHANG) == pid;
-    }
-    if (!reaped)
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-    drain_log(pipefd[0], out);
+    avo_supervise_sink sink = {pipefd[0], avo_tail_drain, out};
+    avo_supervise_wait(pid, deadline, &sink, 1, ret);
     close(pipefd[0]);
-    kill(-pid, SIGKILL); /* leftovers of the group, if any */
-    *ret_status = status;
-    *ret_timed_out = timed_out;
     return 0;
 }
 
@@ -413,17 +335,17 @@ static const char *compiler_version(char *err, size_t errlen)
     size_t n = compiler_words(storage, sizeof storage, argv);
     argv[n++] = "--version";
     argv[n] = NULL;
-    tail_buf *out = calloc(1, sizeof *out);
+    avo_tail *out = calloc(1, sizeof *out);
     if (!out) {
         avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         return NULL;
     }
-    int status, timed_out;
-    if (spawn_capture(argv, NULL, 10, out, &status, &timed_out, err, errlen) < 0) {
+    avo_supervise_result r;
+    if (spawn_capture(argv, NULL, 10, out, &r, err, errlen) < 0) {
         free(out);
         return NULL;
     }
-    if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0 || out->len == 0) {
+    if (r.timed_out || !WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0 || out->len == 0) {
         avo_error(err, errlen, AVO_ECHILD, "cannot run the compiler '%s --version'", argv[0]);
         free(out);
         return NULL;
@@ -454,25 +376,195 @@ static char *join_flags(const char *const *flags, size_t n)
     return s;
 }
 
-/* One compiled shared object. */
+/*
+ * The first #include of `source` that names an absolute path or climbs
+ * with "..", copied into `bad`; 0 when there is none.  The sandbox hides
+ * such files anyway; this names the mistake before the compiler runs.
+ */
+static int forbidden_include(const char *source, char *bad, size_t len)
+{
+    for (const char *line = source; line && *line; line = strchr(line, '\n'), line += !!line) {
+        const char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == '#')
+            p++;
+        else if (p[0] == '%' && p[1] == ':')
+            p += 2;
+        else
+            continue;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncmp(p, "include", 7) != 0)
+            continue;
+        p += 7;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p != '"' && *p != '<')
+            continue;
+        char close = *p == '"' ? '"' : '>';
+        const char *name = p + 1, *end = strchr(name, close);
+        size_t n = end ? (size_t)(end - name) : strcspn(name, "\n");
+        int absolute = n > 0 && name[0] == '/';
+        int climbs = 0;
+        for (size_t i = 0; i + 1 < n; i++)
+            if (name[i] == '.' && name[i + 1] == '.' && (i == 0 || name[i - 1] == '/') &&
+                (i + 2 == n || name[i + 2] == '/'))
+                climbs = 1;
+        if (absolute || climbs) {
+            snprintf(bad, len, "%.*s", (int)(n > 200 ? 200 : n), name);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Bytes of the cache's .so files, and evict the least recently used ones
+ * (by mtime, which a hit refreshes) until under 90% of the bound. */
+static void cache_trim(const char *dir)
+{
+    const char *env = getenv("AVO_CACHE_MAX_MB");
+    double max_mb = env && *env ? strtod(env, NULL) : CACHE_MAX_MB;
+    if (!(max_mb > 0))
+        return;
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    typedef struct entry {
+        char name[256];
+        time_t mtime;
+        off_t size;
+    } entry;
+    entry *list = NULL;
+    size_t n = 0, cap = 0;
+    double total = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t len = strlen(de->d_name);
+        if (len < 4 || strcmp(de->d_name + len - 3, ".so") != 0 || len >= 256)
+            continue;
+        struct stat st;
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            entry *grown = realloc(list, cap * sizeof *list);
+            if (!grown)
+                break;
+            list = grown;
+        }
+        snprintf(list[n].name, sizeof list[n].name, "%s", de->d_name);
+        list[n].mtime = st.st_mtime;
+        list[n].size = st.st_size;
+        total += (double)st.st_size;
+        n++;
+    }
+    double limit = max_mb * 1024 * 1024;
+    while (total > limit * 0.9 && n > 0) {
+        size_t oldest = 0;
+        for (size_t i = 1; i < n; i++)
+            if (list[i].mtime < list[oldest].mtime)
+                oldest = i;
+        char sum[300];
+        snprintf(sum, sizeof sum, "%s.sum", list[oldest].name);
+        unlinkat(dirfd(d), list[oldest].name, 0);
+        unlinkat(dirfd(d), sum, 0);
+        total -= (double)list[oldest].size;
+        list[oldest] = list[--n];
+    }
+    free(list);
+    closedir(d);
+}
+
+/*
+ * Open the cached object at `path` if its bytes hash to the id in
+ * path.sum.  Returns an O_RDONLY fd, or -1 when there is no valid entry
+ * (a tampered or half-removed one is deleted, so it is rebuilt).
+ */
+static int cache_open_valid(const char *path, int *ret_repaired)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    char sum_path[PATH_MAX + 8], expect[AVO_HASH_HEXLEN + 2] = "", got[AVO_HASH_HEXLEN + 1];
+    snprintf(sum_path, sizeof sum_path, "%s.sum", path);
+    int sfd = open(sum_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t n = sfd >= 0 ? read(sfd, expect, AVO_HASH_HEXLEN) : -1;
+    if (sfd >= 0)
+        close(sfd);
+    size_t len = 0;
+    char *data = read_fd_all(fd, (size_t)1 << 30, &len);
+    int ok = n == AVO_HASH_HEXLEN && data && avo_hash_hex(data, len, got) == 0 &&
+             memcmp(got, expect, AVO_HASH_HEXLEN) == 0;
+    free(data);
+    if (!ok) {
+        close(fd);
+        unlink(path);
+        unlink(sum_path);
+        *ret_repaired = 1;
+        return -1;
+    }
+    utimensat(AT_FDCWD, path, NULL, 0); /* recently used */
+    return fd;
+}
+
+/* Put `data` into the cache as `path` (+ .sum), atomically. */
+static int cache_insert(const char *path, const char *data, size_t len)
+{
+    char hex[AVO_HASH_HEXLEN + 1], tmp[PATH_MAX + 32], sum_path[PATH_MAX + 8];
+    if (avo_hash_hex(data, len, hex) < 0)
+        return -EIO;
+    snprintf(sum_path, sizeof sum_path, "%s.sum", path);
+    snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+    int rc = write_file(tmp, hex, AVO_HASH_HEXLEN, 0644);
+    if (rc == 0 && rename(tmp, sum_path) < 0)
+        rc = -errno;
+    if (rc == 0)
+        rc = write_file(tmp, data, len, 0644);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc < 0)
+        unlink(tmp);
+    return rc;
+}
+
+/* One compiled shared object, opened. */
 typedef struct build {
     char path[PATH_MAX];
-    int cache_hit;
+    int fd; /* O_RDONLY on the object whose bytes were checked; -1 */
+    int cache_hit, repaired;
 } build;
+
+/* The compile directory, writable by the sandbox's uid. */
+static int make_compile_dir(const char *cache_dir, const char *key, char *dir, size_t len)
+{
+    snprintf(dir, len, "%s/tmp-%s-XXXXXX", cache_dir, key);
+    if (!mkdtemp(dir))
+        return -errno;
+    if (geteuid() == 0) {
+        const char *s = getenv("AVO_SANDBOX_UID");
+        uid_t id = s && *s ? (uid_t)strtoul(s, NULL, 10) : 65534;
+        if (chown(dir, id, id) < 0)
+            return -errno;
+    }
+    return chmod(dir, 0700) < 0 ? -errno : 0;
+}
 
 /*
  * Compile `source` into the cache (base flags, evaluator cflags and, when
  * with_knobs, the job's knobs) or find it there.  On success returns 0 with
- * out->path set.  On failure fills status, reason and log of `result`
- * ("compile_error", "timeout" or "error", and for the reference always
- * "invalid" or "error") and returns -1.  `flags_text` (may be NULL) receives
- * the joined flag string whenever it could be built (caller frees).
+ * `out` set (out->fd open, the caller closes it).  On failure fills status,
+ * reason and log of `result` ("compile_error", "timeout" or "error", and for
+ * the reference "invalid" or "error") and returns -1.  `flags_text` (may be
+ * NULL) receives the joined flag string whenever it could be built (caller
+ * frees).
  */
 static int compile_cached(const cpu_job *job, const char *source, int with_knobs, const char *what,
                           build *out, char **flags_text, json_t *result)
 {
     char err[AVO_ERRLEN];
     int is_reference = !with_knobs;
+    out->fd = -1;
     const char *version = compiler_version(err, sizeof err);
     if (!version) {
         avo_result_fail(result, "error", "%s", err);
@@ -482,9 +574,9 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
     const avo_jobspec *spec = &job->spec;
     size_t nflags = BASE_FLAGS_N + job->ncflags + (with_knobs ? spec->nknobs : 0);
     const char **flags = calloc(nflags + 1, sizeof *flags);
-    char *flag_string = NULL, *knob_string = NULL;
+    char *flag_string = NULL, *knob_string = NULL, *object = NULL;
     int rc = -1;
-    tail_buf *log = NULL;
+    avo_tail *log = NULL;
     char dir[PATH_MAX] = "";
     if (!flags)
         goto oom;
@@ -500,6 +592,15 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
     if (!flag_string || !knob_string)
         goto oom;
 
+    char bad[256];
+    if (forbidden_include(source, bad, sizeof bad)) {
+        avo_result_fail(result, is_reference ? "invalid" : "compile_error",
+                        "%scompile error: #include \"%s\" is not allowed (only system headers "
+                        "and the evaluator's own)",
+                        is_reference ? "reference " : "", bad);
+        goto done;
+    }
+
     const char *parts[] = {source, knob_string, flag_string, version};
     char key[AVO_HASH_HEXLEN + 1];
     if (avo_hash_parts(parts, 4, key) < 0) {
@@ -513,24 +614,23 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
         goto done;
     }
     snprintf(out->path, sizeof out->path, "%s/%s.so", spec->cache_dir, key);
-    out->cache_hit = access(out->path, R_OK) == 0;
+    out->fd = cache_open_valid(out->path, &out->repaired);
+    out->cache_hit = out->fd >= 0;
     if (out->cache_hit) {
         rc = 0;
         goto done;
     }
 
     /* A private directory, so the compiler's messages name "kernel.c". */
-    snprintf(dir, sizeof dir, "%s/tmp-%s-XXXXXX", spec->cache_dir, key);
-    if (!mkdtemp(dir)) {
-        avo_result_fail(result, "error", "cannot create a directory in %s: %s", spec->cache_dir,
-                        strerror(errno));
-        dir[0] = '\0';
+    if ((e = make_compile_dir(spec->cache_dir, key, dir, sizeof dir)) < 0) {
+        avo_result_fail(result, "error", "cannot create a compile directory in %s: %s",
+                        spec->cache_dir, strerror(-e));
         goto done;
     }
     char src_path[PATH_MAX + 16], so_path[PATH_MAX + 16];
     snprintf(src_path, sizeof src_path, "%s/kernel.c", dir);
     snprintf(so_path, sizeof so_path, "%s/kernel.so", dir);
-    e = write_file(src_path, source);
+    e = write_file(src_path, source, strlen(source), 0644);
     if (e < 0) {
         avo_result_fail(result, "error", "cannot write %s: %s", src_path, strerror(-e));
         goto done;
@@ -554,38 +654,64 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
     argv[a++] = "kernel.so";
     argv[a++] = "kernel.c";
     argv[a] = NULL;
-    int status, timed_out;
-    e = spawn_capture(argv, dir, spec->compile_timeout_s, log, &status, &timed_out, err,
-                      sizeof err);
+    /* A $CC outside the system directories is seen where it lies. */
+    avo_sandbox_bind binds[2] = {{.source = dir, .target = "/build", .writable = 1}};
+    char cc_dir[PATH_MAX];
+    size_t nbinds = 1;
+    if (strchr(words[0], '/') && words[0][0] == '/' && strncmp(words[0], "/usr/", 5) != 0) {
+        snprintf(cc_dir, sizeof cc_dir, "%s", words[0]);
+        *strrchr(cc_dir, '/') = '\0';
+        if (cc_dir[0])
+            binds[nbinds++] = (avo_sandbox_bind){.source = cc_dir, .target = cc_dir};
+    }
+    avo_sandbox_opts box = {.profile = AVO_SANDBOX_COMPILER,
+                            .binds = binds,
+                            .nbinds = nbinds,
+                            .chdir_to = "/build",
+                            .cpu_s = ceil(spec->compile_timeout_s),
+                            .memory_mb = job->compile_memory_mb,
+                            .file_mb = COMPILE_FILE_MB,
+                            .nofile = 256,
+                            .nproc = 32};
+    avo_supervise_result r;
+    e = spawn_capture(argv, &box, spec->compile_timeout_s, log, &r, err, sizeof err);
     free(argv);
     if (e < 0) {
         avo_result_fail(result, "error", "%s", err);
         goto done;
     }
-    if (timed_out) {
+    if (r.timed_out || (WIFSIGNALED(r.status) && WTERMSIG(r.status) == SIGXCPU)) {
         avo_result_fail(result, is_reference ? "error" : "timeout", "%scompile timed out after %gs",
                         is_reference ? "reference: " : "", spec->compile_timeout_s);
-        avo_result_set_log(result, log->data, log->len, LOG_MAX);
+        avo_result_set_log(result, log->data, log->len, AVO_TAIL_MAX);
         goto done;
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
         char line[512];
         avo_result_error_line(log->data, log->len, cc_error_markers,
                               "the compiler failed without a message", line, sizeof line);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strncmp(log->data, "avo: ", 5) == 0)
+        if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127 &&
+            strncmp(log->data, "avo: ", 5) == 0)
             avo_result_fail(result, "error", "%s", line + 5);
         else if (is_reference)
             avo_result_fail(result, "invalid", "reference compile error: %s", line);
         else
             avo_result_fail(result, "compile_error", "compile error: %s", line);
-        avo_result_set_log(result, log->data, log->len, LOG_MAX);
+        avo_result_set_log(result, log->data, log->len, AVO_TAIL_MAX);
         goto done;
     }
-    if (rename(so_path, out->path) < 0) {
-        avo_result_fail(result, "error", "cannot move the compiled %s into %s: %s", what,
-                        spec->cache_dir, strerror(errno));
+    int so_fd = open(so_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    size_t len = 0;
+    object = so_fd >= 0 ? read_fd_all(so_fd, (size_t)COMPILE_FILE_MB << 20, &len) : NULL;
+    if (so_fd >= 0)
+        close(so_fd);
+    if (!object || (e = cache_insert(out->path, object, len)) < 0 ||
+        (out->fd = open(out->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0) {
+        avo_result_fail(result, "error", "cannot store the compiled %s in %s: %s", what,
+                        spec->cache_dir, strerror(object && e < 0 ? -e : errno));
         goto done;
     }
+    cache_trim(spec->cache_dir);
     rc = 0;
     goto done;
 
@@ -593,11 +719,12 @@ oom:
     avo_result_fail(result, "error", "out of memory");
 done:
     if (dir[0])
-        remove_compile_dir(dir);
+        remove_tree(dir);
     if (flags_text) {
         *flags_text = flag_string;
         flag_string = NULL;
     }
+    free(object);
     free(log);
     free(flag_string);
     free(knob_string);
@@ -606,328 +733,417 @@ done:
 }
 
 /* ------------------------------------------------------------------------ */
-/* The runner: buffers, inputs, checks, timing                              */
-
-/* Buffers of one config: candidate (guarded), reference, and saved inputs. */
-typedef struct config_buffers {
-    void **cand_base; /* allocations, guard included */
-    void **cand;      /* what the candidate sees */
-    void **ref;
-    void **saved; /* inputs as generated (in and inout) */
-    size_t *bytes;
-    avo_measure_view *views; /* the above, as the checker reads them */
-} config_buffers;
-
-static void buffers_free(config_buffers *b, size_t nargs)
-{
-    for (size_t i = 0; i < nargs; i++) {
-        if (b->cand_base)
-            free(b->cand_base[i]);
-        if (b->ref)
-            free(b->ref[i]);
-        if (b->saved)
-            free(b->saved[i]);
-    }
-    free(b->cand_base);
-    free(b->cand);
-    free(b->ref);
-    free(b->saved);
-    free(b->bytes);
-    free(b->views);
-    memset(b, 0, sizeof *b);
-}
-
-static void *aligned_buffer(size_t bytes)
-{
-    void *p = NULL;
-    size_t size = (bytes + BUFFER_ALIGN - 1) / BUFFER_ALIGN * BUFFER_ALIGN;
-    if (posix_memalign(&p, BUFFER_ALIGN, size ? size : BUFFER_ALIGN) != 0)
-        return NULL;
-    return p;
-}
-
-/* Allocate every buffer of config `cfg`; candidate buffers get guards.
- * Returns 0 or -1 with the name of the failing buffer in *ret_failed. */
-static int buffers_alloc(const avo_jobspec *spec, const avo_config_spec *cfg, config_buffers *b,
-                         const char **ret_failed)
-{
-    size_t n = spec->nargs;
-    b->cand_base = calloc(n, sizeof *b->cand_base);
-    b->cand = calloc(n, sizeof *b->cand);
-    b->ref = calloc(n, sizeof *b->ref);
-    b->saved = calloc(n, sizeof *b->saved);
-    b->bytes = calloc(n, sizeof *b->bytes);
-    b->views = calloc(n, sizeof *b->views);
-    *ret_failed = "(bookkeeping)";
-    if (!b->cand_base || !b->cand || !b->ref || !b->saved || !b->bytes || !b->views)
-        return -1;
-    for (size_t i = 0; i < n; i++) {
-        const avo_arg_spec *arg = &spec->args[i];
-        b->views[i].arg = arg;
-        if (arg->kind == AVO_ARG_SCALAR)
-            continue;
-        *ret_failed = arg->name;
-        size_t bytes = cfg->lengths[i] * avo_dtype_size(arg->type);
-        b->bytes[i] = bytes;
-        b->cand_base[i] = aligned_buffer(GUARD_BYTES + bytes + GUARD_BYTES);
-        b->ref[i] = aligned_buffer(bytes);
-        if (!b->cand_base[i] || !b->ref[i])
-            return -1;
-        b->cand[i] = (unsigned char *)b->cand_base[i] + GUARD_BYTES;
-        avo_measure_guard_fill(b->cand_base[i], GUARD_BYTES);
-        avo_measure_guard_fill((unsigned char *)b->cand[i] + bytes, GUARD_BYTES);
-        if (arg->kind != AVO_ARG_OUT && !(b->saved[i] = aligned_buffer(bytes)))
-            return -1;
-        b->views[i] = (avo_measure_view){.arg = arg,
-                                         .length = cfg->lengths[i],
-                                         .cand = b->cand_base[i],
-                                         .ref = b->ref[i],
-                                         .saved = b->saved[i]};
-    }
-    return 0;
-}
+/* Argument slots in shared memory                                          */
 
 /*
- * Fresh inputs for trial `trial` of config `cfg` (avo_measure_trial_rng).
- * Inputs go to saved, candidate and reference buffers; outputs of both are
- * poisoned.
+ * Where each argument of config `cfg` lives in a slot, computed the same way
+ * by judge and candidate: the slot starts with a guard page; each buffer's
+ * data is DATA_ALIGN-aligned and ends at most DATA_ALIGN - 1 bytes before a
+ * page end, with at least GUARD_MIN canary bytes before it, and is followed
+ * by a guard page (PROT_NONE in the candidate), so an overrun faults or
+ * breaks a canary, and every byte outside the data is checked.
  */
-static void prepare_trial(const avo_jobspec *spec, const avo_config_spec *cfg, config_buffers *b,
-                          int trial)
+typedef struct slot_layout {
+    size_t offset[AVO_JOBSPEC_MAX_ARGS]; /* of the data within the slot */
+    size_t bytes[AVO_JOBSPEC_MAX_ARGS];
+    size_t slot_bytes, page;
+} slot_layout;
+
+static void layout_compute(const avo_jobspec *spec, const avo_config_spec *cfg, slot_layout *l)
 {
-    avo_pcg32 rng;
-    avo_measure_trial_rng(&rng, spec->seed, cfg->name, trial);
+    memset(l, 0, sizeof *l);
+    l->page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t at = l->page;
     for (size_t i = 0; i < spec->nargs; i++) {
-        const avo_arg_spec *arg = &spec->args[i];
-        if (arg->kind == AVO_ARG_SCALAR)
+        if (spec->args[i].kind == AVO_ARG_SCALAR)
             continue;
-        if (arg->kind == AVO_ARG_OUT) {
-            avo_measure_poison(b->cand[i], arg->type, cfg->lengths[i]);
-            avo_measure_poison(b->ref[i], arg->type, cfg->lengths[i]);
-            continue;
-        }
-        avo_measure_fill_uniform(b->saved[i], arg->type, arg->lo, arg->hi, cfg->lengths[i], &rng,
-                                 AVO_DRAW_DOUBLE);
-        memcpy(b->cand[i], b->saved[i], b->bytes[i]);
-        memcpy(b->ref[i], b->saved[i], b->bytes[i]);
+        size_t bytes = cfg->lengths[i] * avo_dtype_size(spec->args[i].type);
+        size_t data = (bytes + DATA_ALIGN - 1) / DATA_ALIGN * DATA_ALIGN;
+        if (data == 0)
+            data = DATA_ALIGN;
+        size_t pages = (data + GUARD_MIN + l->page - 1) / l->page;
+        l->bytes[i] = bytes;
+        l->offset[i] = at + pages * l->page - data;
+        at += (pages + 1) * l->page;
     }
+    l->slot_bytes = at;
 }
+
+/* The config a command names: >= 0 a timed config, < 0 check config -1 - i. */
+static const avo_config_spec *config_at(const avo_jobspec *spec, int32_t index)
+{
+    if (index >= 0)
+        return (size_t)index < spec->nconfigs ? &spec->configs[index] : NULL;
+    size_t i = (size_t)(-1 - (int64_t)index);
+    return i < spec->ncheck_configs ? &spec->check_configs[i] : NULL;
+}
+
+static int32_t config_index(const avo_jobspec *spec, const avo_config_spec *cfg)
+{
+    if (cfg >= spec->configs && cfg < spec->configs + spec->nconfigs)
+        return (int32_t)(cfg - spec->configs);
+    return (int32_t)(-1 - (cfg - spec->check_configs));
+}
+
+/* ------------------------------------------------------------------------ */
+/* The candidate process                                                    */
+
+enum { CMD_LAYOUT = 1, CMD_CALL = 2, CMD_EXIT = 3 };
+
+/* A command from judge to candidate; the answer is nonce + 1. */
+typedef struct harness_cmd {
+    uint64_t nonce;
+    uint32_t op;
+    int32_t config;
+    uint64_t nslots;
+} harness_cmd;
+
+/* Startup answers of the candidate, before any command. */
+enum { HELLO_READY = 'R', HELLO_LOAD_FAILED = 'L', HELLO_NO_SYMBOL = 'S', HELLO_NO_SANDBOX = 'E' };
 
 /* A kernel as libffi calls it: the real signature lives in the cif. */
 typedef void (*kernel_fn)(void);
 
-/* The runner's view of both kernels. */
-typedef struct runner_ctx {
-    const avo_jobspec *spec;
+/* libffi's description of the kernel's signature. */
+typedef struct call_sig {
     ffi_cif cif;
-    ffi_type **types;
-    kernel_fn cand_fn;
-    kernel_fn ref_fn;
-    void **cand_values; /* per argument: address of the value libffi passes */
-    void **ref_values;
-} runner_ctx;
+    ffi_type *types[AVO_JOBSPEC_MAX_ARGS];
+} call_sig;
 
-/* Point the libffi argument arrays at this config's buffers and scalars. */
-static void bind_arguments(runner_ctx *ctx, const avo_config_spec *cfg, config_buffers *b)
+static int call_sig_init(const avo_jobspec *spec, call_sig *sig)
 {
-    for (size_t i = 0; i < ctx->spec->nargs; i++) {
-        if (ctx->spec->args[i].kind == AVO_ARG_SCALAR) {
-            ctx->cand_values[i] = &cfg->scalars[i];
-            ctx->ref_values[i] = &cfg->scalars[i];
-        } else {
-            ctx->cand_values[i] = &b->cand[i];
-            ctx->ref_values[i] = &b->ref[i];
-        }
+    for (size_t i = 0; i < spec->nargs; i++) {
+        const avo_arg_spec *arg = &spec->args[i];
+        if (arg->kind != AVO_ARG_SCALAR)
+            sig->types[i] = &ffi_type_pointer;
+        else if (arg->type == AVO_DT_F32)
+            sig->types[i] = &ffi_type_float;
+        else if (arg->type == AVO_DT_F64)
+            sig->types[i] = &ffi_type_double;
+        else if (arg->type == AVO_DT_I32)
+            sig->types[i] = &ffi_type_sint32;
+        else
+            sig->types[i] = &ffi_type_sint64;
     }
+    return ffi_prep_cif(&sig->cif, FFI_DEFAULT_ABI, (unsigned)spec->nargs, &ffi_type_void,
+                        sig->types) == FFI_OK
+               ? 0
+               : -1;
 }
 
-/* The timing sampler (avo_measure_sampler): seconds per call of `batch`
- * back-to-back candidate calls. */
-static int time_batch(void *opaque, uint64_t batch, double *ret_s)
+/* Call `fn` with scalars of `cfg` and buffers at `ptrs`. */
+static void call_kernel(const avo_jobspec *spec, call_sig *sig, kernel_fn fn,
+                        const avo_config_spec *cfg, void **ptrs)
 {
-    runner_ctx *ctx = opaque;
-    double t0 = avo_monotonic();
-    for (uint64_t i = 0; i < batch; i++)
-        ffi_call(&ctx->cif, ctx->cand_fn, NULL, ctx->cand_values);
-    *ret_s = (avo_monotonic() - t0) / (double)batch;
-    return 0;
+    void *values[AVO_JOBSPEC_MAX_ARGS];
+    for (size_t i = 0; i < spec->nargs; i++)
+        values[i] = spec->args[i].kind == AVO_ARG_SCALAR ? (void *)&cfg->scalars[i] : &ptrs[i];
+    ffi_call(&sig->cif, fn, NULL, values);
 }
 
-/* Time the candidate on the inputs now in its buffers (avo_measure_time).
- * Fills median_s, spread and samples of `entry`. */
-static void time_candidate(runner_ctx *ctx, json_t *entry, double *ret_median)
+/* Copy the object behind CAND_SO_FD into the sandbox's /tmp and load it. */
+static void *candidate_load(void)
 {
-    avo_measure_timing t;
-    avo_measure_time(ctx->spec, UINT64_C(1) << 40, time_batch, ctx, &t);
-    json_object_set_new(entry, "median_s", json_real(t.median_s));
-    json_object_set_new(entry, "spread", json_real(t.spread));
-    json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));
-    *ret_median = t.median_s;
+    size_t len = 0;
+    char *data = read_fd_all(CAND_SO_FD, (size_t)COMPILE_FILE_MB << 20, &len);
+    close(CAND_SO_FD);
+    if (!data || write_file("/tmp/kernel.so", data, len, 0700) < 0) {
+        dprintf(2, "cannot stage the kernel: %s\n", strerror(errno));
+        free(data);
+        return NULL;
+    }
+    free(data);
+    void *handle = dlopen("/tmp/kernel.so", RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *e = dlerror();
+        dprintf(2, "%s\n", e ? e : "dlopen failed");
+    }
+    return handle;
 }
 
 /*
- * Verify and time one config.  Fills `entry`; returns 0 when correct, else
- * -1 with *ret_status ("wrong" or "error") and a reason (config named).
+ * The candidate process, after fork from the judge: fds are 0 (/dev/null),
+ * 1 and 2 (the log), CAND_CMD_FD, CAND_ACK_FD, CAND_REGION_FD and
+ * CAND_SO_FD.  Sandboxes itself before the kernel is loaded (so a
+ * constructor runs sandboxed too), then serves commands.  Never returns.
  */
-static int run_config(runner_ctx *ctx, const avo_config_spec *cfg, json_t *entry,
-                      const char **ret_status, char *reason, size_t len)
+static _Noreturn void candidate_main(const cpu_job *job)
 {
-    const avo_jobspec *spec = ctx->spec;
-    config_buffers b = {0};
-    const char *failed;
-    char why[512];
-    double max_error = 0, error = 0;
-    int rc = -1;
-    *ret_status = "wrong";
-
-    if (buffers_alloc(spec, cfg, &b, &failed) < 0) {
-        *ret_status = "error";
-        snprintf(reason, len, "config %s: cannot allocate buffer %s", cfg->name, failed);
-        goto done;
+    const avo_jobspec *spec = &job->spec;
+    char hello = HELLO_LOAD_FAILED;
+    avo_sandbox_opts box = {.profile = AVO_SANDBOX_CANDIDATE,
+                            .cpu_s = spec->cpu_s,
+                            .memory_mb = spec->memory_mb,
+                            .file_mb = CANDIDATE_FILE_MB,
+                            .nofile = 16,
+                            .threads = spec->threads};
+    char why[AVO_ERRLEN];
+    if (avo_sandbox_enter(&box, why, sizeof why) < 0) {
+        /* Still our own code: the reason travels to the judge. */
+        char msg[AVO_ERRLEN + 1];
+        msg[0] = HELLO_NO_SANDBOX;
+        size_t n = strlen(why);
+        memcpy(msg + 1, why, n);
+        write_all(CAND_ACK_FD, msg, n + 1);
+        _exit(126);
     }
-    bind_arguments(ctx, cfg, &b);
-    for (int trial = 0; trial < spec->trials; trial++) {
-        prepare_trial(spec, cfg, &b, trial);
-        ffi_call(&ctx->cif, ctx->ref_fn, NULL, ctx->ref_values);
-        ffi_call(&ctx->cif, ctx->cand_fn, NULL, ctx->cand_values);
-        int bad = avo_measure_check(b.views, spec->nargs, GUARD_BYTES, &error, why, sizeof why);
-        if (error > max_error || isnan(error))
-            max_error = error;
-        json_object_set_new(entry, "max_error", json_real(max_error));
-        if (bad) {
-            snprintf(reason, len, "config %s: %s", cfg->name, why);
-            goto done;
-        }
-    }
+    void *handle = candidate_load();
+    void *sym = handle ? dlsym(handle, spec->entry) : NULL;
+    if (handle && !sym)
+        hello = HELLO_NO_SYMBOL;
+    if (sym)
+        hello = HELLO_READY;
+    write_all(CAND_ACK_FD, &hello, 1);
+    if (!sym)
+        _exit(3);
+    kernel_fn fn;
+    memcpy(&fn, &sym, sizeof fn); /* object to function pointer, as POSIX allows */
+    call_sig sig;
+    if (call_sig_init(spec, &sig) < 0)
+        _exit(4);
 
-    if (spec->timing) {
-        double med;
-        time_candidate(ctx, entry, &med);
-        /* In-place kernels change their inout buffers on every call: start
-         * them over and call once more; otherwise judge the last timed call. */
-        int has_inout = 0;
-        for (size_t i = 0; i < spec->nargs; i++)
-            if (spec->args[i].kind == AVO_ARG_INOUT) {
-                memcpy(b.cand[i], b.saved[i], b.bytes[i]);
-                has_inout = 1;
+    unsigned char *region = NULL;
+    size_t region_bytes = 0;
+    slot_layout l;
+    const avo_config_spec *cfg = NULL;
+    for (;;) {
+        harness_cmd cmd;
+        if (read_all(CAND_CMD_FD, &cmd, sizeof cmd) < 0)
+            _exit(0);
+        if (cmd.op == CMD_EXIT)
+            _exit(0);
+        cfg = config_at(spec, cmd.config);
+        if (!cfg)
+            _exit(5);
+        if (cmd.op == CMD_LAYOUT) {
+            layout_compute(spec, cfg, &l);
+            if (region)
+                munmap(region, region_bytes);
+            region_bytes = l.slot_bytes * cmd.nslots;
+            region =
+                mmap(NULL, region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, CAND_REGION_FD, 0);
+            if (region == MAP_FAILED)
+                _exit(6);
+            for (uint64_t s = 0; s < cmd.nslots; s++) {
+                unsigned char *slot = region + s * l.slot_bytes;
+                mprotect(slot, l.page, PROT_NONE);
+                for (size_t i = 0; i < spec->nargs; i++)
+                    if (spec->args[i].kind != AVO_ARG_SCALAR) {
+                        size_t end = (l.offset[i] + l.bytes[i] + l.page - 1) / l.page * l.page;
+                        if (l.bytes[i] == 0)
+                            end = (l.offset[i] + 1 + l.page - 1) / l.page * l.page;
+                        mprotect(slot + end, l.page, PROT_NONE);
+                    }
             }
-        if (has_inout) {
-            for (size_t i = 0; i < spec->nargs; i++)
-                if (spec->args[i].kind == AVO_ARG_OUT)
-                    avo_measure_poison(b.cand[i], spec->args[i].type, cfg->lengths[i]);
-            ffi_call(&ctx->cif, ctx->cand_fn, NULL, ctx->cand_values);
+        } else if (cmd.op == CMD_CALL && region) {
+            for (uint64_t s = 0; s < cmd.nslots; s++) {
+                void *ptrs[AVO_JOBSPEC_MAX_ARGS];
+                for (size_t i = 0; i < spec->nargs; i++)
+                    ptrs[i] = region + s * l.slot_bytes + l.offset[i];
+                call_kernel(spec, &sig, fn, cfg, ptrs);
+            }
         }
-        if (avo_measure_check(b.views, spec->nargs, GUARD_BYTES, &error, why, sizeof why) < 0) {
-            snprintf(reason, len, "config %s: output of timed runs differs from reference: %s",
-                     cfg->name, why);
-            goto done;
-        }
-        if (med > 0) {
-            json_object_set_new(entry, "gflops", json_real(cfg->flops / med / 1e9));
-            json_object_set_new(entry, "gbs", json_real(cfg->bytes / med / 1e9));
-        }
+        uint64_t ack = cmd.nonce + 1;
+        if (write_all(CAND_ACK_FD, &ack, sizeof ack) < 0)
+            _exit(0);
     }
-    json_object_set_new(entry, "correct", json_true());
-    rc = 0;
-done:
-    if (rc < 0) {
-        json_t *text = avo_result_text(reason, strlen(reason));
-        json_object_set_new(entry, "reason", text ? text : json_null());
-    }
-    buffers_free(&b, spec->nargs);
-    return rc;
 }
 
-/* Best-effort: a network namespace of our own, with no interfaces. */
-static void sandbox_network(void)
+/* ------------------------------------------------------------------------ */
+/* The judge process                                                        */
+
+/* The judge's device (judge.h): the candidate process and the region. */
+typedef struct cpu_device {
+    const cpu_job *job;
+    pid_t cand;
+    int cmd_fd, ack_fd, region_fd;
+    unsigned char *region;
+    size_t region_bytes, slots;
+    slot_layout l;
+    const avo_config_spec *cfg;
+    kernel_fn ref_fn;
+    call_sig sig;
+    const char *status; /* verdict when the device fails: crashed, timeout, wrong, error */
+} cpu_device;
+
+static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
+
+static void fill_guard(unsigned char *p, size_t n, size_t phase)
 {
-    if (unshare(CLONE_NEWNET) == 0)
-        return;
-    unshare(CLONE_NEWUSER | CLONE_NEWNET);
+    for (size_t i = 0; i < n; i++)
+        p[i] = guard_pattern[(phase + i) % sizeof guard_pattern];
 }
 
-static void sandbox_limits(const avo_jobspec *spec)
+/* `p` sits at offset `phase` of a page-aligned region: from an 8-aligned
+ * offset on the pattern is one word, compared a word at a time. */
+static int guard_intact(const unsigned char *p, size_t n, size_t phase)
 {
-    struct rlimit lim;
-    if (spec->cpu_s > 0) {
-        rlim_t cpu = (rlim_t)ceil(spec->cpu_s);
-        lim = (struct rlimit){cpu, cpu + 1}; /* SIGXCPU, then SIGKILL a second later */
-        setrlimit(RLIMIT_CPU, &lim);
+    size_t i = 0;
+    for (; i < n && (phase + i) % 8 != 0; i++)
+        if (p[i] != guard_pattern[(phase + i) % 8])
+            return 0;
+    uint64_t word;
+    memcpy(&word, guard_pattern, 8);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        if (v != word)
+            return 0;
     }
-#ifndef CPU_UNDER_ASAN /* AddressSanitizer reserves terabytes of address space */
-    if (spec->memory_mb > 0) {
-        rlim_t bytes = (rlim_t)(spec->memory_mb * 1024.0 * 1024.0);
-        lim = (struct rlimit){bytes, bytes};
-        setrlimit(RLIMIT_AS, &lim);
-    }
-#endif
-    lim = (struct rlimit){RUNNER_NOFILE, RUNNER_NOFILE};
-    setrlimit(RLIMIT_NOFILE, &lim);
-    lim = (struct rlimit){0, 0};
-    setrlimit(RLIMIT_CORE, &lim);
+    for (; i < n; i++)
+        if (p[i] != guard_pattern[(phase + i) % 8])
+            return 0;
+    return 1;
 }
 
-#if AVO_HAVE_SECCOMP
-/*
- * Install a seccomp filter that lets everything through except network
- * access, new processes and programs, debugging other processes, and
- * signals to anyone but ourselves; those fail with EPERM (clone3 with
- * ENOSYS, so threads fall back to clone).  Returns 0 or -1 with err filled.
- */
-static int sandbox_seccomp(char *err, size_t errlen)
+/* The candidate died or hung up: name how, reaping it. */
+static int candidate_gone(cpu_device *d, char *why, size_t len)
 {
-    static const int denied[] = {
-        SCMP_SYS(socket),
-        SCMP_SYS(socketpair),
-        SCMP_SYS(connect),
-        SCMP_SYS(bind),
-        SCMP_SYS(listen),
-        SCMP_SYS(accept),
-        SCMP_SYS(accept4),
-        SCMP_SYS(execve),
-        SCMP_SYS(execveat),
-        SCMP_SYS(fork),
-        SCMP_SYS(vfork),
-        SCMP_SYS(ptrace),
-        SCMP_SYS(process_vm_readv),
-        SCMP_SYS(process_vm_writev),
-        SCMP_SYS(io_uring_setup),
-        SCMP_SYS(pidfd_send_signal),
-    };
-    static const int self_only[] = {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill),
-                                    SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)};
-    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
-    if (!ctx) {
-        avo_error(err, errlen, AVO_ENOMEM, "seccomp_init failed");
+    int status = 0;
+    kill(d->cand, SIGKILL);
+    struct rusage usage = {0};
+    while (wait4(d->cand, &status, 0, &usage) < 0 && errno == EINTR)
+        ;
+    double cpu = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
+    d->cand = -1;
+    d->status = "crashed";
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        if (sig == SIGXCPU ||
+            (sig == SIGKILL && d->job->spec.cpu_s > 0 && cpu >= d->job->spec.cpu_s)) {
+            d->status = "timeout";
+            snprintf(why, len, "exceeded the CPU time limit of %gs", d->job->spec.cpu_s);
+            return -1;
+        }
+        char name[128];
+        avo_supervise_signal_name(sig, name, sizeof name);
+        snprintf(why, len, "crashed with %s", name);
+    } else {
+        snprintf(why, len, "kernel process exited with status %d",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    }
+    return -1;
+}
+
+/* Send a command and wait for its acknowledgement. */
+static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_t nslots,
+                   double *ret_s, char *why, size_t len)
+{
+    harness_cmd cmd = {
+        .op = op, .config = cfg ? config_index(&d->job->spec, cfg) : 0, .nslots = nslots};
+    if (getrandom(&cmd.nonce, sizeof cmd.nonce, 0) != sizeof cmd.nonce) {
+        d->status = "error";
+        snprintf(why, len, "no randomness from getrandom");
         return -1;
     }
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sizeof denied / sizeof denied[0]; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), denied[i], 0);
-    /* Spelled out rather than SCMP_A0(), which leaves fields to the reader. */
-    const struct scmp_arg_cmp not_self = {
-        .arg = 0, .op = SCMP_CMP_NE, .datum_a = (scmp_datum_t)getpid(), .datum_b = 0};
-    const struct scmp_arg_cmp no_thread = {
-        .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = CLONE_THREAD, .datum_b = 0};
-    for (size_t i = 0; rc == 0 && i < sizeof self_only / sizeof self_only[0]; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), self_only[i], 1, not_self);
-    if (rc == 0) /* clone(2) takes its flags first on x86-64 and arm64 */
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, no_thread);
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
-    if (rc == 0)
-        rc = seccomp_load(ctx);
-    seccomp_release(ctx);
-    if (rc < 0) {
-        avo_error(err, errlen, AVO_EIO,
-                  "cannot install the seccomp filter (%s); build with -Dseccomp=disabled "
-                  "to run kernels without it",
-                  strerror(-rc));
+    double t0 = avo_monotonic();
+    if (write_all(d->cmd_fd, &cmd, sizeof cmd) < 0)
+        return candidate_gone(d, why, len);
+    uint64_t ack;
+    if (read_all(d->ack_fd, &ack, sizeof ack) < 0)
+        return candidate_gone(d, why, len);
+    if (ret_s)
+        *ret_s = avo_monotonic() - t0;
+    if (ack != cmd.nonce + 1) {
+        d->status = "wrong";
+        snprintf(why, len, "broke the harness protocol (a forged or early acknowledgement)");
         return -1;
     }
     return 0;
 }
-#endif
+
+static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max_slots,
+                      char *why, size_t len)
+{
+    cpu_device *d = self;
+    layout_compute(&d->job->spec, cfg, &d->l);
+    size_t max_slots = ((size_t)REGION_MAX_MB << 20) / d->l.slot_bytes;
+    if (max_slots < 1)
+        max_slots = 1;
+    if (ret_max_slots)
+        *ret_max_slots = max_slots;
+    if (nslots > max_slots)
+        nslots = max_slots;
+    size_t bytes = d->l.slot_bytes * nslots;
+    if (d->region)
+        munmap(d->region, d->region_bytes);
+    d->region = NULL;
+    if (ftruncate(d->region_fd, (off_t)bytes) < 0 && errno != EPERM) {
+        d->status = "error";
+        snprintf(why, len, "cannot size the argument region (%zu bytes): %s", bytes,
+                 strerror(errno));
+        return -1;
+    }
+    struct stat st;
+    if (fstat(d->region_fd, &st) < 0 || (size_t)st.st_size < bytes) {
+        d->status = "error";
+        snprintf(why, len, "cannot size the argument region (%zu bytes)", bytes);
+        return -1;
+    }
+    d->region = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, d->region_fd, 0);
+    if (d->region == MAP_FAILED) {
+        d->region = NULL;
+        d->status = "error";
+        snprintf(why, len, "cannot map the argument region: %s", strerror(errno));
+        return -1;
+    }
+    d->region_bytes = bytes;
+    d->slots = nslots;
+    d->cfg = cfg;
+    fill_guard(d->region, bytes, 0);
+    return command(d, CMD_LAYOUT, cfg, nslots, NULL, why, len);
+}
+
+static unsigned char *dev_data(void *self, size_t slot, size_t arg)
+{
+    cpu_device *d = self;
+    return d->region + slot * d->l.slot_bytes + d->l.offset[arg];
+}
+
+/* Every byte of slot s outside the argument data holds the guard pattern. */
+static int dev_guards_intact(void *self, size_t slot, const char **ret_arg)
+{
+    cpu_device *d = self;
+    const avo_jobspec *spec = &d->job->spec;
+    size_t base = slot * d->l.slot_bytes, at = 0;
+    *ret_arg = "";
+    for (size_t i = 0; i < spec->nargs; i++) {
+        if (spec->args[i].kind == AVO_ARG_SCALAR)
+            continue;
+        size_t start = d->l.offset[i], end = start + d->l.bytes[i];
+        if (!guard_intact(d->region + base + at, start - at, base + at)) {
+            *ret_arg = spec->args[i].name;
+            return 0;
+        }
+        at = end;
+        size_t next = (end + d->l.page - 1) / d->l.page * d->l.page + d->l.page;
+        if (d->l.bytes[i] == 0)
+            next = (start + 1 + d->l.page - 1) / d->l.page * d->l.page + d->l.page;
+        if (!guard_intact(d->region + base + at, next - at, base + at)) {
+            *ret_arg = spec->args[i].name;
+            return 0;
+        }
+        at = next;
+    }
+    return guard_intact(d->region + base + at, d->l.slot_bytes - at, base + at);
+}
+
+static int dev_run_candidate(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
+                             char *why, size_t len)
+{
+    cpu_device *d = self;
+    (void)cfg;
+    return command(d, CMD_CALL, d->cfg, nslots, ret_s, why, len);
+}
+
+static int dev_run_reference(void *self, const avo_config_spec *cfg, void **buffers, char *why,
+                             size_t len)
+{
+    cpu_device *d = self;
+    (void)why, (void)len;
+    call_kernel(&d->job->spec, &d->sig, d->ref_fn, cfg, buffers);
+    return 0;
+}
 
 static void report(json_t *msg)
 {
@@ -936,141 +1152,184 @@ static void report(json_t *msg)
     json_decref(msg);
 }
 
-static _Noreturn void runner_done(const char *status, const char *reason)
+static _Noreturn void judge_done(const char *status, const char *reason)
 {
     json_t *text = reason ? avo_result_text(reason, strlen(reason)) : json_null();
     report(json_pack("{s:{s:s, s:o*}}", "done", "status", status, "reason", text));
     _exit(0);
 }
 
-/* Load `path` and look up `entry`; on failure ends the runner. */
-static kernel_fn load_kernel(const char *path, const char *entry, int is_reference)
+/* Fork the candidate with exactly its fds; returns its pid or -1. */
+static pid_t start_candidate(const cpu_job *job, int cmd_rd, int ack_wr, int region_fd, int so_fd)
 {
-    char reason[1024];
-    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char *e = dlerror();
-        snprintf(reason, sizeof reason, "%s%s",
-                 is_reference ? "reference: " : "link error: ", e ? e : "dlopen failed");
-        runner_done(is_reference ? "invalid" : "compile_error", reason);
-    }
-    dlerror();
-    void *sym = dlsym(handle, entry);
-    if (!sym) {
-        snprintf(reason, sizeof reason, "symbol '%.200s' not found in %s", entry,
-                 is_reference ? "reference" : "candidate");
-        runner_done("invalid", reason);
-    }
-    kernel_fn fn;
-    memcpy(&fn, &sym, sizeof fn); /* object to function pointer, as POSIX allows */
-    return fn;
+    pid_t judge = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != judge)
+        _exit(127);
+    int fds[4] = {cmd_rd, ack_wr, region_fd, so_fd};
+    int moved[4];
+    for (int i = 0; i < 4; i++) /* above every target first, then into place */
+        moved[i] = fcntl(fds[i], F_DUPFD, 100);
+    for (int i = 0; i < 4; i++)
+        if (moved[i] < 0 || dup2(moved[i], CAND_CMD_FD + i) < 0)
+            _exit(127);
+    close_range(CAND_SO_FD + 1, ~0u, 0);
+    candidate_main(job);
 }
 
 /*
- * The runner process, after fork: stdout/stderr go to the log pipe, the
- * report pipe is REPORT_FD, everything else is closed.  Sandboxes itself
- * before any candidate code (even a constructor) runs, then verifies and
- * times each config in order, reporting as it goes.  Never returns.
+ * The judge process, after fork: stdout/stderr go to the log pipe, the
+ * report pipe is REPORT_FD, `so_fd` is the candidate's object, everything
+ * else is closed.  Starts the candidate before anything of the reference
+ * exists, then judges config by config, reporting as it goes.  Never returns.
  */
-static _Noreturn void runner_main(const cpu_job *job, const char *cand_so, const char *ref_so)
+static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_so)
 {
     const avo_jobspec *spec = &job->spec;
-    static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE,  SIGILL, SIGABRT,
-                                        SIGXCPU, SIGSYS, SIGTRAP, SIGPIPE};
+    static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
     for (size_t i = 0; i < sizeof crash_signals / sizeof crash_signals[0]; i++)
         signal(crash_signals[i], SIG_DFL); /* die by the signal, whatever we inherited */
+    signal(SIGPIPE, SIG_IGN);              /* a candidate that hangs up is an answer */
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    avo_sandbox_harden();
 
-    sandbox_limits(spec);
-    sandbox_network();
-#if AVO_HAVE_SECCOMP
+    int cmd[2], ack[2];
+    int region_fd = memfd_create("avo-arguments", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (region_fd < 0 || pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0)
+        judge_done("error", "cannot create the candidate's pipes or memory");
+    /* The candidate may map the region, but never shrink it under the judge. */
+    fcntl(region_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
+    cpu_device d = {.job = job, .cmd_fd = cmd[1], .ack_fd = ack[0], .region_fd = region_fd};
+    d.cand = start_candidate(job, cmd[0], ack[1], region_fd, so_fd);
+    if (d.cand < 0)
+        judge_done("error", "cannot fork the kernel process");
+    close(cmd[0]);
+    close(ack[1]);
+    close(so_fd);
+
     char err[AVO_ERRLEN];
-    if (sandbox_seccomp(err, sizeof err) < 0)
-        runner_done("error", err);
-#endif
+    if (avo_sandbox_seccomp_trusted(1, err, sizeof err) < 0)
+        judge_done("error", err);
 
-    runner_ctx ctx = {.spec = spec};
-    ctx.types = calloc(spec->nargs, sizeof *ctx.types);
-    ctx.cand_values = calloc(spec->nargs, sizeof *ctx.cand_values);
-    ctx.ref_values = calloc(spec->nargs, sizeof *ctx.ref_values);
-    if (!ctx.types || !ctx.cand_values || !ctx.ref_values)
-        runner_done("error", "runner out of memory");
-    for (size_t i = 0; i < spec->nargs; i++) {
-        const avo_arg_spec *arg = &spec->args[i];
-        if (arg->kind != AVO_ARG_SCALAR)
-            ctx.types[i] = &ffi_type_pointer;
-        else if (arg->type == AVO_DT_F32)
-            ctx.types[i] = &ffi_type_float;
-        else if (arg->type == AVO_DT_F64)
-            ctx.types[i] = &ffi_type_double;
-        else if (arg->type == AVO_DT_I32)
-            ctx.types[i] = &ffi_type_sint32;
-        else
-            ctx.types[i] = &ffi_type_sint64;
+    char hello = 0;
+    if (read_all(d.ack_fd, &hello, 1) < 0 || hello != HELLO_READY) {
+        char why[512];
+        if (hello == HELLO_NO_SYMBOL) {
+            snprintf(why, sizeof why, "symbol '%.200s' not found in candidate", spec->entry);
+            judge_done("invalid", why);
+        }
+        if (hello == HELLO_NO_SANDBOX) {
+            char text[AVO_ERRLEN] = "";
+            ssize_t n = read(d.ack_fd, text, sizeof text - 1);
+            text[n > 0 ? n : 0] = '\0';
+            judge_done("error", text[0] ? text : "the kernel's sandbox could not be set up");
+        }
+        int status = 0;
+        while (waitpid(d.cand, &status, 0) < 0 && errno == EINTR)
+            ;
+        if (hello == HELLO_LOAD_FAILED)
+            judge_done("compile_error", "link error: the kernel does not load (see log)");
+        d.cand = -1;
+        if (WIFSIGNALED(status)) {
+            char name[128];
+            avo_supervise_signal_name(WTERMSIG(status), name, sizeof name);
+            snprintf(why, sizeof why, "crashed with %s while loading", name);
+        } else {
+            snprintf(why, sizeof why, "kernel process exited with status %d while loading",
+                     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+        }
+        judge_done("crashed", why);
     }
-    if (ffi_prep_cif(&ctx.cif, FFI_DEFAULT_ABI, (unsigned)spec->nargs, &ffi_type_void, ctx.types) !=
-        FFI_OK)
-        runner_done("invalid", "libffi cannot describe the argument list");
 
-    ctx.ref_fn = load_kernel(ref_so, job->ref_entry, 1);
-    ctx.cand_fn = load_kernel(cand_so, job->entry, 0);
+    void *handle = dlopen(ref_so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = handle ? dlsym(handle, spec->ref_entry) : NULL;
+    if (!sym) {
+        const char *e = dlerror();
+        snprintf(err, sizeof err, "reference: %s", e ? e : "entry point not found");
+        judge_done("invalid", err);
+    }
+    memcpy(&d.ref_fn, &sym, sizeof d.ref_fn);
+    if (call_sig_init(spec, &d.sig) < 0)
+        judge_done("invalid", "libffi cannot describe the argument list");
 
-    for (size_t c = 0; c < spec->nconfigs; c++) {
-        const avo_config_spec *cfg = &spec->configs[c];
+    avo_judge_device dev = {.self = &d,
+                            .layout = dev_layout,
+                            .data = dev_data,
+                            .guards_intact = dev_guards_intact,
+                            .run_candidate = dev_run_candidate,
+                            .run_reference = dev_run_reference};
+    size_t total = spec->nconfigs + spec->ncheck_configs;
+    for (size_t c = 0; c < total; c++) {
+        int timed = c < spec->nconfigs;
+        const avo_config_spec *cfg =
+            timed ? &spec->configs[c] : &spec->check_configs[c - spec->nconfigs];
         report(json_pack("{s:s}", "progress", cfg->name));
         json_t *entry = avo_result_config_new(cfg->name);
-        const char *status;
         char reason[1024];
-        int rc = run_config(&ctx, cfg, entry, &status, reason, sizeof reason);
-        report(json_pack("{s:o}", "config", entry));
-        if (rc < 0)
-            runner_done(status, reason);
+        d.status = NULL;
+        int outcome = avo_judge_config(spec, &dev, cfg, timed, entry, reason, sizeof reason);
+        report(json_pack("{s:o}", timed ? "config" : "check", entry));
+        if (outcome == AVO_JUDGE_WRONG)
+            judge_done("wrong", reason);
+        if (outcome == AVO_JUDGE_FAILED)
+            judge_done(d.status ? d.status : "error", reason);
     }
-    runner_done("ok", NULL);
+    command(&d, CMD_EXIT, NULL, 0, NULL, err, sizeof err);
+    judge_done("ok", NULL);
 }
 
-/* Move the runner's pipes to their fixed numbers and close the rest. */
-static void runner_fds(int log_fd, int report_fd)
+/* Move the judge's pipes to their fixed numbers, the candidate's object
+ * above them, and close the rest.  Returns the object's new fd. */
+static int judge_fds(int log_fd, int report_fd, int so_fd)
 {
+    int so = fcntl(so_fd, F_DUPFD_CLOEXEC, 10);
+    int rep = fcntl(report_fd, F_DUPFD, 10);
+    int log = fcntl(log_fd, F_DUPFD, 10);
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0 && devnull != 0) {
         dup2(devnull, 0);
         close(devnull);
     }
+    log_fd = log;
     dup2(log_fd, 1);
     dup2(log_fd, 2);
-    if (report_fd != REPORT_FD)
-        dup2(report_fd, REPORT_FD);
-    else
-        fcntl(REPORT_FD, F_SETFD, 0);
-    if (close_range(REPORT_FD + 1, ~0u, 0) < 0)
-        for (int fd = REPORT_FD + 1; fd < 1024; fd++)
-            close(fd);
+    dup2(rep, REPORT_FD);
+    dup2(so, REPORT_FD + 1);
+    fcntl(REPORT_FD + 1, F_SETFD, FD_CLOEXEC);
+    close_range(REPORT_FD + 2, ~0u, 0);
+    return REPORT_FD + 1;
 }
 
-/* What the worker learned from a runner's report. */
-typedef struct runner_report {
+/* What the worker learned from the judge's report. */
+typedef struct judge_report {
     char progress[256]; /* config being run at the end, "" if none */
-    int in_config;      /* a progress came with no config entry after it */
+    int in_config;      /* a progress came with no entry after it */
     json_t *done;       /* the verdict message, or NULL */
-} runner_report;
+} judge_report;
 
-/* Parse the framed messages in buf: config entries go to `configs`. */
-static void parse_report(const avo_proto_buf *buf, json_t *configs, runner_report *r)
+/* Parse the framed messages in buf: entries go to `configs` and `checks`. */
+static void parse_report(const avo_proto_buf *buf, json_t *configs, json_t *checks, judge_report *r)
 {
     size_t at = 0;
     json_t *msg;
     while ((msg = avo_proto_decode(buf, &at))) {
         const char *progress = json_string_value(json_object_get(msg, "progress"));
         json_t *entry = json_object_get(msg, "config");
+        json_t *check = json_object_get(msg, "check");
         json_t *done = json_object_get(msg, "done");
         if (progress) {
             snprintf(r->progress, sizeof r->progress, "%s", progress);
             r->in_config = 1;
         } else if (json_is_object(entry)) {
             json_array_append(configs, entry);
+            r->in_config = 0;
+        } else if (json_is_object(check)) {
+            json_array_append(checks, check);
             r->in_config = 0;
         } else if (json_is_object(done) && !r->done) {
             r->done = json_incref(done);
@@ -1079,12 +1338,17 @@ static void parse_report(const avo_proto_buf *buf, json_t *configs, runner_repor
     }
 }
 
+static int proto_sink(int fd, void *ctx)
+{
+    return avo_proto_drain(fd, ctx);
+}
+
 /*
- * Fork the runner for this job and watch it until it ends or its deadline
- * passes (then it is killed).  Sets status, reason, log, run_s and configs
- * of `result`.  The runner is always reaped.
+ * Fork the judge for this job and watch it until it ends or its deadline
+ * passes (then its process group, candidate included, is killed).  Sets
+ * status, reason, log, run_s, configs and checks of `result`.
  */
-static void run_runner(const cpu_job *job, const char *cand_so, const char *ref_so, json_t *result)
+static void run_judge(const cpu_job *job, int cand_fd, const char *ref_so, json_t *result)
 {
     const avo_jobspec *spec = &job->spec;
     int report_pipe[2], log_pipe[2];
@@ -1102,13 +1366,14 @@ static void run_runner(const cpu_job *job, const char *cand_so, const char *ref_
     pid_t worker = getpid();
     pid_t pid = fork();
     if (pid == 0) {
-        /* The runner dies with its worker, which dies with the engine: a
+        /* The judge dies with its worker, which dies with the engine: a
          * killed engine leaves no kernel spinning. */
+        setpgid(0, 0);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (getppid() != worker)
             _exit(127);
-        runner_fds(log_pipe[1], report_pipe[1]);
-        runner_main(job, cand_so, ref_so);
+        int so = judge_fds(log_pipe[1], report_pipe[1], cand_fd);
+        judge_main(job, so, ref_so);
     }
     int fork_errno = errno;
     close(report_pipe[1]);
@@ -1119,85 +1384,58 @@ static void run_runner(const cpu_job *job, const char *cand_so, const char *ref_
         avo_result_fail(result, "error", "fork: %s", strerror(fork_errno));
         return;
     }
+    setpgid(pid, pid);
     fcntl(report_pipe[0], F_SETFL, O_NONBLOCK);
     fcntl(log_pipe[0], F_SETFL, O_NONBLOCK);
 
-    tail_buf *log = calloc(1, sizeof *log);
-    tail_buf scratch; /* only used if the log buffer could not be allocated */
-    tail_buf *sink = log ? log : &scratch;
-    avo_proto_buf reports = {0};
-    double deadline = start + spec->timeout_s;
-    int killed = 0, reaped = 0, status = 0, report_open = 1, log_open = 1, idle_ms = 1;
-    struct rusage usage = {0};
+    avo_tail *log = calloc(1, sizeof *log);
+    avo_tail scratch; /* only used if the log buffer could not be allocated */
     scratch.len = 0;
-
-    /* Until the runner is reaped: it may close its pipes and go on running,
-     * and a descendant may hold them open after it exits. */
-    while (!reaped) {
-        double left = deadline - avo_monotonic();
-        if (left <= 0) {
-            kill(pid, SIGKILL);
-            killed = 1;
-            break;
-        }
-        struct pollfd p[2] = {{.fd = report_open ? report_pipe[0] : -1, .events = POLLIN},
-                              {.fd = log_open ? log_pipe[0] : -1, .events = POLLIN}};
-        poll(p, 2,
-             wait_slice_ms(left, report_open || log_open, &idle_ms)); /* deadline bounds errors */
-        if (report_open && avo_proto_drain(report_pipe[0], &reports)) /* a flood is cut off */
-            report_open = 0;
-        if (log_open && drain_log(log_pipe[0], sink))
-            log_open = 0;
-        reaped = wait4(pid, &status, WNOHANG, &usage) == pid;
-    }
-    if (!reaped)
-        while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR)
-            ;
-    avo_proto_drain(report_pipe[0], &reports);
-    drain_log(log_pipe[0], sink);
+    avo_proto_buf reports = {0};
+    avo_supervise_sink sinks[2] = {{report_pipe[0], proto_sink, &reports},
+                                   {log_pipe[0], avo_tail_drain, log ? log : &scratch}};
+    avo_supervise_result r;
+    avo_supervise_wait(pid, start + spec->timeout_s, sinks, 2, &r);
     close(report_pipe[0]);
     close(log_pipe[0]);
     json_object_set_new(result, "run_s", json_real(avo_monotonic() - start));
 
     json_t *configs = json_object_get(result, "configs");
-    runner_report r = {.done = NULL};
-    parse_report(&reports, configs, &r);
+    json_t *checks = json_array();
+    judge_report rep = {.done = NULL};
+    parse_report(&reports, configs, checks, &rep);
     free(reports.data);
+    if (json_array_size(checks) > 0)
+        json_object_set(result, "checks", checks);
+    json_decref(checks);
 
     char where[300];
-    if (r.progress[0] && r.in_config)
-        snprintf(where, sizeof where, "in config %s", r.progress);
-    else if (r.progress[0])
-        snprintf(where, sizeof where, "after config %s", r.progress);
+    if (rep.progress[0] && rep.in_config)
+        snprintf(where, sizeof where, "in config %s", rep.progress);
+    else if (rep.progress[0])
+        snprintf(where, sizeof where, "after config %s", rep.progress);
     else
         snprintf(where, sizeof where, "before the first config");
-    double cpu_used = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
 
-    if (r.done) {
-        const char *st = json_string_value(json_object_get(r.done, "status"));
+    if (rep.done && !r.timed_out) {
+        const char *st = json_string_value(json_object_get(rep.done, "status"));
         json_object_set_new(result, "status", json_string(st ? st : "error"));
-        json_object_set(result, "reason", json_object_get(r.done, "reason"));
-        json_decref(r.done);
-    } else if (killed) {
+        json_object_set(result, "reason", json_object_get(rep.done, "reason"));
+    } else if (r.timed_out) {
         avo_result_fail(result, "timeout", "timed out after %gs %s", spec->timeout_s, where);
-    } else if (WIFSIGNALED(status)) {
-        int sig = WTERMSIG(status);
-        if (sig == SIGXCPU || (sig == SIGKILL && spec->cpu_s > 0 && cpu_used >= spec->cpu_s)) {
-            avo_result_fail(result, "timeout", "exceeded the CPU time limit of %gs %s", spec->cpu_s,
-                            where);
-        } else {
-            char name[128];
-            describe_signal(sig, name, sizeof name);
-            avo_result_fail(result, "crashed", "crashed with %s %s", name, where);
-        }
+    } else if (WIFSIGNALED(r.status)) {
+        char name[128];
+        avo_supervise_signal_name(WTERMSIG(r.status), name, sizeof name);
+        avo_result_fail(result, "error", "the judge died with %s %s", name, where);
     } else {
-        avo_result_fail(result, "crashed", "runner exited with status %d without a verdict %s",
-                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, where);
+        avo_result_fail(result, "error", "the judge exited with status %d without a verdict %s",
+                        WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1, where);
     }
+    json_decref(rep.done);
 
     /* The config that was cut short still counts as attempted. */
-    if (!r.done && r.in_config) {
-        json_t *entry = avo_result_config_new(r.progress);
+    if (!rep.done && rep.in_config) {
+        json_t *entry = avo_result_config_new(rep.progress);
         if (entry) {
             json_object_set(entry, "reason", json_object_get(result, "reason"));
             json_array_append_new(configs, entry);
@@ -1205,16 +1443,16 @@ static void run_runner(const cpu_job *job, const char *cand_so, const char *ref_
     }
     const char *final = json_string_value(json_object_get(result, "status"));
     if (log && log->len && final && strcmp(final, "ok") != 0)
-        avo_result_set_log(result, log->data, log->len, LOG_MAX);
+        avo_result_set_log(result, log->data, log->len, AVO_TAIL_MAX);
     free(log);
 }
 
 /* ------------------------------------------------------------------------ */
 
 /*
- * The backend entry point: parse, compile both sources, run.  Always returns
- * a result (caller owns) with status and reason set; NULL only when even the
- * result skeleton cannot be allocated.
+ * The backend entry point: parse, compile both sources, judge.  Always
+ * returns a result (caller owns) with status and reason set; NULL only when
+ * even the result skeleton cannot be allocated.
  */
 static json_t *cpu_run_job(const json_t *job)
 {
@@ -1232,21 +1470,29 @@ static json_t *cpu_run_job(const json_t *job)
     const char *version = compiler_version(err, sizeof err);
     if (version)
         json_object_set_new(result, "compiler", json_string(version));
+    json_object_set_new(result, "sandbox", json_string(avo_sandbox_mode()));
+    json_object_set_new(result, "threads", json_integer(spec.spec.threads));
     double t0 = avo_monotonic();
-    build cand = {0}, ref = {0};
+    build cand = {.fd = -1}, ref = {.fd = -1};
     char *flags = NULL;
-    int rc = compile_cached(&spec, spec.source, 1, "candidate", &cand, &flags, result);
+    int rc = compile_cached(&spec, spec.spec.source, 1, "candidate", &cand, &flags, result);
     if (flags)
         json_object_set_new(result, "cflags", json_string(flags));
     free(flags);
     json_object_set_new(result, "cache_hit", json_boolean(rc == 0 && cand.cache_hit));
+    if (cand.repaired)
+        json_object_set_new(result, "cache_repaired", json_true());
     /* compile_only: the candidate's compile status and log, nothing run. */
     int compile_only = json_is_true(json_object_get(job, "compile_only"));
     if (rc == 0 && !compile_only)
-        rc = compile_cached(&spec, spec.ref_source, 0, "reference", &ref, NULL, result);
+        rc = compile_cached(&spec, spec.spec.ref_source, 0, "reference", &ref, NULL, result);
     json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
     if (rc == 0 && !compile_only)
-        run_runner(&spec, cand.path, ref.path, result);
+        run_judge(&spec, cand.fd, ref.path, result);
+    if (cand.fd >= 0)
+        close(cand.fd);
+    if (ref.fd >= 0)
+        close(ref.fd);
     cpu_job_free(&spec);
     return result;
 }

@@ -23,7 +23,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,10 +39,10 @@
 #include "cuda_job.h"
 #include "hash.h"
 #include "proto.h"
+#include "supervise.h"
 
-#define LOG_MAX 16384       /* bytes of NVRTC log kept in a result */
-#define MAX_HEADERS 64      /* evaluator headers + toolkit headers */
-#define POLL_SLICE_MS 100
+#define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
+#define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
 
 /* Toolkit headers NVRTC may include; read from the toolkit, never from -I. */
 static const char *const toolkit_headers[] = {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h",
@@ -181,8 +180,8 @@ static int parse_string_list(const json_t *job, const char *key, const char ***r
 /* NVRTC options that could make the compiler read host files. */
 static int option_allowed(const char *opt)
 {
-    static const char *const refused[] = {"-I", "--include-path", "-include", "--pre-include",
-                                          "-dopt", "--use_fast_math_from_file"};
+    static const char *const refused[] = {
+        "-I", "--include-path", "-include", "--pre-include", "-dopt", "--use_fast_math_from_file"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (strncmp(opt, refused[i], strlen(refused[i])) == 0)
             return 0;
@@ -308,8 +307,7 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
                 return avo_error(err, errlen, AVO_EINVAL, "header '%.100s' must be text", name);
             if (!*name || strchr(name, '/') == name || strstr(name, ".."))
                 return avo_error(err, errlen, AVO_EINVAL,
-                                 "header name '%.100s' must be a relative name without '..'",
-                                 name);
+                                 "header name '%.100s' must be a relative name without '..'", name);
             s->header_names[s->nheaders] = name;
             s->header_texts[s->nheaders++] = json_string_value(text);
         }
@@ -349,7 +347,7 @@ static void toolkit_include_dirs(const char *nvrtc_path, char dirs[3][PATH_MAX])
 
 /* Everything one NVRTC compile needs; strings borrowed or owned as marked. */
 typedef struct compile_input {
-    const char *what;   /* "candidate" / "reference" */
+    const char *what; /* "candidate" / "reference" */
     const char *source;
     const char *entry;
     const char **name_exprs; /* entry first; owned array */
@@ -497,11 +495,10 @@ static _Noreturn void compile_child(const compile_input *in, int fd, double time
     nvrtcProgram prog = NULL;
     char name[64];
     snprintf(name, sizeof name, "%s.cu", in->what);
-    nvrtcResult rc = nvrtc->CreateProgram(&prog, in->source, name, in->nheaders, in->headers,
-                                          in->header_names);
+    nvrtcResult rc =
+        nvrtc->CreateProgram(&prog, in->source, name, in->nheaders, in->headers, in->header_names);
     if (rc != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "infra",
-                            json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
+        json_object_set_new(msg, "infra", json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
         goto send;
     }
     for (size_t i = 0; i < in->nname_exprs; i++)
@@ -517,8 +514,7 @@ static _Noreturn void compile_child(const compile_input *in, int fd, double time
         free(log);
     }
     if (rc != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "error",
-                            json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
+        json_object_set_new(msg, "error", json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
         goto send;
     }
     json_t *lowered = json_object();
@@ -549,9 +545,9 @@ send:
 /* The compile input as one message for `avo nvrtc-compile` (new reference). */
 static json_t *compile_input_json(const compile_input *in, double timeout_s)
 {
-    json_t *msg = json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source",
-                            in->source, "timeout_s", timeout_s, "options", "name_expressions",
-                            "headers");
+    json_t *msg =
+        json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source", in->source,
+                  "timeout_s", timeout_s, "options", "name_expressions", "headers");
     if (!msg)
         return NULL;
     for (size_t i = 0; i < in->noptions; i++)
@@ -580,7 +576,8 @@ int avo_cuda_compile_main(int in_fd, int out_fd)
         _exit(2);
     in.what = json_string_value(json_object_get(msg, "what"));
     in.source = json_string_value(json_object_get(msg, "source"));
-    const json_t *opts = json_object_get(msg, "options"), *names = json_object_get(msg, "name_expressions");
+    const json_t *opts = json_object_get(msg, "options"),
+                 *names = json_object_get(msg, "name_expressions");
     const json_t *headers = json_object_get(msg, "headers");
     in.options = calloc(json_array_size(opts) + 1, sizeof *in.options);
     in.name_exprs = calloc(json_array_size(names) + 1, sizeof *in.name_exprs);
@@ -614,6 +611,11 @@ static int compile_needs_exec(void)
            (force && strcmp(force, "1") == 0);
 }
 
+static int proto_sink(int fd, void *ctx)
+{
+    return avo_proto_drain(fd, ctx);
+}
+
 /*
  * Run compile_child under a deadline (a fresh `avo nvrtc-compile` process
  * when compile_needs_exec).  Returns the child's message (caller owns) or
@@ -641,6 +643,7 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
     pid_t worker = getpid();
     pid_t pid = fork();
     if (pid == 0) {
+        setpgid(0, 0);                    /* killed as a group at the deadline */
         prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile never outlives its worker */
         if (getppid() != worker)
             _exit(127);
@@ -669,28 +672,14 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
         avo_result_fail(result, "error", "fork: %s", strerror(fork_errno));
         return NULL;
     }
+    setpgid(pid, pid);
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
     avo_proto_buf buf = {0};
-    int open_pipe = 1, reaped = 0, timed_out = 0, status = 0;
-    while (!reaped) {
-        double left = deadline - avo_monotonic();
-        if (left <= 0) {
-            kill(pid, SIGKILL);
-            timed_out = 1;
-            break;
-        }
-        struct pollfd p = {.fd = open_pipe ? fds[0] : -1, .events = POLLIN};
-        int ms = (int)(left * 1000) + 1;
-        poll(&p, 1, ms < POLL_SLICE_MS ? ms : POLL_SLICE_MS);
-        if (open_pipe && avo_proto_drain(fds[0], &buf))
-            open_pipe = 0;
-        reaped = waitpid(pid, &status, WNOHANG) == pid;
-    }
-    if (!reaped)
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-    avo_proto_drain(fds[0], &buf);
+    avo_supervise_sink sink = {fds[0], proto_sink, &buf};
+    avo_supervise_result r;
+    avo_supervise_wait(pid, deadline, &sink, 1, &r);
     close(fds[0]);
+    int timed_out = r.timed_out, status = r.status;
 
     size_t at = 0;
     json_t *msg = timed_out ? NULL : avo_proto_decode(&buf, &at);
@@ -874,18 +863,16 @@ static json_t *build_report(const cuda_build *b, const char *arch, const char *n
         for (int p = 0; p < k->nparams; p++)
             json_array_append_new(params, json_integer(k->params[p].size));
         json_array_append_new(
-            kernels,
-            json_pack("{s:s, s:b, s:i, s:I, s:I, s:I, s:I, s:I, s:o}", "name", k->name, "entry",
-                      k == b->entry_kernel, "registers", k->registers, "local_bytes",
-                      (json_int_t)k->frame_bytes, "spill_store_bytes",
-                      (json_int_t)k->spill_store_bytes, "spill_load_bytes",
-                      (json_int_t)k->spill_load_bytes, "static_shared_bytes",
-                      (json_int_t)k->static_shared_bytes, "max_stack_bytes",
-                      (json_int_t)k->max_stack_bytes, "params", params));
+            kernels, json_pack("{s:s, s:b, s:i, s:I, s:I, s:I, s:I, s:I, s:o}", "name", k->name,
+                               "entry", k == b->entry_kernel, "registers", k->registers,
+                               "local_bytes", (json_int_t)k->frame_bytes, "spill_store_bytes",
+                               (json_int_t)k->spill_store_bytes, "spill_load_bytes",
+                               (json_int_t)k->spill_load_bytes, "static_shared_bytes",
+                               (json_int_t)k->static_shared_bytes, "max_stack_bytes",
+                               (json_int_t)k->max_stack_bytes, "params", params));
     }
-    return json_pack("{s:s, s:s, s:b, s:I, s:o}", "arch", arch, "nvrtc", nvrtc_version,
-                     "cache_hit", b->cache_hit, "cubin_bytes", (json_int_t)b->cubin_len,
-                     "kernels", kernels);
+    return json_pack("{s:s, s:s, s:b, s:I, s:o}", "arch", arch, "nvrtc", nvrtc_version, "cache_hit",
+                     b->cache_hit, "cubin_bytes", (json_int_t)b->cubin_len, "kernels", kernels);
 }
 
 /* The candidate's arguments as avo_cuda_arg values with placeholder

@@ -10,19 +10,23 @@
 #include "avo.h"
 #include "jobspec.h"
 
+static void free_configs(avo_config_spec *configs, size_t n)
+{
+    for (size_t i = 0; configs && i < n; i++) {
+        free(configs[i].scalars);
+        free(configs[i].lengths);
+    }
+    free(configs);
+}
+
 void avo_jobspec_free(avo_jobspec *s)
 {
     if (!s)
         return;
-    if (s->configs)
-        for (size_t i = 0; i < s->nconfigs; i++) {
-            free(s->configs[i].scalars);
-            free(s->configs[i].lengths);
-        }
-    if (s->knobs)
-        for (size_t i = 0; i < s->nknobs; i++)
-            free(s->knobs[i]);
-    free(s->configs);
+    free_configs(s->configs, s->nconfigs);
+    free_configs(s->check_configs, s->ncheck_configs);
+    for (size_t i = 0; s->knobs && i < s->nknobs; i++)
+        free(s->knobs[i]);
     free(s->knobs);
     free(s->args);
     free(s->cache_dir);
@@ -138,6 +142,9 @@ static int parse_args(const json_t *job, const avo_jobspec_rules *rules, avo_job
     const json_t *tol = json_object_get(job, "tolerance");
     if (!json_is_array(args) || json_array_size(args) == 0)
         return avo_error(err, errlen, AVO_EINVAL, "job has no \"args\" list");
+    if (json_array_size(args) > AVO_JOBSPEC_MAX_ARGS)
+        return avo_error(err, errlen, AVO_EINVAL, "a kernel takes at most %d arguments",
+                         AVO_JOBSPEC_MAX_ARGS);
     s->nargs = json_array_size(args);
     s->args = calloc(s->nargs, sizeof *s->args);
     if (!s->args)
@@ -224,19 +231,18 @@ static int parse_scalar(const avo_arg_spec *arg, const json_t *v, avo_scalar *re
 
 /* The job's "configs": a value for every scalar and a length for every
  * buffer argument, so no backend meets a hole. */
-static int parse_configs(const json_t *job, const avo_jobspec_rules *rules, avo_jobspec *s,
-                         char *err, size_t errlen)
+static int parse_config_list(const json_t *configs, const avo_jobspec_rules *rules, avo_jobspec *s,
+                             avo_config_spec **ret, size_t *ret_n, char *err, size_t errlen)
 {
-    const json_t *configs = json_object_get(job, "configs");
-    if (!json_is_array(configs) || json_array_size(configs) == 0)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"configs\" list");
-    s->nconfigs = json_array_size(configs);
-    s->configs = calloc(s->nconfigs, sizeof *s->configs);
-    if (!s->configs)
+    size_t n = json_array_size(configs);
+    *ret_n = 0;
+    *ret = calloc(n ? n : 1, sizeof **ret);
+    if (!*ret)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t c = 0; c < s->nconfigs; c++) {
+    *ret_n = n;
+    for (size_t c = 0; c < n; c++) {
         const json_t *cj = json_array_get(configs, c);
-        avo_config_spec *cfg = &s->configs[c];
+        avo_config_spec *cfg = &(*ret)[c];
         cfg->name = json_string_value(json_object_get(cj, "name"));
         if (!cfg->name)
             return avo_error(err, errlen, AVO_EINVAL, "config %zu has no name", c + 1);
@@ -269,8 +275,38 @@ static int parse_configs(const json_t *job, const avo_jobspec_rules *rules, avo_
                                  cfg->name, arg->name);
             cfg->lengths[i] = (size_t)n;
         }
+        for (size_t d = 0; d < c; d++)
+            if (strcmp((*ret)[d].name, cfg->name) == 0)
+                return avo_error(err, errlen, AVO_EINVAL, "config '%s' appears twice", cfg->name);
     }
     return 0;
+}
+
+/*
+ * The configs that are verified and timed, and the extra sizes that are only
+ * verified ("check_configs", optional): names unique within each list and
+ * across both, so a result can never carry one name twice.
+ */
+static int parse_configs(const json_t *job, const avo_jobspec_rules *rules, avo_jobspec *s,
+                         char *err, size_t errlen)
+{
+    const json_t *configs = json_object_get(job, "configs");
+    if (!json_is_array(configs) || json_array_size(configs) == 0)
+        return avo_error(err, errlen, AVO_EINVAL, "job has no \"configs\" list");
+    int rc = parse_config_list(configs, rules, s, &s->configs, &s->nconfigs, err, errlen);
+    const json_t *checks = json_object_get(job, "check_configs");
+    if (rc < 0 || !checks || json_is_null(checks))
+        return rc;
+    if (!json_is_array(checks))
+        return avo_error(err, errlen, AVO_EINVAL, "\"check_configs\" must be a list of configs");
+    rc = parse_config_list(checks, rules, s, &s->check_configs, &s->ncheck_configs, err, errlen);
+    for (size_t i = 0; rc == 0 && i < s->ncheck_configs; i++)
+        for (size_t j = 0; j < s->nconfigs; j++)
+            if (strcmp(s->check_configs[i].name, s->configs[j].name) == 0)
+                return avo_error(err, errlen, AVO_EINVAL,
+                                 "check config '%s' has the name of a timed config",
+                                 s->configs[j].name);
+    return rc;
 }
 
 /* Tolerance (job-wide, unless per type), trials, timing and limits. */
@@ -320,6 +356,35 @@ static int parse_settings(const json_t *job, const avo_jobspec_rules *rules, avo
     if (seed && !json_is_integer(seed))
         return avo_error(err, errlen, AVO_EINVAL, "\"seed\" must be an integer");
     s->seed = (uint64_t)json_integer_value(seed);
+    double threads;
+    if (avo_jobspec_number(job, "threads", 1, &threads) < 0 || threads < 1 ||
+        threads > AVO_JOBSPEC_MAX_THREADS || threads != (int)threads)
+        return avo_error(err, errlen, AVO_EINVAL, "\"threads\" must be an integer in [1, %d]",
+                         AVO_JOBSPEC_MAX_THREADS);
+    s->threads = (int)threads;
+    return 0;
+}
+
+/* The kernel's and the reference's source and entry point (borrowed; a
+ * backend says which it needs, avo_jobspec_need_sources). */
+static int parse_sources(const json_t *job, avo_jobspec *s, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    s->source = json_string_value(json_object_get(job, "source"));
+    s->entry = json_string_value(json_object_get(job, "entry"));
+    const json_t *ref = json_object_get(job, "reference");
+    s->ref_source = json_string_value(json_object_get(ref, "source"));
+    s->ref_entry = json_string_value(json_object_get(ref, "entry"));
+    return 0;
+}
+
+int avo_jobspec_need_sources(const avo_jobspec *s, int need_reference, char *err, size_t errlen)
+{
+    if (!s->source || !s->entry)
+        return avo_error(err, errlen, AVO_EINVAL, "job needs \"source\" and \"entry\" strings");
+    if (need_reference && (!s->ref_source || !s->ref_entry))
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "job needs a \"reference\" with \"source\" and \"entry\"");
     return 0;
 }
 
@@ -355,7 +420,9 @@ int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_job
                       char *err, size_t errlen)
 {
     memset(ret, 0, sizeof *ret);
-    int rc = parse_knobs(job, ret, err, errlen);
+    int rc = parse_sources(job, ret, err, errlen);
+    if (rc == 0)
+        rc = parse_knobs(job, ret, err, errlen);
     if (rc == 0)
         rc = parse_args(job, rules, ret, err, errlen);
     if (rc == 0)

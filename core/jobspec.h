@@ -51,11 +51,19 @@ typedef struct avo_config_spec {
     double flops, bytes;
 } avo_config_spec;
 
+#define AVO_JOBSPEC_MAX_ARGS 64     /* arguments of a kernel */
+#define AVO_JOBSPEC_MAX_THREADS 256 /* threads an evaluator may allow a kernel */
+
 typedef struct avo_jobspec {
+    const char *source, *entry;         /* the candidate (borrowed) */
+    const char *ref_source, *ref_entry; /* the trusted reference (borrowed) */
     avo_arg_spec *args;
     size_t nargs;
-    avo_config_spec *configs;
+    avo_config_spec *configs; /* verified and timed */
     size_t nconfigs;
+    avo_config_spec *check_configs; /* extra sizes, verified only */
+    size_t ncheck_configs;
+    int threads;  /* threads the kernel may start (1: none beyond the caller's) */
     char **knobs; /* "-DNAME=VALUE", sorted by name */
     size_t nknobs;
     uint64_t seed;
@@ -82,9 +90,11 @@ typedef struct avo_jobspec_rules {
 } avo_jobspec_rules;
 
 /*
- * Fill *ret from `job` under `rules`, in this order: knobs, args (and, with
- * per_type_tolerance, each argument's tolerance), configs, then tolerance,
- * trials, timing and limits, seed and cache_dir.  Absent or null fields take
+ * Fill *ret from `job` under `rules`, in this order: source, entry and
+ * reference, knobs, args (and, with
+ * per_type_tolerance, each argument's tolerance), configs and check_configs
+ * (names unique across both), then tolerance,
+ * trials, timing and limits, seed, threads and cache_dir.  Absent or null fields take
  * the rules' defaults; trials and sample counts are clamped to the rules'
  * caps.  A cache_dir ending in "/cpu" names the engine's CPU cache, so other
  * backends use the sibling "/<cache_name>"; without one the cache lives
@@ -97,6 +107,11 @@ typedef struct avo_jobspec_rules {
  */
 int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_jobspec *ret,
                       char *err, size_t errlen);
+
+/* 0 when the job names its kernel's source and entry point and, with
+ * need_reference, its reference's; else AVO_EINVAL with the missing field
+ * named in err. */
+int avo_jobspec_need_sources(const avo_jobspec *s, int need_reference, char *err, size_t errlen);
 
 /* Release what a (possibly half-filled) spec owns and zero it; NULL is fine. */
 void avo_jobspec_free(avo_jobspec *s);

@@ -18,8 +18,8 @@
 #include "cli.h"
 #include "cuda.h"
 #include "host.h"
+#include "sandbox.h"
 #include "worker.h"
-
 
 static const char usage_main[] =
     "usage: avo COMMAND [OPTIONS]\n"
@@ -253,8 +253,16 @@ int main(int argc, char **argv)
         puts("avo " AVO_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "worker"))
+    if (!strcmp(cmd, "worker")) {
+        /* Nothing of the engine's environment that is not needed (API keys)
+         * may exist in a worker's memory, which kernels' processes fork from. */
+        char err[AVO_ERRLEN];
+        if (avo_sandbox_reexec_clean(argv, err, sizeof err) < 0) {
+            fprintf(stderr, "avo worker: %s\n", err);
+            return 1;
+        }
         return avo_worker_main(0, 1);
+    }
     if (!strcmp(cmd, "nvrtc-compile")) /* hidden: the CUDA backend's compile process */
         return avo_cuda_compile_main(0, 1);
     if (!strcmp(cmd, "run"))

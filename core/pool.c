@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "avo.h"
+#include "backend.h"
 #include "proto.h"
 
 typedef struct pool_job {
@@ -25,10 +26,10 @@ typedef struct pool_result {
 } pool_result;
 
 typedef struct worker {
-    pid_t pid;      /* 0: slot empty */
-    int to_fd;      /* jobs go here */
-    int from_fd;    /* results come from here */
-    pool_job *job;  /* the job it is running, or NULL when idle */
+    pid_t pid;       /* 0: slot empty */
+    int to_fd;       /* jobs go here */
+    int from_fd;     /* results come from here */
+    pool_job *job;   /* the job it is running, or NULL when idle */
     double deadline; /* monotonic time at which it is killed */
 } worker;
 
@@ -116,7 +117,8 @@ int avo_pool_new(avo_pool **ret, int jobs, char *const *worker_argv, char *err, 
 {
     *ret = NULL;
     if (jobs < 1 || !worker_argv || !worker_argv[0])
-        return avo_error(err, errlen, AVO_EINVAL, "a pool needs at least one job slot and a worker");
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "a pool needs at least one job slot and a worker");
     avo_pool *pool = calloc(1, sizeof *pool);
     if (!pool)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
@@ -311,6 +313,18 @@ static int collect(avo_pool *pool, worker *w)
         char why[256];
         describe_exit(status, why, sizeof why);
         return finish_synthetic(pool, j, "crashed", why);
+    }
+    const char *type = json_string_value(json_object_get(j->job, "type"));
+    if (!(type && strcmp(type, "ping") == 0) &&
+        avo_result_validate(j->job, res, err, sizeof err) < 0) {
+        json_decref(res);
+        res = avo_result_new(j->job, "crashed", NULL);
+        if (!res)
+            return AVO_ENOMEM;
+        char reason[AVO_ERRLEN + 64];
+        snprintf(reason, sizeof reason, "malformed result from the worker: %s", err);
+        json_object_set_new(res, "reason", json_string(reason));
+        json_object_set_new(res, "configs", json_array());
     }
     json_object_set_new(res, "id", json_integer((json_int_t)j->ticket));
     if (json_is_true(json_object_get(res, "retire"))) {

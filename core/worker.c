@@ -22,6 +22,7 @@
 #include "avo.h"
 #include "backend.h"
 #include "proto.h"
+#include "sandbox.h"
 
 #define WORKER_NOFILE 256
 
@@ -60,6 +61,10 @@ static void worker_setup(void)
      * children must stay waitable whatever disposition we inherited. */
     signal(SIGPIPE, SIG_IGN);
     signal(SIGCHLD, SIG_DFL);
+
+    /* Holding the engine channel: no process of ours (a candidate running
+     * as our uid included) may read or write our memory. */
+    avo_sandbox_harden();
 }
 
 /*
@@ -128,6 +133,10 @@ int avo_worker_main(int in_fd, int out_fd)
     }
 
     char err[AVO_ERRLEN];
+    if (avo_sandbox_seccomp_trusted(0, err, sizeof err) < 0) {
+        fprintf(stderr, "avo worker: %s\n", err);
+        return 1;
+    }
     for (;;) {
         json_t *msg;
         int rc = avo_proto_recv(in_fd, &msg, err, sizeof err);

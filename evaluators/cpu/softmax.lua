@@ -39,6 +39,11 @@ Knobs of the seed kernel:
     -- 16 MiB in + 16 MiB out: does not fit in cache, so bandwidth matters.
     { name = "2048x2048", rows = 2048, cols = 2048 },
   },
+  -- Two shapes per candidate that no kernel can special-case, verified only.
+  check_configs = function(rng)
+    return { { rows = rng:int(1, 40), cols = rng:int(1, 900) },
+             { rows = rng:int(1, 8), cols = rng:int(1, 5000) } }
+  end,
   -- Outputs lie in [0, 1]. An fp32 exp is within a few ulp (~2e-7 relative)
   -- and an fp32 sum of <= 4096 positive terms drifts ~sqrt(n)*u ~ 4e-6 relative
   -- (worst case n*u ~ 2.4e-4, never approached by random data); measured max

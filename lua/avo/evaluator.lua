@@ -91,10 +91,11 @@ end
 
 -- Evaluate the per-config functions once: element counts, scalar values,
 -- work.  Errors name the config and the field.
-local function resolve_configs(ev)
+local function resolve_configs(ev, list, label)
+  list, label = list or ev.configs, label or "configs"
   local resolved = {}
-  for i, c in ipairs(ev.configs) do
-    local where = ("configs[%d]"):format(i)
+  for i, c in ipairs(list) do
+    local where = ("%s[%d]"):format(label, i)
     local function call(field, fn)
       local ok, v = pcall(fn, c)
       if not ok then field_error(ev, field, ("failed for %s: %s"):format(where, tostring(v))) end
@@ -260,6 +261,50 @@ local function validate(ev)
   if ev.backend == "cuda" then validate_cuda(ev) end
   ev.unit = ev.score and (ev.unit or "score") or (ev.flops and "GFLOP/s" or "GB/s")
   ev.resolved = resolve_configs(ev)
+  if ev.threads ~= nil and (math.type(ev.threads) ~= "integer" or ev.threads < 1
+      or ev.threads > 256) then
+    field_error(ev, "threads", "must be an integer from 1 to 256 (threads the kernel may start)")
+  end
+  if ev.check_configs ~= nil then
+    if ev.backend ~= "cpu" then
+      field_error(ev, "check_configs", "is not supported by the " .. ev.backend .. " backend yet")
+    end
+    local t = type(ev.check_configs)
+    if t ~= "table" and t ~= "function" then
+      field_error(ev, "check_configs", "must be a list of configs or a function(rng) returning one")
+    end
+    -- Resolve once now, so a broken generator fails at load, naming the field.
+    ev:check_jobs_configs(0)
+  end
+end
+
+-- The extra sizes a job verifies (never times): the evaluator's list, or
+-- what its generator draws from the candidate's seed.  Names default to
+-- check-<i> and must differ from the timed configs'.
+function Evaluator:check_jobs_configs(seed)
+  local list = self.check_configs
+  if type(list) == "function" then
+    local gen = core.rng(seed, "check-configs")
+    local rng = { int = function(_, lo, hi) return lo + gen:below(hi - lo + 1) end }
+    local ok, v = pcall(list, rng)
+    if not ok then field_error(self, "check_configs", "failed: " .. tostring(v)) end
+    if type(v) ~= "table" then field_error(self, "check_configs", "must return a list of configs") end
+    list = v
+  end
+  local named, names = {}, {}
+  for _, c in ipairs(self.configs) do names[c.name] = true end
+  for i, c in ipairs(list) do
+    if type(c) ~= "table" then field_error(self, ("check_configs[%d]"):format(i), "must be a table") end
+    local copy = {}
+    for k, v in pairs(c) do copy[k] = v end
+    copy.name = copy.name or ("check-%d"):format(i)
+    if names[copy.name] then
+      field_error(self, ("check_configs[%d].name"):format(i), "repeats " .. copy.name)
+    end
+    names[copy.name] = true
+    named[i] = copy
+  end
+  return resolve_configs(self, named, "check_configs")
 end
 
 -- What identifies the workload: its file and the shared modules it
@@ -362,6 +407,8 @@ function Evaluator:job(cand, seed, cache_dir)
   return self:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
 end
 
+local function nonempty(list) return #list > 0 and list or nil end
+
 function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
   local args = {}
   for i, a in ipairs(self.args) do
@@ -376,6 +423,8 @@ function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
     knobs = cand.knobs or {}, cflags = self.cflags or setmetatable({}, core.json_array_mt),
     reference = { source = self.reference_source, entry = self.reference.entry },
     args = args, configs = self.resolved, tolerance = self.tolerance,
+    check_configs = self.check_configs and nonempty(self:check_jobs_configs(seed)) or nil,
+    threads = self.threads or 1,
     seed = seed, trials = 2, timing = timing,
     limits = { timeout_s = timeout, compile_timeout_s = self.compile_timeout or 120,
                memory_mb = 4096, cpu_s = timeout * 2 },

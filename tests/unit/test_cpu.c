@@ -229,6 +229,7 @@ static void test_compile_timeout(void)
     fputs("#!/bin/sh\nexec sleep 30\n", f);
     fclose(f);
     chmod(cc, 0755);
+    chmod(cache_dir, 0755); /* the compiler runs as the sandbox's uid */
     setenv("CC", cc, 1);
     json_t *job = vadd_job(VADD(CORRECT_LOOP "    /* not cached */\n"), "vadd");
     set_limit(job, "compile_timeout_s", 1);

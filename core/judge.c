@@ -1,0 +1,408 @@
+/*
+ * judge.c — verification and timing of one config (see judge.h).
+ *
+ * Buffers the judge owns, per argument: the reference's copy, the inputs as
+ * generated for the current verification trial, and during timing a saved
+ * copy of every slot's inputs.  The candidate's buffers belong to the
+ * device; the judge reads them through dev->data.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "avo.h"
+#include "backend.h"
+#include "judge.h"
+#include "measure.h"
+
+typedef struct judge {
+    const avo_jobspec *spec;
+    const avo_judge_device *dev;
+    const avo_config_spec *cfg;
+    void **ref;                  /* per argument: the reference's buffer */
+    void **saved;                /* per argument: inputs of the current trial */
+    unsigned char **ref_wrote;   /* per out argument: 1 where the reference wrote */
+    unsigned char **timed_saved; /* per in/inout argument: every slot's inputs */
+    size_t *bytes;
+    size_t slots, timed_slots; /* laid out; saved copies allocated for */
+    avo_measure_view *views;
+    char *why;
+    size_t why_len;
+    int failed;               /* the device failed (not a wrong answer) */
+    int checked, force_check; /* timed samples compared with the reference; next one must be */
+    double max_error;
+} judge;
+
+static int is_buffer(const avo_arg_spec *a)
+{
+    return a->kind != AVO_ARG_SCALAR;
+}
+
+static void judge_free(judge *j)
+{
+    size_t n = j->spec->nargs;
+    for (size_t i = 0; i < n; i++) {
+        if (j->ref)
+            free(j->ref[i]);
+        if (j->saved)
+            free(j->saved[i]);
+        if (j->ref_wrote)
+            free(j->ref_wrote[i]);
+        if (j->timed_saved)
+            free(j->timed_saved[i]);
+    }
+    free(j->ref);
+    free(j->saved);
+    free(j->ref_wrote);
+    free(j->timed_saved);
+    free(j->bytes);
+    free(j->views);
+}
+
+static int judge_alloc(judge *j)
+{
+    size_t n = j->spec->nargs;
+    j->ref = calloc(n, sizeof *j->ref);
+    j->saved = calloc(n, sizeof *j->saved);
+    j->ref_wrote = calloc(n, sizeof *j->ref_wrote);
+    j->timed_saved = calloc(n, sizeof *j->timed_saved);
+    j->bytes = calloc(n, sizeof *j->bytes);
+    j->views = calloc(n, sizeof *j->views);
+    if (!j->ref || !j->saved || !j->ref_wrote || !j->timed_saved || !j->bytes || !j->views)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const avo_arg_spec *a = &j->spec->args[i];
+        j->views[i].arg = a;
+        if (!is_buffer(a))
+            continue;
+        size_t bytes = j->cfg->lengths[i] * avo_dtype_size(a->type);
+        j->bytes[i] = bytes;
+        j->views[i].length = j->cfg->lengths[i];
+        if (!(j->ref[i] = malloc(bytes ? bytes : 1)) || !(j->saved[i] = malloc(bytes ? bytes : 1)))
+            return -1;
+        if (a->kind == AVO_ARG_OUT && !(j->ref_wrote[i] = calloc(j->cfg->lengths[i] + 1, 1)))
+            return -1;
+    }
+    return 0;
+}
+
+/* A device failure: keep its reason. */
+static int device_failed(judge *j, int rc)
+{
+    j->failed = 1;
+    return rc < 0 ? rc : -1;
+}
+
+static int wrong(judge *j, const char *fmt, const char *detail)
+{
+    snprintf(j->why, j->why_len, fmt, detail);
+    return -1;
+}
+
+/* Guards of slot s, then the checks of avo_measure_check against the
+ * reference's buffers, with `saved` as the inputs the slot started from. */
+static int check_slot(judge *j, size_t s, void *const *saved)
+{
+    const char *arg = "";
+    if (!j->dev->guards_intact(j->dev->self, s, &arg))
+        return wrong(j, "wrote out of bounds of buffer %s", *arg ? arg : "(between buffers)");
+    for (size_t i = 0; i < j->spec->nargs; i++) {
+        j->views[i].cand = j->dev->data(j->dev->self, s, i);
+        j->views[i].ref = j->ref[i];
+        j->views[i].saved = saved[i];
+    }
+    double error = 0;
+    int bad = avo_measure_check(j->views, j->spec->nargs, 0, &error, j->why, j->why_len);
+    if (error > j->max_error || isnan(error))
+        j->max_error = error;
+    return bad;
+}
+
+/* One verification trial on slot 0 with the job's seeded inputs. */
+static int verify_trial(judge *j, int trial)
+{
+    const avo_jobspec *spec = j->spec;
+    avo_pcg32 rng;
+    avo_measure_trial_rng(&rng, spec->seed, j->cfg->name, trial);
+    for (size_t i = 0; i < spec->nargs; i++) {
+        const avo_arg_spec *a = &spec->args[i];
+        if (!is_buffer(a))
+            continue;
+        unsigned char *cand = j->dev->data(j->dev->self, 0, i);
+        if (a->kind == AVO_ARG_OUT) {
+            avo_measure_poison(cand, a->type, j->cfg->lengths[i]);
+            avo_measure_poison(j->ref[i], a->type, j->cfg->lengths[i]);
+            continue;
+        }
+        avo_measure_fill_uniform(j->saved[i], a->type, a->lo, a->hi, j->cfg->lengths[i], &rng,
+                                 AVO_DRAW_DOUBLE);
+        memcpy(cand, j->saved[i], j->bytes[i]);
+        memcpy(j->ref[i], j->saved[i], j->bytes[i]);
+    }
+    int rc = j->dev->run_reference(j->dev->self, j->cfg, j->ref, j->why, j->why_len);
+    if (rc < 0)
+        return device_failed(j, rc);
+    double t;
+    rc = j->dev->run_candidate(j->dev->self, j->cfg, 1, &t, j->why, j->why_len);
+    if (rc < 0)
+        return device_failed(j, rc);
+    /* Where the reference writes, on any input: what timed runs must write. */
+    for (size_t i = 0; i < spec->nargs; i++)
+        if (spec->args[i].kind == AVO_ARG_OUT)
+            for (size_t e = 0; e < j->cfg->lengths[i]; e++)
+                j->ref_wrote[i][e] = !avo_measure_is_poison(j->ref[i], spec->args[i].type, e);
+    return check_slot(j, 0, j->saved);
+}
+
+/* Room to keep every timed slot's inputs. */
+static int reserve_timed(judge *j, size_t slots)
+{
+    if (slots <= j->timed_slots)
+        return 0;
+    for (size_t i = 0; i < j->spec->nargs; i++) {
+        const avo_arg_spec *a = &j->spec->args[i];
+        if (a->kind != AVO_ARG_IN && a->kind != AVO_ARG_INOUT)
+            continue;
+        unsigned char *p = realloc(j->timed_saved[i], slots * (j->bytes[i] ? j->bytes[i] : 1));
+        if (!p)
+            return -1;
+        j->timed_saved[i] = p;
+    }
+    j->timed_slots = slots;
+    return 0;
+}
+
+static int secret_index(size_t n, size_t *ret)
+{
+    uint64_t r;
+    if (getrandom(&r, sizeof r, 0) != sizeof r)
+        return -1;
+    *ret = (size_t)(r % n);
+    return 0;
+}
+
+/*
+ * The timing sampler: `batch` calls, each on a slot of fresh secret inputs;
+ * then every slot checked cheaply and one, chosen after the calls, against
+ * the reference.  A failed check stops timing with the reason in j->why.
+ */
+static int timed_sample(void *opaque, uint64_t batch, double *ret_s)
+{
+    judge *j = opaque;
+    const avo_jobspec *spec = j->spec;
+    size_t slots = (size_t)batch;
+    int rc;
+    if (slots > j->slots) {
+        if ((rc = j->dev->layout(j->dev->self, j->cfg, slots, NULL, j->why, j->why_len)) < 0)
+            return device_failed(j, rc);
+        j->slots = slots;
+    }
+    if (reserve_timed(j, slots) < 0)
+        return device_failed(j, wrong(j, "%s", "judge out of memory for timing inputs"));
+    for (size_t s = 0; s < slots; s++)
+        for (size_t i = 0; i < spec->nargs; i++) {
+            const avo_arg_spec *a = &spec->args[i];
+            unsigned char *cand = j->dev->data(j->dev->self, s, i);
+            if (a->kind == AVO_ARG_OUT) {
+                avo_measure_poison(cand, a->type, j->cfg->lengths[i]);
+            } else if (is_buffer(a)) {
+                unsigned char *keep = j->timed_saved[i] + s * j->bytes[i];
+                if (avo_judge_fill_secret(keep, a->type, a->lo, a->hi, j->cfg->lengths[i]) < 0)
+                    return device_failed(j, wrong(j, "%s", "no randomness from getrandom"));
+                memcpy(cand, keep, j->bytes[i]);
+            }
+        }
+    double t = 0;
+    if ((rc = j->dev->run_candidate(j->dev->self, j->cfg, slots, &t, j->why, j->why_len)) < 0)
+        return device_failed(j, rc);
+
+    /* Every slot: guards, inputs untouched, outputs written where the
+     * reference writes, floats finite. */
+    for (size_t s = 0; s < slots; s++) {
+        const char *arg = "";
+        if (!j->dev->guards_intact(j->dev->self, s, &arg))
+            return wrong(j, "timed runs wrote out of bounds of buffer %s",
+                         *arg ? arg : "(between buffers)");
+        for (size_t i = 0; i < spec->nargs; i++) {
+            const avo_arg_spec *a = &spec->args[i];
+            const unsigned char *cand = j->dev->data(j->dev->self, s, i);
+            if (a->kind == AVO_ARG_IN &&
+                memcmp(cand, j->timed_saved[i] + s * j->bytes[i], j->bytes[i]) != 0)
+                return wrong(j, "timed runs modified input buffer %s", a->name);
+            if (a->kind == AVO_ARG_OUT)
+                for (size_t e = 0; e < j->cfg->lengths[i]; e++)
+                    if (j->ref_wrote[i][e] && avo_measure_is_poison(cand, a->type, e))
+                        return wrong(j, "timed runs left output %s unwritten (work skipped)",
+                                     a->name);
+            if ((a->kind == AVO_ARG_OUT || a->kind == AVO_ARG_INOUT) && avo_dtype_is_float(a->type))
+                for (size_t e = 0; e < j->cfg->lengths[i]; e++)
+                    if (!isfinite(avo_measure_element(cand, a->type, e)) &&
+                        !(a->kind == AVO_ARG_OUT && !j->ref_wrote[i][e]))
+                        return wrong(j, "timed runs wrote a non-finite value to %s", a->name);
+        }
+    }
+
+    /* Half of the samples, chosen in secret, and of those one slot, picked
+     * now that the calls are done: against the reference.  (Every sample
+     * would double the cost of timing a fast kernel against a slow
+     * reference; a kernel skipping work on a fraction f of its calls still
+     * fails with probability 1 - (1 - f/2)^samples.) */
+    size_t pick, coin;
+    if (secret_index(slots, &pick) < 0 || secret_index(2, &coin) < 0)
+        return device_failed(j, wrong(j, "%s", "no randomness from getrandom"));
+    *ret_s = t / (double)slots;
+    if (coin && !j->force_check)
+        return 0;
+    j->checked++;
+    for (size_t i = 0; i < spec->nargs; i++) {
+        const avo_arg_spec *a = &spec->args[i];
+        if (a->kind == AVO_ARG_OUT)
+            avo_measure_poison(j->ref[i], a->type, j->cfg->lengths[i]);
+        else if (is_buffer(a)) {
+            memcpy(j->ref[i], j->timed_saved[i] + pick * j->bytes[i], j->bytes[i]);
+            memcpy(j->saved[i], j->ref[i], j->bytes[i]);
+        }
+    }
+    if ((rc = j->dev->run_reference(j->dev->self, j->cfg, j->ref, j->why, j->why_len)) < 0)
+        return device_failed(j, rc);
+    if (check_slot(j, pick, j->saved) < 0) {
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", j->why);
+        snprintf(j->why, j->why_len, "output of timed runs differs from reference: %s", detail);
+        return -1;
+    }
+    return 0;
+}
+
+int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
+                     const avo_config_spec *cfg, int timed, json_t *entry, char *reason, size_t len)
+{
+    char why[900] = "";
+    judge j = {.spec = spec, .dev = dev, .cfg = cfg, .why = why, .why_len = sizeof why};
+    int outcome = AVO_JUDGE_WRONG;
+    size_t max_slots = 1;
+    if (judge_alloc(&j) < 0) {
+        snprintf(why, sizeof why, "judge out of memory");
+        j.failed = 1;
+        goto done;
+    }
+    int rc = dev->layout(dev->self, cfg, 1, &max_slots, why, sizeof why);
+    if (rc < 0) {
+        j.failed = 1;
+        goto done;
+    }
+    j.slots = 1;
+    for (int trial = 0; trial < spec->trials; trial++) {
+        rc = verify_trial(&j, trial);
+        json_object_set_new(entry, "max_error", json_real(j.max_error));
+        if (rc < 0)
+            goto done;
+    }
+    if (timed && spec->timing) {
+        avo_measure_timing t;
+        rc = avo_measure_time(spec, max_slots, timed_sample, &j, &t);
+        if (rc == 0 && j.checked == 0) {
+            /* One more sample like the others, so at least one is checked. */
+            double s;
+            j.force_check = 1;
+            rc = timed_sample(&j, t.batch ? t.batch : 1, &s);
+        }
+        if (rc < 0)
+            goto done;
+        json_object_set_new(entry, "median_s", json_real(t.median_s));
+        json_object_set_new(entry, "spread", json_real(t.spread));
+        json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));
+        json_object_set_new(entry, "batch", json_integer((json_int_t)t.batch));
+        if (t.median_s > 0) {
+            json_object_set_new(entry, "gflops", json_real(cfg->flops / t.median_s / 1e9));
+            json_object_set_new(entry, "gbs", json_real(cfg->bytes / t.median_s / 1e9));
+        }
+    }
+    json_object_set_new(entry, "correct", json_true());
+    outcome = AVO_JUDGE_OK;
+done:
+    if (outcome != AVO_JUDGE_OK) {
+        if (j.failed) {
+            outcome = AVO_JUDGE_FAILED;
+            snprintf(reason, len, "%s in config %s", why, cfg->name);
+        } else {
+            snprintf(reason, len, "config %s: %s", cfg->name, why);
+        }
+        json_t *text = avo_result_text(reason, strlen(reason));
+        json_object_set_new(entry, "reason", text ? text : json_null());
+    }
+    judge_free(&j);
+    return outcome;
+}
+
+/* ------------------------------------------------------------ randomness */
+
+static int fill_random(void *buf, size_t bytes)
+{
+    unsigned char *p = buf;
+    while (bytes > 0) {
+        ssize_t n = getrandom(p, bytes, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -errno;
+        p += n;
+        bytes -= (size_t)n;
+    }
+    return 0;
+}
+
+int avo_judge_fill_secret(void *buf, avo_dtype type, double lo, double hi, size_t n)
+{
+    size_t size = avo_dtype_size(type);
+    int rc = fill_random(buf, n * size);
+    if (rc < 0)
+        return rc;
+    double span = hi - lo;
+    switch (type) {
+    case AVO_DT_F64:
+        for (size_t i = 0; i < n; i++) {
+            uint64_t u;
+            memcpy(&u, (unsigned char *)buf + i * 8, 8);
+            ((double *)buf)[i] = lo + span * (double)(u >> 11) * 0x1p-53;
+        }
+        return 0;
+    case AVO_DT_F32:
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u = ((uint32_t *)buf)[i];
+            ((float *)buf)[i] = (float)(lo + span * (double)(u >> 8) * 0x1p-24);
+        }
+        return 0;
+    case AVO_DT_F16:
+    case AVO_DT_BF16:
+        for (size_t i = 0; i < n; i++) {
+            uint16_t u = ((uint16_t *)buf)[i];
+            float f = (float)(lo + span * (double)u * 0x1p-16);
+            ((uint16_t *)buf)[i] = type == AVO_DT_F16 ? avo_f32_to_f16(f) : avo_f32_to_bf16(f);
+        }
+        return 0;
+    default:
+        break;
+    }
+    int64_t ilo = (int64_t)ceil(lo), ihi = (int64_t)floor(hi);
+    if (type == AVO_DT_I32) {
+        ilo = ilo < INT32_MIN ? INT32_MIN : ilo;
+        ihi = ihi > INT32_MAX ? INT32_MAX : ihi;
+    }
+    if (ihi < ilo)
+        ihi = ilo;
+    uint64_t range = (uint64_t)ihi - (uint64_t)ilo + 1; /* 0: all of 2^64 */
+    for (size_t i = 0; i < n; i++) {
+        if (type == AVO_DT_I32) {
+            uint32_t u = ((uint32_t *)buf)[i];
+            ((int32_t *)buf)[i] = (int32_t)(ilo + (int64_t)(range ? u % range : u));
+        } else {
+            uint64_t u = ((uint64_t *)buf)[i];
+            ((int64_t *)buf)[i] = (int64_t)((uint64_t)ilo + (range ? u % range : u));
+        }
+    }
+    return 0;
+}

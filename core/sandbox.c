@@ -1,0 +1,642 @@
+/*
+ * sandbox.c — isolation of candidate kernels and compilers (see sandbox.h).
+ *
+ * Everything here runs in a child between fork and the untrusted code, so
+ * it only reports through the caller's error buffer, and a step that fails
+ * leaves the process for the caller to _exit.
+ */
+#include "avo_config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#if AVO_HAVE_SECCOMP
+#include <seccomp.h>
+#endif
+
+#include "avo.h"
+#include "sandbox.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANDBOX_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANDBOX_UNDER_ASAN 1
+#endif
+#endif
+
+#define DEFAULT_UID 65534 /* nobody */
+
+extern char **environ;
+
+const char *avo_sandbox_mode(void)
+{
+    const char *m = getenv("AVO_SANDBOX");
+    return m && !strcmp(m, "weak") ? "weak" : "strict";
+}
+
+static int weak_mode(void)
+{
+    return !strcmp(avo_sandbox_mode(), "weak");
+}
+
+/* The uid root drops to: AVO_SANDBOX_UID, else nobody. */
+static uid_t sandbox_uid(void)
+{
+    const char *s = getenv("AVO_SANDBOX_UID");
+    char *end;
+    long v = s && *s ? strtol(s, &end, 10) : -1;
+    return v > 0 && v < 0x7fffffff && *end == '\0' ? (uid_t)v : DEFAULT_UID;
+}
+
+/* Write `text` to an existing file (a /proc control file). */
+static int write_proc(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    ssize_t n = write(fd, text, strlen(text));
+    int e = n < 0 ? errno : 0;
+    close(fd);
+    return n < 0 ? -e : 0;
+}
+
+/* ------------------------------------------------------------ mount view */
+
+/* Mount flags of the mount holding `path`, as mount(2) takes them, so a
+ * remount keeps the flags the kernel locks (nosuid, nodev, noexec, atime). */
+static unsigned long locked_flags(const char *path)
+{
+    struct statvfs st;
+    if (statvfs(path, &st) < 0)
+        return 0;
+    unsigned long f = 0;
+    if (st.f_flag & ST_NOSUID)
+        f |= MS_NOSUID;
+    if (st.f_flag & ST_NODEV)
+        f |= MS_NODEV;
+    if (st.f_flag & ST_NOEXEC)
+        f |= MS_NOEXEC;
+    if (st.f_flag & ST_NOATIME)
+        f |= MS_NOATIME;
+    if (st.f_flag & ST_NODIRATIME)
+        f |= MS_NODIRATIME;
+    if (st.f_flag & ST_RELATIME)
+        f |= MS_RELATIME;
+    return f;
+}
+
+/*
+ * Bind `source` onto `target` (which exists), read-only unless `writable`.
+ */
+static int bind_mount(const char *source, const char *target, int writable, char *err,
+                      size_t errlen)
+{
+    if (mount(source, target, NULL, MS_BIND | MS_REC, NULL) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot bind %s: %s", source,
+                         strerror(errno));
+    unsigned long flags = MS_BIND | MS_REMOUNT | MS_NOSUID | locked_flags(target);
+    if (!writable)
+        flags |= MS_RDONLY;
+    if (mount(NULL, target, NULL, flags, NULL) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot make %s read-only: %s", target,
+                         strerror(errno));
+    return 0;
+}
+
+/* mkdir -p inside the staging root. */
+static int make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) < 0 && errno != EEXIST ? -errno : 0;
+}
+
+/* Make host path `name` appear at root/name: a symlink as a symlink, a
+ * directory or file as a read-only bind.  A missing one is skipped. */
+static int expose_host_path(const char *root, const char *name, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(name, &st) < 0)
+        return 0;
+    char target[PATH_MAX];
+    snprintf(target, sizeof target, "%s%s", root, name);
+    if (S_ISLNK(st.st_mode)) {
+        char link[PATH_MAX];
+        ssize_t n = readlink(name, link, sizeof link - 1);
+        if (n < 0)
+            return 0;
+        link[n] = '\0';
+        return symlink(link, target) < 0 && errno != EEXIST
+                   ? avo_error(err, errlen, AVO_EIO, "sandbox: symlink %s: %s", target,
+                               strerror(errno))
+                   : 0;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        if (make_dirs(target) < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: mkdir %s: %s", target,
+                             strerror(errno));
+    } else {
+        char parent[PATH_MAX];
+        snprintf(parent, sizeof parent, "%s", target);
+        *strrchr(parent, '/') = '\0';
+        if (make_dirs(parent) < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: mkdir %s: %s", parent,
+                             strerror(errno));
+        int fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        if (fd < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: create %s: %s", target,
+                             strerror(errno));
+        close(fd);
+    }
+    return bind_mount(name, target, 0, err, errlen);
+}
+
+/* What every sandboxed process may read: programs, libraries, the dynamic
+ * loader's cache, the compiler's alternatives links, /dev/null. */
+static const char *const system_paths[] = {
+    "/usr",
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/libx32",
+    "/bin",
+    "/sbin",
+    "/etc/alternatives",
+    "/etc/ld.so.cache",
+    "/dev/null",
+};
+
+/*
+ * Build the view in a tmpfs mounted over `stage` and pivot into it.
+ */
+static int build_view(const char *stage, const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot make mounts private: %s",
+                         strerror(errno));
+    /* The binds' sources, opened before the stage hides them (one may lie
+     * under it), reached again through /proc/self/fd. */
+    int fds[AVO_SANDBOX_MAX_BINDS];
+    if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
+        return avo_error(err, errlen, AVO_EINVAL, "sandbox: too many binds");
+    for (size_t i = 0; i < o->nbinds; i++)
+        if ((fds[i] = open(o->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s",
+                             o->binds[i].source, strerror(errno));
+    if (mount("avo-sandbox", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot mount a tmpfs on %s: %s", stage,
+                         strerror(errno));
+    char path[PATH_MAX], opts[64];
+    snprintf(path, sizeof path, "%s/tmp", stage);
+    long tmp_mb = o->file_mb > 0 ? (long)o->file_mb : 64;
+    snprintf(opts, sizeof opts, "size=%ldm,mode=1777", tmp_mb);
+    if (make_dirs(path) < 0 || mount("avo-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot mount /tmp: %s", strerror(errno));
+    int rc;
+    for (size_t i = 0; i < sizeof system_paths / sizeof system_paths[0]; i++)
+        if ((rc = expose_host_path(stage, system_paths[i], err, errlen)) < 0)
+            return rc;
+    for (size_t i = 0; i < o->nbinds; i++) {
+        char source[64], target[PATH_MAX];
+        snprintf(source, sizeof source, "/proc/self/fd/%d", fds[i]);
+        snprintf(target, sizeof target, "%s%s", stage, o->binds[i].target);
+        if (make_dirs(target) < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: mkdir %s: %s", target,
+                             strerror(errno));
+        if ((rc = bind_mount(source, target, o->binds[i].writable, err, errlen)) < 0)
+            return rc;
+        close(fds[i]);
+    }
+    snprintf(path, sizeof path, "%s/.old", stage);
+    if (make_dirs(path) < 0 || syscall(SYS_pivot_root, stage, path) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: pivot_root: %s", strerror(errno));
+    if (chdir("/") < 0 || umount2("/.old", MNT_DETACH) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot detach the host tree: %s",
+                         strerror(errno));
+    rmdir("/.old");
+    if (mount(NULL, "/", NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot make / read-only: %s",
+                         strerror(errno));
+    return 0;
+}
+
+/* Drop every capability (bounding, ambient, effective, permitted, inheritable). */
+static int drop_capabilities(char *err, size_t errlen)
+{
+    for (int cap = 0; cap < 64; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot drop capability %d: %s", cap,
+                             strerror(errno));
+    prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+    struct __user_cap_header_struct header = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &header, data) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: capset: %s", strerror(errno));
+    return 0;
+}
+
+/* The view in a mount namespace of our own, staged on the first of the
+ * usual directories that exists. */
+static int enter_view(const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    const char *stages[] = {"/tmp", "/mnt", "/dev/shm"};
+    int rc = AVO_EIO;
+    for (size_t i = 0; i < 3 && rc < 0; i++) {
+        struct stat st;
+        if (stat(stages[i], &st) == 0 && S_ISDIR(st.st_mode))
+            rc = build_view(stages[i], o, err, errlen);
+    }
+    return rc;
+}
+
+static int unshare_failed(char *err, size_t errlen)
+{
+    return avo_error(err, errlen, AVO_EIO,
+                     "cannot isolate the kernel: unsharing namespaces failed (%s); user "
+                     "namespaces may be disabled (sysctl user.max_user_namespaces, "
+                     "kernel.unprivileged_userns_clone); AVO_SANDBOX=weak runs kernels "
+                     "without them",
+                     strerror(errno));
+}
+
+/*
+ * Root: mount, network and IPC namespaces and the view, built with root's
+ * rights (it reaches a cache under /root), then every id dropped to the
+ * sandbox uid, which clears every capability.
+ */
+static int enter_as_root(const avo_sandbox_opts *o, int weak, char *err, size_t errlen)
+{
+    int rc = 0;
+    if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
+        rc = unshare_failed(err, errlen);
+    else
+        rc = enter_view(o, err, errlen);
+    if (rc < 0 && !weak)
+        return rc;
+    uid_t id = sandbox_uid();
+    if (setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 || setresuid(id, id, id) < 0)
+        return avo_error(err, errlen, AVO_EIO,
+                         "cannot drop root to uid %u for the kernel: %s "
+                         "(AVO_SANDBOX_UID picks another)",
+                         (unsigned)id, strerror(errno));
+    return 0;
+}
+
+/* Anyone else: a user namespace of our own mapping only our ids, the other
+ * namespaces and the view inside it, then no capabilities left. */
+static int enter_unprivileged(const avo_sandbox_opts *o, int weak, char *err, size_t errlen)
+{
+    uid_t uid = getuid();
+    gid_t gid = getgid();
+    /* A non-dumpable parent leaves /proc/self, and uid_map with it, to root. */
+    prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+    if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
+        return weak ? 0 : unshare_failed(err, errlen);
+    char map[64];
+    int rc = write_proc("/proc/self/setgroups", "deny");
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+    if (rc == 0)
+        rc = write_proc("/proc/self/uid_map", map);
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+    if (rc == 0)
+        rc = write_proc("/proc/self/gid_map", map);
+    if (rc < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot map ids: %s", strerror(-rc));
+    if ((rc = enter_view(o, err, errlen)) < 0)
+        return rc;
+    return drop_capabilities(err, errlen);
+}
+
+static void set_limit(int resource, rlim_t value)
+{
+    struct rlimit lim = {value, value};
+    setrlimit(resource, &lim);
+}
+
+static void apply_limits(const avo_sandbox_opts *o, int root_started)
+{
+    if (o->cpu_s > 0) {
+        rlim_t cpu = (rlim_t)o->cpu_s + 1;
+        struct rlimit lim = {cpu, cpu + 1}; /* SIGXCPU, then SIGKILL a second later */
+        setrlimit(RLIMIT_CPU, &lim);
+    }
+    int asan = 0;
+#ifdef SANDBOX_UNDER_ASAN /* AddressSanitizer reserves terabytes of address space */
+    asan = o->profile == AVO_SANDBOX_CANDIDATE; /* a compiler is exec'd without it */
+#endif
+    if (o->memory_mb > 0 && !asan)
+        set_limit(RLIMIT_AS, (rlim_t)(o->memory_mb * 1024.0 * 1024.0));
+    if (o->file_mb > 0)
+        set_limit(RLIMIT_FSIZE, (rlim_t)(o->file_mb * 1024.0 * 1024.0));
+    if (o->nofile > 0)
+        set_limit(RLIMIT_NOFILE, (rlim_t)o->nofile);
+    /* Counted per uid: in a user namespace of our own, our processes; as the
+     * sandbox uid of root, every sandboxed process of the machine. */
+    int nproc = o->profile == AVO_SANDBOX_CANDIDATE ? (o->threads > 1 ? o->threads + 1 : 1)
+                                                    : (o->nproc > 0 ? o->nproc : 32);
+    if (root_started && nproc > 1)
+        nproc += 1024;
+    set_limit(RLIMIT_NPROC, (rlim_t)nproc);
+    set_limit(RLIMIT_CORE, 0);
+}
+
+static void minimal_environment(void)
+{
+    clearenv();
+    setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+    setenv("HOME", "/tmp", 1);
+    setenv("TMPDIR", "/tmp", 1);
+    setenv("LC_ALL", "C", 1);
+}
+
+/* ---------------------------------------------------------------- seccomp */
+
+#if AVO_HAVE_SECCOMP
+/* Never needed by anything avo runs: debugging or reading other processes,
+ * reconfiguring the system, kernel attack surface. */
+static const char *const denied_always[] = {"ptrace",
+                                            "process_vm_readv",
+                                            "process_vm_writev",
+                                            "kexec_load",
+                                            "kexec_file_load",
+                                            "init_module",
+                                            "finit_module",
+                                            "delete_module",
+                                            "bpf",
+                                            "perf_event_open",
+                                            "add_key",
+                                            "request_key",
+                                            "keyctl",
+                                            "userfaultfd",
+                                            "io_uring_setup",
+                                            "io_uring_enter",
+                                            "io_uring_register",
+                                            "pidfd_getfd",
+                                            "reboot",
+                                            "swapon",
+                                            "swapoff",
+                                            "acct",
+                                            "quotactl",
+                                            "open_by_handle_at",
+                                            "name_to_handle_at",
+                                            "syslog",
+                                            NULL};
+
+/* Once isolated, nothing may change its view or namespaces again. */
+static const char *const denied_isolated[] = {
+    "mount",     "umount2",    "pivot_root", "chroot",   "unshare", "setns",  "mount_setattr",
+    "open_tree", "move_mount", "fsopen",     "fsconfig", "fsmount", "fspick", NULL};
+
+static const char *const denied_network[] = {"socket", "socketpair", "connect", "bind",
+                                             "listen", "accept",     "accept4", NULL};
+
+static const char *const denied_exec[] = {"execve", "execveat", "fork", "vfork", NULL};
+
+static int deny_list(scmp_filter_ctx ctx, const char *const *names)
+{
+    for (size_t i = 0; names[i]; i++) {
+        int nr = seccomp_syscall_resolve_name(names[i]);
+        if (nr == __NR_SCMP_ERROR)
+            continue; /* not on this architecture or libseccomp */
+        int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 0);
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* clone(2) for new processes, and also for threads unless allowed; clone3
+ * fails with ENOSYS so glibc falls back to clone for threads. */
+static int deny_clone(scmp_filter_ctx ctx, int threads_allowed)
+{
+    int rc;
+    if (threads_allowed) {
+        const struct scmp_arg_cmp no_thread = {
+            .arg = 0, .op = SCMP_CMP_MASKED_EQ, .datum_a = CLONE_THREAD, .datum_b = 0};
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 1, no_thread);
+    } else {
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(clone), 0);
+    }
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS), SCMP_SYS(clone3), 0);
+    return rc;
+}
+
+/* Signals only to itself. */
+static int deny_foreign_signals(scmp_filter_ctx ctx)
+{
+    static const int calls[] = {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill),
+                                SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)};
+    const struct scmp_arg_cmp not_self = {
+        .arg = 0, .op = SCMP_CMP_NE, .datum_a = (scmp_datum_t)getpid(), .datum_b = 0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), calls[i], 1, not_self);
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(pidfd_send_signal), 0);
+    return rc;
+}
+
+/* Stay in the judge's process group and die with it. */
+static int deny_detach(scmp_filter_ctx ctx)
+{
+    const struct scmp_arg_cmp pdeathsig = {
+        .arg = 0, .op = SCMP_CMP_EQ, .datum_a = PR_SET_PDEATHSIG, .datum_b = 0};
+    int rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setsid), 0);
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(setpgid), 0);
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prctl), 1, pdeathsig);
+    return rc;
+}
+
+static int load_filter(scmp_filter_ctx ctx, int rc, char *err, size_t errlen)
+{
+    if (rc == 0)
+        rc = seccomp_load(ctx);
+    seccomp_release(ctx);
+    if (rc < 0)
+        return avo_error(err, errlen, AVO_EIO,
+                         "cannot install the seccomp filter (%s); build with -Dseccomp=disabled "
+                         "to run kernels without it",
+                         strerror(-rc));
+    return 0;
+}
+
+static int sandbox_seccomp(const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx)
+        return avo_error(err, errlen, AVO_ENOMEM, "seccomp_init failed");
+    int rc = deny_list(ctx, denied_always);
+    if (rc == 0)
+        rc = deny_list(ctx, denied_isolated);
+    if (rc == 0)
+        rc = deny_list(ctx, denied_network);
+    if (rc == 0 && o->profile == AVO_SANDBOX_CANDIDATE) {
+        rc = deny_list(ctx, denied_exec);
+        if (rc == 0)
+            rc = deny_clone(ctx, o->threads > 1);
+        if (rc == 0)
+            rc = deny_foreign_signals(ctx);
+        if (rc == 0)
+            rc = deny_detach(ctx);
+    }
+    return load_filter(ctx, rc, err, errlen);
+}
+#endif
+
+int avo_sandbox_seccomp_trusted(int no_exec, char *err, size_t errlen)
+{
+#if AVO_HAVE_SECCOMP
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+    if (!ctx)
+        return avo_error(err, errlen, AVO_ENOMEM, "seccomp_init failed");
+    int rc = deny_list(ctx, denied_always);
+    if (rc == 0 && no_exec) {
+        rc = deny_list(ctx, denied_exec);
+        if (rc == 0)
+            rc = deny_list(ctx, denied_isolated);
+        if (rc == 0)
+            rc = deny_list(ctx, denied_network);
+        if (rc == 0)
+            rc = deny_clone(ctx, 0);
+    }
+    return load_filter(ctx, rc, err, errlen);
+#else
+    (void)no_exec, (void)err, (void)errlen;
+    return 0;
+#endif
+}
+
+/* ------------------------------------------------------------ the whole */
+
+void avo_sandbox_harden(void)
+{
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    set_limit(RLIMIT_CORE, 0);
+}
+
+int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    int weak = weak_mode();
+    int root_started = geteuid() == 0;
+    int rc = root_started ? enter_as_root(o, weak, err, errlen)
+                          : enter_unprivileged(o, weak, err, errlen);
+    if (rc < 0)
+        return rc;
+    /* Changing credentials cleared the parent-death signal. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+    if (o->chdir_to && chdir(o->chdir_to) < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s: %s", o->chdir_to,
+                         strerror(errno));
+    apply_limits(o, root_started);
+    avo_sandbox_harden();
+    minimal_environment();
+#if AVO_HAVE_SECCOMP
+    if ((rc = sandbox_seccomp(o, err, errlen)) < 0)
+        return rc;
+#endif
+    return 0;
+}
+
+/* ------------------------------------------------------------ environment */
+
+static const char *const env_prefixes[] = {"PATH=",
+                                           "HOME=",
+                                           "USER=",
+                                           "LOGNAME=",
+                                           "LANG=",
+                                           "LC_",
+                                           "TZ=",
+                                           "TMPDIR=",
+                                           "XDG_CACHE_HOME=",
+                                           "CC=",
+                                           "AVO_",
+                                           "CUDA_",
+                                           "NVIDIA_",
+                                           "LD_LIBRARY_PATH=",
+                                           "ASAN_OPTIONS=",
+                                           "UBSAN_OPTIONS=",
+                                           "LSAN_OPTIONS=",
+                                           "SLURM_",
+                                           NULL};
+
+static const char *const env_secret_words[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
+                                               "PASSWD", "CREDENTIAL", "AUTH",   NULL};
+
+int avo_sandbox_env_allowed(const char *entry)
+{
+    const char *eq = strchr(entry, '=');
+    if (!eq)
+        return 0;
+    if (!strncmp(entry, "AVO_LLM_", 8))
+        return 0;
+    size_t name_len = (size_t)(eq - entry);
+    for (size_t i = 0; env_secret_words[i]; i++) {
+        size_t w = strlen(env_secret_words[i]);
+        for (size_t at = 0; at + w <= name_len; at++)
+            if (!strncasecmp(entry + at, env_secret_words[i], w))
+                return 0;
+    }
+    for (size_t i = 0; env_prefixes[i]; i++)
+        if (!strncmp(entry, env_prefixes[i], strlen(env_prefixes[i])))
+            return 1;
+    return 0;
+}
+
+int avo_sandbox_reexec_clean(char **argv, char *err, size_t errlen)
+{
+    size_t n = 0, kept = 0;
+    for (char **e = environ; e && *e; e++, n++)
+        kept += avo_sandbox_env_allowed(*e) != 0;
+    if (kept == n)
+        return 0;
+    char **env = calloc(kept + 1, sizeof *env);
+    if (!env)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (char **e = environ; e && *e; e++)
+        if (avo_sandbox_env_allowed(*e))
+            env[k++] = *e;
+    env[k] = NULL;
+    /* By its real path: the process keeps its name ("avo", not "exe"). */
+    char self[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len > 0) {
+        self[len] = '\0';
+        execve(self, argv, env);
+    }
+    execve("/proc/self/exe", argv, env);
+    int e = errno;
+    free(env);
+    return avo_error(err, errlen, AVO_EIO, "cannot restart the worker without secrets: %s",
+                     strerror(e));
+}

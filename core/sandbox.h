@@ -1,0 +1,105 @@
+/*
+ * sandbox.h — isolation for the processes that run untrusted code: the
+ * candidate kernel's process and the compiler that builds it
+ * (docs/threat-model.md).
+ *
+ * A sandboxed process, whoever started avo (root or not):
+ *   - runs as an unprivileged uid with no capabilities left, no_new_privs,
+ *     not dumpable: root builds the view, then drops to AVO_SANDBOX_UID
+ *     (default 65534); anyone else does it in a user namespace of its own;
+ *   - has an empty network namespace and an IPC namespace of its own;
+ *   - sees a mount view of its own: read-only system directories (/usr,
+ *     /lib*, /bin, /sbin, /etc/alternatives, /etc/ld.so.cache), /dev/null,
+ *     a small private tmpfs at /tmp, and the directories the caller binds;
+ *     no /proc, no home, no compile cache, no archive;
+ *   - has rlimits on CPU time, address space, file size, open files,
+ *     processes, and no core dumps;
+ *   - runs under a seccomp filter (profile below) once it has set itself up;
+ *   - gets a fixed minimal environment.
+ *
+ * Trusted processes (worker, judge) use avo_sandbox_harden and
+ * avo_sandbox_seccomp_trusted: not dumpable (an unprivileged process cannot
+ * open their /proc/PID/mem), no_new_privs, and a filter against debugging
+ * other processes and reconfiguring the system.
+ *
+ * AVO_SANDBOX=weak (environment of the engine) runs candidates without the
+ * namespaces on a machine that does not allow them; every result then says
+ * so ("sandbox": "weak").  Without it, a machine that cannot isolate is an
+ * environment error, never a silent downgrade.
+ */
+#ifndef AVO_SANDBOX_H
+#define AVO_SANDBOX_H
+
+#include <stddef.h>
+
+/* What the process will run: decides the seccomp profile. */
+typedef enum avo_sandbox_profile {
+    AVO_SANDBOX_CANDIDATE, /* a kernel: no exec, no fork, threads only if allowed */
+    AVO_SANDBOX_COMPILER,  /* a compiler driver: exec and fork allowed */
+} avo_sandbox_profile;
+
+#define AVO_SANDBOX_MAX_BINDS 8
+
+/* A directory made visible inside the sandbox. */
+typedef struct avo_sandbox_bind {
+    const char *source; /* host directory */
+    const char *target; /* absolute path inside the view */
+    int writable;
+} avo_sandbox_bind;
+
+typedef struct avo_sandbox_opts {
+    avo_sandbox_profile profile;
+    const avo_sandbox_bind *binds;
+    size_t nbinds;
+    const char *chdir_to; /* inside the view; NULL: "/" */
+    double cpu_s;         /* RLIMIT_CPU; 0: none */
+    double memory_mb;     /* RLIMIT_AS; 0: none */
+    double file_mb;       /* RLIMIT_FSIZE and the size of /tmp */
+    int nofile;           /* RLIMIT_NOFILE */
+    int threads;          /* candidate: kernel threads allowed (1: the caller's only) */
+    int nproc;            /* compiler: processes allowed */
+} avo_sandbox_opts;
+
+/*
+ * Enter the sandbox described by `opts`, in a freshly forked child that
+ * holds no fds it must not keep (the caller closes them first).  Order:
+ * drop to the unprivileged uid, new namespaces, mount view, capabilities
+ * dropped, rlimits, no_new_privs, not dumpable, environment replaced, seccomp.
+ * Returns 0 with the process sandboxed, or a negative AVO_E* code with err
+ * filled; the caller must then _exit, since the process is half set up.
+ * With AVO_SANDBOX=weak the namespace steps that fail are skipped.
+ */
+int avo_sandbox_enter(const avo_sandbox_opts *opts, char *err, size_t errlen);
+
+/* "strict" or "weak": what avo_sandbox_enter does on this machine's setting. */
+const char *avo_sandbox_mode(void);
+
+/* Trusted processes: not dumpable, no_new_privs, no core files.  Idempotent. */
+void avo_sandbox_harden(void);
+
+/*
+ * A seccomp filter for trusted processes that hold the verdict (judge) or
+ * the engine channel (worker): no ptrace or cross-process memory access, no
+ * mounts, namespaces, module loading, kexec, bpf or keyrings.  With
+ * `no_exec`, execve and new processes are refused too (the judge, once it
+ * has started its candidate).  Returns 0 or a negative code with err filled.
+ */
+int avo_sandbox_seccomp_trusted(int no_exec, char *err, size_t errlen);
+
+/*
+ * True when environment variable `entry` ("NAME=value") may reach worker
+ * processes: what compilers, CUDA and avo's own worker settings need, never
+ * credentials (AVO_LLM_*, *KEY*, *TOKEN*, *SECRET*, *PASSWORD* are dropped).
+ */
+int avo_sandbox_env_allowed(const char *entry);
+
+/*
+ * Replace the process image with itself (/proc/self/exe, same argv) under
+ * the allowed part of the environment, when anything else is set; the
+ * secrets of the engine's environment then no longer exist anywhere in the
+ * worker's memory.  Returns 0 when nothing needed removing, else only
+ * returns (a negative code with err filled) if the exec failed.
+ */
+int avo_sandbox_reexec_clean(char **argv, char *err, size_t errlen);
+
+#endif
