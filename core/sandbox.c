@@ -345,12 +345,6 @@ static void apply_limits(const avo_sandbox_opts *o, int root_started)
         struct rlimit lim = {cpu, cpu + 1}; /* SIGXCPU, then SIGKILL a second later */
         setrlimit(RLIMIT_CPU, &lim);
     }
-    int asan = 0;
-#ifdef SANDBOX_UNDER_ASAN /* AddressSanitizer reserves terabytes of address space */
-    asan = o->profile == AVO_SANDBOX_CANDIDATE; /* a compiler is exec'd without it */
-#endif
-    if (o->memory_mb > 0 && !asan)
-        set_limit(RLIMIT_AS, (rlim_t)(o->memory_mb * 1024.0 * 1024.0));
     if (o->file_mb > 0)
         set_limit(RLIMIT_FSIZE, (rlim_t)(o->file_mb * 1024.0 * 1024.0));
     if (o->nofile > 0)
@@ -564,6 +558,15 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
     if ((rc = sandbox_seccomp(o, err, errlen)) < 0)
         return rc;
 #endif
+    /* Last: nothing of ours allocates after it (under AddressSanitizer,
+     * which reserves terabytes of address space, only a compiler about to
+     * be exec'd gets the limit). */
+    int asan = 0;
+#ifdef SANDBOX_UNDER_ASAN
+    asan = o->profile == AVO_SANDBOX_CANDIDATE;
+#endif
+    if (o->memory_mb > 0 && !asan)
+        set_limit(RLIMIT_AS, (rlim_t)(o->memory_mb * 1024.0 * 1024.0));
     return 0;
 }
 
