@@ -118,8 +118,50 @@ static void test_mkdir_p(void)
     rmdir(base);
 }
 
+/* A worker's result is believed only when it answers its job sensibly. */
+static void test_validate(void)
+{
+    json_t *job = json_pack("{s:[{s:s}, {s:s}], s:[{s:s}]}", "configs", "name", "a", "name", "b",
+                            "check_configs", "name", "check-1");
+    const char *bad[][2] = {
+        {"{\"status\": \"splendid\"}", "unknown status 'splendid'"},
+        {"{\"status\": \"wrong\", \"reason\": 7}", "reason is not text"},
+        {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}",
+         "config 'a' reported twice"},
+        {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"zzz\"}]}", "unknown config 'zzz'"},
+        {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\", \"gflops\": -1}]}",
+         "config 'a': bad gflops"},
+        {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\", \"correct\": 1}]}",
+         "correct is no boolean"},
+        {"{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": true}]}",
+         "status ok without config 'b' correct"},
+        {"{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"correct\": false}]}",
+         "status ok without config 'b' correct"},
+        {"{\"status\": \"wrong\", \"checks\": [{\"name\": \"a\"}]}", "unknown config 'a'"},
+        {"[1]", "not an object"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *r = json_loads(bad[i][0], 0, NULL);
+        char err[AVO_ERRLEN] = "";
+        CHECK_INT(avo_result_validate(job, r, err, sizeof err), AVO_EPROTO);
+        CHECK_CONTAINS(err, bad[i][1]);
+        json_decref(r);
+    }
+    json_t *good = json_loads("{\"status\": \"ok\", \"reason\": null, \"configs\": "
+                              "[{\"name\": \"b\", \"correct\": true, \"gflops\": 3.5}, "
+                              "{\"name\": \"a\", \"correct\": true, \"max_error\": null}], "
+                              "\"checks\": [{\"name\": \"check-1\", \"correct\": true}]}",
+                              0, NULL);
+    char err[AVO_ERRLEN] = "";
+    CHECK_INT(avo_result_validate(job, good, err, sizeof err), 0);
+    json_decref(good);
+    json_decref(job);
+}
+
 int main(void)
 {
+    test_validate();
     test_skeletons();
     test_text();
     test_error_line();

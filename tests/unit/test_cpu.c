@@ -13,6 +13,7 @@
 
 #include "check.h"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -381,6 +382,134 @@ static void test_sandbox(void)
 #endif
 }
 
+/* A cached object whose bytes no longer match its hash is rebuilt, never
+ * loaded: a poisoned cache cannot decide a later verdict. */
+static void test_cache_tampered(void)
+{
+    const char *source = VADD(CORRECT_LOOP "    /* tamper */\n");
+    json_t *r = expect(vadd_job(source, "vadd"), "ok", NULL);
+    CHECK(!json_is_true(json_object_get(r, "cache_hit")));
+    json_decref(r);
+    r = expect(vadd_job(source, "vadd"), "ok", NULL);
+    CHECK(json_is_true(json_object_get(r, "cache_hit")));
+    json_decref(r);
+    /* Overwrite every cached object of this test with a zero-writing kernel's
+     * bytes (or garbage), keeping their names and .sum files. */
+    DIR *d = opendir(cache_dir);
+    CHECK(d != NULL);
+    struct dirent *e;
+    int tampered = 0;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".so") != 0)
+            continue;
+        char path[sizeof cache_dir + 300];
+        snprintf(path, sizeof path, "%s/%s", cache_dir, e->d_name);
+        FILE *f = fopen(path, "r+b");
+        if (f) {
+            fseek(f, 200, SEEK_SET);
+            fputs("tampered", f);
+            fclose(f);
+            tampered++;
+        }
+    }
+    if (d)
+        closedir(d);
+    CHECK(tampered >= 2);
+    r = expect(vadd_job(source, "vadd"), "ok", NULL);
+    CHECK(!json_is_true(json_object_get(r, "cache_hit")));
+    CHECK(json_is_true(json_object_get(r, "cache_repaired")));
+    json_decref(r);
+}
+
+/* Writes far beyond a buffer (past any canary) and reads past an input's
+ * end fault on the guard page that follows every buffer. */
+static void test_far_out_of_bounds(void)
+{
+    json_t *r = expect(vadd_job(VADD(CORRECT_LOOP "    c[n + 5000] = 1.0f;\n"), "vadd"), "crashed",
+                       "SIGSEGV");
+    json_decref(r);
+    r = expect(vadd_job(VADD("    for (int i = 0; i < n; i++)\n"
+                             "        c[i] = a[i] + b[i] + 0.0f * a[n + 16 + i];\n"),
+                        "vadd"),
+               "crashed", "SIGSEGV");
+    json_decref(r);
+}
+
+/* Extra sizes: a kernel that only handles the timed configs' sizes fails on
+ * a check config; the honest one passes and reports it. */
+static void test_check_configs(void)
+{
+    const char *only_listed =
+        VADD("    if (n != 1000 && n != 4099)\n        n = 1;\n" CORRECT_LOOP);
+    json_t *job = vadd_job(only_listed, "vadd");
+    json_object_set_new(job, "check_configs",
+                        json_pack("[{s:s, s:{s:i}, s:{s:i, s:i, s:i}}]", "name", "check-1",
+                                  "scalars", "n", 37, "lengths", "a", 37, "b", 37, "c", 37));
+    json_incref(job);
+    json_t *r = expect(job, "wrong", "config check-1:");
+    json_decref(r);
+    json_object_set_new(job, "source", json_string(VADD(CORRECT_LOOP)));
+    r = expect(job, "ok", NULL);
+    CHECK_INT(json_array_size(json_object_get(r, "checks")), 1);
+    CHECK_STR(
+        json_string_value(json_object_get(json_array_get(json_object_get(r, "checks"), 0), "name")),
+        "check-1");
+    CHECK_INT(json_array_size(json_object_get(r, "configs")), 2);
+    json_decref(r);
+}
+
+/* An acknowledgement written before the command arrives (to look fast) is
+ * caught: each answer must carry the command's secret nonce + 1. */
+static void test_forged_ack(void)
+{
+    const char *source = "#include <unistd.h>\n#include <stdint.h>\n"
+                         "static int calls;\n"
+                         "void vadd(int n, const float *a, const float *b, float *c)\n{\n"
+                         "    for (int i = 0; i < n; i++)\n        c[i] = a[i] + b[i];\n"
+                         "    if (++calls == 3) {\n"
+                         "        uint64_t fake[64] = {0};\n"
+                         "        for (int fd = 0; fd < 16; fd++)\n"
+                         "            (void)!write(fd, fake, sizeof fake);\n"
+                         "    }\n"
+                         "}\n";
+    json_decref(expect(vadd_job(source, "vadd"), "wrong", "harness protocol"));
+}
+
+/* What the kernel's process sees: no /proc, no cache, no host files, a
+ * minimal environment, and not the uid it was started with when root. */
+static void test_candidate_view(void)
+{
+    char secret[256];
+    snprintf(secret, sizeof secret, "%s/secret.txt", cache_dir);
+    FILE *f = fopen(secret, "w");
+    CHECK(f != NULL);
+    if (f) {
+        fputs("secret", f);
+        fclose(f);
+    }
+    setenv("AVO_TEST_SECRET_KEY", "sk-canary", 1);
+    char source[4096];
+    snprintf(source, sizeof source,
+             "#include <fcntl.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
+             "static int opens(const char *path, int flags)\n{\n"
+             "    int fd = open(path, flags, 0600);\n"
+             "    if (fd >= 0)\n        close(fd);\n"
+             "    return fd >= 0;\n}\n"
+             "void vadd(int n, const float *a, const float *b, float *c)\n{\n"
+             "    int seen = opens(\"%s\", O_RDONLY) || opens(\"/proc/self/maps\", O_RDONLY)\n"
+             "               || opens(\"%s\", O_RDONLY | O_DIRECTORY)\n"
+             "               || opens(\"/etc/passwd\", O_RDONLY)\n"
+             "               || getenv(\"AVO_TEST_SECRET_KEY\") != NULL\n"
+             "               || !opens(\"/tmp/x\", O_WRONLY | O_CREAT)\n"
+             "               || (%d == 0 && geteuid() == 0);\n"
+             "    for (int i = 0; i < n; i++)\n        c[i] = a[i] + b[i] + (float)seen;\n"
+             "}\n",
+             secret, cache_dir, (int)geteuid());
+    json_decref(expect(vadd_job(source, "vadd"), "ok", NULL));
+    unsetenv("AVO_TEST_SECRET_KEY");
+}
+
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st;
@@ -416,6 +545,11 @@ int main(void)
     test_knobs();
     test_inout();
     test_sandbox();
+    test_cache_tampered();
+    test_far_out_of_bounds();
+    test_check_configs();
+    test_forged_ack();
+    test_candidate_view();
     test_compile_timeout();
     nftw(cache_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();

@@ -259,8 +259,54 @@ static void test_dtypes(void)
     CHECK(avo_bf16_to_f32(0x3f80) == 1.0f);
 }
 
+/* Extra verified-only sizes, threads, and the sources a backend needs. */
+static void test_checks_threads_sources(void)
+{
+    json_t *job = base_job();
+    json_object_set_new(job, "check_configs",
+                        json_pack("[{s:s, s:{s:i, s:f}, s:{s:i, s:i}}]", "name", "check-1",
+                                  "scalars", "n", 7, "alpha", 1.0, "lengths", "x", 7, "y", 7));
+    json_object_set_new(job, "threads", json_integer(4));
+    json_object_set_new(job, "source", json_string("void k(void) {}"));
+    json_object_set_new(job, "entry", json_string("k"));
+    avo_jobspec spec;
+    char err[AVO_ERRLEN] = "";
+    json_incref(job);
+    CHECK_INT(parse(job, &cpu_like, &spec, err, sizeof err), 0);
+    CHECK_INT(spec.ncheck_configs, 1);
+    CHECK_STR(spec.check_configs[0].name, "check-1");
+    CHECK_INT(spec.check_configs[0].lengths[2], 7);
+    CHECK_INT(spec.threads, 4);
+    CHECK_STR(spec.entry, "k");
+    CHECK_INT(avo_jobspec_need_sources(&spec, 0, err, sizeof err), 0);
+    CHECK_INT(avo_jobspec_need_sources(&spec, 1, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "\"reference\"");
+    avo_jobspec_free(&spec);
+
+    json_object_set_new(job, "threads", json_integer(0));
+    expect_error(job, &cpu_like, "\"threads\" must be an integer in [1, 256]");
+    json_object_set_new(job, "threads", json_real(1.5));
+    expect_error(job, &cpu_like, "\"threads\"");
+    json_object_del(job, "threads");
+
+    /* A check config named like a timed one would make a result ambiguous. */
+    json_object_set_new(json_array_get(json_object_get(job, "check_configs"), 0), "name",
+                        json_string("small"));
+    expect_error(job, &cpu_like, "check config 'small' has the name of a timed config");
+    json_object_set_new(job, "check_configs", json_string("all"));
+    expect_error(job, &cpu_like, "\"check_configs\" must be a list");
+    json_object_set_new(job, "check_configs", json_null());
+
+    /* The same name twice in one list. */
+    json_t *configs = json_object_get(job, "configs");
+    json_array_append_new(configs, json_deep_copy(json_array_get(configs, 0)));
+    expect_error(job, &cpu_like, "config 'small' appears twice");
+    json_decref(job);
+}
+
 int main(void)
 {
+    test_checks_threads_sources();
     test_good_job();
     test_halves();
     test_errors();
