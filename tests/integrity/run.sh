@@ -190,6 +190,7 @@ for name in "${attacks[@]}"; do
     [ -n "$expect" ] || { echo "integrity: $kernel has no 'integrity: expect=' line" >&2; exit 1; }
     log=$root/logs/$name
     why=""
+    cp "$archive" "$root/archive.bak" # no avo holds it open now, so the copy is whole
     last_id=$(sqlite3 "$archive" "SELECT coalesce(max(id), 0) FROM candidates")
     rows_before=$(archive_rows "$last_id")
     sums_before=$(cache_sums)
@@ -215,8 +216,13 @@ for name in "${attacks[@]}"; do
     record=$(grep -o 'integrity-record .*' "$log.run.out" | head -n 1)
     run_status=$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$record")
     run_score=$(sed -n 's/.* score=\([^ ]*\).*/\1/p' <<<"$record")
-    [ "$run_rc" = 0 ] || why+="avo run exited $run_rc; "
     judge "run" "$run_status" "$run_score" "$reason" "$expect"
+    if [ "$run_rc" != 0 ]; then
+        why+="avo run exited $run_rc; "
+        # a run that died must at least resume (issue 10: "avo resume aborts the same way")
+        timeout 240 "$avo" resume --db "$archive" >"$log.resume.out" 2>&1 </dev/null ||
+            why+="avo resume exited $?; "
+    fi
 
     # side effects
     [ "$(cat "$root/canary" 2>/dev/null)" = "$canary_text" ] || { why+="canary file modified; "; reset_canary; }
@@ -239,8 +245,12 @@ for name in "${attacks[@]}"; do
         rm -rf "$AVO_CACHE"
         eval_json "$here/kernels/honest.c" "$log.rewarm"
     fi
-    [ "$(archive_rows "$last_id")" = "$rows_before" ] || why+="earlier archive rows changed; "
     dump_after=$(sqlite3 "$archive" .dump 2>&1 | LC_ALL=C sort)
+    if [ "$(archive_rows "$last_id")" != "$rows_before" ]; then
+        why+="earlier archive rows changed or lost; "
+        rm -f "$archive" "$archive-wal" "$archive-shm"
+        cp "$root/archive.bak" "$archive" # the next attack starts on the intact archive
+    fi
     added=$(LC_ALL=C comm -13 <(echo "$dump_before") <(echo "$dump_after"))
     for s in "$secret" "$host_secret" "$passwd_line"; do
         if grep -qF -- "$s" "$log".* || grep -qF -- "$s" <<<"$added"; then
