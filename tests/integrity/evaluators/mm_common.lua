@@ -6,12 +6,14 @@
 --
 -- The test's scratch root reaches the attack kernels as -DINTEGRITY_ROOT
 -- (the only place they may modify anything), and the planted secret file,
--- the socket listener's port and the victim pid of signal_others likewise.
+-- the socket listener's port, the victim pid of signal_others and the
+-- driver's pid (ancestor walks stop below it) likewise.
 -- mm.lua seeds with the honest kernel, mm_ga.lua with the kernel that has a
 -- cheating knob (kernels/ga_cheat.c).
 local root = os.getenv("INTEGRITY_ROOT") or "/nonexistent-integrity-root"
 local port = os.getenv("INTEGRITY_PORT") or "1"
 local victim = os.getenv("INTEGRITY_VICTIM") or "0"
+local driver = os.getenv("INTEGRITY_DRIVER") or "0"
 return function(kernel) return {
   name = "integrity_mm",
   description = [[
@@ -36,7 +38,8 @@ Signature: void mm(int32_t M, int32_t N, int32_t K, const float *A, const float 
   tolerance = { atol = 1e-3, rtol = 1e-3 },
   flops = function(c) return 2 * c.M * c.N * c.K end,
   cflags = { ('-DINTEGRITY_ROOT="%s"'):format(root), "-DINTEGRITY_PORT=" .. port,
-    ('-DINTEGRITY_SECRET_FILE="%s/host-secret.inc"'):format(root), "-DINTEGRITY_VICTIM=" .. victim },
+    ('-DINTEGRITY_SECRET_FILE="%s/host-secret.inc"'):format(root), "-DINTEGRITY_VICTIM=" .. victim,
+    "-DINTEGRITY_DRIVER=" .. driver },
   timing = { max_seconds = 0.2, min_samples = 3, max_samples = 20 },
   timeout = 10,
   compile_timeout = 20,
