@@ -3,13 +3,14 @@
  * The runner checks 64 canary bytes on each side of a candidate buffer
  * (core/cpu.c: GUARD_BYTES, avo_measure_check); memory beyond them belongs
  * to the judge's heap. The kernel uses 256 bytes from 128 bytes past the
- * end of C, and 256 bytes ending 128 bytes before its start, as scratch
- * space (a real kernel might spill a tile there; a hostile one rewrites the
- * judge's data), then puts the bytes back so nothing crashes, and returns
- * the right answer.
- * Stopped by: buffers in shared memory bordered by inaccessible guard pages
- * (or canaries over the whole gap) so any access outside fails the
- * candidate (issue 10, last item).
+ * end of C, and 256 bytes ending 4 KiB before its start, as scratch space
+ * (a real kernel might spill a tile there; a hostile one rewrites the
+ * judge's data), then puts the bytes back, so no canary or checksum can
+ * tell, and returns the right answer.
+ * Stopped by: buffers in their own mappings with inaccessible guard pages
+ * on both sides (the end flush against one; more than a page before the
+ * start always reaches the other), so the first such write faults
+ * (issue 10, last item).
  * integrity: expect=fail
  */
 #include <stdint.h>
@@ -29,7 +30,7 @@ static void work(int32_t M, int32_t N, int32_t K, const float *A, const float *B
 void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *C)
 {
     volatile unsigned char *after = (volatile unsigned char *)(C + (size_t)M * (size_t)N) + 128;
-    volatile unsigned char *before = (volatile unsigned char *)C - 128 - 256;
+    volatile unsigned char *before = (volatile unsigned char *)C - 4096 - 256;
     unsigned char save_after[256], save_before[256];
     for (int i = 0; i < 256; i++)
         save_after[i] = after[i], save_before[i] = before[i];
