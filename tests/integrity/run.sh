@@ -23,6 +23,9 @@
 #     rates) are unchanged;
 #   - neither the fake API key exported here, nor the planted host secret,
 #     nor a line of /etc/passwd appears in any output or in the archive;
+#   - no output and no new archive row holds "INTEGRITY-ESCAPE:", the line an
+#     attack prints (then failing on purpose, so the log is kept) when a step
+#     worked whose effect the test cannot see (a private mount view);
 #   - include_dev_zero: no process of the evaluation grew past 1 GiB
 #     resident (it runs under an outer 3 GiB address-space cap).
 # Then a GA is seeded with kernels/ga_cheat.c, whose CHEAT knob skips the
@@ -284,6 +287,9 @@ for name in "${attacks[@]}"; do
             why+="leaked '${s:0:20}'; "
         fi
     done
+    marker=$( (cat "$log".out "$log".err "$log".run.out "$log".run.err 2>/dev/null; echo "$added") |
+        grep -o 'INTEGRITY-ESCAPE: [^"%\\][^"\\]*' | head -n 1)
+    [ -n "$marker" ] && why+="attack reports '${marker#INTEGRITY-ESCAPE: }'; "
     if [ "$name" = include_dev_zero ]; then
         rss=$(tail -n 1 "$log.rss" 2>/dev/null)
         [ -n "$rss" ] && [ "$rss" -gt 1048576 ] && why+="compiler grew to $((rss / 1024)) MiB; "

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,24 @@
 #endif
 #define ANCESTOR_OK(pid, depth)                                                                    \
     ((pid) > 1 && (pid) != INTEGRITY_DRIVER && (depth) < (INTEGRITY_DRIVER ? 8 : 3))
+
+/* A step that worked is reported on stdout and stderr with this marker, and
+ * the kernel then fails on purpose, so its output is kept as the log: the
+ * test sees the escape even where it cannot see the effect (a private
+ * mount view, a namespace). */
+static int escapes;
+static void escaped(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("INTEGRITY-ESCAPE: %s\n", line);
+    fprintf(stderr, "INTEGRITY-ESCAPE: %s\n", line);
+    fflush(stdout);
+    escapes++;
+}
 
 static int in_root(const char *path)
 {
@@ -80,7 +99,8 @@ static void tamper(const char *path)
                         "UPDATE candidates SET score = 0 WHERE status = 'ok';"
                         "UPDATE evaluations SET gflops = 0, gbs = 0;",
                         NULL, NULL, NULL);
-            fprintf(stderr, "sqlite update of %s: rc %d\n", path, rc);
+            if (rc == 0)
+                escaped("zeroed the scores in %s", path);
         }
         cl(db);
         return;
@@ -88,7 +108,8 @@ static void tamper(const char *path)
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     if (fd >= 0) {
         static const char junk[4096] = "tampered";
-        (void)!pwrite(fd, junk, sizeof junk, 4096);
+        if (pwrite(fd, junk, sizeof junk, 4096) == (ssize_t)sizeof junk)
+            escaped("overwrote a page of %s", path);
         close(fd);
     }
 }
@@ -169,4 +190,6 @@ void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *
 {
     (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
     attack();
+    if (escapes)
+        abort();
 }

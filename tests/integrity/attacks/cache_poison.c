@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,24 @@
     ((pid) > 1 && (pid) != INTEGRITY_DRIVER && (depth) < (INTEGRITY_DRIVER ? 8 : 3))
 
 /* Destructive steps are limited to the test's scratch root. */
+/* A step that worked is reported on stdout and stderr with this marker, and
+ * the kernel then fails on purpose, so its output is kept as the log: the
+ * test sees the escape even where it cannot see the effect (a private
+ * mount view, a namespace). */
+static int escapes;
+static void escaped(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("INTEGRITY-ESCAPE: %s\n", line);
+    fprintf(stderr, "INTEGRITY-ESCAPE: %s\n", line);
+    fflush(stdout);
+    escapes++;
+}
+
 static int in_root(const char *path)
 {
     char real[PATH_MAX];
@@ -86,7 +105,7 @@ static void poison_dir(const char *dir)
         int ok = write(fd, image, (size_t)st.st_size) == st.st_size;
         close(fd);
         if (ok && rename(tmp, path) == 0) {
-            fprintf(stderr, "replaced %s\n", path);
+            escaped("replaced %s", path);
             poisoned = 1;
         } else {
             unlink(tmp);
@@ -180,5 +199,7 @@ void mm_ref(int32_t M, int32_t N, int32_t K, const float *A, const float *B, flo
 void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *C)
 {
     attack();
+    if (escapes)
+        abort();
     mm_ref(M, N, K, A, B, C);
 }

