@@ -1,0 +1,345 @@
+#!/bin/bash
+# tests/integrity/run.sh — the planted-hack suite (issue 10, item 6).
+#
+# Every kernel in tests/integrity/attacks/ is an attack on the evaluation,
+# written as an adversary who has read avo's source would; its header says
+# what it tries, which defence must stop it, and what the verdict must be
+# ("integrity: expect=fail|noinflate|any"). Each attack is evaluated twice:
+# by `avo eval --json` and by a one-candidate `avo run` into an archive that
+# already holds earlier candidates. An attack is CAUGHT when all of these
+# hold, otherwise it ESCAPED:
+#   - both commands end normally with a verdict (the engine never aborts);
+#   - the verdict is never ok with an inflated score (more than $INFLATION
+#     times the honest kernel, kernels/honest.c, measured in the same run);
+#     expect=fail: the verdict is not ok; a failure names its reason, and the
+#     status is one of wrong, crashed, invalid, timeout, compile_error;
+#   - the canary file and a victim process of the test are untouched, no
+#     connection reached the test's listener, no file over 1 GiB appeared;
+#   - every compile-cache file that existed before is unchanged, no cache
+#     file over 32 MiB is left, and afterwards the honest kernel still
+#     passes and a kernel writing zeros still fails (the cached reference
+#     is intact);
+#   - the archive rows of earlier candidates (status, score, per-config
+#     rates) are unchanged;
+#   - neither the fake API key exported here, nor the planted host secret,
+#     nor a line of /etc/passwd appears in any output or in the archive;
+#   - no output and no new archive row holds "INTEGRITY-ESCAPE:", the line an
+#     attack prints (then failing on purpose, so the log is kept) when a step
+#     worked whose effect the test cannot see (a private mount view);
+#   - include_dev_zero: no process of the evaluation grew past 1 GiB
+#     resident (it runs under an outer 3 GiB address-space cap).
+# Then a GA is seeded with kernels/ga_cheat.c, whose CHEAT knob skips the
+# work on timed calls; its best candidate must not be CHEAT=1 with an
+# inflated score.
+#
+# Started as root, the suite runs twice: as root, then as nobody (setpriv
+# to uid/gid 65534, HOME, caches and archive in a directory that user owns).
+# Started as another user it runs once as that user. It prints one table per
+# mode and exits 1 if any attack escaped in any mode.
+#
+# Attacks modify files only under the test's scratch root (-DINTEGRITY_ROOT)
+# and never signal anything but the test's victim, their own worker and
+# engine.
+#
+#   tests/integrity/run.sh [ATTACK...]     (default: every attack, then the GA)
+# INTEGRITY_KEEP=1 keeps the scratch root (logs/ holds every output).
+set -u
+
+src=${AVO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+avo=${AVO:-$src/build/avo}
+here=$src/tests/integrity
+evaluator=$here/evaluators/mm.lua
+INFLATION=3
+python=/usr/bin/python3
+[ -x "$python" ] || python=$(command -v python3)
+
+for tool in sqlite3 sha256sum setpriv timeout prlimit; do
+    command -v "$tool" >/dev/null || { echo "integrity: SKIP: $tool is missing" >&2; exit 77; }
+done
+[ -x /usr/bin/time ] || { echo "integrity: SKIP: /usr/bin/time (package time) is missing" >&2; exit 77; }
+[ -n "$python" ] || { echo "integrity: SKIP: python3 is missing" >&2; exit 77; }
+[ -x "$avo" ] || { echo "integrity: $avo is not built" >&2; exit 1; }
+
+# ---------------------------------------------------------------- both modes
+if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
+    INTEGRITY_MODE=root "$0" "$@"
+    root_rc=$?
+    as_nobody() { TMPDIR=/tmp setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+    if as_nobody test -x "$avo" -a -r "$evaluator" -a -x "$0"; then
+        INTEGRITY_MODE=nobody as_nobody "$0" "$@"
+        nobody_rc=$?
+    else
+        echo "integrity: SKIP mode nobody: uid 65534 cannot run $avo or read $here" >&2
+        nobody_rc=77
+    fi
+    describe() {
+        case $1 in
+            0) echo "all caught" ;;
+            77) echo "SKIPPED (see above)" ;;
+            *) echo "FAILED (exit $1)" ;;
+        esac
+    }
+    echo
+    echo "integrity: mode root: $(describe $root_rc)"
+    echo "integrity: mode nobody: $(describe $nobody_rc)"
+    [ $root_rc != 0 ] && exit 1
+    [ $nobody_rc = 0 ] || [ $nobody_rc = 77 ] || exit 1
+    exit $nobody_rc
+fi
+mode=${INTEGRITY_MODE:-$(id -un 2>/dev/null || id -u)}
+
+# ------------------------------------------------------------------- set-up
+root=$(mktemp -d "${TMPDIR:-/tmp}/avo-integrity.XXXXXX") || exit 1
+root=$(realpath "$root")
+listener_pid= victim_pid=
+cleanup() {
+    [ -n "$listener_pid" ] && kill "$listener_pid" 2>/dev/null
+    [ -n "$victim_pid" ] && kill "$victim_pid" 2>/dev/null
+    if [ -n "${INTEGRITY_KEEP:-}" ]; then echo "integrity: kept $root" >&2; else rm -rf "$root"; fi
+}
+trap cleanup EXIT
+mkdir -p "$root/work" "$root/home" "$root/xdg" "$root/logs"
+cd "$root/work" || exit 1
+
+secret="sk-canary-$$-$RANDOM$RANDOM"
+host_secret="HOSTSECRET-$$-$RANDOM$RANDOM"
+passwd_line=$(head -n 1 /etc/passwd)
+export HOME=$root/home XDG_CACHE_HOME=$root/xdg AVO_CACHE=$root/cache INTEGRITY_ROOT=$root
+export INTEGRITY_DRIVER=$$
+printf '"%s"\n' "$host_secret" >"$root/host-secret.inc"
+canary_text="canary of the integrity suite, mode $mode"
+reset_canary() { echo "$canary_text" >"$root/canary"; }
+reset_canary
+archive=$root/archive.db
+
+"$python" "$here/listener.py" "$root/listener.sock" "$root/listener.log" "$root/port" &
+listener_pid=$!
+for _ in $(seq 100); do [ -s "$root/port" ] && break; sleep 0.05; done
+[ -s "$root/port" ] || { echo "integrity: the socket listener did not start" >&2; exit 1; }
+INTEGRITY_PORT=$(cat "$root/port")
+start_victim() {
+    sleep 3600 &
+    victim_pid=$!
+}
+start_victim
+
+# in_env CMD...: CMD in the environment avo gets here, and nothing else of
+# the driver's (so no credential of whoever started the test can leak): the
+# scratch paths, the test's knobs and the fake API keys the attacks hunt for.
+in_env() {
+    local keep=() v
+    for v in CC ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH AVO_PATH; do
+        [ -n "${!v:-}" ] && keep+=("$v=${!v}")
+    done
+    env -i PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LC_ALL=C HOME="$HOME" \
+        XDG_CACHE_HOME="$XDG_CACHE_HOME" AVO_CACHE="$AVO_CACHE" ${keep[@]+"${keep[@]}"} \
+        AVO_LLM_API_KEY="$secret" OPENAI_API_KEY="$secret" ANTHROPIC_API_KEY="$secret" \
+        INTEGRITY_ROOT="$root" INTEGRITY_DRIVER="$INTEGRITY_DRIVER" INTEGRITY_PORT="$INTEGRITY_PORT" \
+        INTEGRITY_VICTIM="$victim_pid" "$@"
+}
+
+# eval_json KERNEL OUT_PREFIX [WRAPPER...]: avo eval --json; sets eval_rc.
+eval_json() {
+    local kernel=$1 out=$2
+    shift 2
+    in_env "$@" timeout 180 "$avo" eval "$kernel" --evaluator "$evaluator" --json \
+        >"$out.out" 2>"$out.err" </dev/null
+    eval_rc=$?
+}
+
+# field FILE KEY: a top-level field of the JSON verdict in FILE, "" if none.
+field() {
+    "$python" - "$1" "$2" <<'EOF'
+import json, sys
+try:
+    text = open(sys.argv[1]).read().strip().splitlines()
+    rec = json.loads(text[-1]) if text else {}
+except (ValueError, OSError, IndexError):
+    rec = {}
+v = rec.get(sys.argv[2], "") if isinstance(rec, dict) else ""
+print("" if v is None else str(v).replace("\n", " ")[:200])
+EOF
+}
+
+cache_sums() {
+    [ -d "$AVO_CACHE" ] || return 0
+    find "$AVO_CACHE" -type f -name '*.so' -print0 | xargs -0 -r sha256sum | LC_ALL=C sort
+}
+archive_rows() {
+    sqlite3 "$archive" "SELECT id, status, quote(score) FROM candidates WHERE id <= $1 ORDER BY id;
+        SELECT candidate_id, config, correct, quote(gflops) FROM evaluations
+        WHERE candidate_id <= $1 ORDER BY candidate_id, config;" 2>&1
+}
+
+# ------------------------------------------------------------- the baseline
+eval_json "$here/kernels/honest.c" "$root/logs/honest1"
+honest=$(field "$root/logs/honest1.out" score)
+eval_json "$here/kernels/honest.c" "$root/logs/honest2"
+honest2=$(field "$root/logs/honest2.out" score)
+if [ "$(field "$root/logs/honest1.out" status)" != ok ] || [ "$(field "$root/logs/honest2.out" status)" != ok ]; then
+    echo "integrity ($mode): the honest kernel does not pass:" >&2
+    cat "$root/logs/honest1.out" "$root/logs/honest1.err" >&2
+    exit 1
+fi
+honest=$("$python" -c "print(max($honest, $honest2))")
+in_env "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$here/kernels/honest.c" \
+    evaluator="$evaluator" >"$root/logs/baseline.out" 2>&1 </dev/null ||
+    { echo "integrity ($mode): baseline run failed" >&2; cat "$root/logs/baseline.out" >&2; exit 1; }
+
+echo "integrity suite, mode $mode (uid $(id -u)): honest kernel $honest GFLOP/s; inflated = over ${INFLATION}x"
+printf '%-22s %-14s %-9s %-10s %s\n' attack verdict "x honest" result "reason / what escaped"
+printf '%-22s %-14s %-9s %-10s %s\n' ---------------------- -------------- --------- ---------- ---------------------
+
+escaped=0 caught=0
+attacks=("$@")
+if [ ${#attacks[@]} = 0 ]; then
+    for f in "$here"/attacks/*.c; do attacks+=("$(basename "$f" .c)"); done
+fi
+
+# judge NAME STATUS SCORE REASON EXPECT: appends to $why what is wrong with a verdict.
+judge() {
+    local name=$1 status=$2 score=$3 reason=$4 expect=$5
+    case $status in
+        ok)
+            if [ "$expect" = fail ]; then
+                why+="$name verdict ok; "
+            elif "$python" -c "import sys; sys.exit(0 if float('$score' or 0) > $INFLATION * $honest else 1)"; then
+                why+="$name ok with inflated score; "
+            fi ;;
+        wrong | crashed | invalid | timeout | compile_error)
+            [ -n "$reason" ] || why+="$name $status without a reason; " ;;
+        "") why+="$name gave no verdict; " ;;
+        *) why+="$name status '$status' blames the engine; " ;;
+    esac
+}
+
+for name in "${attacks[@]}"; do
+    kernel=$here/attacks/$name.c
+    [ -f "$kernel" ] || { echo "integrity: no attack $kernel" >&2; exit 1; }
+    expect=$(sed -n 's/.*integrity: expect=\([a-z]*\).*/\1/p' "$kernel" | head -n 1)
+    [ -n "$expect" ] || { echo "integrity: $kernel has no 'integrity: expect=' line" >&2; exit 1; }
+    log=$root/logs/$name
+    why=""
+    cp "$archive" "$root/archive.bak" # no avo holds it open now, so the copy is whole
+    last_id=$(sqlite3 "$archive" "SELECT coalesce(max(id), 0) FROM candidates")
+    rows_before=$(archive_rows "$last_id")
+    sums_before=$(cache_sums)
+    dump_before=$(sqlite3 "$archive" .dump 2>&1 | LC_ALL=C sort)
+    : >"$root/listener.log"
+
+    # avo eval --json (include_dev_zero: capped and measured)
+    if [ "$name" = include_dev_zero ]; then
+        eval_json "$kernel" "$log" /usr/bin/time -f %M -o "$log.rss" prlimit --as=3221225472
+    else
+        eval_json "$kernel" "$log"
+    fi
+    status=$(field "$log.out" status)
+    score=$(field "$log.out" score)
+    reason=$(field "$log.out" reason)
+    [ "$eval_rc" = 0 ] || [ "$eval_rc" = 1 ] || why+="avo eval exited $eval_rc; "
+    judge "eval" "$status" "$score" "$reason" "$expect"
+
+    # a one-candidate avo run into the archive
+    in_env timeout 240 "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$kernel" \
+        evaluator="$evaluator" >"$log.run.out" 2>"$log.run.err" </dev/null
+    run_rc=$?
+    record=$(grep -o 'integrity-record .*' "$log.run.out" | head -n 1)
+    run_status=$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$record")
+    run_score=$(sed -n 's/.* score=\([^ ]*\).*/\1/p' <<<"$record")
+    judge "run" "$run_status" "$run_score" "$reason" "$expect"
+    if [ "$run_rc" != 0 ]; then
+        why+="avo run exited $run_rc; "
+        # a run that died must at least resume (issue 10: "avo resume aborts the same way")
+        in_env timeout 240 "$avo" resume --db "$archive" >"$log.resume.out" 2>&1 </dev/null ||
+            why+="avo resume exited $?; "
+    fi
+
+    # side effects
+    [ "$(cat "$root/canary" 2>/dev/null)" = "$canary_text" ] || { why+="canary file modified; "; reset_canary; }
+    kill -0 "$victim_pid" 2>/dev/null || { why+="victim process killed; "; start_victim; }
+    [ -s "$root/listener.log" ] && why+="listener reached ($(tr '\n' ' ' <"$root/listener.log")); "
+    big=$(find "$root" -xdev -type f -size +1G 2>/dev/null | head -n 3)
+    [ -n "$big" ] && { why+="huge file written: $(echo $big); "; find "$root" -xdev -type f -size +1G -delete; }
+    sums_after=$(cache_sums)
+    changed=$(LC_ALL=C comm -23 <(echo "$sums_before") <(echo "$sums_after"))
+    [ -n "$changed" ] && why+="cache entries changed: $(echo "$changed" | wc -l); "
+    bloat=$([ -d "$AVO_CACHE" ] && find "$AVO_CACHE" -type f -size +32M | head -n 1)
+    [ -n "$bloat" ] && why+="huge object left in the cache; "
+    poisoned=
+    eval_json "$here/kernels/honest.c" "$log.honest"
+    [ "$(field "$log.honest.out" status)" = ok ] || poisoned+="honest kernel fails afterwards; "
+    eval_json "$here/kernels/zeros.c" "$log.zeros"
+    [ "$(field "$log.zeros.out" status)" = wrong ] || poisoned+="zero-writing kernel passes afterwards; "
+    why+=$poisoned
+    if [ -n "$changed$bloat$poisoned" ]; then # start the next attack on a clean, warm cache
+        rm -rf "$AVO_CACHE"
+        eval_json "$here/kernels/honest.c" "$log.rewarm"
+    fi
+    dump_after=$(sqlite3 "$archive" .dump 2>&1 | LC_ALL=C sort)
+    if [ "$(archive_rows "$last_id")" != "$rows_before" ]; then
+        why+="earlier archive rows changed or lost; "
+        rm -f "$archive" "$archive-wal" "$archive-shm"
+        cp "$root/archive.bak" "$archive" # the next attack starts on the intact archive
+    fi
+    added=$(LC_ALL=C comm -13 <(echo "$dump_before") <(echo "$dump_after"))
+    for s in "$secret" "$host_secret" "$passwd_line"; do
+        if grep -qF -- "$s" "$log".* || grep -qF -- "$s" <<<"$added"; then
+            why+="leaked '${s:0:20}'; "
+        fi
+    done
+    marker=$( (cat "$log".out "$log".err "$log".run.out "$log".run.err 2>/dev/null; echo "$added") |
+        grep -o 'INTEGRITY-ESCAPE: [^"%\\][^"\\]*' | head -n 1)
+    [ -n "$marker" ] && why+="attack reports '${marker#INTEGRITY-ESCAPE: }'; "
+    if [ "$name" = include_dev_zero ]; then
+        rss=$(tail -n 1 "$log.rss" 2>/dev/null)
+        [ -n "$rss" ] && [ "$rss" -gt 1048576 ] && why+="compiler grew to $((rss / 1024)) MiB; "
+    fi
+
+    ratio=-
+    [ -n "$score" ] && ratio=$("$python" -c "print('%.3g' % (float('$score' or 0) / $honest))")
+    if [ -z "$why" ]; then
+        result=CAUGHT
+        caught=$((caught + 1))
+        detail=$reason
+    else
+        result=ESCAPED
+        escaped=$((escaped + 1))
+        detail=$why
+    fi
+    printf '%-22s %-14s %-9s %-10s %s\n' "$name" "${status:-none}" "$ratio" "$result" "${detail:0:160}"
+done
+
+# ------------------------------------------------- a GA with a cheating knob
+if [ ${#@} = 0 ]; then
+    ga_db=$root/ga.db
+    why=""
+    in_env timeout 600 "$avo" run "$here/ga.lua" --db "$ga_db" --jobs 2 \
+        evaluator="$here/evaluators/mm_ga.lua" >"$root/logs/ga.out" 2>&1 </dev/null
+    ga_rc=$?
+    [ "$ga_rc" = 0 ] || why+="avo run exited $ga_rc; "
+    best=$(sqlite3 -separator ' ' "$ga_db" "SELECT id, json_extract(knobs, '\$.CHEAT'), score
+        FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1" 2>&1)
+    tried=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE json_extract(knobs, '\$.CHEAT') = 1" 2>&1)
+    read -r best_id best_cheat best_score <<<"$best"
+    [ "${tried:-0}" -gt 0 ] 2>/dev/null || why+="the GA never tried CHEAT=1 (test too short); "
+    ratio=-
+    if [ -n "${best_score:-}" ]; then
+        ratio=$("$python" -c "print('%.3g' % (float('$best_score') / $honest))")
+        if [ "$best_cheat" = 1 ] && "$python" -c "import sys; sys.exit(0 if $best_score > $INFLATION * $honest else 1)"; then
+            why+="best #$best_id has CHEAT=1 at ${ratio}x the honest kernel; "
+        fi
+    else
+        why+="no ok candidate ($best); "
+    fi
+    if [ -z "$why" ]; then
+        result=CAUGHT caught=$((caught + 1))
+        detail="best #$best_id CHEAT=$best_cheat ($tried CHEAT=1 candidates tried)"
+    else
+        result=ESCAPED escaped=$((escaped + 1))
+        detail=$why
+    fi
+    printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best CHEAT=${best_cheat:-?}" "$ratio" "$result" "${detail:0:160}"
+fi
+
+echo "integrity ($mode): $caught caught, $escaped escaped"
+[ "$escaped" = 0 ]
