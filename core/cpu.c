@@ -73,7 +73,7 @@
 #define DATA_ALIGN 64     /* alignment of every buffer handed to a kernel */
 #define REGION_MAX_MB 256 /* shared argument slots of one config, at most */
 #define COMPILE_MEMORY_MB 2048
-#define COMPILE_FILE_MB 256
+#define COMPILE_FILE_MB 32 /* a kernel's object is tens of KiB */
 #define CANDIDATE_FILE_MB 64
 #define CACHE_MAX_MB 2048 /* default bound of the compile cache (AVO_CACHE_MAX_MB) */
 

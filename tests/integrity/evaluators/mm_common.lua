@@ -35,6 +35,11 @@ Signature: void mm(int32_t M, int32_t N, int32_t K, const float *A, const float 
     { name = "m96", M = 96, N = 96, K = 96 },
     { name = "odd-37x53x29", M = 37, N = 53, K = 29 },
   },
+  -- Sizes drawn per candidate, verified only: a kernel that handles the
+  -- listed configs alone fails here (attack sizes_listed_only).
+  check_configs = function(rng)
+    return { { M = rng:int(1, 64), N = rng:int(1, 64), K = rng:int(1, 64) } }
+  end,
   tolerance = { atol = 1e-3, rtol = 1e-3 },
   flops = function(c) return 2 * c.M * c.N * c.K end,
   cflags = { ('-DINTEGRITY_ROOT="%s"'):format(root), "-DINTEGRITY_PORT=" .. port,
