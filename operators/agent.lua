@@ -606,6 +606,11 @@ function Step:call_tool(tc)
     return ("error: unknown tool '%s' (tools: %s)"):format(tostring(tc.name),
       table.concat(names, ", "))
   end
+  if tc.error then
+    -- The provider's answer carried arguments that are not a JSON object.
+    self.errors = self.errors + 1
+    return ("error: %s: %s; send the arguments as one JSON object"):format(tc.name, tc.error)
+  end
   local bad = check_args(tool, tc.arguments)
   if bad then
     self.errors = self.errors + 1

@@ -307,6 +307,9 @@ function openai.request(c, cfg)
       body.tools[i] = { type = "function", ["function"] = { name = t.name,
         description = t.description, parameters = t.parameters } }
     end
+    -- Servers of the llama.cpp family ignore `tools` unless tool_choice is
+    -- given; "auto" is also every hosted API's default.
+    body.tool_choice = "auto"
   end
   local headers = { "Content-Type: application/json" }
   if cfg.key then headers[#headers + 1] = "Authorization: Bearer " .. cfg.key end
@@ -324,17 +327,20 @@ function openai.parse(doc)
     if type(fn) ~= "table" or type(fn.name) ~= "string" then
       return nil, ("unexpected answer: tool_calls[%d] has no function name"):format(i)
     end
-    local args = fn.arguments
+    local args, bad = fn.arguments, nil
     if type(args) == "string" then
       local decoded, err = core.json_decode(args ~= "" and args or "{}")
       if type(decoded) ~= "table" then
-        return nil, ("tool call '%s' has malformed arguments: %s"):format(fn.name,
-          err or "not a JSON object")
+        -- Not the end of the answer: the caller tells the model (the
+        -- agent answers the call with this error) and goes on.
+        bad = ("malformed arguments (%s): %s"):format(err or "not a JSON object",
+          excerpt(args, 200))
+        decoded = {}
       end
       args = decoded
     end
     out.tool_calls[i] = { id = tostring(tc.id or ("call_" .. i)), name = fn.name,
-                          arguments = type(args) == "table" and args or {} }
+                          arguments = type(args) == "table" and args or {}, error = bad }
   end
   local u = type(doc.usage) == "table" and doc.usage or {}
   out.usage = { input_tokens = math.tointeger(u.prompt_tokens) or 0,
@@ -380,6 +386,7 @@ function anthropic.request(c, cfg)
     for i, t in ipairs(c.tools) do
       body.tools[i] = { name = t.name, description = t.description, input_schema = t.parameters }
     end
+    body.tool_choice = { type = "auto" }
   end
   local headers = { "Content-Type: application/json",
                     "anthropic-version: " .. M.ANTHROPIC_VERSION }
@@ -397,11 +404,16 @@ function anthropic.parse(doc)
     if block.type == "text" and type(block.text) == "string" then
       texts[#texts + 1] = block.text
     elseif block.type == "tool_use" then
-      if type(block.name) ~= "string" or (block.input ~= nil and type(block.input) ~= "table") then
-        return nil, ("unexpected answer: malformed tool_use block %d"):format(i)
+      if type(block.name) ~= "string" then
+        return nil, ("unexpected answer: tool_use block %d has no name"):format(i)
+      end
+      local bad
+      if block.input ~= nil and type(block.input) ~= "table" then
+        bad = ("malformed arguments (not a JSON object): %s"):format(
+          excerpt(core.json_encode(block.input), 200))
       end
       out.tool_calls[#out.tool_calls + 1] = { id = tostring(block.id or ("toolu_" .. i)),
-        name = block.name, arguments = block.input or {} }
+        name = block.name, arguments = (not bad and block.input) or {}, error = bad }
     end
   end
   out.content = table.concat(texts)

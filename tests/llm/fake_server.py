@@ -33,6 +33,13 @@ counters are kept per full model name, so a test picks a fresh name such as
                   synth kernel: tool calls read_source, edit (SPEED 1.0 ->
                   1.25), evaluate, commit, one per answer, chosen by the
                   number of tool results the request carries
+    agentbadargs... as agent, but the first answer is an edit call whose
+                  arguments are not JSON
+
+A model name starting "lcpp-" behaves like llama.cpp's server (and
+llama-cpp-python): the rest of the name picks the scenario, but a request
+that carries tools without "tool_choice" has its tools dropped, so tool
+scenarios answer with text (agent: "I would edit the kernel.").
 
 When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
 x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
@@ -122,8 +129,26 @@ def tool_results(shape, req):
     return n
 
 
-def agent_answer(shape, req):
+def agent_answer(shape, req, bad_first=False):
     n = tool_results(shape, req)
+    if bad_first:
+        if n == 0:
+            if shape == "openai":
+                return {"id": "chatcmpl-b", "object": "chat.completion",
+                        "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                     "message": {"role": "assistant", "content": None,
+                                                 "tool_calls": [{"id": "call_bad", "type": "function",
+                                                                 "function": {"name": "edit",
+                                                                              "arguments": "{search: oops"}}]}}],
+                        "usage": {"prompt_tokens": 30, "completion_tokens": 10}}
+            return {"id": "msg_b", "type": "message", "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_bad", "name": "edit",
+                                 "input": "{search: oops"}],
+                    "stop_reason": "tool_use", "usage": {"input_tokens": 30, "output_tokens": 10}}
+        n -= 1
+    if "tools" not in req:
+        text = "I would edit the kernel."
+        return openai_text(text) if shape == "openai" else anthropic_text(text)
     if n >= len(AGENT_SCRIPT):
         return openai_text("done") if shape == "openai" else anthropic_text("done")
     name, args = AGENT_SCRIPT[n]
@@ -247,6 +272,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(shape, "invalid_request_error", "body is not JSON"))
             return
         model = req.get("model") or ""
+        if model.startswith("lcpp-"):
+            # llama.cpp: tools without tool_choice are not offered to the model.
+            if "tool_choice" not in req:
+                req.pop("tools", None)
+            elif req["tool_choice"] not in ("auto", "required", "none") and shape == "openai":
+                self.send_json(400, error_body(shape, "invalid_request_error",
+                                               "tool_choice must be auto, required or none"))
+                return
+        scenario = model[5:] if model.startswith("lcpp-") else model
         if model.startswith("auth401") or (key and given != key):
             self.send_json(401, error_body(shape, "authentication_error", "invalid x-api-key"))
             return
@@ -257,39 +291,39 @@ class Handler(BaseHTTPRequestHandler):
         n = bump(model)
         text, tool_result = last_user_text(shape, req)
 
-        if model.startswith("retry429") and n == 1:
+        if scenario.startswith("retry429") and n == 1:
             self.send_json(429, error_body(shape, "rate_limit_error", "slow down"),
                            {"Retry-After": "1"})
             return
-        if model.startswith("fail500") and n <= 2:
+        if scenario.startswith("fail500") and n <= 2:
             self.send_json(500, error_body(shape, "api_error", "internal error"))
             return
-        if model.startswith("stall"):
+        if scenario.startswith("stall"):
             time.sleep(5)
-        if model.startswith("malformed"):
+        if scenario.startswith("malformed"):
             self.send_raw(200, b"{not json at all")
             return
-        if model.startswith("truncated"):
+        if scenario.startswith("truncated"):
             self.send_raw(200, b'{"choices": [{"message": {"content": "hel')
             return
-        if model.startswith("cut"):
+        if scenario.startswith("cut"):
             self.send_raw(200, b'{"choices": [', length=4096)
             self.close_connection = True
             return
-        if model.startswith("rendezvous"):
+        if scenario.startswith("rendezvous"):
             answer = "peers: %d" % rendezvous()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
-        if model.startswith("agent"):
-            self.send_json(200, agent_answer(shape, req))
+        if scenario.startswith("agent"):
+            self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))
             return
-        if model.startswith("tools") and tool_result is None:
+        if scenario.startswith("tools") and tool_result is None and "tools" in req:
             if shape == "openai":
                 self.send_json(200, openai_tool(json.dumps({"city": "Paris"})))
             else:
                 self.send_json(200, anthropic_tool({"city": "Paris"}))
             return
-        if model.startswith("badargs"):
+        if scenario.startswith("badargs"):
             if shape == "openai":
                 self.send_json(200, openai_tool("{oops"))
             else:
@@ -299,7 +333,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if tool_result is not None:
             answer = "tool said: " + str(tool_result)
-        elif model.startswith("code"):
+        elif scenario.startswith("code"):
             answer = text[text.find("ANSWER:") + 7:] if "ANSWER:" in text else text
         else:
             answer = "echo: " + text
