@@ -225,6 +225,14 @@ local function resolve(opts)
   cfg.connect_timeout = num(opts.connect_timeout, "AVO_LLM_CONNECT_TIMEOUT", 10)
   cfg.retries = math.tointeger(num(opts.retries, "AVO_LLM_RETRIES", 3))
   cfg.backoff = num(opts.backoff, "AVO_LLM_BACKOFF", 1)
+  if cfg.base_url then
+    local c = opts.concurrency or tonumber(env("AVO_LLM_CONCURRENCY") or "")
+    if c ~= nil and (type(c) ~= "number" or c ~= math.floor(c) or c < 1) then
+      return nil, ("concurrency (AVO_LLM_CONCURRENCY) must be an integer >= 1, got %s"):format(
+        tostring(c))
+    end
+    cfg.concurrency = c and math.tointeger(c)
+  end
   if not cfg.max_tokens or cfg.max_tokens < 1 then return nil, "max_tokens must be >= 1" end
   if not cfg.retries or cfg.retries < 0 then return nil, "retries must be an integer >= 0" end
   return cfg
@@ -444,6 +452,10 @@ local function read_http(cfg, result)
   local body = scrub(result.body, cfg.key)
   local status = result.http_status or 0
   local name = cfg.provider
+  if result.status ~= "ok" and result.cancelled then
+    return nil, ("%s: call cancelled at the run's time limit (--max-time): %s"):format(name,
+      scrub(result.error or "cancelled", cfg.key))
+  end
   if result.status ~= "ok" then
     local pmsg = provider_message(body)
     local tail = pmsg and (": " .. pmsg) or ""
@@ -611,6 +623,69 @@ local function budget_message()
   return nil
 end
 
+-- Refuse a call for `why` (logged once per run).
+local function refuse(why)
+  if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
+  state.refused = true
+  return nil, why
+end
+
+-- Seconds left of the run's --max-time, or nil without one.
+local function time_left()
+  local r = state.run
+  if not r.max_seconds or not r.started then return nil end
+  return math.max(0, r.max_seconds - (core.monotonic() - r.started))
+end
+
+-- Whether a call to provider key `pkey` must wait: the provider has
+-- `limit` calls in flight, or the calls in flight have reserved what is
+-- left of --max-tokens / --max-usd (each reserves its worst case, prompt
+-- estimate + max_tokens, until its answer settles it).  With nothing in
+-- flight a call always goes, so the budgets are overshot by at most one
+-- call's worth.
+local function must_wait(pkey, limit)
+  if limit and (state.flight[pkey] or 0) >= limit then return true end
+  local t, r, res = state.totals, state.run, state.reserved
+  if res.calls == 0 then return false end
+  if r.max_tokens and t.input_tokens + t.output_tokens + res.tokens >= r.max_tokens then
+    return true
+  end
+  if r.max_usd and t.cost_usd + res.usd >= r.max_usd then return true end
+  return false
+end
+
+-- Wait (the task yields) until call `c` may go, then reserve its worst
+-- case.  Returns the reservation (release it when the answer arrives), or
+-- nil and why the call is refused.
+local function acquire(cfg, c)
+  local pkey = cfg.provider .. " " .. cfg.base_url
+  local prompt = (#core.json_encode(c) + 3) // 4
+  local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
+                 usd = cost_of(c.model, prompt, c.max_tokens) }
+  while true do
+    local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
+    if why then return refuse(why) end
+    if not must_wait(pkey, cfg.concurrency) then break end
+    local ev = sched.event()
+    state.gate[#state.gate + 1] = ev
+    sched.await(ev)
+  end
+  state.flight[pkey] = (state.flight[pkey] or 0) + 1
+  local res = state.reserved
+  res.calls, res.tokens, res.usd = res.calls + 1, res.tokens + slot.tokens, res.usd + slot.usd
+  return slot
+end
+
+-- Give back a reservation and let every waiting call look again.
+local function release(slot)
+  state.flight[slot.pkey] = state.flight[slot.pkey] - 1
+  local res = state.reserved
+  res.calls, res.tokens, res.usd = res.calls - 1, res.tokens - slot.tokens, res.usd - slot.usd
+  local gate = state.gate
+  state.gate = {}
+  for _, ev in ipairs(gate) do sched.resolve(ev) end
+end
+
 -- Account one call, record it, and return the value chat() returns.
 local function settle(provider, c, hash, resp, err, latency, attempts, cost_override)
   local t = state.totals
@@ -678,11 +753,7 @@ function M.chat(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
 
   local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
-  if why then
-    if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
-    state.refused = true
-    return nil, why
-  end
+  if why then return refuse(why) end
 
   local c = canonical(opts, pick_model(cfg), cfg)
   local hash = core.hash(core.json_encode(c))
@@ -702,18 +773,22 @@ function M.chat(opts)
     local resp, err = scripted_answer(c)
     value = settle("scripted", c, hash, resp, err, 0, 1)
   else
+    local slot, serr = acquire(cfg, c)
+    if not slot then return nil, serr end
     local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
     local llm = client()
     local ticket = llm:submit{
       url = url, headers = headers, body = body, timeout = cfg.timeout,
       connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
-      backoff = cfg.backoff,
+      backoff = cfg.backoff, deadline = time_left(),
     }
     -- Settled when the answer arrives, so it is recorded even if the
     -- waiting task has died meanwhile.
     local key = sched.track(llm, ticket, function(result)
       local resp, err = read_http(cfg, result)
-      return settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
+      local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
+      release(slot)
+      return value
     end)
     value = sched.await(key)
   end
@@ -743,6 +818,9 @@ function M._begin(run, hooks)
     totals = { calls = 0, failed = 0, input_tokens = 0, output_tokens = 0, cost_usd = 0,
                latency_s = 0 },
     model_rng = core.rng(run.seed, "llm.models"),
+    reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
+    flight = {}, -- provider key -> calls in flight
+    gate = {},   -- events of the calls waiting in acquire
   }
   load_user_prices()
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")

@@ -63,6 +63,25 @@ function M.complete_now(value)
   return next_local
 end
 
+-- A ticket no source answers (for tasks waiting on a condition, such as
+-- the LLM client's budget reservations): M.resolve(key, value) completes
+-- it.  Tasks awaiting it count as waiting on the source that will resolve
+-- it, so resolve it only from a handler of something in flight.  Only
+-- tasks already waiting are woken (the value is not kept).
+local next_event = 0
+function M.event()
+  next_event = next_event + 1
+  return "v" .. next_event
+end
+
+function M.resolve(key, value)
+  if value == nil then value = true end
+  for _, task in ipairs(waiters[key] or {}) do
+    ready[#ready + 1] = { task, table.pack(value) }
+  end
+  waiters[key] = nil
+end
+
 -- Wait for a ticket's value from inside a task.
 function M.await(ticket)
   if results[ticket] ~= nil then return results[ticket] end

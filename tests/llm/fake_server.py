@@ -33,6 +33,9 @@ counters are kept per full model name, so a test picks a fresh name such as
                   synth kernel: tool calls read_source, edit (SPEED 1.0 ->
                   1.25), evaluate, commit, one per answer, chosen by the
                   number of tool results the request carries
+    inflight...   holds each request 0.3 s and answers "peers: N", the most
+                  requests of any "inflight" model seen in flight at once
+    sleepN...     waits N seconds (e.g. sleep30-openai), then plain
     agentbadargs... as agent, but the first answer is an edit call whose
                   arguments are not JSON
 
@@ -71,6 +74,20 @@ def rendezvous():
     with RENDEZVOUS:
         IN_FLIGHT["now"] -= 1
     return seen
+
+
+FLIGHT = {"now": 0, "max": 0}
+
+
+def inflight():
+    """Hold the request 0.3 s; the most requests seen in flight at once."""
+    with LOCK:
+        FLIGHT["now"] += 1
+        FLIGHT["max"] = max(FLIGHT["max"], FLIGHT["now"])
+    time.sleep(0.3)
+    with LOCK:
+        FLIGHT["now"] -= 1
+        return FLIGHT["max"]
 
 
 def bump(model):
@@ -300,6 +317,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         if scenario.startswith("stall"):
             time.sleep(5)
+        if scenario.startswith("sleep"):
+            digits = "".join(c for c in scenario[5:] if c.isdigit())
+            time.sleep(int(digits or "1"))
+        if scenario.startswith("inflight"):
+            answer = "peers: %d" % inflight()
+            self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+            return
         if scenario.startswith("malformed"):
             self.send_raw(200, b"{not json at all")
             return
