@@ -250,7 +250,11 @@ end
 local Step = {}
 Step.__index = Step
 
-function Step:chat_options() return llm.chat_options(self.cfg) end
+function Step:chat_options()
+  local o = llm.chat_options(self.cfg)
+  o.stream = "agent/" .. self.lineage.name
+  return o
+end
 
 function Step:measure(what)
   if self.evaluations >= self.cfg.max_evaluations then
@@ -648,6 +652,7 @@ end
 function M.compact(lineage, cfg, prompt)
   local before = M.estimate_tokens(lineage.messages)
   local chat = llm.chat_options(cfg)
+  chat.stream = "agent/" .. lineage.name
   chat.system = prompt.compact_system
   chat.messages = { { role = "user", content = prompt.compact{ transcript = transcript(lineage.messages),
     summary = lineage.summary } } }

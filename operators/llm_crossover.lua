@@ -27,7 +27,8 @@ function M.apply(ctx, parents)
     evaluator = ev.name, description = ev.description, unit = ev.unit,
     a = view(a), b = view(b), regions = patch.fixed_segments(a.source) ~= nil,
   }
-  local source, resp, how = llm.converse(options, prompt, message, a.source)
+  local source, resp, how = llm.converse(options, prompt, message, a.source,
+    ctx.rng and ctx.rng.name)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { a.knobs or {}, b.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end

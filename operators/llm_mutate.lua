@@ -73,7 +73,8 @@ function M.apply(ctx, parents)
     configs = llm.config_lines(parent, ev.unit, STYLE), inspirations = inspirations,
     regions = patch.fixed_segments(parent.source) ~= nil, made_by = made_by,
   }
-  local source, resp, how = llm.converse(options, prompt, message, parent.source)
+  local source, resp, how = llm.converse(options, prompt, message, parent.source,
+    ctx.rng and ctx.rng.name)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { parent.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end

@@ -71,7 +71,7 @@ function avo.rng(name)
   local r = need_run("rng")
   if type(name) ~= "string" then error("avo.rng: stream name must be a string", 2) end
   if not r.streams[name] then
-    r.streams[name] = setmetatable({ gen = core.rng(r.seed, name) }, Rng)
+    r.streams[name] = setmetatable({ gen = core.rng(r.seed, name), name = name }, Rng)
   end
   return r.streams[name]
 end

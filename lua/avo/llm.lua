@@ -544,17 +544,25 @@ local function scripted_answer(c)
   }
 end
 
-local function load_replay(path)
+-- The recorded calls of `path`: by request hash (every run's calls, for
+-- resuming) and, for replay, by call key (request.call, "stream#n") of run
+-- `run_id` (default: the last run that made calls).
+local function load_replay(path, run_id)
   local ar, err = core.archive(path)
   if not ar then error("LLM replay: " .. err, 0) end
   local rows, rerr = ar:llm_calls(0)
   ar:close()
   if not rows then error("LLM replay: " .. tostring(rerr), 0) end
-  local by_hash, models, n_models = {}, {}, 0
+  if not run_id then
+    for _, row in ipairs(rows) do run_id = math.max(run_id or 0, row.run_id) end
+  end
+  local by_hash, by_key, models, n_models = {}, {}, {}, 0
   for _, row in ipairs(rows) do
     local q = by_hash[row.request_hash] or { next = 1 }
     q[#q + 1] = row
     by_hash[row.request_hash] = q
+    local call = type(row.request) == "table" and row.request.call
+    if row.run_id == run_id and type(call) == "string" then by_key[call] = row end
     if row.model and not models[row.model] then
       models[row.model] = true
       n_models = n_models + 1
@@ -562,7 +570,8 @@ local function load_replay(path)
   end
   local only
   if n_models == 1 then only = next(models) end
-  return { path = path, by_hash = by_hash, only_model = only, calls = #rows }
+  return { path = path, by_hash = by_hash, by_key = by_key, only_model = only, calls = #rows,
+           run_id = run_id, drifted = 0 }
 end
 
 -- When resuming a run: the answer recorded for the next occurrence of
@@ -589,16 +598,78 @@ local function resumed_answer(hash)
   return { resp = resp }
 end
 
--- The recorded answer of the next occurrence of `hash` (the last one again
--- when the recorded run made this request fewer times).
-local function replay_answer(hash)
-  local q = state.replay.by_hash[hash]
-  if not q then
-    error(("LLM replay: no recorded answer for request %s in %s (same script, seed and " ..
-      "model as the recorded run?)"):format(hash, state.replay.path), 0)
+-- "a, b" for the tool names of a canonical request.
+local function tool_names(c)
+  local names = {}
+  for _, t in ipairs(c.tools or {}) do names[#names + 1] = t.name end
+  return table.concat(names, ", ")
+end
+
+-- What differs between the recorded request `old` and `c` other than the
+-- text of the messages (which holds measured values, so may differ), or nil.
+local function setting_difference(old, c)
+  local diffs = {}
+  local function cmp(name, a, b)
+    if a ~= b then
+      diffs[#diffs + 1] = ("%s %s recorded, %s now"):format(name, tostring(a), tostring(b))
+    end
   end
-  local row = q[math.min(q.next, #q)]
-  q.next = q.next + 1
+  cmp("model", old.model, c.model)
+  cmp("max_tokens", math.tointeger(old.max_tokens) or old.max_tokens, c.max_tokens)
+  cmp("temperature", old.temperature, c.temperature)
+  cmp("tools", "[" .. tool_names(old) .. "]", "[" .. tool_names(c) .. "]")
+  if old.system ~= c.system then diffs[#diffs + 1] = "the system prompt differs" end
+  local om = type(old.messages) == "table" and old.messages or {}
+  if #om ~= #c.messages then
+    diffs[#diffs + 1] = ("%d messages recorded, %d now"):format(#om, #c.messages)
+  else
+    for i, m in ipairs(c.messages) do
+      if type(om[i]) ~= "table" or om[i].role ~= m.role then
+        diffs[#diffs + 1] = ("message %d is from %s, recorded from %s"):format(i, m.role,
+          type(om[i]) == "table" and tostring(om[i].role) or "nobody")
+        break
+      end
+    end
+  end
+  if #diffs == 0 then return nil end
+  return table.concat(diffs, "; ")
+end
+
+local function diverge(why)
+  error({ avo_divergence = "LLM replay diverged: " .. why }, 0)
+end
+
+-- The recorded answer of call `c` (key c.call): the recorded run's call at
+-- the same place in its own sequence (stream and index), checked against
+-- the request hash: a request whose text differs (prompts quote measured
+-- timings) is answered all the same, one whose settings differ is a
+-- divergence.  Archives recorded before calls had keys are answered by
+-- request hash (the last answer again when the recorded run made the
+-- request fewer times).
+local function replay_answer(hash, c)
+  local rp = state.replay
+  local row = rp.by_key[c.call]
+  if row then
+    if row.request_hash ~= hash then
+      local diff = setting_difference(row.request, c)
+      if diff then
+        diverge(("call %s (model %s) differs from the recorded run %d in %s: %s"):format(c.call,
+          c.model, rp.run_id, rp.path, diff))
+      end
+      rp.drifted = rp.drifted + 1
+    end
+  elseif next(rp.by_key) then
+    diverge(("the recorded run %d in %s made no call %s (request %s): the run took " ..
+      "another path"):format(rp.run_id, rp.path, c.call, hash))
+  else
+    local q = rp.by_hash[hash]
+    if not q then
+      diverge(("no recorded answer for request %s in %s (same script, seed and " ..
+        "model as the recorded run?)"):format(hash, rp.path))
+    end
+    row = q[math.min(q.next, #q)]
+    q.next = q.next + 1
+  end
   if row.status ~= "ok" then return nil, row.error or "recorded call failed", row end
   local r = row.response or {}
   return {
@@ -749,6 +820,9 @@ function M.chat(opts)
   if opts.system ~= nil and type(opts.system) ~= "string" then
     error("avo.llm.chat: 'system' must be a string", 2)
   end
+  if opts.stream ~= nil and type(opts.stream) ~= "string" then
+    error("avo.llm.chat: 'stream' must be a string", 2)
+  end
   local cfg, cerr = resolve(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
 
@@ -757,6 +831,13 @@ function M.chat(opts)
 
   local c = canonical(opts, pick_model(cfg), cfg)
   local hash = core.hash(core.json_encode(c))
+  -- The call's place in the run: its stream (the caller's, e.g. the
+  -- operator's random stream, else "main") and its index there.  Replay
+  -- finds answers by it; it is stored with the request but not hashed.
+  local stream = opts.stream or "main"
+  local n = (state.seq[stream] or 0) + 1
+  state.seq[stream] = n
+  c.call = ("%s#%d"):format(stream, n)
 
   local value
   local resumed = resumed_answer(hash)
@@ -767,7 +848,7 @@ function M.chat(opts)
     if cfg.provider == "scripted" then scripted_answer(c) end
     value = resumed
   elseif cfg.provider == "replay" then
-    local resp, err, row = replay_answer(hash)
+    local resp, err, row = replay_answer(hash, c)
     value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
@@ -821,10 +902,11 @@ function M._begin(run, hooks)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
     flight = {}, -- provider key -> calls in flight
     gate = {},   -- events of the calls waiting in acquire
+    seq = {},    -- stream -> calls made in it
   }
   load_user_prices()
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")
-  if replay then state.replay = load_replay(replay) end
+  if replay then state.replay = load_replay(replay, run.llm_replay_run) end
   if run.llm_resume then state.resume = load_replay(run.llm_resume) end
 end
 
@@ -834,6 +916,10 @@ function M._end()
   local t = state.totals
   if t.calls > 0 and state.run.archive then
     state.run.archive:event(state.run.run_id, "llm_totals", t)
+  end
+  if state.replay and state.replay.drifted > 0 and state.log then
+    state.log(("llm replay: %d calls answered by their place in the run although their " ..
+      "prompts differ from the recorded ones (measured values)"):format(state.replay.drifted))
   end
   if state.client then state.client:close() end
   state = nil

@@ -147,6 +147,7 @@ function S.execute(ctx)
     started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = S.cache_dir(),
     generation = 0, recorded = ctx.recorded,
     max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
+    llm_replay_run = ctx.llm_replay_run,
     llm_resume = ctx.llm_resume,
   }
   local status = Status.new(run)
