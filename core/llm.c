@@ -204,10 +204,14 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
 {
     const char *url = json_string_value(json_object_get(request, "url"));
     const char *body = json_string_value(json_object_get(request, "body"));
+    const char *method = json_string_value(json_object_get(request, "method"));
     const json_t *headers = json_object_get(request, "headers");
     if (!url || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
         return avo_error(err, errlen, AVO_EINVAL, "request needs an http:// or https:// url");
-    if (!body)
+    int get = method && strcmp(method, "GET") == 0;
+    if (method && !get && strcmp(method, "POST") != 0)
+        return avo_error(err, errlen, AVO_EINVAL, "request method must be GET or POST");
+    if (!body && !get)
         return avo_error(err, errlen, AVO_EINVAL, "request needs a body string");
     if (headers && !json_is_array(headers))
         return avo_error(err, errlen, AVO_EINVAL, "request headers must be an array of strings");
@@ -225,7 +229,7 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     if (!req)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     req->easy = curl_easy_init();
-    req->body = strdup(body);
+    req->body = strdup(body ? body : "");
     if (!req->easy || !req->body) {
         request_free(llm, req);
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
@@ -257,8 +261,12 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
+    if (get) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, req);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, req->errbuf);

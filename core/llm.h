@@ -42,8 +42,9 @@ void avo_llm_free(avo_llm *llm);
 /*
  * Queue one request.  `request` (borrowed) is an object:
  *   url              string, required (http:// or https://)
+ *   method           "POST" (default) or "GET" (server metadata)
  *   headers          array of "Name: value" strings
- *   body             string, POSTed as is (required)
+ *   body             string, POSTed as is (required for POST)
  *   connect_timeout  seconds (default 10)
  *   timeout          seconds for one attempt, connect included (default 300)
  *   max_attempts     1.. (default 4)

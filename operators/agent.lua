@@ -24,9 +24,12 @@
 -- the CUDA path reports registers, spills and shared memory; nothing runs.
 --
 -- Memory: each lineage keeps its conversation across steps.  When it grows
--- past `context_tokens` (estimated at 4 characters a token) it is compacted
+-- past its threshold (estimated at 4 characters a token) it is compacted
 -- into a summary by one LLM call at the start of the next step; the summary
--- is an event "agent_compaction" in the archive.  The run's notes (tools
+-- is an event "agent_compaction" in the archive.  The threshold is
+-- `context_tokens`, or less where the model's context window is known
+-- (avo.llm.context_window: the server's metadata, or a "too long" error):
+-- 80% of what the window leaves beside max_tokens.  The run's notes (tools
 -- notes_read/notes_append) are shared by all lineages and recorded as events
 -- "agent_note".
 --
@@ -42,7 +45,8 @@
 --   max_step_tokens  input + output tokens per step (default 400000)
 --   max_evaluations  evaluate/commit measurements per step (default 8)
 --   max_seconds      wall time per step (default 1800)
---   context_tokens   conversation size that triggers compaction (60000)
+--   context_tokens   conversation size that triggers compaction (60000; less
+--                    on a server with a smaller context window)
 --   retime_rounds    interleaved re-timings of each side (default 3)
 --   noise            relative noise threshold instead of the measured spread
 --   kb               knowledge-base file (avo.kb.open); default: the run's
@@ -647,9 +651,22 @@ local function transcript(messages)
   return table.concat(out, "\n")
 end
 
+-- Conversation size (tokens) past which the lineage is compacted: the
+-- context_tokens option, lowered to 80% of what the model's context window
+-- leaves beside the answer's max_tokens and `overhead` (system prompt and
+-- tool schemas, in tokens) where that window is known.  Returns the
+-- threshold and the window (or nil).
+function M.compaction_threshold(cfg, overhead)
+  local chat = llm.chat_options(cfg)
+  local window, max_tokens = avo.llm.context_window(chat)
+  if not window then return cfg.context_tokens, nil end
+  local room = math.floor((window - (max_tokens or 0) - (overhead or 0)) * 0.8)
+  return math.min(cfg.context_tokens, math.max(room, 256)), window
+end
+
 -- Compact the lineage's conversation into a summary (one LLM call).
 -- Returns true, or nil and why (the conversation is then kept).
-function M.compact(lineage, cfg, prompt)
+function M.compact(lineage, cfg, prompt, threshold, window)
   local before = M.estimate_tokens(lineage.messages)
   local chat = llm.chat_options(cfg)
   chat.stream = "agent/" .. lineage.name
@@ -661,7 +678,8 @@ function M.compact(lineage, cfg, prompt)
   lineage.summary = resp.content
   lineage.messages = {}
   avo.event("agent_compaction", { lineage = lineage.name, step = lineage.step,
-    tokens_before = before, summary = resp.content, call_id = resp.call_id })
+    tokens_before = before, threshold = threshold, context_window = window,
+    summary = resp.content, call_id = resp.call_id })
   return true
 end
 
@@ -679,8 +697,10 @@ function M.step(ctx, lineage)
   end
   lineage.step = lineage.step + 1
 
-  if M.estimate_tokens(lineage.messages) > cfg.context_tokens then
-    local ok, err = M.compact(lineage, cfg, prompt)
+  local overhead = (#(prompt.system or "") + #core.json_encode(TOOLS) + 3) // 4
+  local threshold, window = M.compaction_threshold(cfg, overhead)
+  if M.estimate_tokens(lineage.messages) > threshold then
+    local ok, err = M.compact(lineage, cfg, prompt, threshold, window)
     if not ok then avo.log("agent %s: compaction failed: %s", lineage.name, err) end
   end
 

@@ -698,7 +698,8 @@ function avo._begin(state)
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
   run.attempts, run.trials = 0, {}
-  llm._begin(run, { exhausted = avo.exhausted, log = avo.log })
+  llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
+                    event = function(kind, data) emit(run, kind, data) end })
   return run
 end
 

@@ -694,6 +694,181 @@ local function budget_message()
   return nil
 end
 
+------------------------------------------------------------------ client
+
+local function client()
+  if not state.client then
+    local c, err = core.llm(state.run.seed)
+    if not c then error("avo.llm: " .. err, 0) end
+    state.client = c
+    sched.add_source(c, "l")
+  end
+  return state.client
+end
+
+---------------------------------------------------------- server metadata
+
+-- Servers on this machine or a private network: single-user servers
+-- (llama.cpp, Ollama, ...) that often serve one request at a time.
+local function is_local(url)
+  local host = (url:match("^https?://%[([^%]]+)%]") or url:match("^https?://([^/:]+)") or "")
+    :lower()
+  return host == "localhost" or host == "::1" or host == "0.0.0.0" or host:match("^127%.") ~= nil
+    or host:match("^10%.") ~= nil or host:match("^192%.168%.") ~= nil
+    or host:match("%.local$") ~= nil
+end
+
+-- The context window named in a provider's "too long" error, or nil.
+-- Wordings: OpenAI and vLLM "maximum context length is N tokens",
+-- llama-cpp-python "exceed context window of N", llama.cpp "context size
+-- (N tokens)", Anthropic "N tokens > M maximum".
+function M.context_from_error(text)
+  if type(text) ~= "string" then return nil end
+  local n = text:match("maximum context length is (%d+)") or text:match("context window of (%d+)")
+    or text:match("available context size %((%d+) tokens%)") or text:match("context size of (%d+)")
+    or text:match("n_ctx[%s=:]+(%d+)") or text:match("%d+ tokens > (%d+) maximum")
+  return n and math.tointeger(tonumber(n)) or nil
+end
+
+-- Record what was learned about a server (also read back by --llm-replay).
+local function learned(srv, model, what)
+  local data = { base_url = srv.base_url, model = model, from = what.from,
+                 context_tokens = what.context_tokens, slots = what.slots }
+  if state.event then state.event("llm_server", data) end
+  if state.log and what.context_tokens then
+    state.log(("llm: %s%s has a context window of %d tokens (from %s)"):format(srv.base_url or "",
+      model and (" model " .. model) or "", what.context_tokens, what.from))
+  end
+end
+
+-- Context window in the model entry of a GET /models answer (vLLM
+-- max_model_len, LM Studio/OpenRouter context_length), when the list has
+-- `model` or only one entry; the second value is llama.cpp's
+-- meta.n_ctx_train (what the model was trained with: the server's own
+-- window, from /props, may be smaller), the third the entry's owner.
+local function models_context(doc, model)
+  local data = type(doc) == "table" and type(doc.data) == "table" and doc.data or {}
+  local entry
+  for _, e in ipairs(data) do
+    if type(e) == "table" and e.id == model then entry = e end
+  end
+  if not entry and #data == 1 then entry = data[1] end
+  if type(entry) ~= "table" then return nil end
+  local meta = type(entry.meta) == "table" and entry.meta or {}
+  local n = entry.max_model_len or entry.context_length or entry.context_window or entry.n_ctx
+    or meta.n_ctx
+  return math.tointeger(n), math.tointeger(meta.n_ctx_train), entry.owned_by
+end
+
+-- What is known of the server of `cfg`: slots, context windows by model,
+-- whether it is local.  The first call to an OpenAI-compatible server
+-- other than api.openai.com asks it (GET /models and llama.cpp's GET
+-- /props, 5 s at most; failures are ignored); other callers wait for that.
+local function server_of(cfg, model)
+  local key = cfg.provider .. " " .. cfg.base_url
+  local srv = state.servers[key]
+  if srv then
+    while srv.pending do
+      local ev = sched.event()
+      srv.waiting[#srv.waiting + 1] = ev
+      sched.await(ev)
+    end
+    return srv
+  end
+  srv = { base_url = cfg.base_url, contexts = {}, waiting = {}, is_local = is_local(cfg.base_url) }
+  state.servers[key] = srv
+  if cfg.provider ~= "openai" or cfg.base_url == DEFAULT_BASE.openai or
+      env("AVO_LLM_DISCOVER") == "0" then
+    return srv
+  end
+  srv.pending = true
+  local llm = client()
+  local headers = array()
+  if cfg.key then headers[1] = "Authorization: Bearer " .. cfg.key end
+  local function get(url)
+    local ticket = llm:submit{ url = url, method = "GET", headers = headers, timeout = 5,
+      connect_timeout = math.min(cfg.connect_timeout, 5), max_attempts = 1 }
+    return sched.track(llm, ticket, function(result)
+      if result.status ~= "ok" then return false end
+      return core.json_decode(result.body or "") or false
+    end)
+  end
+  local k_models = get(cfg.base_url .. "/models")
+  local k_props = get(cfg.base_url:gsub("/v1$", "") .. "/props")
+  local models, props = sched.await(k_models), sched.await(k_props)
+  local ctx, trained, owner = models_context(models, model)
+  if type(owner) == "string" and owner:lower():find("vllm", 1, true) then srv.batching = true end
+  local from = ctx and "GET /models"
+  if type(props) == "table" then
+    local slots = math.tointeger(props.total_slots)
+    local gen = type(props.default_generation_settings) == "table"
+      and props.default_generation_settings or {}
+    local n_ctx = math.tointeger(gen.n_ctx) or math.tointeger(props.n_ctx)
+    if slots and slots >= 1 then srv.slots = slots end
+    if n_ctx and n_ctx > 0 then ctx, from = n_ctx, "GET /props" end
+  end
+  if not ctx and trained then ctx, from = trained, "GET /models (n_ctx_train)" end
+  if model and ctx then srv.contexts[model] = ctx end
+  if ctx or srv.slots then
+    learned(srv, model, { slots = srv.slots, context_tokens = ctx, from = from or "GET /props" })
+  end
+  srv.pending = nil
+  local waiting = srv.waiting
+  srv.waiting = {}
+  for _, ev in ipairs(waiting) do sched.resolve(ev) end
+  return srv
+end
+
+-- Calls in flight at once to the server of `cfg`: AVO_LLM_CONCURRENCY (or
+-- the concurrency option), else the server's slots (llama.cpp /props),
+-- else 1 for a local server that does not batch, else 8.
+local function concurrency_of(cfg, srv)
+  if cfg.concurrency then return cfg.concurrency end
+  if srv.slots then return srv.slots end
+  if srv.is_local and not srv.batching then return 1 end
+  return 8
+end
+
+-- A failed call's error may name the context window: remember it.
+local function learn_from_error(cfg, model, err)
+  local n = M.context_from_error(err)
+  if not n then return end
+  local srv = cfg.base_url and state.servers[cfg.provider .. " " .. cfg.base_url]
+  if srv then
+    if srv.contexts[model] == n then return end
+    srv.contexts[model] = n
+    learned(srv, model, { context_tokens = n, from = "an error" })
+  else
+    if state.replay_contexts[model] == n then return end
+    state.replay_contexts[model] = n
+    learned({}, model, { context_tokens = n, from = "an error" })
+  end
+end
+
+--[[
+avo.llm.context_window{ model = ?, provider = ?, base_url = ?, max_tokens = ? }
+  -> tokens | nil, max_tokens
+The context window of the model the options name, as far as known: from
+the server's metadata (asked on first use; the task may yield) or from an
+error of an earlier call; under --llm-replay, what the recorded run knew.
+The second value is the max_tokens a call with these options asks for.
+]]
+function M.context_window(opts)
+  if not state then error("avo.llm.context_window: only available inside 'avo run'", 2) end
+  opts = opts or {}
+  local cfg, cerr = resolve(opts)
+  if not cfg then error("avo.llm: " .. cerr, 2) end
+  local model = #cfg.models == 1 and cfg.models[1].model or nil
+  if cfg.provider == "replay" then
+    return model and state.replay_contexts[model] or nil, cfg.max_tokens
+  end
+  if not cfg.base_url then return nil, cfg.max_tokens end
+  local srv = server_of(cfg, model)
+  return model and srv.contexts[model] or nil, cfg.max_tokens
+end
+
+-------------------------------------------------------------- reservations
+
 -- Refuse a call for `why` (logged once per run).
 local function refuse(why)
   if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
@@ -730,13 +905,14 @@ end
 -- nil and why the call is refused.
 local function acquire(cfg, c)
   local pkey = cfg.provider .. " " .. cfg.base_url
+  local limit = concurrency_of(cfg, server_of(cfg, c.model))
   local prompt = (#core.json_encode(c) + 3) // 4
   local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
                  usd = cost_of(c.model, prompt, c.max_tokens) }
   while true do
     local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
     if why then return refuse(why) end
-    if not must_wait(pkey, cfg.concurrency) then break end
+    if not must_wait(pkey, limit) then break end
     local ev = sched.event()
     state.gate[#state.gate + 1] = ev
     sched.await(ev)
@@ -786,16 +962,6 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
 end
 
 ---------------------------------------------------------------- the call
-
-local function client()
-  if not state.client then
-    local c, err = core.llm(state.run.seed)
-    if not c then error("avo.llm: " .. err, 0) end
-    state.client = c
-    sched.add_source(c, "l")
-  end
-  return state.client
-end
 
 --[[
 avo.llm.chat{ messages = {...}, system = ?, tools = ?, model = ?, provider = ?,
@@ -849,6 +1015,7 @@ function M.chat(opts)
     value = resumed
   elseif cfg.provider == "replay" then
     local resp, err, row = replay_answer(hash, c)
+    if not resp then learn_from_error(cfg, c.model, err) end
     value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
@@ -867,6 +1034,7 @@ function M.chat(opts)
     -- waiting task has died meanwhile.
     local key = sched.track(llm, ticket, function(result)
       local resp, err = read_http(cfg, result)
+      if not resp then learn_from_error(cfg, c.model, err) end
       local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
       release(slot)
       return value
@@ -903,10 +1071,25 @@ function M._begin(run, hooks)
     flight = {}, -- provider key -> calls in flight
     gate = {},   -- events of the calls waiting in acquire
     seq = {},    -- stream -> calls made in it
+    servers = {}, -- "provider base_url" -> what is known of it (server_of)
+    replay_contexts = {}, -- model -> context window, under --llm-replay
+    event = hooks.event,
   }
   load_user_prices()
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")
-  if replay then state.replay = load_replay(replay, run.llm_replay_run) end
+  if replay then
+    state.replay = load_replay(replay, run.llm_replay_run)
+    -- What the recorded run learned from its servers' metadata (what it
+    -- learned from errors is learned again when those are replayed).
+    local ar = core.archive(replay)
+    for _, e in ipairs(ar and ar:events(state.replay.run_id or 0, "llm_server") or {}) do
+      local d = e.data or {}
+      if d.model and d.context_tokens and d.from ~= "an error" then
+        state.replay_contexts[d.model] = d.context_tokens
+      end
+    end
+    if ar then ar:close() end
+  end
   if run.llm_resume then state.resume = load_replay(run.llm_resume) end
 end
 

@@ -44,6 +44,19 @@ llama-cpp-python): the rest of the name picks the scenario, but a request
 that carries tools without "tool_choice" has its tools dropped, so tool
 scenarios answer with text (agent: "I would edit the kernel.").
 
+Server metadata, as llama.cpp's server and vLLM give it:
+
+    GET .../v1/models           one model entry
+    GET .../props               llama.cpp's {total_slots, default_generation_settings.n_ctx}
+
+chosen by path segments before /v1 (also accepted, and ignored, on POSTs):
+"slotsN" makes /props answer N slots, "ctxN" a context window of N tokens
+(in /props, and in /v1/models as llama.cpp's meta.n_ctx_train); "vllmN"
+makes /v1/models answer as vLLM (owned_by vllm, max_model_len N).  Without
+slots or ctx segments /props is 404, as on servers other than llama.cpp.
+Models named "ctxerrN..." answer 400 with llama-cpp-python's error for a
+prompt beyond a context window of N tokens.
+
 When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
 x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
 wrong shape are answered 400 naming what is wrong.
@@ -263,6 +276,32 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
+    def do_GET(self):
+        key = os.environ.get("FAKE_LLM_KEY")
+        auth = self.headers.get("Authorization") or ""
+        if key and auth != "Bearer " + key:
+            self.send_json(401, error_body("openai", "authentication_error", "invalid key"))
+            return
+        opts = {}
+        for seg in self.path.split("/"):
+            for name in ("slots", "ctx", "vllm"):
+                if seg.startswith(name) and seg[len(name):].isdigit():
+                    opts[name] = int(seg[len(name):])
+        if self.path.endswith("/v1/models"):
+            entry = {"id": "/models/fake-q4.gguf", "object": "model", "owned_by": "llamacpp"}
+            if "ctx" in opts:
+                entry["meta"] = {"n_ctx_train": opts["ctx"] * 4}
+            if "vllm" in opts:
+                entry = {"id": "fake", "object": "model", "owned_by": "vllm",
+                         "max_model_len": opts["vllm"]}
+            self.send_json(200, {"object": "list", "data": [entry]})
+            return
+        if self.path.endswith("/props") and ("slots" in opts or "ctx" in opts):
+            self.send_json(200, {"total_slots": opts.get("slots", 1),
+                                 "default_generation_settings": {"n_ctx": opts.get("ctx", 4096)}})
+            return
+        self.send_json(404, {"error": {"message": "File Not Found", "code": 404}})
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
@@ -320,6 +359,12 @@ class Handler(BaseHTTPRequestHandler):
         if scenario.startswith("sleep"):
             digits = "".join(c for c in scenario[5:] if c.isdigit())
             time.sleep(int(digits or "1"))
+        if scenario.startswith("ctxerr"):
+            digits = "".join(c for c in scenario[6:] if c.isdigit())
+            self.send_json(400, error_body(shape, "invalid_request_error",
+                                           "Requested tokens (9000) exceed context window of %s"
+                                           % (digits or "2048")))
+            return
         if scenario.startswith("inflight"):
             answer = "peers: %d" % inflight()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))

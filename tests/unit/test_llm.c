@@ -39,6 +39,10 @@ static void test_bad_requests(avo_llm *llm)
     CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
     CHECK_CONTAINS(err, "body");
     json_decref(r);
+    r = json_pack("{s:s, s:s}", "url", "http://127.0.0.1:1/", "method", "PUT");
+    CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "GET or POST");
+    json_decref(r);
     r = json_pack("{s:s, s:s, s:i}", "url", "http://127.0.0.1:1/", "body", "{}", "max_attempts", 0);
     CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
     json_decref(r);
