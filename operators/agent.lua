@@ -61,6 +61,7 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "agent"
+M.llm = true -- calls a language model (avo.outcome logs its failures)
 -- Steps share the lineage's conversation: the ga strategy calls it in order.
 M.concurrent = false
 

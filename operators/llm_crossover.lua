@@ -12,6 +12,7 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "llm_crossover"
+M.llm = true -- calls a language model (avo.outcome logs its failures)
 
 function M.apply(ctx, parents)
   local a, b = parents[1], parents[2]

@@ -27,6 +27,7 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "llm_mutate"
+M.llm = true -- calls a language model (avo.outcome logs its failures)
 
 local STYLE = { rate = "%.4g", spread = "%.1f" } -- of the per-config lines
 

@@ -623,6 +623,51 @@ function avo.event(kind, data)
   return true
 end
 
+-- What one call of operator `op` (its module) came to: a child, or nil and
+-- why.  Counted per operator (avo.outcomes(), the status line) and, for
+-- operators that call a language model (op.llm) or that failed, written as
+-- an event "operator_outcome" {operator, outcome, reason}: outcome
+-- "applied", "rejected" (an answer or edit that could not be used) or
+-- "call failed" (the LLM call itself failed: reasons starting "llm: ").
+-- Failures of LLM operators are also logged, so they are seen as they
+-- happen.
+function avo.outcome(op, child, why)
+  local r = need_run("outcome")
+  local name = type(op) == "table" and op.name or tostring(op)
+  local outcome = child and "applied" or
+    ((type(why) == "string" and why:sub(1, 5) == "llm: ") and "call failed" or "rejected")
+  local counts = r.outcomes[name]
+  if not counts then
+    counts = { applied = 0, rejected = 0, ["call failed"] = 0 }
+    r.outcomes[name] = counts
+    r.outcome_order[#r.outcome_order + 1] = name
+  end
+  counts[outcome] = counts[outcome] + 1
+  local uses_llm = type(op) == "table" and op.llm
+  if uses_llm or not child then
+    emit(r, "operator_outcome", { operator = name, outcome = outcome,
+                                  reason = not child and tostring(why or "no reason") or nil })
+  end
+  if uses_llm and not child then
+    local reason = tostring(why or "no reason"):gsub("%s+", " ")
+    if #reason > 240 then reason = reason:sub(1, 240) .. "..." end
+    avo.log("%s: %s: %s", name, outcome, reason)
+  end
+end
+
+-- Operator outcomes so far: array of {operator, applied, rejected,
+-- call_failed} in order of first use.
+function avo.outcomes()
+  local r = need_run("outcomes")
+  local out = {}
+  for _, name in ipairs(r.outcome_order) do
+    local c = r.outcomes[name]
+    out[#out + 1] = { operator = name, applied = c.applied, rejected = c.rejected,
+                      call_failed = c["call failed"] }
+  end
+  return out
+end
+
 function avo.progress(info)
   local r = need_run("progress")
   if type(info) ~= "table" then error("avo.progress: expected a table", 2) end
@@ -698,6 +743,7 @@ function avo._begin(state)
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
   run.attempts, run.trials = 0, {}
+  run.outcomes, run.outcome_order = {}, {}
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
                     event = function(kind, data) emit(run, kind, data) end })
   return run

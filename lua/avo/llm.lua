@@ -918,6 +918,8 @@ local function acquire(cfg, c)
     sched.await(ev)
   end
   state.flight[pkey] = (state.flight[pkey] or 0) + 1
+  slot.since = core.monotonic()
+  state.in_flight[slot] = true
   local res = state.reserved
   res.calls, res.tokens, res.usd = res.calls + 1, res.tokens + slot.tokens, res.usd + slot.usd
   return slot
@@ -926,6 +928,7 @@ end
 -- Give back a reservation and let every waiting call look again.
 local function release(slot)
   state.flight[slot.pkey] = state.flight[slot.pkey] - 1
+  state.in_flight[slot] = nil
   local res = state.reserved
   res.calls, res.tokens, res.usd = res.calls - 1, res.tokens - slot.tokens, res.usd - slot.usd
   local gate = state.gate
@@ -1053,6 +1056,42 @@ function M.totals()
   return state and state.totals or nil
 end
 
+-- HTTP calls in flight, calls waiting for a slot or budget, and the age in
+-- seconds of the oldest call in flight (0 when none).
+function M.in_flight()
+  if not state then return 0, 0, 0 end
+  local n, oldest = 0, nil
+  for slot in pairs(state.in_flight) do
+    n = n + 1
+    oldest = math.min(oldest or slot.since, slot.since)
+  end
+  return n, #state.gate, oldest and (core.monotonic() - oldest) or 0
+end
+
+-- The LLM part of the status line: totals, calls in flight with the oldest
+-- one's age, calls waiting, and the outcomes (avo.outcomes()) of operators
+-- that had answers rejected or calls fail.  nil when there is nothing.
+function M.status_text(outcomes)
+  if not state then return nil end
+  local t, parts = state.totals, {}
+  if t.calls > 0 then
+    parts[1] = ("llm %d calls%s, %d tok, $%.4f"):format(t.calls,
+      t.failed > 0 and (" (%d failed)"):format(t.failed) or "", t.input_tokens + t.output_tokens,
+      t.cost_usd)
+  end
+  local n, waiting, age = M.in_flight()
+  if n > 0 then parts[#parts + 1] = ("%d in flight (oldest %ds)"):format(n, math.floor(age)) end
+  if waiting > 0 then parts[#parts + 1] = ("%d waiting"):format(waiting) end
+  for _, o in ipairs(outcomes or {}) do
+    if o.rejected + o.call_failed > 0 then
+      parts[#parts + 1] = ("%s %d applied/%d rejected/%d failed"):format(o.operator, o.applied,
+        o.rejected, o.call_failed)
+    end
+  end
+  if #parts == 0 then return nil end
+  return table.concat(parts, ", ")
+end
+
 -- true once --max-usd or --max-tokens is spent.
 function M.exhausted()
   return state ~= nil and budget_message() ~= nil
@@ -1070,6 +1109,7 @@ function M._begin(run, hooks)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
     flight = {}, -- provider key -> calls in flight
     gate = {},   -- events of the calls waiting in acquire
+    in_flight = {}, -- reservations of the calls in flight (set), with .since
     seq = {},    -- stream -> calls made in it
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
     replay_contexts = {}, -- model -> context window, under --llm-replay

@@ -139,7 +139,9 @@ function M.new_operators(ev, cfg)
     if entry.module.concurrent == false and streams.wait_turn then streams.wait_turn() end
     local ctx = { ev = ev, rng = avo.rng("op." .. name .. "/" .. streams.tag),
                   generation = generation, options = entry.options }
-    return entry.module.apply(ctx, parents)
+    local child, why = entry.module.apply(ctx, parents)
+    avo.outcome(entry.module, child, why)
+    return child, why
   end
 
   return ops
