@@ -73,6 +73,7 @@ function M.apply(ctx, parents)
     log = parent.status ~= "ok" and log or nil,
     configs = llm.config_lines(parent, ev.unit, STYLE), inspirations = inspirations,
     regions = patch.fixed_segments(parent.source) ~= nil, made_by = made_by,
+    artifacts = parent.artifacts,
   }
   local source, resp, how = llm.converse(options, prompt, message, parent.source,
     ctx.rng and ctx.rng.name)

@@ -224,6 +224,7 @@ local function validate(ev)
     names[c.name] = true
   end
   check_type(ev, "score", ev.score, "function", true)
+  check_type(ev, "artifacts", ev.artifacts, "function", true)
   ev.kernel_source, ev.kernel_path = resolve_file(ev, "kernel", ev.kernel)
   local ok, parsed = pcall(knobs.parse, ev.kernel_source)
   if not ok then field_error(ev, "kernel", ("has a bad knob declaration: %s"):format(parsed)) end
@@ -519,6 +520,33 @@ function Evaluator:score_of(result)
     values[i] = (self.unit == "GB/s") and (c.gbs or 0) or (c.gflops or 0)
   end
   return geomean(values)
+end
+
+-- Feedback for the next prompt (the evaluator's artifacts(result, cand)):
+-- text, or nil.  A table becomes "key: value" lines in key order; the text
+-- is cut at 4000 bytes.  An error in artifacts() is a script error.
+function Evaluator:artifacts_of(result, cand)
+  if not self.artifacts then return nil end
+  local ok, v = pcall(self.artifacts, result, cand)
+  if not ok then error(("%s: artifacts() failed: %s"):format(self._origin, tostring(v)), 0) end
+  if type(v) == "table" then
+    local keys, lines = {}, {}
+    for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local x = v[k]
+      if x == nil then x = v[tonumber(k)] end
+      lines[#lines + 1] = ("%s: %s"):format(k, type(x) == "table" and core.json_encode(x) or
+        tostring(x))
+    end
+    v = table.concat(lines, "\n")
+  end
+  if v ~= nil and type(v) ~= "string" then
+    error(("%s: artifacts() must return a string, a table or nil, got %s"):format(self._origin,
+      type(v)), 0)
+  end
+  if v and #v > 4000 then v = v:sub(1, 4000) .. "\n..." end
+  return v ~= "" and v or nil
 end
 
 M.Evaluator = Evaluator

@@ -236,7 +236,7 @@ local function make_record(r, id, cand, result, score)
     operator = cand.operator or "manual", parents = cand.parents or {},
     note = cand.note, generation = cand.generation or 0,
     status = result.status, reason = result.reason, log = result.log,
-    score = score, configs = result.configs or {},
+    score = score, configs = result.configs or {}, artifacts = result.artifacts,
   }
   return rec
 end
@@ -254,12 +254,15 @@ end
 -- Record a finished evaluation: archive first, then statistics.  `score`
 -- is given when the result is a recorded one (replay), else computed.
 local function on_result(r, ev, id, cand, result, score)
+  local recorded = score ~= nil
   score = score or ev:score_of(result)
   r.unit = r.unit or ev.unit
   if result.status == "ok" and not ev:verified(result) then
     result.status = "wrong"
     result.reason = result.reason or "not every config was verified"
   end
+  -- Evaluator feedback for later prompts; a recorded result keeps its own.
+  if not recorded then result.artifacts = ev:artifacts_of(result, cand) end
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
   local rec = make_record(r, id, cand, result, score)

@@ -10,6 +10,7 @@
 --                  another operator just made, e.g. crossover+llm_mutate)
 --   v.made_by      for an unevaluated parent: "crossover of #3 and #7 (...)"
 --   v.configs      per-config lines ("name: 12.3 GFLOP/s, spread 1.2%")
+--   v.artifacts    the evaluator's feedback on the parent (artifacts()), or nil
 --   v.inspirations array of {id, score, source, note}
 --   v.regions      true when the kernel marks evolve regions
 local M = {}
@@ -52,6 +53,7 @@ function M.user(v)
     if v.log and v.log ~= "" then add("Diagnostics:\n" .. fence(v.log)) end
   end
   if #v.configs > 0 then add("Per-config results:\n- " .. table.concat(v.configs, "\n- ")) end
+  if v.artifacts then add("Evaluator feedback:\n" .. v.artifacts) end
   for _, insp in ipairs(v.inspirations) do
     add(("## Another kernel from this search (#%d, score %.4g %s)\n%s"):format(insp.id,
       insp.score or 0, v.unit or "", fence(insp.source)))
