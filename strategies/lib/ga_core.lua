@@ -17,6 +17,7 @@
 local avo = require "avo"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
+local novelty = require "strategies.lib.novelty"
 
 local M = {}
 
@@ -82,6 +83,19 @@ function M.read_options(who, opts)
   end
   if not is_probability(cfg.mutation_rate) then
     return bad("mutation_rate", "a number in [0, 1]", cfg.mutation_rate)
+  end
+  local nov, nerr = novelty.read(opts.novelty)
+  if nov == nil then return bad("novelty", nerr, opts.novelty) end
+  cfg.novelty = nov
+  local bandit = opts.bandit
+  if bandit == true then bandit = {} end
+  if bandit ~= nil and bandit ~= false then
+    if type(bandit) ~= "table" then return bad("bandit", "true or a table {floor =}", bandit) end
+    local floor = bandit.floor or 0.05
+    if type(floor) ~= "number" or floor < 0 or floor > 1 then
+      return bad("bandit", "a table whose floor is a number in [0, 1]", floor)
+    end
+    cfg.bandit = { floor = floor }
   end
   return M.read_variation(who, opts, cfg)
 end
@@ -174,6 +188,10 @@ function M.new_state(cfg, ev, prefix, wait_turn)
     wait_turn = wait_turn,
     tweaks = 0, -- param_tweak children of the seed made so far
     best = nil,
+    -- near-duplicate filter (cfg.novelty), operator bandit (cfg.bandit)
+    novelty = cfg.novelty and novelty.new(cfg.novelty) or nil,
+    bandit = cfg.bandit and { stats = {} } or nil,
+    weights = nil, -- the bandit's operator weights, once it has learned
   }
 end
 
@@ -213,7 +231,7 @@ end
 -- out and another drawn; param_tweak is the last resort.
 function M.mutate(state, streams, parent, generation)
   local remaining = {}
-  for name, w in pairs(state.cfg.operators) do remaining[name] = w end
+  for name, w in pairs(state.weights or state.cfg.operators) do remaining[name] = w end
   while next(remaining) ~= nil do
     local name = streams.rng:weighted(remaining)
     local child = state.ops.apply(name, { parent }, generation, streams)
@@ -270,9 +288,18 @@ function M.breed_with(state, n, seen, tag_of, make)
     for i, slot in ipairs(pending) do
       local child = avo.join(tasks[i])
       local key = child and candidate_key(child)
+      local near = key and not seen[key] and state.novelty and state.novelty:check(child)
+      if near then
+        -- Rejected before evaluation: the slot tries again.
+        avo.event("novelty_rejected", { operator = child.operator, reason = near,
+          parents = child.parents })
+        avo.log("%s: rejected before evaluation: %s", child.operator or "?", near)
+        key = nil
+      end
       if key and not seen[key] then
         seen[key] = true
         made[slot] = child
+        if state.novelty then state.novelty:add(child) end
       else
         retry[#retry + 1] = slot
       end
@@ -291,6 +318,9 @@ end
 local function breed(state, population, generation, n)
   local seen = {}
   for _, r in ipairs(population) do seen[candidate_key(r)] = true end
+  if state.novelty then
+    for _, r in ipairs(population) do state.novelty:add(r) end
+  end
   return M.breed_with(state, n, seen,
     function(slot, attempt)
       return ("%sg%d.c%d.a%d"):format(state.prefix, generation, slot, attempt)
@@ -340,12 +370,53 @@ function M.breed(state, population, generation)
   return elites, breed(state, population, generation, state.cfg.population - #elites)
 end
 
+-- The operator bandit (cfg.bandit): after each generation, every
+-- evaluated child counts as a trial of the operator that made it (the
+-- mutation of "crossover+llm_mutate"), and as a win when it is correct and
+-- scores above its first parent.  Each operator's weight becomes its
+-- configured weight times its posterior mean win rate (wins + 1) / (trials
+-- + 2), at least `floor` times the configured weight, so weight shifts
+-- toward the operators whose children improve and none starves.  Recorded
+-- as an event "operator_weights" per generation; weights follow from the
+-- scores, so replays and resumed runs make the same choices.
+function M.update_bandit(state, population, evaluated, generation)
+  local b = state.bandit
+  local by_id = {}
+  for _, r in ipairs(population) do by_id[r.id] = r end
+  for _, r in ipairs(evaluated) do
+    local op = tostring(r.operator or ""):match("([^+]+)$")
+    if state.cfg.operators[op] then
+      local s = b.stats[op] or { trials = 0, wins = 0 }
+      b.stats[op] = s
+      s.trials = s.trials + 1
+      local parent = by_id[(r.parents and r.parents[1] or {}).id]
+      if not r.duplicate and r.status == "ok" and parent and r.score > parent.score then
+        s.wins = s.wins + 1
+      end
+    end
+  end
+  local weights, names = {}, {}
+  for op, w in pairs(state.cfg.operators) do
+    local s = b.stats[op] or { trials = 0, wins = 0 }
+    weights[op] = w * math.max((s.wins + 1) / (s.trials + 2), state.cfg.bandit.floor)
+    names[#names + 1] = op
+  end
+  state.weights = weights
+  table.sort(names)
+  local stats = {}
+  for _, op in ipairs(names) do stats[op] = b.stats[op] or { trials = 0, wins = 0 } end
+  avo.event("operator_weights", { generation = generation, prefix = state.prefix,
+                                  weights = weights, stats = stats })
+end
+
 -- One whole generation: breed, evaluate, select.  Returns the next
 -- population, or nil when no new child could be made.
 function M.step(state, population, generation)
   local elites, candidates = M.breed(state, population, generation)
   if #candidates == 0 then return nil end
-  return M.next_population(elites, M.evaluate(state, candidates))
+  local evaluated = M.evaluate(state, candidates)
+  if state.bandit then M.update_bandit(state, population, evaluated, generation) end
+  return M.next_population(elites, evaluated)
 end
 
 ---------------------------------------------------------------------------
