@@ -253,6 +253,8 @@ end
 
 -- Record a finished evaluation: archive first, then statistics.  `score`
 -- is given when the result is a recorded one (replay), else computed.
+local cascade -- defined below avo.evaluate
+
 local function on_result(r, ev, id, cand, result, score)
   local recorded = score ~= nil
   score = score or ev:score_of(result)
@@ -360,7 +362,9 @@ local function submit(r, ev, cand)
   end
 
   local ticket
-  if old and old.status ~= "pending" then
+  if ev._stages and not (old and old.status ~= "pending") then
+    ticket = cascade(r, ev, id, cand, seed)
+  elseif old and old.status ~= "pending" then
     local rec
     if r.recorded.mode == "resume" then
       rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
@@ -377,6 +381,65 @@ local function submit(r, ev, cand)
   end
   r.by_key[key] = ticket
   return ticket, false
+end
+
+-- Worker result of `view` (an evaluator or a cascade stage's view) for
+-- `cand`: in-process for the test backend, else a job awaited in the task.
+local function measure(r, view, cand, seed)
+  if view.backend == "test" then return view:test_result(cand) end
+  return sched.await(sched.submit(view:job(cand, seed, r.cache_dir), view:deadline(),
+    function(result) return result end))
+end
+
+-- Cascade evaluation (the evaluator's `cascade`, ev._stages): the configs
+-- of each stage in turn, in a task of its own.  A candidate that fails a
+-- stage stops there (its result holds the configs run so far); one whose
+-- score on a stage's configs is below min_ratio x the run's best on the
+-- same configs stops as "pruned".  Returns a ticket for the record.
+cascade = function(r, ev, id, cand, seed)
+  local ticket = sched.event()
+  sched.spawn(function()
+    local configs, final, last = {}, nil, nil
+    for i, stage in ipairs(ev._stages) do
+      local view = stage.view
+      local result = measure(r, view, cand, seed)
+      last = result
+      for _, c in ipairs(result.configs or {}) do configs[#configs + 1] = c end
+      if result.status ~= "ok" or not view:verified(result) then
+        final = result
+        final.status = result.status == "ok" and "wrong" or result.status
+        final.reason = ("cascade stage %d: %s"):format(i, result.reason or
+          "not every config was verified")
+        break
+      end
+      local best = r.best
+      if stage.min_ratio and best and best.configs and i < #ev._stages then
+        local theirs, have = {}, {}
+        for _, c in ipairs(best.configs) do have[c.name] = c end
+        for _, name in ipairs(stage.names) do theirs[#theirs + 1] = have[name] end
+        local best_score = #theirs == #stage.names and
+          view:score_of({ status = "ok", configs = theirs }) or 0
+        local mine = view:score_of(result)
+        if best_score > 0 and mine < stage.min_ratio * best_score then
+          final = result
+          final.status = "pruned"
+          final.reason = ("cascade stage %d (%s): %.4g %s, below %g x the best's %.4g (#%d)")
+            :format(i, table.concat(stage.names, ", "), mine, ev.unit or "", stage.min_ratio,
+              best_score, best.id)
+          break
+        end
+      end
+    end
+    if not final then
+      final = last
+      local order = {}
+      for i, c in ipairs(ev.configs) do order[c.name] = i end
+      table.sort(configs, function(a, b) return (order[a.name] or 0) < (order[b.name] or 0) end)
+    end
+    final.configs = setmetatable(configs, core.json_array_mt)
+    sched.resolve(ticket, on_result(r, ev, id, cand, final), true)
+  end)
+  return ticket
 end
 
 function avo.evaluate_all(ev, cands)

@@ -66,16 +66,18 @@ end
 -- A ticket no source answers (for tasks waiting on a condition, such as
 -- the LLM client's budget reservations): M.resolve(key, value) completes
 -- it.  Tasks awaiting it count as waiting on the source that will resolve
--- it, so resolve it only from a handler of something in flight.  Only
--- tasks already waiting are woken (the value is not kept).
+-- it, so resolve it only from a handler of something in flight or from a
+-- task.  Tasks already waiting are woken; with `keep` the value is also
+-- kept for later awaits (a ticket), else dropped (a wake-up signal).
 local next_event = 0
 function M.event()
   next_event = next_event + 1
   return "v" .. next_event
 end
 
-function M.resolve(key, value)
+function M.resolve(key, value, keep)
   if value == nil then value = true end
+  if keep then results[key] = value end
   for _, task in ipairs(waiters[key] or {}) do
     ready[#ready + 1] = { task, table.pack(value) }
   end
