@@ -37,7 +37,7 @@ function M.apply(ctx, parents)
   return {
     source = source, knobs = knobs, operator = M.name,
     parents = { { id = a.id, role = "ours" }, { id = b.id, role = "theirs" } },
-    note = ("%s (%s, %s)"):format(note, resp.model, how),
+    note = ("%s (%s, %s)"):format(note, resp.model, how), model = resp.model,
     generation = ctx.generation,
   }
 end

@@ -84,7 +84,7 @@ function M.apply(ctx, parents)
   return {
     source = source, knobs = knobs, operator = M.name,
     parents = { { id = parent.id, role = "parent" } },
-    note = ("%s (%s, %s)"):format(note, resp.model, how),
+    note = ("%s (%s, %s)"):format(note, resp.model, how), model = resp.model,
     generation = ctx.generation,
   }
 end

@@ -41,7 +41,8 @@
 --   bandit            true or { floor = 0.05 }: after each generation the
 --                     operator weights become configured weight x posterior
 --                     mean rate of children that beat their parent (at least
---                     floor x the configured weight); event operator_weights
+--                     floor x the configured weight), and the models of an
+--                     LLM model list likewise; event operator_weights
 
 local avo = require "avo"
 local ga_core = require "strategies.lib.ga_core"

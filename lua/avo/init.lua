@@ -234,7 +234,7 @@ local function make_record(r, id, cand, result, score)
   local rec = {
     id = id, run_id = r.run_id, source = cand.source, knobs = cand.knobs or {},
     operator = cand.operator or "manual", parents = cand.parents or {},
-    note = cand.note, generation = cand.generation or 0,
+    note = cand.note, generation = cand.generation or 0, model = cand.model,
     status = result.status, reason = result.reason, log = result.log,
     score = score, configs = result.configs or {}, artifacts = result.artifacts,
   }

@@ -190,6 +190,10 @@ local function resolve(opts)
       models = { { model = "scripted", weight = 1 } }
     elseif provider == "replay" and replay.only_model then
       models = { { model = replay.only_model, weight = 1 } }
+    elseif provider == "replay" and next(replay.by_key) then
+      -- Several models recorded and none configured: each call takes the
+      -- model its recorded counterpart used (chat).
+      models = { { model = false, weight = 1 } }
     else
       return nil, "no model configured: set AVO_LLM_MODEL (or model= in the operator's options)"
     end
@@ -200,7 +204,7 @@ local function resolve(opts)
   for i, m in ipairs(models) do
     if type(m) == "string" then models[i] = { model = m, weight = 1 } end
     m = models[i]
-    if type(m) ~= "table" or type(m.model) ~= "string" or
+    if type(m) ~= "table" or (type(m.model) ~= "string" and m.model ~= false) or
         (m.weight ~= nil and (type(m.weight) ~= "number" or m.weight < 0)) then
       return nil, ("model list entry %d must be {model = name, weight = number >= 0}"):format(i)
     end
@@ -251,15 +255,31 @@ end
 
 local function pick_model(cfg)
   if #cfg.models == 1 then return cfg.models[1].model end
+  local bias = state.model_bias
+  local function weight(m) return (m.weight or 1) * (bias[m.model] or 1) end
   local total = 0
-  for _, m in ipairs(cfg.models) do total = total + (m.weight or 1) end
+  for _, m in ipairs(cfg.models) do total = total + weight(m) end
   if total <= 0 then error("avo.llm: every model weight is zero", 0) end
   local x = state.model_rng:double() * total
   for _, m in ipairs(cfg.models) do
-    x = x - (m.weight or 1)
+    x = x - weight(m)
     if x < 0 then return m.model end
   end
   return cfg.models[#cfg.models].model
+end
+
+-- Factors on the configured weights of models in a model list (the ga
+-- bandit sets them from how the children of each model fare): model name
+-- -> factor > 0; models not named keep factor 1.
+function M.set_model_bias(bias)
+  if not state then error("avo.llm.set_model_bias: only available inside 'avo run'", 2) end
+  if type(bias) ~= "table" then error("avo.llm.set_model_bias: expected a table", 2) end
+  for k, v in pairs(bias) do
+    if type(k) ~= "string" or type(v) ~= "number" or v <= 0 then
+      error("avo.llm.set_model_bias: expected model name -> number > 0", 2)
+    end
+  end
+  state.model_bias = bias
 end
 
 ---------------------------------------------------------------- providers
@@ -998,15 +1018,21 @@ function M.chat(opts)
   local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
   if why then return refuse(why) end
 
-  local c = canonical(opts, pick_model(cfg), cfg)
-  local hash = core.hash(core.json_encode(c))
   -- The call's place in the run: its stream (the caller's, e.g. the
   -- operator's random stream, else "main") and its index there.  Replay
   -- finds answers by it; it is stored with the request but not hashed.
   local stream = opts.stream or "main"
   local n = (state.seq[stream] or 0) + 1
   state.seq[stream] = n
-  c.call = ("%s#%d"):format(stream, n)
+  local call = ("%s#%d"):format(stream, n)
+  local model = pick_model(cfg)
+  if model == false then
+    local row = state.replay.by_key[call]
+    model = row and type(row.request) == "table" and row.request.model or "?"
+  end
+  local c = canonical(opts, model, cfg)
+  local hash = core.hash(core.json_encode(c))
+  c.call = call
 
   local value
   local resumed = resumed_answer(hash)
@@ -1106,6 +1132,7 @@ function M._begin(run, hooks)
     totals = { calls = 0, failed = 0, input_tokens = 0, output_tokens = 0, cost_usd = 0,
                latency_s = 0 },
     model_rng = core.rng(run.seed, "llm.models"),
+    model_bias = {}, -- model -> factor on its weight (set_model_bias)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
     flight = {}, -- provider key -> calls in flight
     gate = {},   -- events of the calls waiting in acquire

@@ -376,25 +376,35 @@ end
 -- scores above its first parent.  Each operator's weight becomes its
 -- configured weight times its posterior mean win rate (wins + 1) / (trials
 -- + 2), at least `floor` times the configured weight, so weight shifts
--- toward the operators whose children improve and none starves.  Recorded
+-- toward the operators whose children improve and none starves.  The
+-- models of an LLM model list (AVO_LLM_MODEL="a=1,b=1") are weighed the
+-- same way by the children each made (avo.llm.set_model_bias).  Recorded
 -- as an event "operator_weights" per generation; weights follow from the
 -- scores, so replays and resumed runs make the same choices.
 function M.update_bandit(state, population, evaluated, generation)
   local b = state.bandit
+  b.models = b.models or {}
   local by_id = {}
   for _, r in ipairs(population) do by_id[r.id] = r end
+  local function count(stats, key, won)
+    local s = stats[key] or { trials = 0, wins = 0 }
+    stats[key] = s
+    s.trials = s.trials + 1
+    if won then s.wins = s.wins + 1 end
+  end
   for _, r in ipairs(evaluated) do
     local op = tostring(r.operator or ""):match("([^+]+)$")
-    if state.cfg.operators[op] then
-      local s = b.stats[op] or { trials = 0, wins = 0 }
-      b.stats[op] = s
-      s.trials = s.trials + 1
-      local parent = by_id[(r.parents and r.parents[1] or {}).id]
-      if not r.duplicate and r.status == "ok" and parent and r.score > parent.score then
-        s.wins = s.wins + 1
-      end
-    end
+    local parent = by_id[(r.parents and r.parents[1] or {}).id]
+    local won = not r.duplicate and r.status == "ok" and parent ~= nil and r.score > parent.score
+    if state.cfg.operators[op] then count(b.stats, op, won) end
+    if type(r.model) == "string" then count(b.models, r.model, won) end
   end
+  local floor = state.cfg.bandit.floor
+  local bias = {}
+  for model, s in pairs(b.models) do
+    bias[model] = math.max((s.wins + 1) / (s.trials + 2), floor)
+  end
+  if next(bias) then avo.llm.set_model_bias(bias) end
   local weights, names = {}, {}
   for op, w in pairs(state.cfg.operators) do
     local s = b.stats[op] or { trials = 0, wins = 0 }
@@ -406,7 +416,8 @@ function M.update_bandit(state, population, evaluated, generation)
   local stats = {}
   for _, op in ipairs(names) do stats[op] = b.stats[op] or { trials = 0, wins = 0 } end
   avo.event("operator_weights", { generation = generation, prefix = state.prefix,
-                                  weights = weights, stats = stats })
+                                  weights = weights, stats = stats,
+                                  model_bias = next(bias) and bias or nil })
 end
 
 -- One whole generation: breed, evaluate, select.  Returns the next

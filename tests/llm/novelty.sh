@@ -34,9 +34,18 @@ q "$tmp/n.db" "SELECT json_extract(data, '$.weights.param_tweak') > json_extract
                FROM events WHERE kind = 'operator_weights' ORDER BY id DESC LIMIT 1" | grep -qx 1 \
     || fail "the weights did not shift toward the operator whose children improve"
 
+# Models of a model list are weighed by their children too.
+AVO_LLM_MODEL="m1=1,m2=1" expect_exit 0 "$AVO" run tests/llm/novelty.lua --db "$tmp/m.db" --seed 3 bandit=1
+q "$tmp/m.db" "SELECT json_extract(data, '$.model_bias.m2') > json_extract(data, '$.model_bias.m1')
+               FROM events WHERE kind = 'operator_weights' ORDER BY id DESC LIMIT 1" | grep -qx 1 \
+    || fail "no model bias recorded: $(q "$tmp/m.db" "SELECT data FROM events WHERE kind = 'operator_weights'")"
+[ "$(q "$tmp/m.db" "SELECT count(DISTINCT model) FROM llm_calls")" -eq 2 ] || fail "one model only"
+
 # Replayed: the same decisions.
 unset AVO_LLM_PROVIDER AVO_LLM_SCRIPT
 expect_exit 0 "$AVO" replay --db "$tmp/n.db" --out "$tmp/r.db"
+expect_in "$tmp/out" "replay identical"
+expect_exit 0 "$AVO" replay --db "$tmp/m.db" --out "$tmp/r2.db"
 expect_in "$tmp/out" "replay identical"
 
 # Bad options name themselves.
