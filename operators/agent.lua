@@ -29,7 +29,11 @@
 -- is an event "agent_compaction" in the archive.  The threshold is
 -- `context_tokens`, or less where the model's context window is known
 -- (avo.llm.context_window: the server's metadata, or a "too long" error):
--- 80% of what the window leaves beside max_tokens.  The run's notes (tools
+-- 80% of what the window leaves beside max_tokens, the system prompt and
+-- the tool schemas.  Where the window is known, a step whose own
+-- conversation outgrows the threshold is compacted once in the middle
+-- (during_step in the event) and goes on from the summary with its
+-- working copy.  The run's notes (tools
 -- notes_read/notes_append) are shared by all lineages and recorded as events
 -- "agent_note".
 --
@@ -667,7 +671,7 @@ end
 
 -- Compact the lineage's conversation into a summary (one LLM call).
 -- Returns true, or nil and why (the conversation is then kept).
-function M.compact(lineage, cfg, prompt, threshold, window)
+function M.compact(lineage, cfg, prompt, threshold, window, during_step)
   local before = M.estimate_tokens(lineage.messages)
   local chat = llm.chat_options(cfg)
   chat.stream = "agent/" .. lineage.name
@@ -680,7 +684,7 @@ function M.compact(lineage, cfg, prompt, threshold, window)
   lineage.messages = {}
   avo.event("agent_compaction", { lineage = lineage.name, step = lineage.step,
     tokens_before = before, threshold = threshold, context_window = window,
-    summary = resp.content, call_id = resp.call_id })
+    during_step = during_step or nil, summary = resp.content, call_id = resp.call_id })
   return true
 end
 
@@ -747,6 +751,19 @@ function M.step(ctx, lineage)
     if self.tokens >= cfg.max_step_tokens then why = "token budget of the step exhausted" break end
     if avo.budget().elapsed - started >= cfg.max_seconds then why = "time budget of the step exhausted" break end
     if avo.exhausted() then why = "run budget exhausted" break end
+    -- The step itself outgrew the window: compact once, keep the working
+    -- copy, and go on from the summary.
+    if window and not self.compacted and M.estimate_tokens(messages) > threshold then
+      self.compacted = true
+      local ok = M.compact(lineage, cfg, prompt, threshold, window, true)
+      if ok then
+        messages = lineage.messages
+        messages[1] = { role = "user", content = ("Your conversation so far was compacted " ..
+          "into this summary:\n\n%s\n\nYou are still in step %d; your working copy is kept " ..
+          "(read_source shows it). Go on: edit, compile, evaluate, then commit, or give_up " ..
+          "with the reason."):format(lineage.summary or "", lineage.step) }
+      end
+    end
     chat.messages = messages
     local resp, err = avo.llm.chat(chat)
     self.turns = self.turns + 1
