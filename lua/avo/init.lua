@@ -251,10 +251,10 @@ local function account(r, rec, cand)
   if r.on_record then r.on_record(rec) end
 end
 
+local cascade -- defined below submit
+
 -- Record a finished evaluation: archive first, then statistics.  `score`
 -- is given when the result is a recorded one (replay), else computed.
-local cascade -- defined below avo.evaluate
-
 local function on_result(r, ev, id, cand, result, score)
   local recorded = score ~= nil
   score = score or ev:score_of(result)
@@ -398,7 +398,7 @@ end
 -- same configs stops as "pruned".  Returns a ticket for the record.
 cascade = function(r, ev, id, cand, seed)
   local ticket = sched.event()
-  sched.spawn(function()
+  local function run_stages()
     local configs, final, last = {}, nil, nil
     for i, stage in ipairs(ev._stages) do
       local view = stage.view
@@ -438,6 +438,11 @@ cascade = function(r, ev, id, cand, seed)
     end
     final.configs = setmetatable(configs, core.json_array_mt)
     sched.resolve(ticket, on_result(r, ev, id, cand, final), true)
+  end
+  sched.spawn(function()
+    -- An error here is the awaiting task's error, not a silent hang.
+    local ok, err = xpcall(run_stages, debug.traceback)
+    if not ok then sched.fail(ticket, err) end
   end)
   return ticket
 end

@@ -75,6 +75,13 @@ function M.event()
   return "v" .. next_event
 end
 
+local FAILED = {} -- key of the error in a value M.fail made
+
+-- Complete `key` with an error that every task awaiting it raises.
+function M.fail(key, err)
+  M.resolve(key, { [FAILED] = err }, true)
+end
+
 function M.resolve(key, value, keep)
   if value == nil then value = true end
   if keep then results[key] = value end
@@ -86,11 +93,15 @@ end
 
 -- Wait for a ticket's value from inside a task.
 function M.await(ticket)
-  if results[ticket] ~= nil then return results[ticket] end
-  if not coroutine.isyieldable() then
-    error("avo: evaluations can only be awaited inside 'avo run' (a task)", 3)
+  local value = results[ticket]
+  if value == nil then
+    if not coroutine.isyieldable() then
+      error("avo: evaluations can only be awaited inside 'avo run' (a task)", 3)
+    end
+    value = coroutine.yield(AWAIT, ticket)
   end
-  return coroutine.yield(AWAIT, ticket)
+  if type(value) == "table" and value[FAILED] ~= nil then error(value[FAILED], 0) end
+  return value
 end
 
 local Task = {}

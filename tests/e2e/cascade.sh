@@ -36,4 +36,18 @@ avo.evaluator("$tmp/bad.lua")
 LUA
 expect_exit 1 "$AVO" run "$tmp/run_bad.lua" --db "$tmp/b.db"
 expect_in "$tmp/err" "evaluator field 'cascade[1]' names no config 'tiny'"
+# An error while a cascade runs is the run's error (not a hang).
+cat > "$tmp/err_ev.lua" <<'LUA'
+local ev = dofile("tests/lua/evaluators/cascade.lua")
+ev.artifacts = function() error("feedback broke") end
+return ev
+LUA
+cat > "$tmp/run_err.lua" <<LUA
+local avo = require "avo"
+local ev = avo.evaluator("$tmp/err_ev.lua")
+avo.evaluate(ev, ev:seed())
+LUA
+expect_exit 1 "$AVO" run "$tmp/run_err.lua" --db "$tmp/e.db"
+expect_in "$tmp/err" "artifacts() failed"
+expect_in "$tmp/err" "feedback broke"
 echo "cascade: ok"
