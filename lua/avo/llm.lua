@@ -253,14 +253,23 @@ function M.configured()
   return true
 end
 
-local function pick_model(cfg)
+-- The model of a call in `stream` (see chat): drawn by weight from the
+-- stream's own random stream "llm.models/<stream>", so which model answers
+-- a call depends on its place in the run, not on the order in which
+-- concurrent tasks happen to ask.
+local function pick_model(cfg, stream)
   if #cfg.models == 1 then return cfg.models[1].model end
   local bias = state.model_bias
   local function weight(m) return (m.weight or 1) * (bias[m.model] or 1) end
   local total = 0
   for _, m in ipairs(cfg.models) do total = total + weight(m) end
   if total <= 0 then error("avo.llm: every model weight is zero", 0) end
-  local x = state.model_rng:double() * total
+  local rng = state.model_rngs[stream]
+  if not rng then
+    rng = core.rng(state.run.seed, "llm.models/" .. stream)
+    state.model_rngs[stream] = rng
+  end
+  local x = rng:double() * total
   for _, m in ipairs(cfg.models) do
     x = x - weight(m)
     if x < 0 then return m.model end
@@ -1025,10 +1034,15 @@ function M.chat(opts)
   local n = (state.seq[stream] or 0) + 1
   state.seq[stream] = n
   local call = ("%s#%d"):format(stream, n)
-  local model = pick_model(cfg)
-  if model == false then
+  local model = pick_model(cfg, stream)
+  if cfg.provider == "replay" then
+    -- The recorded call's model, when it is one the run may use.
     local row = state.replay.by_key[call]
-    model = row and type(row.request) == "table" and row.request.model or "?"
+    local recorded = row and type(row.request) == "table" and row.request.model
+    local allowed = model == false
+    for _, m in ipairs(cfg.models) do allowed = allowed or m.model == recorded end
+    if recorded and allowed then model = recorded end
+    if model == false then model = "?" end
   end
   local c = canonical(opts, model, cfg)
   local hash = core.hash(core.json_encode(c))
@@ -1131,7 +1145,7 @@ function M._begin(run, hooks)
     run = run, exhausted = hooks.exhausted, log = hooks.log, warned = {},
     totals = { calls = 0, failed = 0, input_tokens = 0, output_tokens = 0, cost_usd = 0,
                latency_s = 0 },
-    model_rng = core.rng(run.seed, "llm.models"),
+    model_rngs = {}, -- stream -> random stream of its model draws
     model_bias = {}, -- model -> factor on its weight (set_model_bias)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
     flight = {}, -- provider key -> calls in flight

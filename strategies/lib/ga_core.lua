@@ -417,7 +417,8 @@ function M.update_bandit(state, population, evaluated, generation)
   for _, op in ipairs(names) do stats[op] = b.stats[op] or { trials = 0, wins = 0 } end
   avo.event("operator_weights", { generation = generation, prefix = state.prefix,
                                   weights = weights, stats = stats,
-                                  model_bias = next(bias) and bias or nil })
+                                  model_bias = next(bias) and bias or nil,
+                                  model_stats = next(bias) and b.models or nil })
 end
 
 -- One whole generation: breed, evaluate, select.  Returns the next
