@@ -31,12 +31,15 @@ typedef struct llm_request {
     char *response;
     size_t response_len, response_cap;
     int too_large;
-    int running;     /* easy handle is in the multi handle */
+    int running; /* easy handle is in the multi handle */
     int attempts;
     int max_attempts;
     double backoff, max_backoff;
     double submitted; /* monotonic */
     double wake;      /* monotonic time to (re)start when waiting */
+    double timeout;   /* seconds for one attempt */
+    double deadline;  /* monotonic end of every attempt; 0 when none */
+    int cancelled;    /* ended by the deadline */
     char errbuf[CURL_ERROR_SIZE];
     struct llm_request *next;
 } llm_request;
@@ -201,32 +204,40 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
 {
     const char *url = json_string_value(json_object_get(request, "url"));
     const char *body = json_string_value(json_object_get(request, "body"));
+    const char *method = json_string_value(json_object_get(request, "method"));
     const json_t *headers = json_object_get(request, "headers");
     if (!url || (strncmp(url, "http://", 7) != 0 && strncmp(url, "https://", 8) != 0))
         return avo_error(err, errlen, AVO_EINVAL, "request needs an http:// or https:// url");
-    if (!body)
+    int get = method && strcmp(method, "GET") == 0;
+    if (method && !get && strcmp(method, "POST") != 0)
+        return avo_error(err, errlen, AVO_EINVAL, "request method must be GET or POST");
+    if (!body && !get)
         return avo_error(err, errlen, AVO_EINVAL, "request needs a body string");
     if (headers && !json_is_array(headers))
         return avo_error(err, errlen, AVO_EINVAL, "request headers must be an array of strings");
     double connect_timeout = number_field(request, "connect_timeout", 10);
     double timeout = number_field(request, "timeout", 300);
     double attempts = number_field(request, "max_attempts", 4);
+    double deadline = number_field(request, "deadline", -1);
     if (!(connect_timeout > 0) || !(timeout > 0) || !(attempts >= 1 && attempts <= 100))
         return avo_error(err, errlen, AVO_EINVAL,
                          "request limits: timeouts must be > 0 and max_attempts in 1..100");
+    if (json_object_get(request, "deadline") && !(deadline >= 0))
+        return avo_error(err, errlen, AVO_EINVAL, "request deadline must be a number >= 0");
 
     llm_request *req = calloc(1, sizeof *req);
     if (!req)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     req->easy = curl_easy_init();
-    req->body = strdup(body);
+    req->body = strdup(body ? body : "");
     if (!req->easy || !req->body) {
         request_free(llm, req);
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     }
     size_t i;
     const json_t *h;
-    json_array_foreach(headers, i, h) {
+    json_array_foreach(headers, i, h)
+    {
         const char *line = json_string_value(h);
         struct curl_slist *grown = line ? curl_slist_append(req->headers, line) : NULL;
         if (!grown) {
@@ -250,8 +261,12 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 #endif
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, req->headers);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
-    curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
+    if (get) {
+        curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
+    } else {
+        curl_easy_setopt(e, CURLOPT_POSTFIELDS, req->body);
+        curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
+    }
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, req);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, req->errbuf);
@@ -266,6 +281,8 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     req->backoff = number_field(request, "backoff", 1);
     req->max_backoff = number_field(request, "max_backoff", 60);
     req->submitted = avo_monotonic();
+    req->timeout = timeout;
+    req->deadline = deadline >= 0 ? req->submitted + deadline : 0;
     req->wake = 0; /* start on the next turn of the loop */
     req->next = llm->requests;
     llm->requests = req;
@@ -307,13 +324,14 @@ static int finish(avo_llm *llm, llm_request *req, long http_status, const char *
     if (res && d) {
         json_object_set_new(res, "status", json_string(error ? "error" : "ok"));
         json_object_set_new(res, "http_status", json_integer(http_status));
-        json_object_set_new(res, "body", req->response ? json_stringn_nocheck(req->response,
-                                                                               req->response_len)
-                                                       : json_null());
+        json_object_set_new(res, "body",
+                            req->response ? json_stringn_nocheck(req->response, req->response_len)
+                                          : json_null());
         json_object_set_new(res, "error", error ? json_string(error) : json_null());
         json_object_set_new(res, "attempts", json_integer(req->attempts));
         json_object_set_new(res, "latency_s", json_real(avo_monotonic() - req->submitted));
         json_object_set_new(res, "retryable", json_boolean(retryable));
+        json_object_set_new(res, "cancelled", json_boolean(req->cancelled));
     }
     uint64_t ticket = req->ticket;
     request_free(llm, req);
@@ -373,17 +391,25 @@ static int attempt_done(avo_llm *llm, llm_request *req, CURLcode code)
     if (code == CURLE_OK && status >= 200 && status < 300)
         return finish(llm, req, status, NULL, 0);
 
-    int retryable = code != CURLE_OK ? curl_retryable(code)
-                                     : status == 429 || status == 408 || status >= 500;
-    if (retryable && req->attempts < req->max_attempts) {
-        req->wake = avo_monotonic() + backoff_delay(llm, req);
+    int retryable =
+        code != CURLE_OK ? curl_retryable(code) : status == 429 || status == 408 || status >= 500;
+    double now = avo_monotonic();
+    if (req->deadline > 0 && code == CURLE_OPERATION_TIMEDOUT && now >= req->deadline - 0.01)
+        req->cancelled = 1;
+    double wake = retryable && !req->cancelled ? now + backoff_delay(llm, req) : 0;
+    if (req->deadline > 0 && wake >= req->deadline)
+        req->cancelled = 1; /* no time left for another attempt */
+    if (retryable && !req->cancelled && req->attempts < req->max_attempts) {
+        req->wake = wake;
         req->response_len = 0;
         if (req->response)
             req->response[0] = '\0';
         return 0;
     }
     char msg[CURL_ERROR_SIZE + 128];
-    if (req->too_large)
+    if (req->cancelled && code == CURLE_OPERATION_TIMEDOUT)
+        snprintf(msg, sizeof msg, "cancelled at its deadline");
+    else if (req->too_large)
         snprintf(msg, sizeof msg, "response larger than %u MiB", MAX_RESPONSE_BYTES >> 20);
     else if (code == CURLE_OPERATION_TIMEDOUT)
         snprintf(msg, sizeof msg, "timed out (%s)",
@@ -396,6 +422,10 @@ static int attempt_done(avo_llm *llm, llm_request *req, CURLcode code)
     if (req->attempts > 1) {
         size_t len = strlen(msg);
         snprintf(msg + len, sizeof msg - len, " (after %d attempts)", req->attempts);
+    }
+    if (req->cancelled && code != CURLE_OPERATION_TIMEDOUT) {
+        size_t len = strlen(msg);
+        snprintf(msg + len, sizeof msg - len, "; no retry: its deadline comes first");
     }
     return finish(llm, req, status, msg, retryable);
 }
@@ -427,6 +457,19 @@ static int start_due(avo_llm *llm, double now)
         next = req->next;
         if (req->running || req->wake > now)
             continue;
+        if (req->deadline > 0) {
+            double left = req->deadline - now;
+            if (left <= 0) {
+                req->cancelled = 1;
+                int rc = finish(llm, req, 0, "cancelled at its deadline", 0);
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
+            /* The attempt ends at the deadline at the latest. */
+            curl_easy_setopt(req->easy, CURLOPT_TIMEOUT_MS,
+                             (long)ceil(fmin(req->timeout, left) * 1000));
+        }
         req->attempts++;
         req->errbuf[0] = '\0';
         req->too_large = 0;

@@ -42,13 +42,17 @@ void avo_llm_free(avo_llm *llm);
 /*
  * Queue one request.  `request` (borrowed) is an object:
  *   url              string, required (http:// or https://)
+ *   method           "POST" (default) or "GET" (server metadata)
  *   headers          array of "Name: value" strings
- *   body             string, POSTed as is (required)
+ *   body             string, POSTed as is (required for POST)
  *   connect_timeout  seconds (default 10)
  *   timeout          seconds for one attempt, connect included (default 300)
  *   max_attempts     1.. (default 4)
  *   backoff          first backoff in seconds (default 1), doubled per retry
  *   max_backoff      cap of one backoff, Retry-After included (default 60)
+ *   deadline         seconds from now after which no attempt runs: the
+ *                    running one is cut off and none is retried (the run's
+ *                    --max-time); default none
  * The transfer starts on the next turn of the loop.  *ret_ticket identifies
  * the answer.  AVO_EINVAL with a message for a malformed request.
  *
@@ -60,6 +64,7 @@ void avo_llm_free(avo_llm *llm);
  *   attempts     attempts made
  *   latency_s    seconds from submission to the answer, retries included
  *   retryable    true when the last failure was of a retryable kind
+ *   cancelled    true when the deadline ended the request
  */
 int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, char *err,
                    size_t errlen);

@@ -168,8 +168,7 @@ static double py(const plot *p, double y)
 
 /* Open an SVG of the given size with a frame for p: grid, ticks, labels. */
 static void plot_begin(avo_strbuf *out, const plot *p, double svg_w, double svg_h,
-                       const char *title, const char *x_label, const char *y_label,
-                       int integer_x)
+                       const char *title, const char *x_label, const char *y_label, int integer_x)
 {
     avo_strbuf_printf(out,
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\""
@@ -186,16 +185,16 @@ static void plot_begin(avo_strbuf *out, const plot *p, double svg_w, double svg_
                           p->left, py(p, y), p->left + p->width, py(p, y), p->left - 6,
                           py(p, y) + 4, label);
     }
-    for (double x = ceil(p->x_lo / p->x_step - 1e-9) * p->x_step;
-         x <= p->x_hi + p->x_step * 1e-6; x += p->x_step) {
+    for (double x = ceil(p->x_lo / p->x_step - 1e-9) * p->x_step; x <= p->x_hi + p->x_step * 1e-6;
+         x += p->x_step) {
         if (integer_x && fabs(x - round(x)) > 1e-9)
             continue;
         tick_label(label, sizeof label, x, p->x_step);
         avo_strbuf_printf(out,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                          px(p, x), p->top + p->height, px(p, x), p->top + p->height + 5,
-                          px(p, x), p->top + p->height + 18, label);
+                          px(p, x), p->top + p->height, px(p, x), p->top + p->height + 5, px(p, x),
+                          p->top + p->height + 18, label);
     }
     avo_strbuf_printf(out,
                       "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\""
@@ -222,9 +221,9 @@ static void legend(avo_strbuf *out, const plot *p, int row, const char *color, c
         avo_strbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", x + 10, y,
                           color);
     else if (marker == 'x')
-        avo_strbuf_printf(out,
-                          "<path d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"%s\" stroke-width=\"1.5\"/>",
-                          x + 7, y - 3, color);
+        avo_strbuf_printf(
+            out, "<path d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"%s\" stroke-width=\"1.5\"/>", x + 7,
+            y - 3, color);
     else
         avo_strbuf_printf(out,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\""
@@ -284,8 +283,9 @@ static double config_metric(const json_t *c, const char *name, const char **ret_
 {
     size_t i;
     json_t *cfg;
-    json_array_foreach(json_object_get(c, "configs"), i, cfg) if (strcmp(str(cfg, "name"), name) == 0)
-        return avo_diff_config_metric(cfg, ret_unit);
+    json_array_foreach(json_object_get(c, "configs"), i,
+                       cfg) if (strcmp(str(cfg, "name"), name) ==
+                                0) return avo_diff_config_metric(cfg, ret_unit);
     return NAN;
 }
 
@@ -329,8 +329,8 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     const json_t *baselines = json_object_get(json_object_get(run, "config"), "baselines");
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)baselines, key, v) if (json_is_number(v) &&
-                                                         json_number_value(v) > y_max) y_max =
+    json_object_foreach((json_t *)baselines, key,
+                        v) if (json_is_number(v) && json_number_value(v) > y_max) y_max =
         json_number_value(v);
 
     plot p = {.left = 70, .top = 15, .width = 720, .height = 330};
@@ -641,8 +641,8 @@ static void html_patch(avo_strbuf *out, const char *patch)
 
 /* One candidate's section: header, note, knobs, per-config table, source
  * and diff against its first parent in <details>. */
-static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c,
-                             const json_t *shown, long long best_id, char *err, size_t errlen)
+static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c, const json_t *shown,
+                             long long best_id, char *err, size_t errlen)
 {
     long long id = integer(c, "id");
     avo_strbuf_printf(out, "<section class=\"cand\" id=\"c%lld\">\n<h3>#%lld ", id, id);
@@ -683,8 +683,9 @@ static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c,
 
     const json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs)) {
-        avo_strbuf_puts(out, "<table><tr><th>config</th><th>correct</th><th>throughput</th>"
-                             "<th>median</th><th>spread</th><th>samples</th><th>max error</th></tr>\n");
+        avo_strbuf_puts(out,
+                        "<table><tr><th>config</th><th>correct</th><th>throughput</th>"
+                        "<th>median</th><th>spread</th><th>samples</th><th>max error</th></tr>\n");
         json_t *cfg;
         json_array_foreach(configs, i, cfg)
         {
@@ -823,8 +824,8 @@ static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, si
     meta_row(out, "engine", str(run, "engine_version"));
     meta_row(out, "compiler", str(run, "compiler"));
     meta_row(out, "host", str(run, "host"));
-    char *config = json_dumps(json_object_get(run, "config"), JSON_COMPACT | JSON_SORT_KEYS |
-                                                                  JSON_ENCODE_ANY);
+    char *config =
+        json_dumps(json_object_get(run, "config"), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     if (!config)
         out->failed = 1;
     meta_row(out, "config", config);
@@ -834,11 +835,100 @@ static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, si
     avo_strbuf_puts(out, "</pre></details>\n");
 }
 
-static void section_llm(avo_strbuf *out, const json_t *spend)
+/* Add one to counts[text] (text cut at 300 bytes).  NULL counts: no-op. */
+static void count_text(json_t *counts, const char *text)
 {
+    char key[304];
+    snprintf(key, sizeof key, "%s", text);
+    if (strlen(text) >= 300)
+        strcpy(key + 296, "...");
+    json_int_t n = json_integer_value(json_object_get(counts, key));
+    json_object_set_new(counts, key, json_integer(n + 1));
+}
+
+typedef struct {
+    const char *text;
+    json_int_t n;
+} counted;
+
+static int cmp_counted(const void *a, const void *b)
+{
+    const counted *x = a, *y = b;
+    if (x->n != y->n)
+        return x->n < y->n ? 1 : -1;
+    return strcmp(x->text, y->text);
+}
+
+/*
+ * A table of `counts` (text -> times), most frequent first, under the
+ * heading `title`; nothing when counts is empty.
+ */
+static void counts_table(avo_strbuf *out, const char *title, const char *what, const json_t *counts)
+{
+    size_t n = json_object_size(counts), k = 0;
+    if (n == 0)
+        return;
+    counted *rows = calloc(n, sizeof *rows);
+    if (!rows) {
+        out->failed = 1;
+        return;
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)counts, key, v)
+    {
+        rows[k++] = (counted){key, json_integer_value(v)};
+    }
+    qsort(rows, n, sizeof *rows, cmp_counted);
+    avo_strbuf_printf(out, "<h3>%s</h3>\n<table><tr><th>times</th><th>%s</th></tr>\n", title, what);
+    for (k = 0; k < n; k++) {
+        avo_strbuf_printf(out, "<tr><td class=\"num\">%lld</td><td>", (long long)rows[k].n);
+        avo_strbuf_html(out, rows[k].text);
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+    free(rows);
+}
+
+/*
+ * The LLM section: spend, then the failed calls (model and error) and the
+ * operator outcomes that made no child (operator_outcome events: rejected
+ * answers and failed calls, with their reasons), each counted.
+ */
+static void section_llm(avo_strbuf *out, const json_t *spend, const json_t *calls,
+                        const json_t *outcomes)
+{
+    json_t *failed = json_object(), *rejected = json_object();
+    size_t i;
+    json_t *row;
+    json_array_foreach(calls, i, row)
+    {
+        if (strcmp(str(row, "status"), "ok") == 0)
+            continue;
+        char text[400];
+        snprintf(text, sizeof text, "%s: %s", str(row, "model"), str(row, "error"));
+        if (failed)
+            count_text(failed, text);
+    }
+    json_array_foreach(outcomes, i, row)
+    {
+        const json_t *d = json_object_get(row, "data");
+        if (strcmp(str(d, "outcome"), "applied") == 0)
+            continue;
+        char text[400];
+        snprintf(text, sizeof text, "%s — %s: %s", str(d, "operator"), str(d, "outcome"),
+                 str(d, "reason"));
+        if (rejected)
+            count_text(rejected, text);
+    }
+    if (!failed || !rejected)
+        out->failed = 1;
     avo_strbuf_puts(out, "<h2 id=\"llm\">LLM spend</h2>\n");
     if (integer(spend, "calls") == 0) {
         avo_strbuf_puts(out, "<p>no LLM calls</p>\n");
+        counts_table(out, "Operators that made no child", "operator — outcome: reason", rejected);
+        json_decref(failed);
+        json_decref(rejected);
         return;
     }
     avo_strbuf_puts(out, "<table>\n");
@@ -853,6 +943,10 @@ static void section_llm(avo_strbuf *out, const json_t *spend)
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
+    counts_table(out, "Failed LLM calls", "model: error", failed);
+    counts_table(out, "Operators that made no child", "operator — outcome: reason", rejected);
+    json_decref(failed);
+    json_decref(rejected);
 }
 
 /*
@@ -866,13 +960,16 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     if (!ar || !out || run_id < 0)
         return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
     json_t *run = NULL, *cands = NULL, *nodes = NULL, *spend = NULL, *shown = NULL;
+    json_t *calls = NULL, *outcomes = NULL;
     const json_t **ranked = NULL;
     int rc = avo_archive_run_summary(ar, run_id, &run, err, errlen);
     if (rc < 0)
         return rc;
     run_id = integer(run, "id");
     if ((rc = avo_archive_candidates(ar, run_id, 1, &cands, err, errlen)) < 0 ||
-        (rc = avo_archive_llm_spend(ar, run_id, &spend, err, errlen)) < 0)
+        (rc = avo_archive_llm_spend(ar, run_id, &spend, err, errlen)) < 0 ||
+        (rc = avo_archive_llm_calls(ar, run_id, &calls, err, errlen)) < 0 ||
+        (rc = avo_archive_events(ar, run_id, "operator_outcome", &outcomes, err, errlen)) < 0)
         goto out;
 
     size_t i, n_ok = 0, n_failed = 0;
@@ -981,7 +1078,8 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
                 avo_strbuf_printf(out, "%.2fx", num(r, "score") / num(seed, "score"));
             avo_strbuf_puts(out, "</td><td>");
             avo_strbuf_html(out, str(r, "operator"));
-            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(r, "generation"));
+            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>",
+                              integer(r, "generation"));
             size_t j;
             json_t *p;
             json_array_foreach(json_object_get(r, "parents"), j, p)
@@ -1010,7 +1108,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     }
 
     section_metadata(out, run, n_ok, n_failed);
-    section_llm(out, spend);
+    section_llm(out, spend, calls, outcomes);
     avo_strbuf_puts(out, "<p class=\"muted\">generated by avo " AVO_VERSION " at ");
     html_time(out, avo_now());
     avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
@@ -1023,5 +1121,7 @@ out:
     json_decref(cands);
     json_decref(nodes);
     json_decref(spend);
+    json_decref(calls);
+    json_decref(outcomes);
     return rc;
 }

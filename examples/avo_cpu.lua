@@ -11,7 +11,12 @@
 --   AVO_LLM_PROVIDER=scripted AVO_LLM_SCRIPT=examples/avo_cpu.jsonl \
 --     avo run examples/avo_cpu.lua steps=4 stall=2
 --
+-- A local server (examples/local_llm.md): the agent compacts its memory
+-- before the server's context window overflows (the window is asked of the
+-- server); max_tokens=N bounds each answer, context_tokens=N the memory.
+--
 -- Arguments: steps=N (default 10 when no budget is given), lineages=N,
+-- max_tokens=N, context_tokens=N, max_turns=N (LLM calls per step, 30),
 -- stall=K (supervisor after K steps without a commit, default 3),
 -- kb=FILE (knowledge base, default: the run's archive; kernels/kb is indexed
 -- into it),
@@ -35,6 +40,8 @@ return avo.strategy("avo").run{
   steps = tonumber(args.steps) or (not budgeted and 10 or nil),
   lineages = tonumber(args.lineages) or 1,
   kb = args.kb, kb_dirs = { "kernels/kb" },
-  agent = { max_turns = 30, max_evaluations = 8, retime_rounds = 3 },
+  agent = { max_turns = tonumber(args.max_turns) or 30, max_evaluations = 8, retime_rounds = 3,
+            max_tokens = tonumber(args.max_tokens),
+            context_tokens = math.tointeger(tonumber(args.context_tokens)) },
   supervisor = { stall_steps = tonumber(args.stall) or 3, directions = 4 },
 }

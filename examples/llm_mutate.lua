@@ -5,12 +5,17 @@
 --   AVO_LLM_PROVIDER=openai AVO_LLM_MODEL=gpt-4o-mini AVO_LLM_API_KEY=sk-... \
 --     avo run examples/llm_mutate.lua --max-usd 0.50
 --
---   # a local server (vLLM, llama.cpp, Ollama): see README "LLMs"
+--   # a local server (vLLM, llama.cpp, Ollama): see README "LLMs" and
+--   # examples/local_llm.md; one call at a time unless the server says it
+--   # has more slots (AVO_LLM_CONCURRENCY=N to choose)
 --   AVO_LLM_PROVIDER=openai AVO_LLM_BASE_URL=http://localhost:11434/v1 \
---   AVO_LLM_MODEL=qwen2.5-coder:7b avo run examples/llm_mutate.lua
+--   AVO_LLM_MODEL=qwen2.5-coder:7b avo run examples/llm_mutate.lua max_tokens=1024 diverse=0
 --
 -- Arguments: generations=N population=N llm_weight=W (default 2, against
--- param_tweak's 1).
+-- param_tweak's 1), max_tokens=N (of an answer; a small local model wants
+-- 1024 or so), top=N and diverse=N (other kernels shown in the prompt,
+-- default 1 each; 0 keeps prompts short for a small context window),
+-- fix_attempts=N (tries after an answer that does not apply, default 1).
 local avo = require "avo"
 local args = ...
 
@@ -27,5 +32,8 @@ return avo.strategy("ga").run{
   generations = tonumber(args.generations) or 10,
   crossover_rate = 0.2,
   operators = { llm_mutate = tonumber(args.llm_weight) or 2, param_tweak = 1 },
-  operator_options = { llm_mutate = { top = 1, diverse = 1, temperature = 0.7 } },
+  operator_options = { llm_mutate = {
+    top = tonumber(args.top) or 1, diverse = tonumber(args.diverse) or 1, temperature = 0.7,
+    max_tokens = tonumber(args.max_tokens), fix_attempts = tonumber(args.fix_attempts),
+  } },
 }

@@ -24,9 +24,16 @@
 -- the CUDA path reports registers, spills and shared memory; nothing runs.
 --
 -- Memory: each lineage keeps its conversation across steps.  When it grows
--- past `context_tokens` (estimated at 4 characters a token) it is compacted
+-- past its threshold (estimated at 4 characters a token) it is compacted
 -- into a summary by one LLM call at the start of the next step; the summary
--- is an event "agent_compaction" in the archive.  The run's notes (tools
+-- is an event "agent_compaction" in the archive.  The threshold is
+-- `context_tokens`, or less where the model's context window is known
+-- (avo.llm.context_window: the server's metadata, or a "too long" error):
+-- 80% of what the window leaves beside max_tokens, the system prompt and
+-- the tool schemas.  Where the window is known, a step whose own
+-- conversation outgrows the threshold is compacted once in the middle
+-- (during_step in the event) and goes on from the summary with its
+-- working copy.  The run's notes (tools
 -- notes_read/notes_append) are shared by all lineages and recorded as events
 -- "agent_note".
 --
@@ -42,7 +49,8 @@
 --   max_step_tokens  input + output tokens per step (default 400000)
 --   max_evaluations  evaluate/commit measurements per step (default 8)
 --   max_seconds      wall time per step (default 1800)
---   context_tokens   conversation size that triggers compaction (60000)
+--   context_tokens   conversation size that triggers compaction (60000; less
+--                    on a server with a smaller context window)
 --   retime_rounds    interleaved re-timings of each side (default 3)
 --   noise            relative noise threshold instead of the measured spread
 --   kb               knowledge-base file (avo.kb.open); default: the run's
@@ -57,6 +65,7 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "agent"
+M.llm = true -- calls a language model (avo.outcome logs its failures)
 -- Steps share the lineage's conversation: the ga strategy calls it in order.
 M.concurrent = false
 
@@ -250,7 +259,11 @@ end
 local Step = {}
 Step.__index = Step
 
-function Step:chat_options() return llm.chat_options(self.cfg) end
+function Step:chat_options()
+  local o = llm.chat_options(self.cfg)
+  o.stream = "agent/" .. self.lineage.name
+  return o
+end
 
 function Step:measure(what)
   if self.evaluations >= self.cfg.max_evaluations then
@@ -606,6 +619,11 @@ function Step:call_tool(tc)
     return ("error: unknown tool '%s' (tools: %s)"):format(tostring(tc.name),
       table.concat(names, ", "))
   end
+  if tc.error then
+    -- The provider's answer carried arguments that are not a JSON object.
+    self.errors = self.errors + 1
+    return ("error: %s: %s; send the arguments as one JSON object"):format(tc.name, tc.error)
+  end
   local bad = check_args(tool, tc.arguments)
   if bad then
     self.errors = self.errors + 1
@@ -638,11 +656,25 @@ local function transcript(messages)
   return table.concat(out, "\n")
 end
 
+-- Conversation size (tokens) past which the lineage is compacted: the
+-- context_tokens option, lowered to 80% of what the model's context window
+-- leaves beside the answer's max_tokens and `overhead` (system prompt and
+-- tool schemas, in tokens) where that window is known.  Returns the
+-- threshold and the window (or nil).
+function M.compaction_threshold(cfg, overhead)
+  local chat = llm.chat_options(cfg)
+  local window, max_tokens = avo.llm.context_window(chat)
+  if not window then return cfg.context_tokens, nil end
+  local room = math.floor((window - (max_tokens or 0) - (overhead or 0)) * 0.8)
+  return math.min(cfg.context_tokens, math.max(room, 256)), window
+end
+
 -- Compact the lineage's conversation into a summary (one LLM call).
 -- Returns true, or nil and why (the conversation is then kept).
-function M.compact(lineage, cfg, prompt)
+function M.compact(lineage, cfg, prompt, threshold, window, during_step)
   local before = M.estimate_tokens(lineage.messages)
   local chat = llm.chat_options(cfg)
+  chat.stream = "agent/" .. lineage.name
   chat.system = prompt.compact_system
   chat.messages = { { role = "user", content = prompt.compact{ transcript = transcript(lineage.messages),
     summary = lineage.summary } } }
@@ -651,7 +683,8 @@ function M.compact(lineage, cfg, prompt)
   lineage.summary = resp.content
   lineage.messages = {}
   avo.event("agent_compaction", { lineage = lineage.name, step = lineage.step,
-    tokens_before = before, summary = resp.content, call_id = resp.call_id })
+    tokens_before = before, threshold = threshold, context_window = window,
+    during_step = during_step or nil, summary = resp.content, call_id = resp.call_id })
   return true
 end
 
@@ -669,8 +702,10 @@ function M.step(ctx, lineage)
   end
   lineage.step = lineage.step + 1
 
-  if M.estimate_tokens(lineage.messages) > cfg.context_tokens then
-    local ok, err = M.compact(lineage, cfg, prompt)
+  local overhead = (#(prompt.system or "") + #core.json_encode(TOOLS) + 3) // 4
+  local threshold, window = M.compaction_threshold(cfg, overhead)
+  if M.estimate_tokens(lineage.messages) > threshold then
+    local ok, err = M.compact(lineage, cfg, prompt, threshold, window)
     if not ok then avo.log("agent %s: compaction failed: %s", lineage.name, err) end
   end
 
@@ -716,6 +751,19 @@ function M.step(ctx, lineage)
     if self.tokens >= cfg.max_step_tokens then why = "token budget of the step exhausted" break end
     if avo.budget().elapsed - started >= cfg.max_seconds then why = "time budget of the step exhausted" break end
     if avo.exhausted() then why = "run budget exhausted" break end
+    -- The step itself outgrew the window: compact once, keep the working
+    -- copy, and go on from the summary.
+    if window and not self.compacted and M.estimate_tokens(messages) > threshold then
+      self.compacted = true
+      local ok = M.compact(lineage, cfg, prompt, threshold, window, true)
+      if ok then
+        messages = lineage.messages
+        messages[1] = { role = "user", content = ("Your conversation so far was compacted " ..
+          "into this summary:\n\n%s\n\nYou are still in step %d; your working copy is kept " ..
+          "(read_source shows it). Go on: edit, compile, evaluate, then commit, or give_up " ..
+          "with the reason."):format(lineage.summary or "", lineage.step) }
+      end
+    end
     chat.messages = messages
     local resp, err = avo.llm.chat(chat)
     self.turns = self.turns + 1

@@ -12,6 +12,7 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "llm_crossover"
+M.llm = true -- calls a language model (avo.outcome logs its failures)
 
 function M.apply(ctx, parents)
   local a, b = parents[1], parents[2]
@@ -27,7 +28,8 @@ function M.apply(ctx, parents)
     evaluator = ev.name, description = ev.description, unit = ev.unit,
     a = view(a), b = view(b), regions = patch.fixed_segments(a.source) ~= nil,
   }
-  local source, resp, how = llm.converse(options, prompt, message, a.source)
+  local source, resp, how = llm.converse(options, prompt, message, a.source,
+    ctx.rng and ctx.rng.name)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { a.knobs or {}, b.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end
@@ -35,7 +37,7 @@ function M.apply(ctx, parents)
   return {
     source = source, knobs = knobs, operator = M.name,
     parents = { { id = a.id, role = "ours" }, { id = b.id, role = "theirs" } },
-    note = ("%s (%s, %s)"):format(note, resp.model, how),
+    note = ("%s (%s, %s)"):format(note, resp.model, how), model = resp.model,
     generation = ctx.generation,
   }
 end

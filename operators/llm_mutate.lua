@@ -27,6 +27,7 @@ local llm = require "operators.lib.llm"
 
 local M = {}
 M.name = "llm_mutate"
+M.llm = true -- calls a language model (avo.outcome logs its failures)
 
 local STYLE = { rate = "%.4g", spread = "%.1f" } -- of the per-config lines
 
@@ -53,15 +54,29 @@ function M.apply(ctx, parents)
 
   local log = parent.log
   if log and #log > 2000 then log = "..." .. log:sub(-2000) end
+  -- A parent without a status was made by another operator in the same
+  -- step (crossover+llm_mutate) and has not been evaluated.
+  local made_by
+  if parent.status == nil then
+    local ids = {}
+    for _, p in ipairs(parent.parents or {}) do
+      if p.id then ids[#ids + 1] = "#" .. p.id end
+    end
+    made_by = (parent.operator or "another operator") ..
+      (#ids > 0 and (" from " .. table.concat(ids, " and ")) or "") ..
+      (parent.note and (" (" .. parent.note .. ")") or "")
+  end
   local message = prompt.user{
     evaluator = ev.name, description = ev.description, unit = ev.unit,
     source = parent.source, knobs = llm.knob_text(parent.source, parent.knobs),
     status = parent.status, score = parent.score, reason = parent.reason,
     log = parent.status ~= "ok" and log or nil,
     configs = llm.config_lines(parent, ev.unit, STYLE), inspirations = inspirations,
-    regions = patch.fixed_segments(parent.source) ~= nil,
+    regions = patch.fixed_segments(parent.source) ~= nil, made_by = made_by,
+    artifacts = parent.artifacts,
   }
-  local source, resp, how = llm.converse(options, prompt, message, parent.source)
+  local source, resp, how = llm.converse(options, prompt, message, parent.source,
+    ctx.rng and ctx.rng.name)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { parent.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end
@@ -69,7 +84,7 @@ function M.apply(ctx, parents)
   return {
     source = source, knobs = knobs, operator = M.name,
     parents = { { id = parent.id, role = "parent" } },
-    note = ("%s (%s, %s)"):format(note, resp.model, how),
+    note = ("%s (%s, %s)"):format(note, resp.model, how), model = resp.model,
     generation = ctx.generation,
   }
 end

@@ -164,6 +164,7 @@ local function supervise(state, lineage, trigger)
   local inc = lineage.incumbent
   local chat = {}
   for _, k in ipairs(CHAT_KEYS) do chat[k] = sup[k] or state.cfg.agent[k] end
+  chat.stream = "supervisor/" .. lineage.name
   chat.system = prompt.supervisor_system
   chat.messages = { { role = "user", content = prompt.supervisor{
     evaluator = ev.name, description = ev.description, unit = ev.unit, lineage = lineage.name,

@@ -31,6 +31,18 @@
 --                     (default { param_tweak = 1 })
 --   crossover         name of the crossover operator (default "crossover")
 --   operator_options  map operator name -> that operator's options table
+--   novelty           reject near-duplicates before evaluation: a child with
+--                     the knob values of a source the run has and a
+--                     normalized-token similarity >= threshold to it is
+--                     dropped and its slot tries again (event
+--                     novelty_rejected); { threshold = 0.95, shingle = 3 }
+--                     (strategies/lib/novelty.lua), true for the defaults;
+--                     default off (only exact duplicates are dropped)
+--   bandit            true or { floor = 0.05 }: after each generation the
+--                     operator weights become configured weight x posterior
+--                     mean rate of children that beat their parent (at least
+--                     floor x the configured weight), and the models of an
+--                     LLM model list likewise; event operator_weights
 
 local avo = require "avo"
 local ga_core = require "strategies.lib.ga_core"

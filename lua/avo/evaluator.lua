@@ -31,6 +31,8 @@ local function field_error(ev, field, msg)
   error(("%s: evaluator field '%s' %s"):format(ev._origin, field, msg), 0)
 end
 
+local cascade_stages -- defined with the Evaluator methods
+
 local function check_type(ev, field, value, want, optional)
   if value == nil then
     if optional then return end
@@ -225,6 +227,7 @@ local function validate(ev)
     names[c.name] = true
   end
   check_type(ev, "score", ev.score, "function", true)
+  check_type(ev, "artifacts", ev.artifacts, "function", true)
   ev.kernel_source, ev.kernel_path = resolve_file(ev, "kernel", ev.kernel)
   local ok, parsed = pcall(knobs.parse, ev.kernel_source)
   if not ok then field_error(ev, "kernel", ("has a bad knob declaration: %s"):format(parsed)) end
@@ -356,6 +359,7 @@ function M.load(spec)
   setmetatable(ev, Evaluator)
   validate(ev)
   ev.fingerprint = fingerprint(ev)
+  ev._stages = cascade_stages(ev)
   return ev
 end
 
@@ -379,7 +383,55 @@ function Evaluator:only_configs(names)
     configs[#configs + 1], resolved[#resolved + 1] = self.configs[i], self.resolved[i]
   end
   self.configs, self.resolved = configs, resolved
+  self._stages = false -- exactly these configs: no cascade
   self.fingerprint = fingerprint(self)
+end
+
+-- The evaluator restricted to the configs `names` (a view sharing
+-- everything else), for one stage of a cascade.
+function Evaluator:view(names)
+  local v = setmetatable({}, { __index = self })
+  Evaluator.only_configs(v, names)
+  return v
+end
+
+-- The cascade of `ev` (its `cascade` field; ev._stages) as stages {names, min_ratio,
+-- view}, the last one holding every config no earlier stage named; nil
+-- without a cascade.  Errors name the field.
+cascade_stages = function(ev)
+  local spec = ev.cascade
+  if spec == nil then return nil end
+  if type(spec) ~= "table" or #spec == 0 then
+    field_error(ev, "cascade", "must be an array of stages {configs = {names}, min_ratio = x}")
+  end
+  local known, used, stages = {}, {}, {}
+  for _, c in ipairs(ev.configs) do known[c.name] = true end
+  for i, st in ipairs(spec) do
+    local where = ("cascade[%d]"):format(i)
+    if type(st) ~= "table" or type(st.configs) ~= "table" or #st.configs == 0 then
+      field_error(ev, where, "must be {configs = {names...}, min_ratio = number}")
+    end
+    for _, name in ipairs(st.configs) do
+      if not known[name] then field_error(ev, where, ("names no config '%s'"):format(tostring(name))) end
+      if used[name] then field_error(ev, where, ("names config '%s' twice"):format(name)) end
+      used[name] = true
+    end
+    if st.min_ratio ~= nil and (type(st.min_ratio) ~= "number" or st.min_ratio <= 0) then
+      field_error(ev, where .. ".min_ratio", "must be a number > 0")
+    end
+    stages[i] = { names = st.configs, min_ratio = st.min_ratio }
+  end
+  local rest = {}
+  for _, c in ipairs(ev.configs) do
+    if not used[c.name] then rest[#rest + 1] = c.name end
+  end
+  if #rest == 0 then
+    field_error(ev, "cascade", "leaves no config for the last stage (a cascade stops " ..
+      "candidates early; the last stage runs the configs no stage names)")
+  end
+  stages[#stages + 1] = { names = rest }
+  for _, st in ipairs(stages) do st.view = ev:view(st.names) end
+  return stages
 end
 
 -- The seed kernel as a candidate.
@@ -568,6 +620,33 @@ function Evaluator:score_of(result)
     values[i] = (self.unit == "GB/s") and (c.gbs or 0) or (c.gflops or 0)
   end
   return geomean(values)
+end
+
+-- Feedback for the next prompt (the evaluator's artifacts(result, cand)):
+-- text, or nil.  A table becomes "key: value" lines in key order; the text
+-- is cut at 4000 bytes.  An error in artifacts() is a script error.
+function Evaluator:artifacts_of(result, cand)
+  if not self.artifacts then return nil end
+  local ok, v = pcall(self.artifacts, result, cand)
+  if not ok then error(("%s: artifacts() failed: %s"):format(self._origin, tostring(v)), 0) end
+  if type(v) == "table" then
+    local keys, lines = {}, {}
+    for k in pairs(v) do keys[#keys + 1] = tostring(k) end
+    table.sort(keys)
+    for _, k in ipairs(keys) do
+      local x = v[k]
+      if x == nil then x = v[tonumber(k)] end
+      lines[#lines + 1] = ("%s: %s"):format(k, type(x) == "table" and core.json_encode(x) or
+        tostring(x))
+    end
+    v = table.concat(lines, "\n")
+  end
+  if v ~= nil and type(v) ~= "string" then
+    error(("%s: artifacts() must return a string, a table or nil, got %s"):format(self._origin,
+      type(v)), 0)
+  end
+  if v and #v > 4000 then v = v:sub(1, 4000) .. "\n..." end
+  return v ~= "" and v or nil
 end
 
 M.Evaluator = Evaluator

@@ -71,7 +71,7 @@ function avo.rng(name)
   local r = need_run("rng")
   if type(name) ~= "string" then error("avo.rng: stream name must be a string", 2) end
   if not r.streams[name] then
-    r.streams[name] = setmetatable({ gen = core.rng(r.seed, name) }, Rng)
+    r.streams[name] = setmetatable({ gen = core.rng(r.seed, name), name = name }, Rng)
   end
   return r.streams[name]
 end
@@ -234,9 +234,9 @@ local function make_record(r, id, cand, result, score)
   local rec = {
     id = id, run_id = r.run_id, source = cand.source, knobs = cand.knobs or {},
     operator = cand.operator or "manual", parents = cand.parents or {},
-    note = cand.note, generation = cand.generation or 0,
+    note = cand.note, generation = cand.generation or 0, model = cand.model,
     status = result.status, reason = result.reason, log = result.log,
-    score = score, configs = result.configs or {},
+    score = score, configs = result.configs or {}, artifacts = result.artifacts,
   }
   return rec
 end
@@ -251,15 +251,20 @@ local function account(r, rec, cand)
   if r.on_record then r.on_record(rec) end
 end
 
+local cascade -- defined below submit
+
 -- Record a finished evaluation: archive first, then statistics.  `score`
 -- is given when the result is a recorded one (replay), else computed.
 local function on_result(r, ev, id, cand, result, score)
+  local recorded = score ~= nil
   score = score or ev:score_of(result)
   r.unit = r.unit or ev.unit
   if result.status == "ok" and not ev:verified(result) then
     result.status = "wrong"
     result.reason = result.reason or "not every config was verified"
   end
+  -- Evaluator feedback for later prompts; a recorded result keeps its own.
+  if not recorded then result.artifacts = ev:artifacts_of(result, cand) end
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
   local rec = make_record(r, id, cand, result, score)
@@ -357,7 +362,9 @@ local function submit(r, ev, cand)
   end
 
   local ticket
-  if old and old.status ~= "pending" then
+  if ev._stages and not (old and old.status ~= "pending") then
+    ticket = cascade(r, ev, id, cand, seed)
+  elseif old and old.status ~= "pending" then
     local rec
     if r.recorded.mode == "resume" then
       rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
@@ -374,6 +381,70 @@ local function submit(r, ev, cand)
   end
   r.by_key[key] = ticket
   return ticket, false
+end
+
+-- Worker result of `view` (an evaluator or a cascade stage's view) for
+-- `cand`: in-process for the test backend, else a job awaited in the task.
+local function measure(r, view, cand, seed)
+  if view.backend == "test" then return view:test_result(cand) end
+  return sched.await(sched.submit(view:job(cand, seed, r.cache_dir), view:deadline(),
+    function(result) return result end))
+end
+
+-- Cascade evaluation (the evaluator's `cascade`, ev._stages): the configs
+-- of each stage in turn, in a task of its own.  A candidate that fails a
+-- stage stops there (its result holds the configs run so far); one whose
+-- score on a stage's configs is below min_ratio x the run's best on the
+-- same configs stops as "pruned".  Returns a ticket for the record.
+cascade = function(r, ev, id, cand, seed)
+  local ticket = sched.event()
+  local function run_stages()
+    local configs, final, last = {}, nil, nil
+    for i, stage in ipairs(ev._stages) do
+      local view = stage.view
+      local result = measure(r, view, cand, seed)
+      last = result
+      for _, c in ipairs(result.configs or {}) do configs[#configs + 1] = c end
+      if result.status ~= "ok" or not view:verified(result) then
+        final = result
+        final.status = result.status == "ok" and "wrong" or result.status
+        final.reason = ("cascade stage %d: %s"):format(i, result.reason or
+          "not every config was verified")
+        break
+      end
+      local best = r.best
+      if stage.min_ratio and best and best.configs and i < #ev._stages then
+        local theirs, have = {}, {}
+        for _, c in ipairs(best.configs) do have[c.name] = c end
+        for _, name in ipairs(stage.names) do theirs[#theirs + 1] = have[name] end
+        local best_score = #theirs == #stage.names and
+          view:score_of({ status = "ok", configs = theirs }) or 0
+        local mine = view:score_of(result)
+        if best_score > 0 and mine < stage.min_ratio * best_score then
+          final = result
+          final.status = "pruned"
+          final.reason = ("cascade stage %d (%s): %.4g %s, below %g x the best's %.4g (#%d)")
+            :format(i, table.concat(stage.names, ", "), mine, ev.unit or "", stage.min_ratio,
+              best_score, best.id)
+          break
+        end
+      end
+    end
+    if not final then
+      final = last
+      local order = {}
+      for i, c in ipairs(ev.configs) do order[c.name] = i end
+      table.sort(configs, function(a, b) return (order[a.name] or 0) < (order[b.name] or 0) end)
+    end
+    final.configs = setmetatable(configs, core.json_array_mt)
+    sched.resolve(ticket, on_result(r, ev, id, cand, final), true)
+  end
+  sched.spawn(function()
+    -- An error here is the awaiting task's error, not a silent hang.
+    local ok, err = xpcall(run_stages, debug.traceback)
+    if not ok then sched.fail(ticket, err) end
+  end)
+  return ticket
 end
 
 function avo.evaluate_all(ev, cands)
@@ -623,6 +694,51 @@ function avo.event(kind, data)
   return true
 end
 
+-- What one call of operator `op` (its module) came to: a child, or nil and
+-- why.  Counted per operator (avo.outcomes(), the status line) and, for
+-- operators that call a language model (op.llm) or that failed, written as
+-- an event "operator_outcome" {operator, outcome, reason}: outcome
+-- "applied", "rejected" (an answer or edit that could not be used) or
+-- "call failed" (the LLM call itself failed: reasons starting "llm: ").
+-- Failures of LLM operators are also logged, so they are seen as they
+-- happen.
+function avo.outcome(op, child, why)
+  local r = need_run("outcome")
+  local name = type(op) == "table" and op.name or tostring(op)
+  local outcome = child and "applied" or
+    ((type(why) == "string" and why:sub(1, 5) == "llm: ") and "call failed" or "rejected")
+  local counts = r.outcomes[name]
+  if not counts then
+    counts = { applied = 0, rejected = 0, ["call failed"] = 0 }
+    r.outcomes[name] = counts
+    r.outcome_order[#r.outcome_order + 1] = name
+  end
+  counts[outcome] = counts[outcome] + 1
+  local uses_llm = type(op) == "table" and op.llm
+  if uses_llm or not child then
+    emit(r, "operator_outcome", { operator = name, outcome = outcome,
+                                  reason = not child and tostring(why or "no reason") or nil })
+  end
+  if uses_llm and not child then
+    local reason = tostring(why or "no reason"):gsub("%s+", " ")
+    if #reason > 240 then reason = reason:sub(1, 240) .. "..." end
+    avo.log("%s: %s: %s", name, outcome, reason)
+  end
+end
+
+-- Operator outcomes so far: array of {operator, applied, rejected,
+-- call_failed} in order of first use.
+function avo.outcomes()
+  local r = need_run("outcomes")
+  local out = {}
+  for _, name in ipairs(r.outcome_order) do
+    local c = r.outcomes[name]
+    out[#out + 1] = { operator = name, applied = c.applied, rejected = c.rejected,
+                      call_failed = c["call failed"] }
+  end
+  return out
+end
+
 function avo.progress(info)
   local r = need_run("progress")
   if type(info) ~= "table" then error("avo.progress: expected a table", 2) end
@@ -698,7 +814,9 @@ function avo._begin(state)
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
   run.attempts, run.trials = 0, {}
-  llm._begin(run, { exhausted = avo.exhausted, log = avo.log })
+  run.outcomes, run.outcome_order = {}, {}
+  llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
+                    event = function(kind, data) emit(run, kind, data) end })
   return run
 end
 

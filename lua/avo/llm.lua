@@ -190,6 +190,10 @@ local function resolve(opts)
       models = { { model = "scripted", weight = 1 } }
     elseif provider == "replay" and replay.only_model then
       models = { { model = replay.only_model, weight = 1 } }
+    elseif provider == "replay" and next(replay.by_key) then
+      -- Several models recorded and none configured: each call takes the
+      -- model its recorded counterpart used (chat).
+      models = { { model = false, weight = 1 } }
     else
       return nil, "no model configured: set AVO_LLM_MODEL (or model= in the operator's options)"
     end
@@ -200,7 +204,7 @@ local function resolve(opts)
   for i, m in ipairs(models) do
     if type(m) == "string" then models[i] = { model = m, weight = 1 } end
     m = models[i]
-    if type(m) ~= "table" or type(m.model) ~= "string" or
+    if type(m) ~= "table" or (type(m.model) ~= "string" and m.model ~= false) or
         (m.weight ~= nil and (type(m.weight) ~= "number" or m.weight < 0)) then
       return nil, ("model list entry %d must be {model = name, weight = number >= 0}"):format(i)
     end
@@ -225,6 +229,14 @@ local function resolve(opts)
   cfg.connect_timeout = num(opts.connect_timeout, "AVO_LLM_CONNECT_TIMEOUT", 10)
   cfg.retries = math.tointeger(num(opts.retries, "AVO_LLM_RETRIES", 3))
   cfg.backoff = num(opts.backoff, "AVO_LLM_BACKOFF", 1)
+  if cfg.base_url then
+    local c = opts.concurrency or tonumber(env("AVO_LLM_CONCURRENCY") or "")
+    if c ~= nil and (type(c) ~= "number" or c ~= math.floor(c) or c < 1) then
+      return nil, ("concurrency (AVO_LLM_CONCURRENCY) must be an integer >= 1, got %s"):format(
+        tostring(c))
+    end
+    cfg.concurrency = c and math.tointeger(c)
+  end
   if not cfg.max_tokens or cfg.max_tokens < 1 then return nil, "max_tokens must be >= 1" end
   if not cfg.retries or cfg.retries < 0 then return nil, "retries must be an integer >= 0" end
   return cfg
@@ -241,17 +253,42 @@ function M.configured()
   return true
 end
 
-local function pick_model(cfg)
+-- The model of a call in `stream` (see chat): drawn by weight from the
+-- stream's own random stream "llm.models/<stream>", so which model answers
+-- a call depends on its place in the run, not on the order in which
+-- concurrent tasks happen to ask.
+local function pick_model(cfg, stream)
   if #cfg.models == 1 then return cfg.models[1].model end
+  local bias = state.model_bias
+  local function weight(m) return (m.weight or 1) * (bias[m.model] or 1) end
   local total = 0
-  for _, m in ipairs(cfg.models) do total = total + (m.weight or 1) end
+  for _, m in ipairs(cfg.models) do total = total + weight(m) end
   if total <= 0 then error("avo.llm: every model weight is zero", 0) end
-  local x = state.model_rng:double() * total
+  local rng = state.model_rngs[stream]
+  if not rng then
+    rng = core.rng(state.run.seed, "llm.models/" .. stream)
+    state.model_rngs[stream] = rng
+  end
+  local x = rng:double() * total
   for _, m in ipairs(cfg.models) do
-    x = x - (m.weight or 1)
+    x = x - weight(m)
     if x < 0 then return m.model end
   end
   return cfg.models[#cfg.models].model
+end
+
+-- Factors on the configured weights of models in a model list (the ga
+-- bandit sets them from how the children of each model fare): model name
+-- -> factor > 0; models not named keep factor 1.
+function M.set_model_bias(bias)
+  if not state then error("avo.llm.set_model_bias: only available inside 'avo run'", 2) end
+  if type(bias) ~= "table" then error("avo.llm.set_model_bias: expected a table", 2) end
+  for k, v in pairs(bias) do
+    if type(k) ~= "string" or type(v) ~= "number" or v <= 0 then
+      error("avo.llm.set_model_bias: expected model name -> number > 0", 2)
+    end
+  end
+  state.model_bias = bias
 end
 
 ---------------------------------------------------------------- providers
@@ -307,6 +344,9 @@ function openai.request(c, cfg)
       body.tools[i] = { type = "function", ["function"] = { name = t.name,
         description = t.description, parameters = t.parameters } }
     end
+    -- Servers of the llama.cpp family ignore `tools` unless tool_choice is
+    -- given; "auto" is also every hosted API's default.
+    body.tool_choice = "auto"
   end
   local headers = { "Content-Type: application/json" }
   if cfg.key then headers[#headers + 1] = "Authorization: Bearer " .. cfg.key end
@@ -324,17 +364,20 @@ function openai.parse(doc)
     if type(fn) ~= "table" or type(fn.name) ~= "string" then
       return nil, ("unexpected answer: tool_calls[%d] has no function name"):format(i)
     end
-    local args = fn.arguments
+    local args, bad = fn.arguments, nil
     if type(args) == "string" then
       local decoded, err = core.json_decode(args ~= "" and args or "{}")
       if type(decoded) ~= "table" then
-        return nil, ("tool call '%s' has malformed arguments: %s"):format(fn.name,
-          err or "not a JSON object")
+        -- Not the end of the answer: the caller tells the model (the
+        -- agent answers the call with this error) and goes on.
+        bad = ("malformed arguments (%s): %s"):format(err or "not a JSON object",
+          excerpt(args, 200))
+        decoded = {}
       end
       args = decoded
     end
     out.tool_calls[i] = { id = tostring(tc.id or ("call_" .. i)), name = fn.name,
-                          arguments = type(args) == "table" and args or {} }
+                          arguments = type(args) == "table" and args or {}, error = bad }
   end
   local u = type(doc.usage) == "table" and doc.usage or {}
   out.usage = { input_tokens = math.tointeger(u.prompt_tokens) or 0,
@@ -380,6 +423,7 @@ function anthropic.request(c, cfg)
     for i, t in ipairs(c.tools) do
       body.tools[i] = { name = t.name, description = t.description, input_schema = t.parameters }
     end
+    body.tool_choice = { type = "auto" }
   end
   local headers = { "Content-Type: application/json",
                     "anthropic-version: " .. M.ANTHROPIC_VERSION }
@@ -397,11 +441,16 @@ function anthropic.parse(doc)
     if block.type == "text" and type(block.text) == "string" then
       texts[#texts + 1] = block.text
     elseif block.type == "tool_use" then
-      if type(block.name) ~= "string" or (block.input ~= nil and type(block.input) ~= "table") then
-        return nil, ("unexpected answer: malformed tool_use block %d"):format(i)
+      if type(block.name) ~= "string" then
+        return nil, ("unexpected answer: tool_use block %d has no name"):format(i)
+      end
+      local bad
+      if block.input ~= nil and type(block.input) ~= "table" then
+        bad = ("malformed arguments (not a JSON object): %s"):format(
+          excerpt(core.json_encode(block.input), 200))
       end
       out.tool_calls[#out.tool_calls + 1] = { id = tostring(block.id or ("toolu_" .. i)),
-        name = block.name, arguments = block.input or {} }
+        name = block.name, arguments = (not bad and block.input) or {}, error = bad }
     end
   end
   out.content = table.concat(texts)
@@ -432,6 +481,10 @@ local function read_http(cfg, result)
   local body = scrub(result.body, cfg.key)
   local status = result.http_status or 0
   local name = cfg.provider
+  if result.status ~= "ok" and result.cancelled then
+    return nil, ("%s: call cancelled at the run's time limit (--max-time): %s"):format(name,
+      scrub(result.error or "cancelled", cfg.key))
+  end
   if result.status ~= "ok" then
     local pmsg = provider_message(body)
     local tail = pmsg and (": " .. pmsg) or ""
@@ -520,17 +573,25 @@ local function scripted_answer(c)
   }
 end
 
-local function load_replay(path)
+-- The recorded calls of `path`: by request hash (every run's calls, for
+-- resuming) and, for replay, by call key (request.call, "stream#n") of run
+-- `run_id` (default: the last run that made calls).
+local function load_replay(path, run_id)
   local ar, err = core.archive(path)
   if not ar then error("LLM replay: " .. err, 0) end
   local rows, rerr = ar:llm_calls(0)
   ar:close()
   if not rows then error("LLM replay: " .. tostring(rerr), 0) end
-  local by_hash, models, n_models = {}, {}, 0
+  if not run_id then
+    for _, row in ipairs(rows) do run_id = math.max(run_id or 0, row.run_id) end
+  end
+  local by_hash, by_key, models, n_models = {}, {}, {}, 0
   for _, row in ipairs(rows) do
     local q = by_hash[row.request_hash] or { next = 1 }
     q[#q + 1] = row
     by_hash[row.request_hash] = q
+    local call = type(row.request) == "table" and row.request.call
+    if row.run_id == run_id and type(call) == "string" then by_key[call] = row end
     if row.model and not models[row.model] then
       models[row.model] = true
       n_models = n_models + 1
@@ -538,7 +599,8 @@ local function load_replay(path)
   end
   local only
   if n_models == 1 then only = next(models) end
-  return { path = path, by_hash = by_hash, only_model = only, calls = #rows }
+  return { path = path, by_hash = by_hash, by_key = by_key, only_model = only, calls = #rows,
+           run_id = run_id, drifted = 0 }
 end
 
 -- When resuming a run: the answer recorded for the next occurrence of
@@ -565,16 +627,78 @@ local function resumed_answer(hash)
   return { resp = resp }
 end
 
--- The recorded answer of the next occurrence of `hash` (the last one again
--- when the recorded run made this request fewer times).
-local function replay_answer(hash)
-  local q = state.replay.by_hash[hash]
-  if not q then
-    error(("LLM replay: no recorded answer for request %s in %s (same script, seed and " ..
-      "model as the recorded run?)"):format(hash, state.replay.path), 0)
+-- "a, b" for the tool names of a canonical request.
+local function tool_names(c)
+  local names = {}
+  for _, t in ipairs(c.tools or {}) do names[#names + 1] = t.name end
+  return table.concat(names, ", ")
+end
+
+-- What differs between the recorded request `old` and `c` other than the
+-- text of the messages (which holds measured values, so may differ), or nil.
+local function setting_difference(old, c)
+  local diffs = {}
+  local function cmp(name, a, b)
+    if a ~= b then
+      diffs[#diffs + 1] = ("%s %s recorded, %s now"):format(name, tostring(a), tostring(b))
+    end
   end
-  local row = q[math.min(q.next, #q)]
-  q.next = q.next + 1
+  cmp("model", old.model, c.model)
+  cmp("max_tokens", math.tointeger(old.max_tokens) or old.max_tokens, c.max_tokens)
+  cmp("temperature", old.temperature, c.temperature)
+  cmp("tools", "[" .. tool_names(old) .. "]", "[" .. tool_names(c) .. "]")
+  if old.system ~= c.system then diffs[#diffs + 1] = "the system prompt differs" end
+  local om = type(old.messages) == "table" and old.messages or {}
+  if #om ~= #c.messages then
+    diffs[#diffs + 1] = ("%d messages recorded, %d now"):format(#om, #c.messages)
+  else
+    for i, m in ipairs(c.messages) do
+      if type(om[i]) ~= "table" or om[i].role ~= m.role then
+        diffs[#diffs + 1] = ("message %d is from %s, recorded from %s"):format(i, m.role,
+          type(om[i]) == "table" and tostring(om[i].role) or "nobody")
+        break
+      end
+    end
+  end
+  if #diffs == 0 then return nil end
+  return table.concat(diffs, "; ")
+end
+
+local function diverge(why)
+  error({ avo_divergence = "LLM replay diverged: " .. why }, 0)
+end
+
+-- The recorded answer of call `c` (key c.call): the recorded run's call at
+-- the same place in its own sequence (stream and index), checked against
+-- the request hash: a request whose text differs (prompts quote measured
+-- timings) is answered all the same, one whose settings differ is a
+-- divergence.  Archives recorded before calls had keys are answered by
+-- request hash (the last answer again when the recorded run made the
+-- request fewer times).
+local function replay_answer(hash, c)
+  local rp = state.replay
+  local row = rp.by_key[c.call]
+  if row then
+    if row.request_hash ~= hash then
+      local diff = setting_difference(row.request, c)
+      if diff then
+        diverge(("call %s (model %s) differs from the recorded run %d in %s: %s"):format(c.call,
+          c.model, rp.run_id, rp.path, diff))
+      end
+      rp.drifted = rp.drifted + 1
+    end
+  elseif next(rp.by_key) then
+    diverge(("the recorded run %d in %s made no call %s (request %s): the run took " ..
+      "another path"):format(rp.run_id, rp.path, c.call, hash))
+  else
+    local q = rp.by_hash[hash]
+    if not q then
+      diverge(("no recorded answer for request %s in %s (same script, seed and " ..
+        "model as the recorded run?)"):format(hash, rp.path))
+    end
+    row = q[math.min(q.next, #q)]
+    q.next = q.next + 1
+  end
   if row.status ~= "ok" then return nil, row.error or "recorded call failed", row end
   local r = row.response or {}
   return {
@@ -597,6 +721,248 @@ local function budget_message()
       r.max_tokens, t.input_tokens + t.output_tokens)
   end
   return nil
+end
+
+------------------------------------------------------------------ client
+
+local function client()
+  if not state.client then
+    local c, err = core.llm(state.run.seed)
+    if not c then error("avo.llm: " .. err, 0) end
+    state.client = c
+    sched.add_source(c, "l")
+  end
+  return state.client
+end
+
+---------------------------------------------------------- server metadata
+
+-- Servers on this machine or a private network: single-user servers
+-- (llama.cpp, Ollama, ...) that often serve one request at a time.
+local function is_local(url)
+  local host = (url:match("^https?://%[([^%]]+)%]") or url:match("^https?://([^/:]+)") or "")
+    :lower()
+  return host == "localhost" or host == "::1" or host == "0.0.0.0" or host:match("^127%.") ~= nil
+    or host:match("^10%.") ~= nil or host:match("^192%.168%.") ~= nil
+    or host:match("%.local$") ~= nil
+end
+
+-- The context window named in a provider's "too long" error, or nil.
+-- Wordings: OpenAI and vLLM "maximum context length is N tokens",
+-- llama-cpp-python "exceed context window of N", llama.cpp "context size
+-- (N tokens)", Anthropic "N tokens > M maximum".
+function M.context_from_error(text)
+  if type(text) ~= "string" then return nil end
+  local n = text:match("maximum context length is (%d+)") or text:match("context window of (%d+)")
+    or text:match("available context size %((%d+) tokens%)") or text:match("context size of (%d+)")
+    or text:match("n_ctx[%s=:]+(%d+)") or text:match("%d+ tokens > (%d+) maximum")
+  return n and math.tointeger(tonumber(n)) or nil
+end
+
+-- Record what was learned about a server (also read back by --llm-replay).
+local function learned(srv, model, what)
+  local data = { base_url = srv.base_url, model = model, from = what.from,
+                 context_tokens = what.context_tokens, slots = what.slots }
+  if state.event then state.event("llm_server", data) end
+  if state.log and what.context_tokens then
+    state.log(("llm: %s%s has a context window of %d tokens (from %s)"):format(srv.base_url or "",
+      model and (" model " .. model) or "", what.context_tokens, what.from))
+  end
+end
+
+-- Context window in the model entry of a GET /models answer (vLLM
+-- max_model_len, LM Studio/OpenRouter context_length), when the list has
+-- `model` or only one entry; the second value is llama.cpp's
+-- meta.n_ctx_train (what the model was trained with: the server's own
+-- window, from /props, may be smaller), the third the entry's owner.
+local function models_context(doc, model)
+  local data = type(doc) == "table" and type(doc.data) == "table" and doc.data or {}
+  local entry
+  for _, e in ipairs(data) do
+    if type(e) == "table" and e.id == model then entry = e end
+  end
+  if not entry and #data == 1 then entry = data[1] end
+  if type(entry) ~= "table" then return nil end
+  local meta = type(entry.meta) == "table" and entry.meta or {}
+  local n = entry.max_model_len or entry.context_length or entry.context_window or entry.n_ctx
+    or meta.n_ctx
+  return math.tointeger(n), math.tointeger(meta.n_ctx_train), entry.owned_by
+end
+
+-- What is known of the server of `cfg`: slots, context windows by model,
+-- whether it is local.  The first call to an OpenAI-compatible server
+-- other than api.openai.com asks it (GET /models and llama.cpp's GET
+-- /props, 5 s at most; failures are ignored); other callers wait for that.
+local function server_of(cfg, model)
+  local key = cfg.provider .. " " .. cfg.base_url
+  local srv = state.servers[key]
+  if srv then
+    while srv.pending do
+      local ev = sched.event()
+      srv.waiting[#srv.waiting + 1] = ev
+      sched.await(ev)
+    end
+    return srv
+  end
+  srv = { base_url = cfg.base_url, contexts = {}, waiting = {}, is_local = is_local(cfg.base_url) }
+  state.servers[key] = srv
+  if cfg.provider ~= "openai" or cfg.base_url == DEFAULT_BASE.openai or
+      env("AVO_LLM_DISCOVER") == "0" then
+    return srv
+  end
+  srv.pending = true
+  local llm = client()
+  local headers = array()
+  if cfg.key then headers[1] = "Authorization: Bearer " .. cfg.key end
+  local function get(url)
+    local ticket = llm:submit{ url = url, method = "GET", headers = headers, timeout = 5,
+      connect_timeout = math.min(cfg.connect_timeout, 5), max_attempts = 1 }
+    return sched.track(llm, ticket, function(result)
+      if result.status ~= "ok" then return false end
+      return core.json_decode(result.body or "") or false
+    end)
+  end
+  local k_models = get(cfg.base_url .. "/models")
+  local k_props = get(cfg.base_url:gsub("/v1$", "") .. "/props")
+  local models, props = sched.await(k_models), sched.await(k_props)
+  local ctx, trained, owner = models_context(models, model)
+  if type(owner) == "string" and owner:lower():find("vllm", 1, true) then srv.batching = true end
+  local from = ctx and "GET /models"
+  if type(props) == "table" then
+    local slots = math.tointeger(props.total_slots)
+    local gen = type(props.default_generation_settings) == "table"
+      and props.default_generation_settings or {}
+    local n_ctx = math.tointeger(gen.n_ctx) or math.tointeger(props.n_ctx)
+    if slots and slots >= 1 then srv.slots = slots end
+    if n_ctx and n_ctx > 0 then ctx, from = n_ctx, "GET /props" end
+  end
+  if not ctx and trained then ctx, from = trained, "GET /models (n_ctx_train)" end
+  if model and ctx then srv.contexts[model] = ctx end
+  if ctx or srv.slots then
+    learned(srv, model, { slots = srv.slots, context_tokens = ctx, from = from or "GET /props" })
+  end
+  srv.pending = nil
+  local waiting = srv.waiting
+  srv.waiting = {}
+  for _, ev in ipairs(waiting) do sched.resolve(ev) end
+  return srv
+end
+
+-- Calls in flight at once to the server of `cfg`: AVO_LLM_CONCURRENCY (or
+-- the concurrency option), else the server's slots (llama.cpp /props),
+-- else 1 for a local server that does not batch, else 8.
+local function concurrency_of(cfg, srv)
+  if cfg.concurrency then return cfg.concurrency end
+  if srv.slots then return srv.slots end
+  if srv.is_local and not srv.batching then return 1 end
+  return 8
+end
+
+-- A failed call's error may name the context window: remember it.
+local function learn_from_error(cfg, model, err)
+  local n = M.context_from_error(err)
+  if not n then return end
+  local srv = cfg.base_url and state.servers[cfg.provider .. " " .. cfg.base_url]
+  if srv then
+    if srv.contexts[model] == n then return end
+    srv.contexts[model] = n
+    learned(srv, model, { context_tokens = n, from = "an error" })
+  else
+    if state.replay_contexts[model] == n then return end
+    state.replay_contexts[model] = n
+    learned({}, model, { context_tokens = n, from = "an error" })
+  end
+end
+
+--[[
+avo.llm.context_window{ model = ?, provider = ?, base_url = ?, max_tokens = ? }
+  -> tokens | nil, max_tokens
+The context window of the model the options name, as far as known: from
+the server's metadata (asked on first use; the task may yield) or from an
+error of an earlier call; under --llm-replay, what the recorded run knew.
+The second value is the max_tokens a call with these options asks for.
+]]
+function M.context_window(opts)
+  if not state then error("avo.llm.context_window: only available inside 'avo run'", 2) end
+  opts = opts or {}
+  local cfg, cerr = resolve(opts)
+  if not cfg then error("avo.llm: " .. cerr, 2) end
+  local model = #cfg.models == 1 and cfg.models[1].model or nil
+  if cfg.provider == "replay" then
+    return model and state.replay_contexts[model] or nil, cfg.max_tokens
+  end
+  if not cfg.base_url then return nil, cfg.max_tokens end
+  local srv = server_of(cfg, model)
+  return model and srv.contexts[model] or nil, cfg.max_tokens
+end
+
+-------------------------------------------------------------- reservations
+
+-- Refuse a call for `why` (logged once per run).
+local function refuse(why)
+  if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
+  state.refused = true
+  return nil, why
+end
+
+-- Seconds left of the run's --max-time, or nil without one.
+local function time_left()
+  local r = state.run
+  if not r.max_seconds or not r.started then return nil end
+  return math.max(0, r.max_seconds - (core.monotonic() - r.started))
+end
+
+-- Whether a call to provider key `pkey` must wait: the provider has
+-- `limit` calls in flight, or the calls in flight have reserved what is
+-- left of --max-tokens / --max-usd (each reserves its worst case, prompt
+-- estimate + max_tokens, until its answer settles it).  With nothing in
+-- flight a call always goes, so the budgets are overshot by at most one
+-- call's worth.
+local function must_wait(pkey, limit)
+  if limit and (state.flight[pkey] or 0) >= limit then return true end
+  local t, r, res = state.totals, state.run, state.reserved
+  if res.calls == 0 then return false end
+  if r.max_tokens and t.input_tokens + t.output_tokens + res.tokens >= r.max_tokens then
+    return true
+  end
+  if r.max_usd and t.cost_usd + res.usd >= r.max_usd then return true end
+  return false
+end
+
+-- Wait (the task yields) until call `c` may go, then reserve its worst
+-- case.  Returns the reservation (release it when the answer arrives), or
+-- nil and why the call is refused.
+local function acquire(cfg, c)
+  local pkey = cfg.provider .. " " .. cfg.base_url
+  local limit = concurrency_of(cfg, server_of(cfg, c.model))
+  local prompt = (#core.json_encode(c) + 3) // 4
+  local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
+                 usd = cost_of(c.model, prompt, c.max_tokens) }
+  while true do
+    local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
+    if why then return refuse(why) end
+    if not must_wait(pkey, limit) then break end
+    local ev = sched.event()
+    state.gate[#state.gate + 1] = ev
+    sched.await(ev)
+  end
+  state.flight[pkey] = (state.flight[pkey] or 0) + 1
+  slot.since = core.monotonic()
+  state.in_flight[slot] = true
+  local res = state.reserved
+  res.calls, res.tokens, res.usd = res.calls + 1, res.tokens + slot.tokens, res.usd + slot.usd
+  return slot
+end
+
+-- Give back a reservation and let every waiting call look again.
+local function release(slot)
+  state.flight[slot.pkey] = state.flight[slot.pkey] - 1
+  state.in_flight[slot] = nil
+  local res = state.reserved
+  res.calls, res.tokens, res.usd = res.calls - 1, res.tokens - slot.tokens, res.usd - slot.usd
+  local gate = state.gate
+  state.gate = {}
+  for _, ev in ipairs(gate) do sched.resolve(ev) end
 end
 
 -- Account one call, record it, and return the value chat() returns.
@@ -629,16 +995,6 @@ end
 
 ---------------------------------------------------------------- the call
 
-local function client()
-  if not state.client then
-    local c, err = core.llm(state.run.seed)
-    if not c then error("avo.llm: " .. err, 0) end
-    state.client = c
-    sched.add_source(c, "l")
-  end
-  return state.client
-end
-
 --[[
 avo.llm.chat{ messages = {...}, system = ?, tools = ?, model = ?, provider = ?,
               base_url = ?, api_key_env = ?, temperature = ?, max_tokens = ?,
@@ -662,18 +1018,35 @@ function M.chat(opts)
   if opts.system ~= nil and type(opts.system) ~= "string" then
     error("avo.llm.chat: 'system' must be a string", 2)
   end
+  if opts.stream ~= nil and type(opts.stream) ~= "string" then
+    error("avo.llm.chat: 'stream' must be a string", 2)
+  end
   local cfg, cerr = resolve(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
 
   local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
-  if why then
-    if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
-    state.refused = true
-    return nil, why
-  end
+  if why then return refuse(why) end
 
-  local c = canonical(opts, pick_model(cfg), cfg)
+  -- The call's place in the run: its stream (the caller's, e.g. the
+  -- operator's random stream, else "main") and its index there.  Replay
+  -- finds answers by it; it is stored with the request but not hashed.
+  local stream = opts.stream or "main"
+  local n = (state.seq[stream] or 0) + 1
+  state.seq[stream] = n
+  local call = ("%s#%d"):format(stream, n)
+  local model = pick_model(cfg, stream)
+  if cfg.provider == "replay" then
+    -- The recorded call's model, when it is one the run may use.
+    local row = state.replay.by_key[call]
+    local recorded = row and type(row.request) == "table" and row.request.model
+    local allowed = model == false
+    for _, m in ipairs(cfg.models) do allowed = allowed or m.model == recorded end
+    if recorded and allowed then model = recorded end
+    if model == false then model = "?" end
+  end
+  local c = canonical(opts, model, cfg)
   local hash = core.hash(core.json_encode(c))
+  c.call = call
 
   local value
   local resumed = resumed_answer(hash)
@@ -684,24 +1057,30 @@ function M.chat(opts)
     if cfg.provider == "scripted" then scripted_answer(c) end
     value = resumed
   elseif cfg.provider == "replay" then
-    local resp, err, row = replay_answer(hash)
+    local resp, err, row = replay_answer(hash, c)
+    if not resp then learn_from_error(cfg, c.model, err) end
     value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
     value = settle("scripted", c, hash, resp, err, 0, 1)
   else
+    local slot, serr = acquire(cfg, c)
+    if not slot then return nil, serr end
     local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
     local llm = client()
     local ticket = llm:submit{
       url = url, headers = headers, body = body, timeout = cfg.timeout,
       connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
-      backoff = cfg.backoff,
+      backoff = cfg.backoff, deadline = time_left(),
     }
     -- Settled when the answer arrives, so it is recorded even if the
     -- waiting task has died meanwhile.
     local key = sched.track(llm, ticket, function(result)
       local resp, err = read_http(cfg, result)
-      return settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
+      if not resp then learn_from_error(cfg, c.model, err) end
+      local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
+      release(slot)
+      return value
     end)
     value = sched.await(key)
   end
@@ -717,6 +1096,42 @@ function M.totals()
   return state and state.totals or nil
 end
 
+-- HTTP calls in flight, calls waiting for a slot or budget, and the age in
+-- seconds of the oldest call in flight (0 when none).
+function M.in_flight()
+  if not state then return 0, 0, 0 end
+  local n, oldest = 0, nil
+  for slot in pairs(state.in_flight) do
+    n = n + 1
+    oldest = math.min(oldest or slot.since, slot.since)
+  end
+  return n, #state.gate, oldest and (core.monotonic() - oldest) or 0
+end
+
+-- The LLM part of the status line: totals, calls in flight with the oldest
+-- one's age, calls waiting, and the outcomes (avo.outcomes()) of operators
+-- that had answers rejected or calls fail.  nil when there is nothing.
+function M.status_text(outcomes)
+  if not state then return nil end
+  local t, parts = state.totals, {}
+  if t.calls > 0 then
+    parts[1] = ("llm %d calls%s, %d tok, $%.4f"):format(t.calls,
+      t.failed > 0 and (" (%d failed)"):format(t.failed) or "", t.input_tokens + t.output_tokens,
+      t.cost_usd)
+  end
+  local n, waiting, age = M.in_flight()
+  if n > 0 then parts[#parts + 1] = ("%d in flight (oldest %ds)"):format(n, math.floor(age)) end
+  if waiting > 0 then parts[#parts + 1] = ("%d waiting"):format(waiting) end
+  for _, o in ipairs(outcomes or {}) do
+    if o.rejected + o.call_failed > 0 then
+      parts[#parts + 1] = ("%s %d applied/%d rejected/%d failed"):format(o.operator, o.applied,
+        o.rejected, o.call_failed)
+    end
+  end
+  if #parts == 0 then return nil end
+  return table.concat(parts, ", ")
+end
+
 -- true once --max-usd or --max-tokens is spent.
 function M.exhausted()
   return state ~= nil and budget_message() ~= nil
@@ -730,11 +1145,32 @@ function M._begin(run, hooks)
     run = run, exhausted = hooks.exhausted, log = hooks.log, warned = {},
     totals = { calls = 0, failed = 0, input_tokens = 0, output_tokens = 0, cost_usd = 0,
                latency_s = 0 },
-    model_rng = core.rng(run.seed, "llm.models"),
+    model_rngs = {}, -- stream -> random stream of its model draws
+    model_bias = {}, -- model -> factor on its weight (set_model_bias)
+    reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
+    flight = {}, -- provider key -> calls in flight
+    gate = {},   -- events of the calls waiting in acquire
+    in_flight = {}, -- reservations of the calls in flight (set), with .since
+    seq = {},    -- stream -> calls made in it
+    servers = {}, -- "provider base_url" -> what is known of it (server_of)
+    replay_contexts = {}, -- model -> context window, under --llm-replay
+    event = hooks.event,
   }
   load_user_prices()
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")
-  if replay then state.replay = load_replay(replay) end
+  if replay then
+    state.replay = load_replay(replay, run.llm_replay_run)
+    -- What the recorded run learned from its servers' metadata (what it
+    -- learned from errors is learned again when those are replayed).
+    local ar = core.archive(replay)
+    for _, e in ipairs(ar and ar:events(state.replay.run_id or 0, "llm_server") or {}) do
+      local d = e.data or {}
+      if d.model and d.context_tokens and d.from ~= "an error" then
+        state.replay_contexts[d.model] = d.context_tokens
+      end
+    end
+    if ar then ar:close() end
+  end
   if run.llm_resume then state.resume = load_replay(run.llm_resume) end
 end
 
@@ -744,6 +1180,10 @@ function M._end()
   local t = state.totals
   if t.calls > 0 and state.run.archive then
     state.run.archive:event(state.run.run_id, "llm_totals", t)
+  end
+  if state.replay and state.replay.drifted > 0 and state.log then
+    state.log(("llm replay: %d calls answered by their place in the run although their " ..
+      "prompts differ from the recorded ones (measured values)"):format(state.replay.drifted))
   end
   if state.client then state.client:close() end
   state = nil

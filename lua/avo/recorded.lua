@@ -170,6 +170,7 @@ function M.replay(opts)
     archive = archive, pool = pool, run_id = run_id, seed = info.seed, db = opts.out,
     chunk = chunk, args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded_answers(old_archive, info.id, "replay"), llm_replay = opts.db,
+    llm_replay_run = info.id,
     max_usd = config.max_usd, max_tokens = config.max_tokens,
   }
   archive:run_end(run_id, ok and "done" or "failed")

@@ -63,13 +63,45 @@ function M.complete_now(value)
   return next_local
 end
 
+-- A ticket no source answers (for tasks waiting on a condition, such as
+-- the LLM client's budget reservations): M.resolve(key, value) completes
+-- it.  Tasks awaiting it count as waiting on the source that will resolve
+-- it, so resolve it only from a handler of something in flight or from a
+-- task.  Tasks already waiting are woken; with `keep` the value is also
+-- kept for later awaits (a ticket), else dropped (a wake-up signal).
+local next_event = 0
+function M.event()
+  next_event = next_event + 1
+  return "v" .. next_event
+end
+
+local FAILED = {} -- key of the error in a value M.fail made
+
+-- Complete `key` with an error that every task awaiting it raises.
+function M.fail(key, err)
+  M.resolve(key, { [FAILED] = err }, true)
+end
+
+function M.resolve(key, value, keep)
+  if value == nil then value = true end
+  if keep then results[key] = value end
+  for _, task in ipairs(waiters[key] or {}) do
+    ready[#ready + 1] = { task, table.pack(value) }
+  end
+  waiters[key] = nil
+end
+
 -- Wait for a ticket's value from inside a task.
 function M.await(ticket)
-  if results[ticket] ~= nil then return results[ticket] end
-  if not coroutine.isyieldable() then
-    error("avo: evaluations can only be awaited inside 'avo run' (a task)", 3)
+  local value = results[ticket]
+  if value == nil then
+    if not coroutine.isyieldable() then
+      error("avo: evaluations can only be awaited inside 'avo run' (a task)", 3)
+    end
+    value = coroutine.yield(AWAIT, ticket)
   end
-  return coroutine.yield(AWAIT, ticket)
+  if type(value) == "table" and value[FAILED] ~= nil then error(value[FAILED], 0) end
+  return value
 end
 
 local Task = {}

@@ -88,20 +88,27 @@ function Status:line()
     end
     parts[#parts + 1] = best
   end
-  local llm = avo.llm.totals()
-  if llm and llm.calls > 0 then
-    parts[#parts + 1] = ("llm %d calls, %d tok, $%.4f"):format(llm.calls,
-      llm.input_tokens + llm.output_tokens, llm.cost_usd)
-  end
+  local llm = avo.llm.status_text(avo.outcomes())
+  if llm then parts[#parts + 1] = llm end
   local elapsed = core.monotonic() - r.started
   parts[#parts + 1] = ("%.2f eval/s"):format(r.finished / math.max(elapsed, 1e-9))
   parts[#parts + 1] = S.format_duration(elapsed)
   return table.concat(parts, " | ")
 end
 
+-- Seconds between status lines without a terminal while LLM calls are in
+-- flight (a slow call otherwise leaves the log silent for minutes).
+local HEARTBEAT = tonumber(os.getenv("AVO_STATUS_INTERVAL") or "") or 30
+
 function Status:tick(force)
-  if not self.tty then return end
   local now = core.monotonic()
+  if not self.tty then
+    if avo.llm.in_flight() > 0 and now - (self.beat or self.run.started) >= HEARTBEAT then
+      self.beat = now
+      io.stderr:write(self:line(), "\n")
+    end
+    return
+  end
   if not force and now - self.last < 0.2 then return end
   self.last = now
   io.stderr:write("\r\27[K", self:line())
@@ -147,11 +154,13 @@ function S.execute(ctx)
     started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = S.cache_dir(),
     generation = 0, recorded = ctx.recorded,
     max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
+    llm_replay_run = ctx.llm_replay_run,
     llm_resume = ctx.llm_resume,
   }
   local status = Status.new(run)
   run.on_log = function(msg) status:log(msg) end
   run.on_progress = function()
+    status.beat = core.monotonic()
     if status.tty then status:tick(true) else io.stderr:write(status:line(), "\n") end
   end
   run.on_record = function()

@@ -95,10 +95,12 @@ function M.child_knobs(source, from)
 end
 
 -- Ask, apply, and on an unusable answer ask again with the reason, at most
--- 1 + options.fix_attempts (default 1) times.  Returns new source,
--- response, how | nil, why.
-function M.converse(options, prompt, first_message, base_source)
+-- 1 + options.fix_attempts (default 1) times.  `stream` (the operator's
+-- random stream name, ctx.rng.name) places the calls in the run for
+-- --llm-replay.  Returns new source, response, how | nil, why.
+function M.converse(options, prompt, first_message, base_source, stream)
   local chat = M.chat_options(options)
+  chat.stream = stream
   chat.system = prompt.system
   chat.messages = { { role = "user", content = first_message } }
   local fixes = options.fix_attempts or 1

@@ -17,6 +17,7 @@
 local avo = require "avo"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
+local novelty = require "strategies.lib.novelty"
 
 local M = {}
 
@@ -83,6 +84,19 @@ function M.read_options(who, opts)
   if not is_probability(cfg.mutation_rate) then
     return bad("mutation_rate", "a number in [0, 1]", cfg.mutation_rate)
   end
+  local nov, nerr = novelty.read(opts.novelty)
+  if nov == nil then return bad("novelty", nerr, opts.novelty) end
+  cfg.novelty = nov
+  local bandit = opts.bandit
+  if bandit == true then bandit = {} end
+  if bandit ~= nil and bandit ~= false then
+    if type(bandit) ~= "table" then return bad("bandit", "true or a table {floor =}", bandit) end
+    local floor = bandit.floor or 0.05
+    if type(floor) ~= "number" or floor < 0 or floor > 1 then
+      return bad("bandit", "a table whose floor is a number in [0, 1]", floor)
+    end
+    cfg.bandit = { floor = floor }
+  end
   return M.read_variation(who, opts, cfg)
 end
 
@@ -139,7 +153,9 @@ function M.new_operators(ev, cfg)
     if entry.module.concurrent == false and streams.wait_turn then streams.wait_turn() end
     local ctx = { ev = ev, rng = avo.rng("op." .. name .. "/" .. streams.tag),
                   generation = generation, options = entry.options }
-    return entry.module.apply(ctx, parents)
+    local child, why = entry.module.apply(ctx, parents)
+    avo.outcome(entry.module, child, why)
+    return child, why
   end
 
   return ops
@@ -172,6 +188,10 @@ function M.new_state(cfg, ev, prefix, wait_turn)
     wait_turn = wait_turn,
     tweaks = 0, -- param_tweak children of the seed made so far
     best = nil,
+    -- near-duplicate filter (cfg.novelty), operator bandit (cfg.bandit)
+    novelty = cfg.novelty and novelty.new(cfg.novelty) or nil,
+    bandit = cfg.bandit and { stats = {} } or nil,
+    weights = nil, -- the bandit's operator weights, once it has learned
   }
 end
 
@@ -211,7 +231,7 @@ end
 -- out and another drawn; param_tweak is the last resort.
 function M.mutate(state, streams, parent, generation)
   local remaining = {}
-  for name, w in pairs(state.cfg.operators) do remaining[name] = w end
+  for name, w in pairs(state.weights or state.cfg.operators) do remaining[name] = w end
   while next(remaining) ~= nil do
     local name = streams.rng:weighted(remaining)
     local child = state.ops.apply(name, { parent }, generation, streams)
@@ -268,9 +288,18 @@ function M.breed_with(state, n, seen, tag_of, make)
     for i, slot in ipairs(pending) do
       local child = avo.join(tasks[i])
       local key = child and candidate_key(child)
+      local near = key and not seen[key] and state.novelty and state.novelty:check(child)
+      if near then
+        -- Rejected before evaluation: the slot tries again.
+        avo.event("novelty_rejected", { operator = child.operator, reason = near,
+          parents = child.parents })
+        avo.log("%s: rejected before evaluation: %s", child.operator or "?", near)
+        key = nil
+      end
       if key and not seen[key] then
         seen[key] = true
         made[slot] = child
+        if state.novelty then state.novelty:add(child) end
       else
         retry[#retry + 1] = slot
       end
@@ -289,6 +318,9 @@ end
 local function breed(state, population, generation, n)
   local seen = {}
   for _, r in ipairs(population) do seen[candidate_key(r)] = true end
+  if state.novelty then
+    for _, r in ipairs(population) do state.novelty:add(r) end
+  end
   return M.breed_with(state, n, seen,
     function(slot, attempt)
       return ("%sg%d.c%d.a%d"):format(state.prefix, generation, slot, attempt)
@@ -338,12 +370,65 @@ function M.breed(state, population, generation)
   return elites, breed(state, population, generation, state.cfg.population - #elites)
 end
 
+-- The operator bandit (cfg.bandit): after each generation, every
+-- evaluated child counts as a trial of the operator that made it (the
+-- mutation of "crossover+llm_mutate"), and as a win when it is correct and
+-- scores above its first parent.  Each operator's weight becomes its
+-- configured weight times its posterior mean win rate (wins + 1) / (trials
+-- + 2), at least `floor` times the configured weight, so weight shifts
+-- toward the operators whose children improve and none starves.  The
+-- models of an LLM model list (AVO_LLM_MODEL="a=1,b=1") are weighed the
+-- same way by the children each made (avo.llm.set_model_bias).  Recorded
+-- as an event "operator_weights" per generation; weights follow from the
+-- scores, so replays and resumed runs make the same choices.
+function M.update_bandit(state, population, evaluated, generation)
+  local b = state.bandit
+  b.models = b.models or {}
+  local by_id = {}
+  for _, r in ipairs(population) do by_id[r.id] = r end
+  local function count(stats, key, won)
+    local s = stats[key] or { trials = 0, wins = 0 }
+    stats[key] = s
+    s.trials = s.trials + 1
+    if won then s.wins = s.wins + 1 end
+  end
+  for _, r in ipairs(evaluated) do
+    local op = tostring(r.operator or ""):match("([^+]+)$")
+    local parent = by_id[(r.parents and r.parents[1] or {}).id]
+    local won = not r.duplicate and r.status == "ok" and parent ~= nil and r.score > parent.score
+    if state.cfg.operators[op] then count(b.stats, op, won) end
+    if type(r.model) == "string" then count(b.models, r.model, won) end
+  end
+  local floor = state.cfg.bandit.floor
+  local bias = {}
+  for model, s in pairs(b.models) do
+    bias[model] = math.max((s.wins + 1) / (s.trials + 2), floor)
+  end
+  if next(bias) then avo.llm.set_model_bias(bias) end
+  local weights, names = {}, {}
+  for op, w in pairs(state.cfg.operators) do
+    local s = b.stats[op] or { trials = 0, wins = 0 }
+    weights[op] = w * math.max((s.wins + 1) / (s.trials + 2), state.cfg.bandit.floor)
+    names[#names + 1] = op
+  end
+  state.weights = weights
+  table.sort(names)
+  local stats = {}
+  for _, op in ipairs(names) do stats[op] = b.stats[op] or { trials = 0, wins = 0 } end
+  avo.event("operator_weights", { generation = generation, prefix = state.prefix,
+                                  weights = weights, stats = stats,
+                                  model_bias = next(bias) and bias or nil,
+                                  model_stats = next(bias) and b.models or nil })
+end
+
 -- One whole generation: breed, evaluate, select.  Returns the next
 -- population, or nil when no new child could be made.
 function M.step(state, population, generation)
   local elites, candidates = M.breed(state, population, generation)
   if #candidates == 0 then return nil end
-  return M.next_population(elites, M.evaluate(state, candidates))
+  local evaluated = M.evaluate(state, candidates)
+  if state.bandit then M.update_bandit(state, population, evaluated, generation) end
+  return M.next_population(elites, evaluated)
 end
 
 ---------------------------------------------------------------------------

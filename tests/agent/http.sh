@@ -11,7 +11,7 @@ export AVO_LLM_API_KEY="$FAKE_LLM_KEY"
 expect_exit 0 "$AVO" run tests/agent/http.lua --db "$tmp/a.db" --jobs 1 db="$tmp/a.db"
 expect_in "$tmp/err" "agent http: ok"
 q "$tmp/a.db" "SELECT count(*) FROM llm_calls WHERE provider = 'anthropic' AND status = 'ok'" \
-    | grep -qx 4 || fail "anthropic turns not recorded"
+    | grep -qx 9 || fail "anthropic turns not recorded"
 for f in "$tmp"/a.db*; do
     if grep -q "$FAKE_LLM_KEY" "$f"; then fail "API key found in $f"; fi
 done

@@ -33,6 +33,29 @@ counters are kept per full model name, so a test picks a fresh name such as
                   synth kernel: tool calls read_source, edit (SPEED 1.0 ->
                   1.25), evaluate, commit, one per answer, chosen by the
                   number of tool results the request carries
+    inflight...   holds each request 0.3 s and answers "peers: N", the most
+                  requests of any "inflight" model seen in flight at once
+    sleepN...     waits N seconds (e.g. sleep30-openai), then plain
+    agentbadargs... as agent, but the first answer is an edit call whose
+                  arguments are not JSON
+
+A model name starting "lcpp-" behaves like llama.cpp's server (and
+llama-cpp-python): the rest of the name picks the scenario, but a request
+that carries tools without "tool_choice" has its tools dropped, so tool
+scenarios answer with text (agent: "I would edit the kernel.").
+
+Server metadata, as llama.cpp's server and vLLM give it:
+
+    GET .../v1/models           one model entry
+    GET .../props               llama.cpp's {total_slots, default_generation_settings.n_ctx}
+
+chosen by path segments before /v1 (also accepted, and ignored, on POSTs):
+"slotsN" makes /props answer N slots, "ctxN" a context window of N tokens
+(in /props, and in /v1/models as llama.cpp's meta.n_ctx_train); "vllmN"
+makes /v1/models answer as vLLM (owned_by vllm, max_model_len N).  Without
+slots or ctx segments /props is 404, as on servers other than llama.cpp.
+Models named "ctxerrN..." answer 400 with llama-cpp-python's error for a
+prompt beyond a context window of N tokens.
 
 When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
 x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
@@ -64,6 +87,20 @@ def rendezvous():
     with RENDEZVOUS:
         IN_FLIGHT["now"] -= 1
     return seen
+
+
+FLIGHT = {"now": 0, "max": 0}
+
+
+def inflight():
+    """Hold the request 0.3 s; the most requests seen in flight at once."""
+    with LOCK:
+        FLIGHT["now"] += 1
+        FLIGHT["max"] = max(FLIGHT["max"], FLIGHT["now"])
+    time.sleep(0.3)
+    with LOCK:
+        FLIGHT["now"] -= 1
+        return FLIGHT["max"]
 
 
 def bump(model):
@@ -122,8 +159,26 @@ def tool_results(shape, req):
     return n
 
 
-def agent_answer(shape, req):
+def agent_answer(shape, req, bad_first=False):
     n = tool_results(shape, req)
+    if bad_first:
+        if n == 0:
+            if shape == "openai":
+                return {"id": "chatcmpl-b", "object": "chat.completion",
+                        "choices": [{"index": 0, "finish_reason": "tool_calls",
+                                     "message": {"role": "assistant", "content": None,
+                                                 "tool_calls": [{"id": "call_bad", "type": "function",
+                                                                 "function": {"name": "edit",
+                                                                              "arguments": "{search: oops"}}]}}],
+                        "usage": {"prompt_tokens": 30, "completion_tokens": 10}}
+            return {"id": "msg_b", "type": "message", "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_bad", "name": "edit",
+                                 "input": "{search: oops"}],
+                    "stop_reason": "tool_use", "usage": {"input_tokens": 30, "output_tokens": 10}}
+        n -= 1
+    if "tools" not in req:
+        text = "I would edit the kernel."
+        return openai_text(text) if shape == "openai" else anthropic_text(text)
     if n >= len(AGENT_SCRIPT):
         return openai_text("done") if shape == "openai" else anthropic_text("done")
     name, args = AGENT_SCRIPT[n]
@@ -221,6 +276,32 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body)
         self.wfile.flush()
 
+    def do_GET(self):
+        key = os.environ.get("FAKE_LLM_KEY")
+        auth = self.headers.get("Authorization") or ""
+        if key and auth != "Bearer " + key:
+            self.send_json(401, error_body("openai", "authentication_error", "invalid key"))
+            return
+        opts = {}
+        for seg in self.path.split("/"):
+            for name in ("slots", "ctx", "vllm"):
+                if seg.startswith(name) and seg[len(name):].isdigit():
+                    opts[name] = int(seg[len(name):])
+        if self.path.endswith("/v1/models"):
+            entry = {"id": "/models/fake-q4.gguf", "object": "model", "owned_by": "llamacpp"}
+            if "ctx" in opts:
+                entry["meta"] = {"n_ctx_train": opts["ctx"] * 4}
+            if "vllm" in opts:
+                entry = {"id": "fake", "object": "model", "owned_by": "vllm",
+                         "max_model_len": opts["vllm"]}
+            self.send_json(200, {"object": "list", "data": [entry]})
+            return
+        if self.path.endswith("/props") and ("slots" in opts or "ctx" in opts):
+            self.send_json(200, {"total_slots": opts.get("slots", 1),
+                                 "default_generation_settings": {"n_ctx": opts.get("ctx", 4096)}})
+            return
+        self.send_json(404, {"error": {"message": "File Not Found", "code": 404}})
+
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
@@ -247,6 +328,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(shape, "invalid_request_error", "body is not JSON"))
             return
         model = req.get("model") or ""
+        if model.startswith("lcpp-"):
+            # llama.cpp: tools without tool_choice are not offered to the model.
+            if "tool_choice" not in req:
+                req.pop("tools", None)
+            elif req["tool_choice"] not in ("auto", "required", "none") and shape == "openai":
+                self.send_json(400, error_body(shape, "invalid_request_error",
+                                               "tool_choice must be auto, required or none"))
+                return
+        scenario = model[5:] if model.startswith("lcpp-") else model
         if model.startswith("auth401") or (key and given != key):
             self.send_json(401, error_body(shape, "authentication_error", "invalid x-api-key"))
             return
@@ -257,39 +347,52 @@ class Handler(BaseHTTPRequestHandler):
         n = bump(model)
         text, tool_result = last_user_text(shape, req)
 
-        if model.startswith("retry429") and n == 1:
+        if scenario.startswith("retry429") and n == 1:
             self.send_json(429, error_body(shape, "rate_limit_error", "slow down"),
                            {"Retry-After": "1"})
             return
-        if model.startswith("fail500") and n <= 2:
+        if scenario.startswith("fail500") and n <= 2:
             self.send_json(500, error_body(shape, "api_error", "internal error"))
             return
-        if model.startswith("stall"):
+        if scenario.startswith("stall"):
             time.sleep(5)
-        if model.startswith("malformed"):
+        if scenario.startswith("sleep"):
+            digits = "".join(c for c in scenario[5:] if c.isdigit())
+            time.sleep(int(digits or "1"))
+        if scenario.startswith("ctxerr"):
+            digits = "".join(c for c in scenario[6:] if c.isdigit())
+            self.send_json(400, error_body(shape, "invalid_request_error",
+                                           "Requested tokens (9000) exceed context window of %s"
+                                           % (digits or "2048")))
+            return
+        if scenario.startswith("inflight"):
+            answer = "peers: %d" % inflight()
+            self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+            return
+        if scenario.startswith("malformed"):
             self.send_raw(200, b"{not json at all")
             return
-        if model.startswith("truncated"):
+        if scenario.startswith("truncated"):
             self.send_raw(200, b'{"choices": [{"message": {"content": "hel')
             return
-        if model.startswith("cut"):
+        if scenario.startswith("cut"):
             self.send_raw(200, b'{"choices": [', length=4096)
             self.close_connection = True
             return
-        if model.startswith("rendezvous"):
+        if scenario.startswith("rendezvous"):
             answer = "peers: %d" % rendezvous()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
-        if model.startswith("agent"):
-            self.send_json(200, agent_answer(shape, req))
+        if scenario.startswith("agent"):
+            self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))
             return
-        if model.startswith("tools") and tool_result is None:
+        if scenario.startswith("tools") and tool_result is None and "tools" in req:
             if shape == "openai":
                 self.send_json(200, openai_tool(json.dumps({"city": "Paris"})))
             else:
                 self.send_json(200, anthropic_tool({"city": "Paris"}))
             return
-        if model.startswith("badargs"):
+        if scenario.startswith("badargs"):
             if shape == "openai":
                 self.send_json(200, openai_tool("{oops"))
             else:
@@ -299,7 +402,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         if tool_result is not None:
             answer = "tool said: " + str(tool_result)
-        elif model.startswith("code"):
+        elif scenario.startswith("code"):
             answer = text[text.find("ANSWER:") + 7:] if "ANSWER:" in text else text
         else:
             answer = "echo: " + text

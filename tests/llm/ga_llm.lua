@@ -8,5 +8,6 @@ return avo.strategy("ga").run{
   population = 6, generations = tonumber(args.generations) or 4, crossover_rate = 0.3,
   crossover = args.crossover or "llm_crossover",
   operators = { param_tweak = 1, llm_mutate = 2 },
-  operator_options = { llm_mutate = { temperature = tonumber(args.temperature) or 0 } },
+  operator_options = { llm_mutate = { temperature = tonumber(args.temperature) or 0,
+                                      max_tokens = tonumber(args.max_tokens) } },
 }

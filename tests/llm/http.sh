@@ -11,9 +11,9 @@ export AVO_LLM_API_KEY="$FAKE_LLM_KEY"
 expect_exit 0 "$AVO" run tests/llm/test_http.lua --db "$tmp/http.db" --jobs 1
 expect_in "$tmp/err" "llm http: ok"
 n=$(q "$tmp/http.db" "SELECT count(*) FROM llm_calls")
-[ "$n" -eq 24 ] || fail "expected 24 recorded calls, got $n"
+[ "$n" -eq 26 ] || fail "expected 26 recorded calls, got $n"
 q "$tmp/http.db" "SELECT count(*) FROM llm_calls WHERE provider = 'anthropic' AND status = 'ok'" \
-    | grep -qx 5 || fail "anthropic successes not recorded"
+    | grep -qx 7 || fail "anthropic successes not recorded"
 for f in "$tmp"/http.db*; do
     if grep -q "$FAKE_LLM_KEY" "$f"; then fail "API key found in $f"; fi
 done

@@ -96,10 +96,23 @@ scenarios.auth401 = function(s)
   assert(not err:find(os.getenv("AVO_LLM_API_KEY"), 1, true), "no key in messages")
 end
 
+-- Arguments that are not a JSON object do not fail the call: the tool call
+-- carries the parse error for the caller to answer.
 scenarios.badargs = function(s)
-  local r, err = ask(s, "badargs-" .. s.provider)
-  assert(not r and (err:find("malformed arguments", 1, true) or
-    err:find("malformed tool_use", 1, true)), err)
+  local r, err = ask(s, "badargs-" .. s.provider, { tools = weather })
+  assert(r, err)
+  local tc = r.tool_calls[1]
+  assert(tc and tc.name == "get_weather" and next(tc.arguments) == nil, "one call, no arguments")
+  assert(type(tc.error) == "string" and tc.error:find("malformed arguments", 1, true)
+    and tc.error:find("oops", 1, true), tostring(tc.error))
+end
+
+-- A llama.cpp-style server drops tools sent without tool_choice: avo sends
+-- tool_choice, so the model is offered the tools and calls one.
+scenarios.lcpp_tools = function(s)
+  local r, err = ask(s, "lcpp-tools-" .. s.provider, { tools = weather })
+  assert(r, err)
+  assert(#r.tool_calls == 1 and r.tool_calls[1].name == "get_weather", r.content)
 end
 
 local tasks, names = {}, {}
@@ -123,7 +136,7 @@ assert(not pcall(avo.llm.chat, "hi"))
 
 -- Accounting.
 local t = avo.llm.totals()
-assert(t.calls == 2 * 12, "every attempt sequence is one call, got " .. t.calls)
-assert(t.failed == 2 * 7, "failed calls, got " .. t.failed)
+assert(t.calls == 2 * 13, "every attempt sequence is one call, got " .. t.calls)
+assert(t.failed == 2 * 6, "failed calls, got " .. t.failed)
 assert(t.input_tokens > 0 and t.output_tokens > 0)
 io.stderr:write("llm http: ok (", t.calls, " calls)\n")

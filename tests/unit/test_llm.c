@@ -39,6 +39,10 @@ static void test_bad_requests(avo_llm *llm)
     CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
     CHECK_CONTAINS(err, "body");
     json_decref(r);
+    r = json_pack("{s:s, s:s}", "url", "http://127.0.0.1:1/", "method", "PUT");
+    CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "GET or POST");
+    json_decref(r);
     r = json_pack("{s:s, s:s, s:i}", "url", "http://127.0.0.1:1/", "body", "{}", "max_attempts", 0);
     CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
     json_decref(r);
@@ -49,9 +53,9 @@ static void test_refused_connection_is_retried(avo_llm *llm)
 {
     char url[64], err[AVO_ERRLEN] = "";
     snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", closed_port());
-    json_t *r = json_pack("{s:s, s:s, s:[s], s:i, s:f}", "url", url, "body", "{}", "headers",
-                          "Authorization: Bearer sk-secret-key", "max_attempts", 3, "backoff",
-                          0.01);
+    json_t *r =
+        json_pack("{s:s, s:s, s:[s], s:i, s:f}", "url", url, "body", "{}", "headers",
+                  "Authorization: Bearer sk-secret-key", "max_attempts", 3, "backoff", 0.01);
     uint64_t t1, t2;
     CHECK_INT(avo_llm_submit(llm, r, &t1, err, sizeof err), 0);
     CHECK_INT(avo_llm_submit(llm, r, &t2, err, sizeof err), 0);
@@ -88,6 +92,58 @@ static void test_refused_connection_is_retried(avo_llm *llm)
     CHECK_INT(avo_loop_wait(&src, 1, 100, &which, &ticket, &res, err, sizeof err), AVO_ENOTFOUND);
 }
 
+/* One answer from `llm` within 10 s (the caller frees it). */
+static json_t *take_one(avo_llm *llm, uint64_t want)
+{
+    char err[AVO_ERRLEN] = "";
+    avo_loop_source src = avo_llm_source(llm);
+    size_t which;
+    uint64_t ticket = 0;
+    json_t *res = NULL;
+    CHECK_INT(avo_loop_wait(&src, 1, 10000, &which, &ticket, &res, err, sizeof err), 1);
+    CHECK(ticket == want);
+    return res;
+}
+
+/*
+ * A deadline (the run's --max-time) ends a request: one already past it is
+ * answered without an attempt; a retry whose backoff would end after it is
+ * not made.  Both answers say "cancelled".
+ */
+static void test_deadline(avo_llm *llm)
+{
+    char url[64], err[AVO_ERRLEN] = "";
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1/chat/completions", closed_port());
+    uint64_t t;
+    json_t *r = json_pack("{s:s, s:s, s:f}", "url", url, "body", "{}", "deadline", -1.0);
+    CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "deadline");
+    json_decref(r);
+
+    r = json_pack("{s:s, s:s, s:f}", "url", url, "body", "{}", "deadline", 0.0);
+    CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), 0);
+    json_decref(r);
+    json_t *res = take_one(llm, t);
+    CHECK_INT((int)json_integer_value(json_object_get(res, "attempts")), 0);
+    CHECK(json_is_true(json_object_get(res, "cancelled")));
+    CHECK_CONTAINS(json_string_value(json_object_get(res, "error")), "cancelled at its deadline");
+    json_decref(res);
+
+    /* Backoff of at least 5 s against a deadline of 2 s: one attempt only. */
+    r = json_pack("{s:s, s:s, s:i, s:f, s:f}", "url", url, "body", "{}", "max_attempts", 5,
+                  "backoff", 10.0, "deadline", 2.0);
+    CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), 0);
+    json_decref(r);
+    res = take_one(llm, t);
+    CHECK_INT((int)json_integer_value(json_object_get(res, "attempts")), 1);
+    CHECK(json_is_true(json_object_get(res, "cancelled")));
+    const char *e = json_string_value(json_object_get(res, "error"));
+    CHECK_CONTAINS(e, "network error");
+    CHECK_CONTAINS(e, "no retry: its deadline comes first");
+    json_decref(res);
+    CHECK_INT((int)avo_llm_pending(llm), 0);
+}
+
 int main(void)
 {
     char err[AVO_ERRLEN];
@@ -97,6 +153,7 @@ int main(void)
         return check_finish();
     test_bad_requests(llm);
     test_refused_connection_is_retried(llm);
+    test_deadline(llm);
 
     /* Freeing with a transfer still queued releases it. */
     json_t *r = json_pack("{s:s, s:s}", "url", "http://127.0.0.1:1/", "body", "{}");

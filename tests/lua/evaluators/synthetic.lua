@@ -7,6 +7,9 @@ local weight = { ORDER = { 1, 4, 0.5 }, UNROLL = { 1, 1.3, 1.6, 1.2 } }
 -- AVO_TEST_SLOW_MS makes each evaluation take that long, so tests can kill
 -- a run part-way.
 local slow = (tonumber(os.getenv("AVO_TEST_SLOW_MS")) or 0) / 1000
+-- AVO_TEST_SCORE_SCALE multiplies every score: "measurements" that differ
+-- between two runs but rank the candidates alike (LLM replay tests).
+local scale = tonumber(os.getenv("AVO_TEST_SCORE_SCALE")) or 1
 
 local function index_of(values, v)
   for i, x in ipairs(values) do if tostring(x) == tostring(v) then return i end end
@@ -26,6 +29,6 @@ return {
     local s = weight.ORDER[index_of({ 0, 1, 2 }, k.ORDER)]
         * weight.UNROLL[index_of({ 1, 2, 4, 8 }, k.UNROLL)]
     if tostring(k.BK) == "64" then s = s * 1.5 end
-    return s * config.size
+    return s * config.size * scale
   end,
 }
