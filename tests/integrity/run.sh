@@ -65,13 +65,24 @@ if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
     INTEGRITY_MODE=root "$0" "$@"
     root_rc=$?
     as_nobody() { TMPDIR=/tmp setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-    if as_nobody test -x "$avo" -a -r "$evaluator" -a -x "$0"; then
-        INTEGRITY_MODE=nobody as_nobody "$0" "$@"
+    script=$0 nobody_env= nobody_avo=$avo stage=
+    if ! as_nobody test -x "$avo" -a -r "$evaluator" -a -x "$0"; then
+        # The build is out of uid 65534's reach (a checkout under /root):
+        # that mode runs a copy of the binary and this suite it can read.
+        stage=$(mktemp -d /tmp/avo-integrity-stage.XXXXXX) && mkdir -p "$stage/tests" &&
+            cp -r "$here" "$stage/tests/" && cp "$avo" "$stage/avo" && chmod -R a+rX "$stage"
+        script=$stage/tests/integrity/run.sh
+        nobody_env="AVO_SOURCE_ROOT=$stage AVO=$stage/avo AVO_PATH=$stage"
+        nobody_avo=$stage/avo
+    fi
+    if as_nobody test -x "$nobody_avo"; then
+        INTEGRITY_MODE=nobody as_nobody env $nobody_env "$script" "$@"
         nobody_rc=$?
     else
-        echo "integrity: SKIP mode nobody: uid 65534 cannot run $avo or read $here" >&2
+        echo "integrity: SKIP mode nobody: uid 65534 cannot run $avo or a copy of it in /tmp" >&2
         nobody_rc=77
     fi
+    [ -n "$stage" ] && rm -rf "$stage"
     describe() {
         case $1 in
             0) echo "all caught" ;;
