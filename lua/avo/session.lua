@@ -7,6 +7,7 @@
 local core = require "avo.core"
 local avo = require "avo"
 local sched = require "avo.sched"
+local scaleout = require "avo.scaleout"
 
 local S = {}
 
@@ -93,6 +94,8 @@ function Status:line()
     parts[#parts + 1] = ("llm %d calls, %d tok, $%.4f"):format(llm.calls,
       llm.input_tokens + llm.output_tokens, llm.cost_usd)
   end
+  local workers = scaleout.status(r.scaleout, r.pool)
+  if workers then parts[#parts + 1] = workers end
   local elapsed = core.monotonic() - r.started
   parts[#parts + 1] = ("%.2f eval/s"):format(r.finished / math.max(elapsed, 1e-9))
   parts[#parts + 1] = S.format_duration(elapsed)
@@ -157,7 +160,11 @@ function S.execute(ctx)
   run.on_record = function()
     status.unit = run.unit or status.unit
   end
-  sched.init(pool, function() status:tick() end)
+  run.scaleout = ctx.scaleout
+  sched.init(pool, function()
+    scaleout.tick(ctx.scaleout, pool, function(msg) status:log(msg) end)
+    status:tick()
+  end)
   core.catch_interrupts()
 
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
