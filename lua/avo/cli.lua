@@ -89,13 +89,13 @@ function M.run(opts)
     return result.avo_exit
   end
   local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
-  archive:run_end(run_id, final)
-  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
   local gone = pool:gone()
-  if gone then
+  if gone and ok then
     final = "stopped"
     S.eprintf("avo: run stopped early: %s\n", gone)
   end
+  archive:run_end(run_id, final)
+  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
   if ok then S.summarise(run, final, db) end
   pool:close()
   scaleout.stop(scale)
