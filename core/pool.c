@@ -329,7 +329,7 @@ int avo_pool_devices(const avo_pool *pool, int *ordinals, int max)
  * fork-safe and the engine forks workers, so it must never call cuInit
  * itself.  No driver or no device counts 0.
  */
-static int probe_device_count(void)
+int avo_pool_count_devices(void)
 {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
@@ -365,7 +365,7 @@ static void ensure_devices(avo_pool *pool)
     if (pool->devices_known)
         return;
     pool->devices_known = 1;
-    int count = probe_device_count();
+    int count = avo_pool_count_devices();
     for (int i = 0; i < count; i++)
         slot_add(pool, SLOT_DEVICE, i);
 }
@@ -574,7 +574,10 @@ static void queue_front(avo_pool *pool, pool_job *j)
 static void label(const worker *w, json_t *res)
 {
     json_t *who = NULL;
-    if (w->kind == SLOT_REMOTE)
+    if (w->kind == SLOT_REMOTE && w->device >= 0)
+        who =
+            json_pack("{s:s, s:s, s:i}", "transport", "tcp", "name", w->name, "device", w->device);
+    else if (w->kind == SLOT_REMOTE)
         who = json_pack("{s:s, s:s}", "transport", "tcp", "name", w->name);
     else if (w->kind == SLOT_DEVICE)
         who = json_pack("{s:s, s:i}", "transport", "local", "device", w->device);
@@ -792,9 +795,9 @@ static int collect_remote(avo_pool *pool, int i)
 }
 
 /* Turn an authenticated connection into a remote slot. */
-static int remote_add(avo_pool *pool, int fd, const char *name, const char *fingerprint)
+static int remote_add(avo_pool *pool, int fd, const char *name, int device, const char *fingerprint)
 {
-    int i = slot_add(pool, SLOT_REMOTE, -1);
+    int i = slot_add(pool, SLOT_REMOTE, device);
     if (i < 0)
         return AVO_ENOMEM;
     worker *w = &pool->workers[i];
@@ -895,8 +898,9 @@ static int handshake_step(avo_pool *pool, int k)
     avo_transport_identity me = {pool->run, pool->version, ""};
     json_t *welcome = NULL;
     char name[256], fingerprint[129], err[AVO_ERRLEN];
+    int device;
     int rc = avo_transport_check_hello(hello, h->nonce, &pool->secret, &me, fingerprint_allowed,
-                                       pool, &welcome, name, sizeof name, fingerprint,
+                                       pool, &welcome, name, sizeof name, &device, fingerprint,
                                        sizeof fingerprint, err, sizeof err);
     json_decref(hello);
     if (rc < 0) {
@@ -912,7 +916,7 @@ static int handshake_step(avo_pool *pool, int k)
     int fd = h->fd;
     free(h);
     pool->handshakes[k] = NULL;
-    rc = remote_add(pool, fd, name, fingerprint);
+    rc = remote_add(pool, fd, name, device, fingerprint);
     if (rc < 0)
         close(fd);
     return rc;

@@ -66,6 +66,10 @@ int avo_pool_submit(avo_pool *pool, json_t *job, double deadline_s, uint64_t *re
  */
 int avo_pool_set_devices(avo_pool *pool, const int *ordinals, int n, char *err, size_t errlen);
 
+/* The number of CUDA devices visible (0 without a driver), counted in a
+ * short-lived child process so the caller never initialises CUDA. */
+int avo_pool_count_devices(void);
+
 /* The device ordinals in use (after the probe): count, and up to max of them. */
 int avo_pool_devices(const avo_pool *pool, int *ordinals, int max);
 

@@ -403,7 +403,8 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
                               const avo_transport_identity *engine,
                               int (*allowed)(const char *fingerprint, void *ctx), void *ctx,
                               json_t **ret_welcome, char *worker_name, size_t namelen,
-                              char *fingerprint, size_t fplen, char *err, size_t errlen)
+                              int *ret_device, char *fingerprint, size_t fplen, char *err,
+                              size_t errlen)
 {
     *ret_welcome = NULL;
     const char *type = field(hello, "type", 32);
@@ -454,6 +455,11 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
     snprintf(worker_name, namelen, "%s/%lld", host,
              (long long)json_integer_value(json_object_get(hello, "pid")));
     snprintf(fingerprint, fplen, "%s", fp);
+    const json_t *device = json_object_get(hello, "device");
+    *ret_device = json_is_integer(device) && json_integer_value(device) >= 0 &&
+                          json_integer_value(device) < 1024
+                      ? (int)json_integer_value(device)
+                      : -1;
     return 0;
 }
 
@@ -523,10 +529,12 @@ int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
     if (gethostname(host, sizeof host) < 0)
         snprintf(host, sizeof host, "unknown");
     host[sizeof host - 1] = '\0';
-    hello = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:s}", "type", "hello", "protocol",
-                      AVO_TRANSPORT_PROTOCOL, "nonce", nonce_w, "run", worker->run, "version",
-                      worker->version, "fingerprint", worker->fingerprint, "host", host, "pid",
-                      (json_int_t)getpid(), "mac", mac);
+    const char *device = getenv("AVO_CUDA_DEVICE");
+    hello =
+        json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s}", "type", "hello", "protocol",
+                  AVO_TRANSPORT_PROTOCOL, "nonce", nonce_w, "run", worker->run, "version",
+                  worker->version, "fingerprint", worker->fingerprint, "host", host, "pid",
+                  (json_int_t)getpid(), "device", device ? atoi(device) : -1, "mac", mac);
     if (!hello) {
         rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         goto out;

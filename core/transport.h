@@ -8,7 +8,7 @@
  *
  *   engine -> worker  {"type":"challenge", "protocol":1, "nonce":NE, "run":R, "version":V}
  *   worker -> engine  {"type":"hello", "protocol":1, "nonce":NW, "run":R', "version":V',
- *                      "fingerprint":F, "host":H, "pid":P, "mac":HMAC(hello text)}
+ *                      "fingerprint":F, "host":H, "pid":P, "device":D, "mac":HMAC(hello text)}
  *   engine -> worker  {"type":"welcome", "mac":HMAC(welcome text)} | {"type":"refused",
  * "reason":...}
  *
@@ -101,14 +101,16 @@ json_t *avo_transport_challenge(const avo_transport_identity *engine,
  * evaluator fingerprint is one this run serves (NULL: any).  Returns 0 with
  * *ret_welcome (caller owns) to send, or AVO_EINVAL with the reason in err
  * (to log and to send in a "refused" message).  On success the worker's
- * host/pid/fingerprint are copied out.
+ * name ("host/pid"), CUDA device (-1: none named) and fingerprint are
+ * copied out.
  */
 int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
                               const avo_transport_secret *secret,
                               const avo_transport_identity *engine,
                               int (*allowed)(const char *fingerprint, void *ctx), void *ctx,
                               json_t **ret_welcome, char *worker_name, size_t namelen,
-                              char *fingerprint, size_t fplen, char *err, size_t errlen);
+                              int *ret_device, char *fingerprint, size_t fplen, char *err,
+                              size_t errlen);
 
 /*
  * Worker side, blocking on a connected socket: read the challenge, send the

@@ -287,6 +287,13 @@ static const luaL_Reg slurm_methods[] = {
 
 /* ------------------------------------------------------------- functions */
 
+/* core.cuda_devices() -> number of visible CUDA devices (0 without a driver) */
+static int core_cuda_devices(lua_State *L)
+{
+    lua_pushinteger(L, avo_pool_count_devices());
+    return 1;
+}
+
 static int core_worker_secret(lua_State *L)
 {
     avo_transport_secret secret;
@@ -350,6 +357,7 @@ void avo_lua_remote_functions(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"worker_secret", core_worker_secret},
+        {"cuda_devices", core_cuda_devices},
         {"secret_from_env", core_secret_from_env},
         {"write_private", core_write_private},
         {"slurm", slurm_open},

@@ -11,6 +11,7 @@
  *   pool:launcher_ended(reason)        no remote worker will come back
  *   pool:set_grace(seconds)
  *   pool:gone()                        -> reason | nil
+ *   core.cuda_devices()                -> visible CUDA devices (counted in a child)
  *   core.worker_secret()               -> a fresh random secret (hex)
  *   core.secret_from_env()             -> secret | nil, message (AVO_WORKER_SECRET[_FILE])
  *   core.write_private(path, text)     -> true | nil, message (mode 0600)

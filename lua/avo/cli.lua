@@ -36,7 +36,7 @@ function M.run(opts)
   local devices
   if opts.devices then
     local derr
-    devices, derr = scaleout.parse_devices(opts.devices)
+    devices, derr = scaleout.parse_devices(opts.devices, core.cuda_devices)
     if not devices then
       S.eprintf("avo: %s\n", derr)
       return 2

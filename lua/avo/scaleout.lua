@@ -7,8 +7,9 @@ local core = require "avo.core"
 
 local M = {}
 
--- "0,2,5" -> {0, 2, 5}; "none" -> {}; nil, message when malformed.
-function M.parse_devices(text)
+-- "0,2,5" -> {0, 2, 5}; "none" -> {}; nil, message when malformed or when
+-- a number is not a visible device (count() says how many are).
+function M.parse_devices(text, count)
   if text == "none" then return {} end
   local list = {}
   for item in (text .. ","):gmatch("([^,]*),") do
@@ -18,6 +19,15 @@ function M.parse_devices(text)
         :format(text)
     end
     list[#list + 1] = n
+  end
+  local visible = count()
+  for _, n in ipairs(list) do
+    if n >= visible then
+      return nil, visible == 0 and ("--devices %s: no CUDA device is visible (avo doctor says why)")
+        :format(text) or ("--devices %s: only %d CUDA device%s visible (0 to %d; "
+        .. "CUDA_VISIBLE_DEVICES renumbers them)"):format(text, visible,
+        visible == 1 and " is" or "s are", visible - 1)
+    end
   end
   return list
 end
