@@ -10,28 +10,17 @@
 const char *avo_strerror(int code)
 {
     switch (code) {
-    case AVO_OK:
-        return "success";
-    case AVO_ENOMEM:
-        return "out of memory";
-    case AVO_EIO:
-        return "input/output error";
-    case AVO_EINVAL:
-        return "invalid argument";
-    case AVO_ESQL:
-        return "database error";
-    case AVO_ESCHEMA:
-        return "archive schema is newer than this avo";
-    case AVO_ENOTFOUND:
-        return "not found";
-    case AVO_ETIMEOUT:
-        return "timed out";
-    case AVO_ECHILD:
-        return "child process failed";
-    case AVO_EPROTO:
-        return "malformed message";
-    default:
-        return "unknown error";
+    case AVO_OK: return "success";
+    case AVO_ENOMEM: return "out of memory";
+    case AVO_EIO: return "input/output error";
+    case AVO_EINVAL: return "invalid argument";
+    case AVO_ESQL: return "database error";
+    case AVO_ESCHEMA: return "archive schema is newer than this avo";
+    case AVO_ENOTFOUND: return "not found";
+    case AVO_ETIMEOUT: return "timed out";
+    case AVO_ECHILD: return "child process failed";
+    case AVO_EPROTO: return "malformed message";
+    default: return "unknown error";
     }
 }
 

@@ -16,15 +16,15 @@
 
 enum {
     AVO_OK = 0,
-    AVO_ENOMEM = -1,    /* allocation failed */
-    AVO_EIO = -2,       /* read/write/pipe/file failure */
-    AVO_EINVAL = -3,    /* bad argument or malformed input */
-    AVO_ESQL = -4,      /* SQLite failure */
-    AVO_ESCHEMA = -5,   /* archive written by a newer avo */
-    AVO_ENOTFOUND = -6, /* no such row / file / symbol */
-    AVO_ETIMEOUT = -7,  /* deadline passed */
-    AVO_ECHILD = -8,    /* a child process failed or died */
-    AVO_EPROTO = -9,    /* malformed message between processes */
+    AVO_ENOMEM = -1,   /* allocation failed */
+    AVO_EIO = -2,      /* read/write/pipe/file failure */
+    AVO_EINVAL = -3,   /* bad argument or malformed input */
+    AVO_ESQL = -4,     /* SQLite failure */
+    AVO_ESCHEMA = -5,  /* archive written by a newer avo */
+    AVO_ENOTFOUND = -6,/* no such row / file / symbol */
+    AVO_ETIMEOUT = -7, /* deadline passed */
+    AVO_ECHILD = -8,   /* a child process failed or died */
+    AVO_EPROTO = -9,   /* malformed message between processes */
 };
 
 #define AVO_ERRLEN 1024

@@ -41,7 +41,7 @@ typedef enum {
 typedef struct avo_cli_option {
     const char *name; /* long name without "--"; NULL ends a table */
     avo_cli_option_kind kind;
-    const char *key; /* key set in the options object */
+    const char *key;  /* key set in the options object */
     long long min, max;
     char short_name;  /* e.g. 'o' for -o, or 0 */
     const char *what; /* what a bad value should have been ("a run id"), or NULL */

@@ -76,8 +76,8 @@ static void print_diff(const json_t *d)
 
     const json_t *configs = json_object_get(d, "configs");
     if (json_array_size(configs)) {
-        printf("\n%-16s %-8s %10s %10s %10s %8s %11s %11s\n", "config", "unit", "A", "B", "delta",
-               "B/A", "median A", "median B");
+        printf("\n%-16s %-8s %10s %10s %10s %8s %11s %11s\n", "config", "unit", "A", "B",
+               "delta", "B/A", "median A", "median B");
         json_t *c;
         json_array_foreach(configs, i, c)
         {
@@ -129,8 +129,8 @@ int avo_cli_diff(int argc, char **argv)
         rc = avo_cli_usage_error(usage_diff, "%s", "expected two candidate ids");
     for (int i = 0; rc < 0 && i < 2; i++)
         if ((ids[i] = avo_cli_parse_id(argv[first + i])) < 0)
-            rc = avo_cli_usage_error(
-                usage_diff, "candidate id must be a positive integer, got '%s'", argv[first + i]);
+            rc = avo_cli_usage_error(usage_diff, "candidate id must be a positive integer, got '%s'",
+                                     argv[first + i]);
     if (rc < 0)
         rc = diff_candidates(avo_cli_opt_string(opts, "db", "avo.db"), ids,
                              json_is_true(json_object_get(opts, "json")));

@@ -110,8 +110,7 @@ static void report_driver(int have_nvrtc)
         int attr[5] = {0};
         const int which[5] = {AVO_CU_DEV_COMPUTE_CAPABILITY_MAJOR,
                               AVO_CU_DEV_COMPUTE_CAPABILITY_MINOR, AVO_CU_DEV_MULTIPROCESSOR_COUNT,
-                              AVO_CU_DEV_L2_CACHE_SIZE,
-                              AVO_CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
+                              AVO_CU_DEV_L2_CACHE_SIZE, AVO_CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
         for (int k = 0; k < 5; k++)
             cu->DeviceGetAttribute(&attr[k], which[k], dev);
         size_t mem = 0;

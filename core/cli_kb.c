@@ -216,8 +216,7 @@ int avo_cli_kb(int argc, char **argv)
     /* Options may follow the subcommand and its operands (getopt permutes). */
     int rc = avo_cli_parse_options(argc, argv, kb_options, usage_kb, opts, &first);
     if (rc < 0 && first >= argc)
-        rc =
-            avo_cli_usage_error(usage_kb, "%s", "kb needs a subcommand: add, search, read or list");
+        rc = avo_cli_usage_error(usage_kb, "%s", "kb needs a subcommand: add, search, read or list");
     if (rc < 0) {
         json_t *limit = json_object_get(opts, "limit");
         kb_opts o = {

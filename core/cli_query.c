@@ -26,6 +26,7 @@ static const char usage_lineage[] =
     "\n"
     "Print the ancestry of a candidate as a tree, back to the seed.\n";
 
+
 typedef struct query_opts {
     const char *db;
     long long id;
@@ -140,9 +141,8 @@ static void print_candidate(const json_t *c, int with_source)
         json_array_foreach(configs, i, item)
         {
             printf("%-16s %7s %10.3f %10.3f %10.4gms %6.1f%% %8lld %10.3g\n", str(item, "name"),
-                   json_is_true(json_object_get(item, "correct")) ? "yes" : "NO",
-                   num(item, "gflops"), num(item, "gbs"), num(item, "median_s") * 1e3,
-                   num(item, "spread") * 100,
+                   json_is_true(json_object_get(item, "correct")) ? "yes" : "NO", num(item, "gflops"),
+                   num(item, "gbs"), num(item, "median_s") * 1e3, num(item, "spread") * 100,
                    (long long)json_integer_value(json_object_get(item, "samples")),
                    num(item, "max_error"));
             if (*str(item, "reason"))
@@ -205,7 +205,8 @@ out:
     return rc;
 }
 
-static int fetch_best(avo_archive *ar, const query_opts *q, json_t **ret, char *err, size_t errlen)
+static int fetch_best(avo_archive *ar, const query_opts *q, json_t **ret, char *err,
+                      size_t errlen)
 {
     if (q->run) {
         /* A run that does not exist is not a run without a verified candidate. */
@@ -228,8 +229,8 @@ static void print_best(const json_t *c, const query_opts *q)
 
 int avo_cli_best(int argc, char **argv)
 {
-    static const query_command cmd = {usage_best, 0, fetch_best, "no verified candidate in %s",
-                                      print_best};
+    static const query_command cmd = {usage_best, 0, fetch_best,
+                                      "no verified candidate in %s", print_best};
     return run_query(&cmd, argc, argv);
 }
 
@@ -246,8 +247,8 @@ static void print_shown(const json_t *c, const query_opts *q)
 
 int avo_cli_show(int argc, char **argv)
 {
-    static const query_command cmd = {usage_show, 1, fetch_candidate, "no candidate #%lld in %s",
-                                      print_shown};
+    static const query_command cmd = {usage_show, 1, fetch_candidate,
+                                      "no candidate #%lld in %s", print_shown};
     return run_query(&cmd, argc, argv);
 }
 
@@ -255,8 +256,7 @@ static const json_t *find_node(const json_t *nodes, long long id)
 {
     size_t i;
     json_t *n;
-    json_array_foreach(nodes, i,
-                       n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
+    json_array_foreach(nodes, i, n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
     return NULL;
 }
 
@@ -317,7 +317,7 @@ static void print_lineage(const json_t *nodes, const query_opts *q)
 
 int avo_cli_lineage(int argc, char **argv)
 {
-    static const query_command cmd = {usage_lineage, 1, fetch_lineage, "no candidate #%lld in %s",
-                                      print_lineage};
+    static const query_command cmd = {usage_lineage, 1, fetch_lineage,
+                                      "no candidate #%lld in %s", print_lineage};
     return run_query(&cmd, argc, argv);
 }

@@ -145,10 +145,7 @@ int avo_cubin_parse(const void *data, size_t len, avo_cubin_kernel **ret_kernels
 {
     image im = {data, len};
     *ret_kernels = NULL;
-    if (len < 64 || memcmp(im.p,
-                           "\x7f"
-                           "ELF",
-                           4) != 0)
+    if (len < 64 || memcmp(im.p, "\x7f" "ELF", 4) != 0)
         return avo_error(err, errlen, AVO_EINVAL, "cubin: not an ELF image");
     if (im.p[4] != 2 || im.p[5] != 1)
         return avo_error(err, errlen, AVO_EINVAL, "cubin: not a 64-bit little-endian ELF image");
@@ -214,8 +211,7 @@ int avo_cubin_parse(const void *data, size_t len, avo_cubin_kernel **ret_kernels
     for (unsigned i = 0; i < shnum; i++) {
         const char *name = secs[i].name;
         if (strcmp(name, ".nv.info") == 0) {
-            rc =
-                read_info(&im, &secs[i], secs, shnum, symtab, kernels, nkernels, NULL, err, errlen);
+            rc = read_info(&im, &secs[i], secs, shnum, symtab, kernels, nkernels, NULL, err, errlen);
         } else if (strncmp(name, ".nv.info.", 9) == 0 && name[9]) {
             avo_cubin_kernel *owner = find_kernel(kernels, nkernels, name + 9);
             rc = read_info(&im, &secs[i], secs, shnum, symtab, kernels, nkernels, owner, err,

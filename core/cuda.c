@@ -41,8 +41,8 @@
 #include "hash.h"
 #include "proto.h"
 
-#define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
-#define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
+#define LOG_MAX 16384       /* bytes of NVRTC log kept in a result */
+#define MAX_HEADERS 64      /* evaluator headers + toolkit headers */
 #define POLL_SLICE_MS 100
 
 /* Toolkit headers NVRTC may include; read from the toolkit, never from -I. */
@@ -181,8 +181,8 @@ static int parse_string_list(const json_t *job, const char *key, const char ***r
 /* NVRTC options that could make the compiler read host files. */
 static int option_allowed(const char *opt)
 {
-    static const char *const refused[] = {
-        "-I", "--include-path", "-include", "--pre-include", "-dopt", "--use_fast_math_from_file"};
+    static const char *const refused[] = {"-I", "--include-path", "-include", "--pre-include",
+                                          "-dopt", "--use_fast_math_from_file"};
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
         if (strncmp(opt, refused[i], strlen(refused[i])) == 0)
             return 0;
@@ -308,7 +308,8 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
                 return avo_error(err, errlen, AVO_EINVAL, "header '%.100s' must be text", name);
             if (!*name || strchr(name, '/') == name || strstr(name, ".."))
                 return avo_error(err, errlen, AVO_EINVAL,
-                                 "header name '%.100s' must be a relative name without '..'", name);
+                                 "header name '%.100s' must be a relative name without '..'",
+                                 name);
             s->header_names[s->nheaders] = name;
             s->header_texts[s->nheaders++] = json_string_value(text);
         }
@@ -348,7 +349,7 @@ static void toolkit_include_dirs(const char *nvrtc_path, char dirs[3][PATH_MAX])
 
 /* Everything one NVRTC compile needs; strings borrowed or owned as marked. */
 typedef struct compile_input {
-    const char *what; /* "candidate" / "reference" */
+    const char *what;   /* "candidate" / "reference" */
     const char *source;
     const char *entry;
     const char **name_exprs; /* entry first; owned array */
@@ -496,10 +497,11 @@ static _Noreturn void compile_child(const compile_input *in, int fd, double time
     nvrtcProgram prog = NULL;
     char name[64];
     snprintf(name, sizeof name, "%s.cu", in->what);
-    nvrtcResult rc =
-        nvrtc->CreateProgram(&prog, in->source, name, in->nheaders, in->headers, in->header_names);
+    nvrtcResult rc = nvrtc->CreateProgram(&prog, in->source, name, in->nheaders, in->headers,
+                                          in->header_names);
     if (rc != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "infra", json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
+        json_object_set_new(msg, "infra",
+                            json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
         goto send;
     }
     for (size_t i = 0; i < in->nname_exprs; i++)
@@ -515,7 +517,8 @@ static _Noreturn void compile_child(const compile_input *in, int fd, double time
         free(log);
     }
     if (rc != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "error", json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
+        json_object_set_new(msg, "error",
+                            json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
         goto send;
     }
     json_t *lowered = json_object();
@@ -546,9 +549,9 @@ send:
 /* The compile input as one message for `avo nvrtc-compile` (new reference). */
 static json_t *compile_input_json(const compile_input *in, double timeout_s)
 {
-    json_t *msg =
-        json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source", in->source,
-                  "timeout_s", timeout_s, "options", "name_expressions", "headers");
+    json_t *msg = json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source",
+                            in->source, "timeout_s", timeout_s, "options", "name_expressions",
+                            "headers");
     if (!msg)
         return NULL;
     for (size_t i = 0; i < in->noptions; i++)
@@ -577,8 +580,7 @@ int avo_cuda_compile_main(int in_fd, int out_fd)
         _exit(2);
     in.what = json_string_value(json_object_get(msg, "what"));
     in.source = json_string_value(json_object_get(msg, "source"));
-    const json_t *opts = json_object_get(msg, "options"),
-                 *names = json_object_get(msg, "name_expressions");
+    const json_t *opts = json_object_get(msg, "options"), *names = json_object_get(msg, "name_expressions");
     const json_t *headers = json_object_get(msg, "headers");
     in.options = calloc(json_array_size(opts) + 1, sizeof *in.options);
     in.name_exprs = calloc(json_array_size(names) + 1, sizeof *in.name_exprs);
@@ -872,16 +874,18 @@ static json_t *build_report(const cuda_build *b, const char *arch, const char *n
         for (int p = 0; p < k->nparams; p++)
             json_array_append_new(params, json_integer(k->params[p].size));
         json_array_append_new(
-            kernels, json_pack("{s:s, s:b, s:i, s:I, s:I, s:I, s:I, s:I, s:o}", "name", k->name,
-                               "entry", k == b->entry_kernel, "registers", k->registers,
-                               "local_bytes", (json_int_t)k->frame_bytes, "spill_store_bytes",
-                               (json_int_t)k->spill_store_bytes, "spill_load_bytes",
-                               (json_int_t)k->spill_load_bytes, "static_shared_bytes",
-                               (json_int_t)k->static_shared_bytes, "max_stack_bytes",
-                               (json_int_t)k->max_stack_bytes, "params", params));
+            kernels,
+            json_pack("{s:s, s:b, s:i, s:I, s:I, s:I, s:I, s:I, s:o}", "name", k->name, "entry",
+                      k == b->entry_kernel, "registers", k->registers, "local_bytes",
+                      (json_int_t)k->frame_bytes, "spill_store_bytes",
+                      (json_int_t)k->spill_store_bytes, "spill_load_bytes",
+                      (json_int_t)k->spill_load_bytes, "static_shared_bytes",
+                      (json_int_t)k->static_shared_bytes, "max_stack_bytes",
+                      (json_int_t)k->max_stack_bytes, "params", params));
     }
-    return json_pack("{s:s, s:s, s:b, s:I, s:o}", "arch", arch, "nvrtc", nvrtc_version, "cache_hit",
-                     b->cache_hit, "cubin_bytes", (json_int_t)b->cubin_len, "kernels", kernels);
+    return json_pack("{s:s, s:s, s:b, s:I, s:o}", "arch", arch, "nvrtc", nvrtc_version,
+                     "cache_hit", b->cache_hit, "cubin_bytes", (json_int_t)b->cubin_len,
+                     "kernels", kernels);
 }
 
 /* The candidate's arguments as avo_cuda_arg values with placeholder

@@ -53,8 +53,9 @@ int avo_cuda_launch_parse(const json_t *spec, avo_cuda_launch *ret, char *err, s
  * AVO_EINVAL with a reason that names the limit.  *ret_needs_optin is set
  * when the dynamic part exceeds the default 48 KiB window.
  */
-int avo_cuda_launch_check(const avo_cuda_launch *l, long static_shared, const avo_cuda_limits *lim,
-                          int *ret_needs_optin, char *err, size_t errlen);
+int avo_cuda_launch_check(const avo_cuda_launch *l, long static_shared,
+                          const avo_cuda_limits *lim, int *ret_needs_optin, char *err,
+                          size_t errlen);
 
 /* One kernel argument's value: a device pointer, or a scalar of `type`. */
 typedef struct avo_cuda_arg {

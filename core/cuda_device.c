@@ -40,35 +40,36 @@
 #include "measure.h"
 #include "pcg.h"
 
-#define GUARD_BYTES 256 /* canary before and after each candidate buffer */
+#define GUARD_BYTES 256        /* canary before and after each candidate buffer */
 #define MIN_FLUSH_BYTES (64u << 20)
-#define PROBE_NS 2000000ull /* clock probe spin: 2 ms */
+#define PROBE_NS 2000000ull    /* clock probe spin: 2 ms */
 #define MAX_BATCH 4096
 
 /* Measures the SM clock: spins PROBE_NS on %globaltimer, counting %clock64. */
-static const char probe_ptx[] = ".version 7.0\n"
-                                ".target sm_70\n"
-                                ".address_size 64\n"
-                                ".visible .entry avo_clock_probe(.param .u64 out, .param .u64 ns)\n"
-                                "{\n"
-                                "  .reg .u64 %rd<9>;\n"
-                                "  .reg .pred %p1;\n"
-                                "  ld.param.u64 %rd1, [out];\n"
-                                "  ld.param.u64 %rd2, [ns];\n"
-                                "  cvta.to.global.u64 %rd1, %rd1;\n"
-                                "  mov.u64 %rd3, %globaltimer;\n"
-                                "  mov.u64 %rd4, %clock64;\n"
-                                "SPIN:\n"
-                                "  mov.u64 %rd5, %globaltimer;\n"
-                                "  sub.u64 %rd6, %rd5, %rd3;\n"
-                                "  setp.lt.u64 %p1, %rd6, %rd2;\n"
-                                "  @%p1 bra SPIN;\n"
-                                "  mov.u64 %rd7, %clock64;\n"
-                                "  sub.u64 %rd8, %rd7, %rd4;\n"
-                                "  st.global.u64 [%rd1], %rd8;\n"
-                                "  st.global.u64 [%rd1+8], %rd6;\n"
-                                "  ret;\n"
-                                "}\n";
+static const char probe_ptx[] =
+    ".version 7.0\n"
+    ".target sm_70\n"
+    ".address_size 64\n"
+    ".visible .entry avo_clock_probe(.param .u64 out, .param .u64 ns)\n"
+    "{\n"
+    "  .reg .u64 %rd<9>;\n"
+    "  .reg .pred %p1;\n"
+    "  ld.param.u64 %rd1, [out];\n"
+    "  ld.param.u64 %rd2, [ns];\n"
+    "  cvta.to.global.u64 %rd1, %rd1;\n"
+    "  mov.u64 %rd3, %globaltimer;\n"
+    "  mov.u64 %rd4, %clock64;\n"
+    "SPIN:\n"
+    "  mov.u64 %rd5, %globaltimer;\n"
+    "  sub.u64 %rd6, %rd5, %rd3;\n"
+    "  setp.lt.u64 %p1, %rd6, %rd2;\n"
+    "  @%p1 bra SPIN;\n"
+    "  mov.u64 %rd7, %clock64;\n"
+    "  sub.u64 %rd8, %rd7, %rd4;\n"
+    "  st.global.u64 [%rd1], %rd8;\n"
+    "  st.global.u64 [%rd1+8], %rd6;\n"
+    "  ret;\n"
+    "}\n";
 
 static struct device {
     int ready;
@@ -99,7 +100,7 @@ typedef struct fault {
         CUresult rc_ = (call);                                                                     \
         if (rc_ != AVO_CUDA_SUCCESS) {                                                             \
             (f)->rc = rc_;                                                                         \
-            snprintf((f)->what, sizeof(f)->what, __VA_ARGS__);                                     \
+            snprintf((f)->what, sizeof (f)->what, __VA_ARGS__);                                    \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
@@ -158,7 +159,7 @@ static int device_init(char *err, size_t errlen)
         D.probe = NULL;
     D.ready = 1;
     return 0;
-fail : {
+fail: {
     char text[256];
     avo_error(err, errlen, AVO_EIO, "%s failed: %s", f.what,
               avo_cuda_driver_error(f.rc, text, sizeof text));
@@ -191,9 +192,9 @@ static double probe_clock_mhz(void)
 typedef struct buffers {
     CUdeviceptr *cand_base; /* allocation including both guards */
     CUdeviceptr *ref;
-    void **saved;     /* host: inputs as generated */
-    void **host_cand; /* host: candidate allocation read back, guards included */
-    void **host_ref;  /* host: reference output read back */
+    void **saved;           /* host: inputs as generated */
+    void **host_cand;       /* host: candidate allocation read back, guards included */
+    void **host_ref;        /* host: reference output read back */
     size_t *bytes;
     avo_measure_view *views; /* the host copies, as the checker reads them */
 } buffers;
@@ -633,10 +634,8 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     json_object_set_new(result, "device",
                         json_pack("{s:s, s:i, s:i, s:I}", "name", D.name, "cc", D.cc, "sms",
                                   D.sm_count, "l2_bytes", (json_int_t)D.l2_bytes));
-    run_ctx ctx = {.job = job,
-                   .result = result,
-                   .cand_kernel = cand->entry_kernel,
-                   .ref_kernel = ref->entry_kernel};
+    run_ctx ctx = {.job = job, .result = result,
+                   .cand_kernel = cand->entry_kernel, .ref_kernel = ref->entry_kernel};
     CUmodule cand_mod = NULL, ref_mod = NULL;
     fault f = {0};
     CU_TRY(&f, D.cu->ModuleLoadDataEx(&ref_mod, ref->cubin, 0, NULL, NULL),
@@ -664,7 +663,7 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
         D.cu->ModuleUnload(ref_mod);
     }
     return;
-fail : {
+fail: {
     char text[256];
     avo_cuda_driver_error(f.rc, text, sizeof text);
     if (avo_cuda_error_is_sticky(f.rc))

@@ -19,7 +19,7 @@ typedef struct cuda_job {
     const char *arch;                                    /* borrowed; NULL: the device's */
     int compile_only;
     avo_cuda_launch *launches, *ref_launches; /* per config, owned */
-    const char **options;                     /* evaluator's NVRTC options, borrowed strings */
+    const char **options; /* evaluator's NVRTC options, borrowed strings */
     size_t noptions;
     const char **header_names, **header_texts; /* evaluator's headers, borrowed */
     size_t nheaders;
@@ -31,8 +31,8 @@ typedef struct cuda_job {
 typedef struct cuda_build {
     unsigned char *cubin; /* owned */
     size_t cubin_len;
-    char *log;                 /* owned, "" when empty */
-    char *lowered_entry;       /* owned: the entry's symbol */
+    char *log;           /* owned, "" when empty */
+    char *lowered_entry; /* owned: the entry's symbol */
     avo_cubin_kernel *kernels; /* owned */
     int nkernels;
     const avo_cubin_kernel *entry_kernel; /* into kernels, NULL if not found */

@@ -67,7 +67,8 @@ static int parse_dims(const json_t *v, const char *field, unsigned dims[3], char
     }
     if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > 3)
         return avo_error(err, errlen, AVO_EINVAL,
-                         "launch %s must be a positive integer or a list of 1 to 3 of them", field);
+                         "launch %s must be a positive integer or a list of 1 to 3 of them",
+                         field);
     for (size_t i = 0; i < json_array_size(v); i++) {
         const json_t *e = json_array_get(v, i);
         if (count_value(e, 0, 0xffffffffLL, &dims[i]) < 0) {
@@ -100,8 +101,9 @@ int avo_cuda_launch_parse(const json_t *spec, avo_cuda_launch *ret, char *err, s
     return 0;
 }
 
-int avo_cuda_launch_check(const avo_cuda_launch *l, long static_shared, const avo_cuda_limits *lim,
-                          int *ret_needs_optin, char *err, size_t errlen)
+int avo_cuda_launch_check(const avo_cuda_launch *l, long static_shared,
+                          const avo_cuda_limits *lim, int *ret_needs_optin, char *err,
+                          size_t errlen)
 {
     static const char axis[] = "xyz";
     *ret_needs_optin = 0;

@@ -169,7 +169,7 @@ static int knob_changes(const json_t *ka, const json_t *kb, json_t *out)
         }
     for (size_t j = 0; rc == 0 && j < n; j++) {
         json_t *old = json_object_get(ka, sorted[j]), *new = json_object_get(kb, sorted[j]);
-        if (old && new &&json_equal(old, new))
+        if (old && new && json_equal(old, new))
             continue;
         /* 32 and "32" are the same knob value on the command line. */
         if (old && new) {
@@ -225,8 +225,7 @@ int avo_diff_compare(const json_t *a, const json_t *b, json_t **ret, char *err, 
     {
         const char *name = json_string_value(json_object_get(c, "name"));
         if (name && !bad)
-            bad |= json_array_append_new(configs,
-                                         config_delta(name, c, find_config(cfg_b, name))) != 0;
+            bad |= json_array_append_new(configs, config_delta(name, c, find_config(cfg_b, name))) != 0;
     }
     json_array_foreach(cfg_b, i, c)
     {
@@ -237,9 +236,8 @@ int avo_diff_compare(const json_t *a, const json_t *b, json_t **ret, char *err, 
     if (!bad)
         bad |= put(out, "a", json_incref(json_object_get(a, "id"))) ||
                put(out, "b", json_incref(json_object_get(b, "id"))) ||
-               put(out, "source_diff", json_string(patch)) ||
-               put(out, "knobs", json_incref(knobs)) || put(out, "configs", json_incref(configs)) ||
-               put(out, "score", json_incref(score));
+               put(out, "source_diff", json_string(patch)) || put(out, "knobs", json_incref(knobs)) ||
+               put(out, "configs", json_incref(configs)) || put(out, "score", json_incref(score));
     free(patch);
     json_decref(knobs);
     json_decref(configs);

@@ -71,7 +71,7 @@ static const char csv_header[] =
 /* The candidate columns (up to and including created_at) of one row. */
 static void csv_candidate_columns(avo_strbuf *out, const json_t *c)
 {
-    static const char *const before[] = {"id",     "run_id", "generation", "operator",
+    static const char *const before[] = {"id", "run_id", "generation", "operator",
                                          "status", "reason", "score"};
     for (size_t k = 0; k < sizeof before / sizeof before[0]; k++) {
         csv_value(out, json_object_get(c, before[k]));
@@ -99,8 +99,8 @@ static void csv_candidate_columns(avo_strbuf *out, const json_t *c)
 
 int avo_export_csv(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
 {
-    static const char *const config_keys[] = {
-        "name", "correct", "max_error", "median_s", "spread", "samples", "gflops", "gbs", "reason"};
+    static const char *const config_keys[] = {"name",   "correct", "max_error", "median_s", "spread",
+                                              "samples", "gflops", "gbs",       "reason"};
     if (!ar || !out)
         return avo_error(err, errlen, AVO_EINVAL, "export_csv: missing argument");
     json_t *all = NULL;
@@ -238,10 +238,10 @@ static void commit_message(avo_strbuf *msg, const json_t *c)
     const json_t *parents = json_object_get(c, "parents");
     size_t i;
     json_t *item;
-    json_array_foreach(parents, i, item) avo_strbuf_printf(
-        msg, "%s#%lld (%s)",
-        i ? ", " : "parents: ", (long long)json_integer_value(json_object_get(item, "id")),
-        json_string_value(json_object_get(item, "role")));
+    json_array_foreach(parents, i, item)
+        avo_strbuf_printf(msg, "%s#%lld (%s)", i ? ", " : "parents: ",
+                          (long long)json_integer_value(json_object_get(item, "id")),
+                          json_string_value(json_object_get(item, "role")));
     if (json_array_size(parents))
         avo_strbuf_puts(msg, "\n");
     json_array_foreach(json_object_get(c, "configs"), i, item)
@@ -451,8 +451,8 @@ static long best_index(const json_t *all)
  * usual mistakes (existing directory, unknown run, empty run) leave nothing
  * behind.
  */
-int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits, char *err,
-                   size_t errlen)
+int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
+                   char *err, size_t errlen)
 {
     if (!ar || !dir || !*dir)
         return avo_error(err, errlen, AVO_EINVAL, "export_git: missing argument");

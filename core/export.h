@@ -45,8 +45,8 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
  * at the best ok one, and lightweight tag c<id> at each; HEAD is main, and
  * its tree is checked out.  *ret_commits (may be NULL) gets the commit count.
  */
-int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits, char *err,
-                   size_t errlen);
+int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
+                   char *err, size_t errlen);
 
 /* Write len bytes to path through a temporary file renamed into place, so a
  * failed export never leaves a truncated file. */

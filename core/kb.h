@@ -63,8 +63,8 @@ typedef struct avo_kb_stats {
 
 /*
  * Open the knowledge base in the SQLite file at `path`, creating the file
- * and the kb tables when absent (and nothing else, see above).  A KB written by a newer avo is
- * refused (AVO_ESCHEMA); a SQLite built without FTS5 is reported as such.  On success *ret owns the
+ * and the kb tables when absent (and nothing else, see above).  A KB written by a newer avo is refused (AVO_ESCHEMA);
+ * a SQLite built without FTS5 is reported as such.  On success *ret owns the
  * connection (free with avo_kb_free); on failure *ret is NULL.
  */
 int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen);

@@ -31,7 +31,7 @@ typedef struct llm_request {
     char *response;
     size_t response_len, response_cap;
     int too_large;
-    int running; /* easy handle is in the multi handle */
+    int running;     /* easy handle is in the multi handle */
     int attempts;
     int max_attempts;
     double backoff, max_backoff;
@@ -226,8 +226,7 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     }
     size_t i;
     const json_t *h;
-    json_array_foreach(headers, i, h)
-    {
+    json_array_foreach(headers, i, h) {
         const char *line = json_string_value(h);
         struct curl_slist *grown = line ? curl_slist_append(req->headers, line) : NULL;
         if (!grown) {
@@ -308,9 +307,9 @@ static int finish(avo_llm *llm, llm_request *req, long http_status, const char *
     if (res && d) {
         json_object_set_new(res, "status", json_string(error ? "error" : "ok"));
         json_object_set_new(res, "http_status", json_integer(http_status));
-        json_object_set_new(res, "body",
-                            req->response ? json_stringn_nocheck(req->response, req->response_len)
-                                          : json_null());
+        json_object_set_new(res, "body", req->response ? json_stringn_nocheck(req->response,
+                                                                               req->response_len)
+                                                       : json_null());
         json_object_set_new(res, "error", error ? json_string(error) : json_null());
         json_object_set_new(res, "attempts", json_integer(req->attempts));
         json_object_set_new(res, "latency_s", json_real(avo_monotonic() - req->submitted));
@@ -374,8 +373,8 @@ static int attempt_done(avo_llm *llm, llm_request *req, CURLcode code)
     if (code == CURLE_OK && status >= 200 && status < 300)
         return finish(llm, req, status, NULL, 0);
 
-    int retryable =
-        code != CURLE_OK ? curl_retryable(code) : status == 429 || status == 408 || status >= 500;
+    int retryable = code != CURLE_OK ? curl_retryable(code)
+                                     : status == 429 || status == 408 || status >= 500;
     if (retryable && req->attempts < req->max_attempts) {
         req->wake = avo_monotonic() + backoff_delay(llm, req);
         req->response_len = 0;

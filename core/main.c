@@ -20,6 +20,7 @@
 #include "host.h"
 #include "worker.h"
 
+
 static const char usage_main[] =
     "usage: avo COMMAND [OPTIONS]\n"
     "\n"

@@ -13,7 +13,7 @@
  * conflicted the text carries git's conflict markers.  Returns a negative
  * AVO_E* code and fills err on failure (*ret_merged is then NULL).
  */
-int avo_merge3(const char *base, const char *ours, const char *theirs, char **ret_merged, char *err,
-               size_t errlen);
+int avo_merge3(const char *base, const char *ours, const char *theirs, char **ret_merged,
+               char *err, size_t errlen);
 
 #endif

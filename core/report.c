@@ -168,7 +168,8 @@ static double py(const plot *p, double y)
 
 /* Open an SVG of the given size with a frame for p: grid, ticks, labels. */
 static void plot_begin(avo_strbuf *out, const plot *p, double svg_w, double svg_h,
-                       const char *title, const char *x_label, const char *y_label, int integer_x)
+                       const char *title, const char *x_label, const char *y_label,
+                       int integer_x)
 {
     avo_strbuf_printf(out,
                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\""
@@ -185,16 +186,16 @@ static void plot_begin(avo_strbuf *out, const plot *p, double svg_w, double svg_
                           p->left, py(p, y), p->left + p->width, py(p, y), p->left - 6,
                           py(p, y) + 4, label);
     }
-    for (double x = ceil(p->x_lo / p->x_step - 1e-9) * p->x_step; x <= p->x_hi + p->x_step * 1e-6;
-         x += p->x_step) {
+    for (double x = ceil(p->x_lo / p->x_step - 1e-9) * p->x_step;
+         x <= p->x_hi + p->x_step * 1e-6; x += p->x_step) {
         if (integer_x && fabs(x - round(x)) > 1e-9)
             continue;
         tick_label(label, sizeof label, x, p->x_step);
         avo_strbuf_printf(out,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#999\"/>"
                           "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>\n",
-                          px(p, x), p->top + p->height, px(p, x), p->top + p->height + 5, px(p, x),
-                          p->top + p->height + 18, label);
+                          px(p, x), p->top + p->height, px(p, x), p->top + p->height + 5,
+                          px(p, x), p->top + p->height + 18, label);
     }
     avo_strbuf_printf(out,
                       "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\""
@@ -221,9 +222,9 @@ static void legend(avo_strbuf *out, const plot *p, int row, const char *color, c
         avo_strbuf_printf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3\" fill=\"%s\"/>", x + 10, y,
                           color);
     else if (marker == 'x')
-        avo_strbuf_printf(
-            out, "<path d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"%s\" stroke-width=\"1.5\"/>", x + 7,
-            y - 3, color);
+        avo_strbuf_printf(out,
+                          "<path d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"%s\" stroke-width=\"1.5\"/>",
+                          x + 7, y - 3, color);
     else
         avo_strbuf_printf(out,
                           "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\""
@@ -283,9 +284,8 @@ static double config_metric(const json_t *c, const char *name, const char **ret_
 {
     size_t i;
     json_t *cfg;
-    json_array_foreach(json_object_get(c, "configs"), i,
-                       cfg) if (strcmp(str(cfg, "name"), name) ==
-                                0) return avo_diff_config_metric(cfg, ret_unit);
+    json_array_foreach(json_object_get(c, "configs"), i, cfg) if (strcmp(str(cfg, "name"), name) == 0)
+        return avo_diff_config_metric(cfg, ret_unit);
     return NAN;
 }
 
@@ -329,8 +329,8 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     const json_t *baselines = json_object_get(json_object_get(run, "config"), "baselines");
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)baselines, key,
-                        v) if (json_is_number(v) && json_number_value(v) > y_max) y_max =
+    json_object_foreach((json_t *)baselines, key, v) if (json_is_number(v) &&
+                                                         json_number_value(v) > y_max) y_max =
         json_number_value(v);
 
     plot p = {.left = 70, .top = 15, .width = 720, .height = 330};
@@ -641,8 +641,8 @@ static void html_patch(avo_strbuf *out, const char *patch)
 
 /* One candidate's section: header, note, knobs, per-config table, source
  * and diff against its first parent in <details>. */
-static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c, const json_t *shown,
-                             long long best_id, char *err, size_t errlen)
+static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c,
+                             const json_t *shown, long long best_id, char *err, size_t errlen)
 {
     long long id = integer(c, "id");
     avo_strbuf_printf(out, "<section class=\"cand\" id=\"c%lld\">\n<h3>#%lld ", id, id);
@@ -683,9 +683,8 @@ static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c, 
 
     const json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs)) {
-        avo_strbuf_puts(out,
-                        "<table><tr><th>config</th><th>correct</th><th>throughput</th>"
-                        "<th>median</th><th>spread</th><th>samples</th><th>max error</th></tr>\n");
+        avo_strbuf_puts(out, "<table><tr><th>config</th><th>correct</th><th>throughput</th>"
+                             "<th>median</th><th>spread</th><th>samples</th><th>max error</th></tr>\n");
         json_t *cfg;
         json_array_foreach(configs, i, cfg)
         {
@@ -824,8 +823,8 @@ static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, si
     meta_row(out, "engine", str(run, "engine_version"));
     meta_row(out, "compiler", str(run, "compiler"));
     meta_row(out, "host", str(run, "host"));
-    char *config =
-        json_dumps(json_object_get(run, "config"), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    char *config = json_dumps(json_object_get(run, "config"), JSON_COMPACT | JSON_SORT_KEYS |
+                                                                  JSON_ENCODE_ANY);
     if (!config)
         out->failed = 1;
     meta_row(out, "config", config);
@@ -982,8 +981,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
                 avo_strbuf_printf(out, "%.2fx", num(r, "score") / num(seed, "score"));
             avo_strbuf_puts(out, "</td><td>");
             avo_strbuf_html(out, str(r, "operator"));
-            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>",
-                              integer(r, "generation"));
+            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(r, "generation"));
             size_t j;
             json_t *p;
             json_array_foreach(json_object_get(r, "parents"), j, p)

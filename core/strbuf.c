@@ -85,21 +85,11 @@ int avo_strbuf_html(avo_strbuf *b, const char *s)
         const char *rep = NULL;
         unsigned char c = (unsigned char)*p;
         switch (c) {
-        case '&':
-            rep = "&amp;";
-            break;
-        case '<':
-            rep = "&lt;";
-            break;
-        case '>':
-            rep = "&gt;";
-            break;
-        case '"':
-            rep = "&quot;";
-            break;
-        case '\'':
-            rep = "&#39;";
-            break;
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
         default:
             if (c < 0x20 && c != '\t' && c != '\n' && c != '\r')
                 rep = "?";
