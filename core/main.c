@@ -106,12 +106,14 @@ static const char usage_replay[] =
     "diverges, and why.  Exit 0 when identical, 1 when not.\n";
 
 static const char usage_rebench[] =
-    "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N]\n"
+    "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N] [--devices LIST]\n"
     "\n"
     "Re-time the top K verified candidates of a run (default 5) and its seed,\n"
     "interleaved in N rounds (default 5) on one worker, each round in a fresh\n"
     "order, and report mean +- std and paired speedups over the seed.  The\n"
-    "measurements are stored in the archive as a new evaluation set.\n";
+    "measurements are stored in the archive as a new evaluation set.  CUDA with\n"
+    "several GPUs: every candidate is timed on each GPU (or each of --devices\n"
+    "0,2) and a per-device table compares them.\n";
 
 static const avo_cli_option run_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
@@ -158,6 +160,7 @@ static const avo_cli_option rebench_options[] = {
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
     {"top", AVO_OPT_INT, "top", 1, 1000, 0, NULL},
     {"rounds", AVO_OPT_INT, "rounds", 1, 1000, 0, NULL},
+    {"devices", AVO_OPT_STRING, "devices", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 

@@ -534,6 +534,11 @@ static int needs_device(const json_t *job)
 /* Whether slot w may run job; has_devices: the pool has device slots. */
 static int eligible(const worker *w, const json_t *job, int has_devices)
 {
+    /* "device": N pins a timing job to that device (avo rebench per device). */
+    const json_t *pin = json_object_get(job, "device");
+    if (json_is_integer(pin) && needs_device(job) && w->kind != SLOT_CPU &&
+        json_integer_value(pin) != w->device)
+        return 0;
     switch (w->kind) {
     case SLOT_CPU:
         return !needs_device(job) || !has_devices;

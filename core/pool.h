@@ -21,6 +21,7 @@
  *     remote worker that vanishes has its job queued again (at most
  *     AVO_POOL_MAX_ATTEMPTS times); a result counts only when it answers the
  *     job in flight on that connection, so every job is answered once.
+ * A CUDA timing job with "device": N runs only on a worker of device N.
  * Every result gets a "worker" object: transport, name, device ordinal.
  *
  * The pool never blocks except inside avo_pool_wait (poll) and while writing a

@@ -15,6 +15,10 @@ local M = {}
 
 -- opts: script, db, seed, jobs, max_evals, max_time, args (table of strings)
 function M.run(opts)
+  if opts.jobs == 0 and not opts.listen then
+    S.eprintf("avo: --jobs 0 (no local workers) needs --listen for remote workers\n")
+    return 2
+  end
   local script = opts.script
   local source, rerr = S.read_file(script)
   if not source then
@@ -29,10 +33,6 @@ function M.run(opts)
   local db = opts.db or "avo.db"
   local seed = opts.seed or 1
   local jobs = opts.jobs or (opts.slurm and 2 or core.cores())
-  if jobs == 0 and not opts.listen then
-    S.eprintf("avo: --jobs 0 (no local workers) needs --listen for remote workers\n")
-    return 2
-  end
   local devices
   if opts.devices then
     local derr

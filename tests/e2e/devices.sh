@@ -47,4 +47,21 @@ expect_exit 2 "$AVO" run $script --db "$tmp/bad.db" --devices 1,x
 expect_in "$tmp/err" "--devices needs CUDA device numbers like 0,2,5 (or 'none'), got '1,x'"
 expect_exit 2 env AVO_MOCK_DEVICES=0 "$AVO" run $script --db "$tmp/bad.db" --devices 0
 expect_in "$tmp/err" "no CUDA device is visible"
+# avo rebench times each candidate on every GPU and compares them.
+expect_exit 0 "$AVO" rebench --db "$tmp/all.db" --top 2 --rounds 2
+expect_in "$tmp/out" "per device (mean +- std GB/s; ratio to gpu 0):"
+expect_in "$tmp/out" "gpu 2"
+[ "$(q "$tmp/all.db" "SELECT count(*) FROM rebench_results")" = 12 ] ||
+    fail "expected 2 candidates x 2 rounds x 3 GPUs in the rebench set"
+[ "$(q "$tmp/all.db" "SELECT count(DISTINCT json_extract(result, '\$.worker.device'))
+    FROM rebench_results")" = 3 ] || fail "the rebench set should cover all three GPUs"
+expect_exit 0 "$AVO" rebench --db "$tmp/all.db" --top 1 --rounds 1 --devices 1,2
+expect_in "$tmp/out" "gpu 1"
+expect_exit 2 "$AVO" rebench --db "$tmp/all.db" --devices 7
+expect_in "$tmp/err" "--devices 7: only 3 CUDA devices"
+
+# avo report has a per-device section.
+expect_exit 0 "$AVO" report --db "$tmp/all.db" -o "$tmp/report.html"
+expect_in "$tmp/report.html" "<h2 id=\"devices\">Devices</h2>"
+expect_in "$tmp/report.html" "<td>local GPU 2 (avo mock GPU 2)</td>"
 echo "devices: ok"
