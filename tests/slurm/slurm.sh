@@ -12,85 +12,19 @@
 # missing, or when the daemons cannot start).
 . "$(dirname "$0")/../e2e/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: the test Slurm runs its daemons as root"; exit 77; }
-for tool in slurmctld slurmd munged srun squeue scancel sinfo sqlite3 python3; do
-    command -v $tool >/dev/null ||
-        { echo "skip: $tool not found (tools/install-deps --tests installs slurm-wlm and munge)"; exit 77; }
-done
+command -v sqlite3 >/dev/null || { echo "skip: sqlite3 not found"; exit 77; }
 
-# Run from a directory every process can reach; the daemons' files live in $s.
 s="$tmp/slurm"
-mkdir -p "$s/state" "$s/spool"
-chmod 755 "$tmp" "$s"
-daemons=""
 engine=""
 cleanup() {
     [ -n "$engine" ] && kill -9 $engine 2>/dev/null || true
-    SLURM_CONF="$s/slurm.conf" scancel --user=root 2>/dev/null || true
-    for p in $daemons; do kill "$p" 2>/dev/null || true; done
-    sleep 1
-    for p in $daemons; do kill -9 "$p" 2>/dev/null || true; done
-    [ -f "$s/munged.pid" ] && kill "$(cat "$s/munged.pid")" 2>/dev/null || true
+    cluster_stop
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-skip_with_logs() {
-    echo "skip: $1"
-    for f in "$s"/*.log "$s"/*.out; do [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }; done
-    exit 77
-}
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-host=$(hostname -s)
-ctld_port=$(free_port)
-slurmd_port=$(free_port)
-
-dd if=/dev/urandom of="$s/munge.key" bs=1024 count=1 2>/dev/null
-chmod 600 "$s/munge.key"
-munged --force --socket="$s/munge.sock" --key-file="$s/munge.key" --pid-file="$s/munged.pid" \
-    --log-file="$s/munged.log" --seed-file="$s/munged.seed" >"$s/munged.out" 2>&1 ||
-    skip_with_logs "munged did not start"
-
-cat >"$s/slurm.conf" <<EOF
-ClusterName=avotest
-SlurmctldHost=$host(127.0.0.1)
-SlurmctldPort=$ctld_port
-SlurmdPort=$slurmd_port
-AuthType=auth/munge
-AuthInfo=socket=$s/munge.sock
-CredType=cred/munge
-StateSaveLocation=$s/state
-SlurmdSpoolDir=$s/spool
-SlurmctldPidFile=$s/slurmctld.pid
-SlurmdPidFile=$s/slurmd.pid
-SlurmctldLogFile=$s/slurmctld.log
-SlurmdLogFile=$s/slurmd.log
-SlurmUser=root
-SlurmdUser=root
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-MpiDefault=none
-ReturnToService=2
-SchedulerType=sched/builtin
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SlurmdParameters=config_overrides
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
-PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
-EOF
-export SLURM_CONF="$s/slurm.conf"
-slurmctld -D -f "$SLURM_CONF" >"$s/slurmctld.out" 2>&1 &
-daemons="$daemons $!"
-slurmd -D -N "$host" -f "$SLURM_CONF" >"$s/slurmd.out" 2>&1 &
-daemons="$daemons $!"
-up=0
-for _ in $(seq 60); do
-    if [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; then up=1; break; fi
-    sleep 0.5
-done
-[ $up = 1 ] || skip_with_logs "slurmctld/slurmd did not bring the node up within 30 s"
-timeout 60 srun -n 1 true >"$s/probe.out" 2>&1 || skip_with_logs "srun cannot run a step"
+. "$(dirname "$0")/cluster.sh"
+chmod 755 "$tmp"
+cluster_start "$s" || { echo "skip: $cluster_error"; cluster_logs; exit 77; }
 
 avo_jobs() { squeue -h -o %j | grep -c '^avo-' || true; }
 wait_no_avo_jobs() {
