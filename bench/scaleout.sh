@@ -54,13 +54,17 @@ one() {
             sleep 0.05
             address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$db.err")
         done
-        for _ in $(seq "$workers"); do "$avo" worker --connect "$address" 2>/dev/null & done
-        wait $engine ;;
+        pids=""
+        for _ in $(seq "$workers"); do
+            "$avo" worker --connect "$address" 2>/dev/null &
+            pids="$pids $!"
+        done
+        wait $engine
+        for p in $pids; do wait "$p" || true; done ;;
     slurm)
         "$avo" run bench/overhead.lua --db "$db" --jobs "$workers" --slurm "" \
             --listen 127.0.0.1:0 count="$count" >/dev/null 2>&1 ;;
     esac
-    wait
     python3 - "$db" "$count" "$workers" <<'PY'
 import sqlite3, sys
 db, count, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
