@@ -28,8 +28,17 @@ typedef struct pool_job {
     json_t *job;
     double deadline_s;
     int attempts; /* remote workers lost while running it */
+    int stage;    /* CUDA timing job: STAGE_* */
     struct pool_job *next;
 } pool_job;
+
+/*
+ * A CUDA timing job on a pool with device and CPU slots is compiled first,
+ * compile-only, on a CPU worker (the cubin lands in the shared on-disk
+ * cache), so the device worker that times it finds it compiled and a GPU
+ * never waits for NVRTC.  A compile that fails answers the job right there.
+ */
+enum { STAGE_NEW, STAGE_COMPILING, STAGE_COMPILED };
 
 typedef struct pool_result {
     uint64_t ticket;
@@ -531,9 +540,17 @@ static int needs_device(const json_t *job)
            !json_is_true(json_object_get(job, "compile_only"));
 }
 
-/* Whether slot w may run job; has_devices: the pool has device slots. */
-static int eligible(const worker *w, const json_t *job, int has_devices)
+/* Whether slot w may run job j; has_devices: the pool has device slots,
+ * has_cpu: it has CPU slots (which compile CUDA jobs first). */
+static int eligible(const worker *w, const pool_job *j, int has_devices, int has_cpu)
 {
+    const json_t *job = j->job;
+    if (needs_device(job) && has_devices && has_cpu) {
+        if (w->kind == SLOT_CPU)
+            return j->stage == STAGE_NEW;
+        if (w->kind == SLOT_DEVICE && j->stage != STAGE_COMPILED)
+            return 0;
+    }
     /* "device": N pins a timing job to that device (avo rebench per device). */
     const json_t *pin = json_object_get(job, "device");
     if (json_is_integer(pin) && needs_device(job) && w->kind != SLOT_CPU &&
@@ -592,12 +609,22 @@ static void label(const worker *w, json_t *res)
         json_object_set_new(res, "worker", who);
 }
 
-/* Send job j to slot w (started if local and empty).  0 or a negative code
- * with err filled; the job stays the caller's on failure. */
+/* Send job j to slot w (started if local and empty); a CUDA timing job on
+ * a CPU slot goes as its compile-only copy (STAGE_COMPILING).  0 or a
+ * negative code with err filled; the job stays the caller's on failure. */
 static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t errlen)
 {
     if (w->kind == SLOT_REMOTE)
         return avo_transport_send(w->to_fd, j->job, SEND_SECONDS, err, errlen);
+    const json_t *msg = j->job;
+    json_t *compile = NULL;
+    if (w->kind == SLOT_CPU && needs_device(j->job)) {
+        compile = json_copy(j->job);
+        if (!compile)
+            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        json_object_set_new(compile, "compile_only", json_true());
+        msg = compile;
+    }
     int sent = -1;
     for (int attempt = 0; attempt < 2 && sent < 0; attempt++) {
         if (w->pid == 0) {
@@ -605,10 +632,13 @@ static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t err
             if (rc < 0)
                 return rc;
         }
-        sent = avo_proto_send(w->to_fd, j->job, err, errlen);
+        sent = avo_proto_send(w->to_fd, msg, err, errlen);
         if (sent < 0)
             worker_kill(w);
     }
+    json_decref(compile);
+    if (sent == 0 && compile)
+        j->stage = STAGE_COMPILING;
     return sent;
 }
 
@@ -662,7 +692,8 @@ static int dispatch(avo_pool *pool, char *err, size_t errlen)
         int has_devices = avo_pool_devices(pool, NULL, 0) > 0;
         int chosen = -1;
         for (int i = 0; i < pool->nworkers && chosen < 0; i++)
-            if (!pool->workers[i].job && eligible(&pool->workers[i], j->job, has_devices))
+            if (!pool->workers[i].job &&
+                eligible(&pool->workers[i], j, has_devices, pool->jobs > 0))
                 chosen = i;
         if (chosen < 0) {
             prev = j;
@@ -701,11 +732,32 @@ static int collect(avo_pool *pool, worker *w)
     w->job = NULL;
     if (rc < 0) {
         int status = worker_kill(w);
+        if (j->stage == STAGE_COMPILING) { /* the device worker compiles it then */
+            j->stage = STAGE_COMPILED;
+            queue_front(pool, j);
+            return 0;
+        }
         char why[256];
         describe_exit(status, why, sizeof why);
         return finish_synthetic(pool, j, "crashed", why);
     }
     json_object_set_new(res, "id", json_integer((json_int_t)j->ticket));
+    if (j->stage == STAGE_COMPILING) {
+        /* Compiled: on to a device worker.  A failed compile is the answer;
+         * an infrastructure failure leaves the compile to the device worker. */
+        const char *status = json_string_value(json_object_get(res, "status"));
+        if (status && (!strcmp(status, "compile_error") || !strcmp(status, "invalid") ||
+                       !strcmp(status, "timeout"))) {
+            label(w, res);
+            uint64_t ticket = j->ticket;
+            job_free(j);
+            return finish_with(pool, ticket, res);
+        }
+        json_decref(res);
+        j->stage = STAGE_COMPILED;
+        queue_front(pool, j);
+        return 0;
+    }
     if (json_is_true(json_object_get(res, "retire"))) {
         /* The worker exits after this result (docs/protocol.md): replace it
          * now, before a job could be written to a process that is leaving. */

@@ -15,7 +15,10 @@
  *     devices are counted in a short-lived child, never in the engine) or
  *     named by avo_pool_set_devices.  Only they take CUDA timing jobs, so two
  *     timing loops never share a GPU; without any device, CUDA jobs go to the
- *     CPU slots (whose workers then report the missing driver).
+ *     CPU slots (whose workers then report the missing driver).  With both
+ *     kinds, a CUDA timing job is first compiled (compile-only) on a CPU
+ *     slot, so the device worker finds the cubin in the on-disk cache and a
+ *     GPU never waits for a compile; a failed compile answers the job.
  *   - Remote slots: workers that connected over TCP (avo_pool_listen) and
  *     proved the run's secret (core/transport.h).  They take any job.  A
  *     remote worker that vanishes has its job queued again (at most

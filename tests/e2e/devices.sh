@@ -2,7 +2,8 @@
 # One timing worker per GPU (--devices; default every visible GPU) against a
 # mock driver with three devices (tests/mock): CUDA candidates spread over
 # all of them, each device held by one process at a time (the mock's lock
-# files would record a second holder), every result records its device,
+# files would record a second holder), compiles run on the CPU worker (the
+# GPU workers find every cubin cached), every result records its device,
 # --devices picks a subset, and bad --devices values are refused clearly.
 # Needs NVRTC (skip 77).
 . "$(dirname "$0")/lib.sh"
@@ -26,6 +27,9 @@ expect_exit 0 "$AVO" run $script --db "$tmp/all.db" --jobs 1
 expect_in "$tmp/out" "devices run: ok"
 [ "$(devices_used "$tmp/all.db")" = "0,1,2" ] ||
     fail "expected devices 0,1,2 used, got $(devices_used "$tmp/all.db")"
+# Compiles ran on the CPU worker: every timing worker found its cubin cached.
+[ "$(q "$tmp/all.db" "SELECT count(*) FROM candidates WHERE json_extract(result,
+    '\$.cache_hit') = 1")" = 9 ] || fail "a GPU worker compiled a candidate itself"
 [ ! -e "$AVO_MOCK_DEVICE_DIR/shared" ] || { cat "$AVO_MOCK_DEVICE_DIR/shared";
     fail "two timing workers shared a GPU"; }
 [ "$(q "$tmp/all.db" "SELECT count(*) FROM candidates WHERE json_extract(result,
