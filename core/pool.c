@@ -782,17 +782,18 @@ static int answers(const json_t *job, const json_t *res, char *why, size_t len)
 {
     json_int_t id = json_integer_value(json_object_get(job, "id"));
     const json_t *rid = json_object_get(res, "id");
+    const char *type = json_string_value(json_object_get(job, "type"));
+    if (type && !strcmp(type, "ping")) {
+        /* A pong carries no id; only the ping is in flight on this connection. */
+        const char *rt = json_string_value(json_object_get(res, "type"));
+        if (rt && !strcmp(rt, "pong") && (!rid || json_integer_value(rid) == id))
+            return 1;
+        snprintf(why, len, "answered a ping with something other than a pong");
+        return 0;
+    }
     if (!json_is_integer(rid) || json_integer_value(rid) != id) {
         snprintf(why, len, "sent a result for job %lld while running job %lld",
                  json_is_integer(rid) ? (long long)json_integer_value(rid) : -1LL, (long long)id);
-        return 0;
-    }
-    const char *type = json_string_value(json_object_get(job, "type"));
-    if (type && !strcmp(type, "ping")) {
-        const char *rt = json_string_value(json_object_get(res, "type"));
-        if (rt && !strcmp(rt, "pong"))
-            return 1;
-        snprintf(why, len, "answered a ping with something other than a pong");
         return 0;
     }
     const char *status = json_string_value(json_object_get(res, "status"));
@@ -833,6 +834,7 @@ static int collect_remote(avo_pool *pool, int i)
             return remote_lost(pool, i, why);
         }
         json_object_del(res, "retire"); /* the worker restarts itself; the connection ends */
+        json_object_set_new(res, "id", json_integer((json_int_t)w->job->ticket));
         label(w, res);
         pool_job *j = w->job;
         w->job = NULL;

@@ -91,6 +91,15 @@ end
 function M.tick(st, pool, log)
   if not st then return end
   for _, line in ipairs(pool:events()) do log("avo: " .. line) end
+  if st.slurm and not st.ended and core.monotonic() - (st.polled or 0) >= 5 then
+    -- Slurm's view of the job (PENDING while it waits for nodes), at most every 5 s.
+    st.polled = core.monotonic()
+    local p = io.popen("squeue -h --name=avo-" .. st.token .. " -o %T 2>/dev/null")
+    if p then
+      st.state = p:read("l")
+      p:close()
+    end
+  end
   if st.slurm and not st.ended then
     local running, what = st.slurm:running()
     if not running then
@@ -108,7 +117,8 @@ function M.status(st, pool)
   local text = ("workers %d remote"):format(w.remote)
   if w.handshaking > 0 then text = text .. (" (+%d joining)"):format(w.handshaking) end
   if st.slurm then
-    text = text .. (st.ended and ", slurm step ended" or ", slurm step running")
+    text = text .. (st.ended and ", slurm step ended" or
+      (", slurm job %s"):format(st.state and st.state:lower() or "starting"))
   end
   return text
 end
