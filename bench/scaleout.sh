@@ -52,7 +52,7 @@ one() {
         address=""
         while [ -z "$address" ]; do
             sleep 0.05
-            address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$db.err")
+            address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$db.err" 2>/dev/null || true)
         done
         pids=""
         for _ in $(seq "$workers"); do

@@ -46,7 +46,7 @@ start_engine() {
     pids="$pids $engine"
     address=""
     for _ in $(seq 100); do
-        address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$db.err")
+        address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$db.err" 2>/dev/null || true)
         [ -n "$address" ] && return 0
         sleep 0.1
     done

@@ -42,7 +42,7 @@ db="$tmp/run.db"
 engine=$!
 token=""
 for _ in $(seq 100); do
-    token=$(sed -n 's/.*(Slurm job name avo-\([^;]*\);.*/\1/p' "$tmp/run.err")
+    token=$(sed -n 's/.*(Slurm job name avo-\([^;]*\);.*/\1/p' "$tmp/run.err" 2>/dev/null || true)
     [ -n "$token" ] && break
     sleep 0.1
 done
