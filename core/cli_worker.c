@@ -41,9 +41,10 @@ static const char usage_worker[] =
     "  --retry S          keep trying to reach the engine for S seconds (default 30)\n"
     "\n"
     "The run's secret comes from AVO_WORKER_SECRET or AVO_WORKER_SECRET_FILE (a\n"
-    "file of mode 0600).  Under Slurm, without AVO_CUDA_DEVICE, the worker uses\n"
-    "GPU number SLURM_LOCALID among CUDA_VISIBLE_DEVICES.  Exit status: 0 when the\n"
-    "engine ended the run, 1 when it cannot be reached, 3 when it refused us.\n";
+    "file of mode 0600).  Under Slurm with GPUs, without AVO_CUDA_DEVICE, the worker\n"
+    "uses GPU number SLURM_LOCALID among CUDA_VISIBLE_DEVICES.  Exit status: 0 when\n"
+    "the engine ended the run, 1 when it cannot be reached, 2 without a usable\n"
+    "secret, 3 when it refused us.\n";
 
 static const avo_cli_option worker_options[] = {
     {"connect", AVO_OPT_STRING, "connect", 0, 0, 0, NULL},
@@ -54,22 +55,20 @@ static const avo_cli_option worker_options[] = {
 };
 
 /* Under Slurm, one worker per GPU: task SLURM_LOCALID takes the device of
- * that rank among the visible ones (all of them when Slurm gave each task
- * its own GPU, which is then device 0 for every task). */
+ * that rank among the visible ones (device 0 when Slurm gave each task its
+ * own GPU).  Slurm sets CUDA_VISIBLE_DEVICES only when it allocated GPUs;
+ * without it the worker names no device (CPU work). */
 static void pick_slurm_device(void)
 {
     const char *local = getenv("SLURM_LOCALID");
-    if (getenv("AVO_CUDA_DEVICE") || !local)
-        return;
-    int rank = atoi(local), visible = 0;
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    if (cvd && *cvd) {
-        visible = 1;
-        for (const char *p = cvd; *p; p++)
-            visible += *p == ',';
-    }
+    if (getenv("AVO_CUDA_DEVICE") || !local || !cvd || !*cvd)
+        return;
+    int visible = 1;
+    for (const char *p = cvd; *p; p++)
+        visible += *p == ',';
     char device[16];
-    snprintf(device, sizeof device, "%d", visible > 0 ? rank % visible : rank);
+    snprintf(device, sizeof device, "%d", atoi(local) % visible);
     setenv("AVO_CUDA_DEVICE", device, 1);
 }
 

@@ -1082,6 +1082,8 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
                            (unsigned long long)j->ticket);
                 worker_close(w);
                 slot_remove(pool, i--);
+                if (avo_pool_remote(pool, NULL) == 0)
+                    pool->no_remote_since = now;
             } else {
                 worker_kill(w);
             }
