@@ -1197,6 +1197,7 @@ static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     avo_sandbox_harden();
+    avo_sandbox_scrub_secrets(); /* the worker's transport key, if it has one */
 
     int cmd[2], ack[2];
     int region_fd = memfd_create("avo-arguments", MFD_CLOEXEC | MFD_ALLOW_SEALING);

@@ -18,7 +18,6 @@
 #include "cli.h"
 #include "cuda.h"
 #include "host.h"
-#include "sandbox.h"
 #include "worker.h"
 
 static const char usage_main[] =
@@ -47,20 +46,29 @@ static const char usage_main[] =
 static const char usage_run[] =
     "usage: avo run SCRIPT.lua [--db FILE] [--seed N] [--jobs N] [--max-evals N]\n"
     "               [--max-time SECONDS] [--max-usd X] [--max-tokens N]\n"
-    "               [--llm-replay OLD.db] [KEY=VALUE ...]\n"
+    "               [--llm-replay OLD.db] [--devices LIST] [--listen HOST:PORT]\n"
+    "               [--slurm 'SRUN OPTIONS'] [KEY=VALUE ...]\n"
     "\n"
     "Run an evolution script.  Every candidate, its parents, sources and per-config\n"
     "scores are committed to the archive as they finish.\n"
     "\n"
     "  --db FILE          archive (SQLite; default avo.db); one file holds many runs\n"
     "  --seed N           run seed; every random stream derives from it (default 1)\n"
-    "  --jobs N           evaluations in flight at once (default: number of cores)\n"
+    "  --jobs N           evaluations in flight at once (default: number of cores);\n"
+    "                     0 with --listen: remote workers only\n"
     "  --max-evals N      stop starting evaluations after N\n"
     "  --max-time S       stop starting evaluations after S seconds\n"
     "  --max-usd X        stop making LLM calls once they cost X US dollars\n"
     "  --max-tokens N     stop making LLM calls after N tokens (in + out)\n"
     "  --llm-replay FILE  answer LLM calls from the archive of an earlier run\n"
     "                     (by request hash, offline; also AVO_LLM_REPLAY)\n"
+    "  --devices LIST     CUDA: one timing worker per listed GPU (0,2,5; 'none');\n"
+    "                     default one per visible GPU.  --jobs then counts the\n"
+    "                     CPU workers (CPU jobs, CUDA compiles)\n"
+    "  --listen H:P       also accept remote workers (`avo worker --connect`) on\n"
+    "                     this address; port 0 picks one\n"
+    "  --slurm 'OPTS'     start the workers as a Slurm job step: srun OPTS with\n"
+    "                     --jobs tasks (default 2), each `avo worker --connect`\n"
     "  KEY=VALUE          passed to the script as its argument table\n";
 
 static const char usage_eval[] =
@@ -97,22 +105,27 @@ static const char usage_replay[] =
     "diverges, and why.  Exit 0 when identical, 1 when not.\n";
 
 static const char usage_rebench[] =
-    "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N]\n"
+    "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N] [--devices LIST]\n"
     "\n"
     "Re-time the top K verified candidates of a run (default 5) and its seed,\n"
     "interleaved in N rounds (default 5) on one worker, each round in a fresh\n"
     "order, and report mean +- std and paired speedups over the seed.  The\n"
-    "measurements are stored in the archive as a new evaluation set.\n";
+    "measurements are stored in the archive as a new evaluation set.  CUDA with\n"
+    "several GPUs: every candidate is timed on each GPU (or each of --devices\n"
+    "0,2) and a per-device table compares them.\n";
 
 static const avo_cli_option run_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
     {"seed", AVO_OPT_INT, "seed", 0, AVO_OPT_UNBOUNDED, 0, NULL},
-    {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {"jobs", AVO_OPT_INT, "jobs", 0, 1024, 0, NULL},
     {"max-evals", AVO_OPT_INT, "max_evals", 1, AVO_OPT_UNBOUNDED, 0, NULL},
     {"max-time", AVO_OPT_NUMBER, "max_time", 0, 0, 0, NULL},
     {"max-usd", AVO_OPT_NUMBER, "max_usd", 0, 0, 0, NULL},
     {"max-tokens", AVO_OPT_INT, "max_tokens", 1, AVO_OPT_UNBOUNDED, 0, NULL},
     {"llm-replay", AVO_OPT_STRING, "llm_replay", 0, 0, 0, NULL},
+    {"devices", AVO_OPT_STRING, "devices", 0, 0, 0, NULL},
+    {"listen", AVO_OPT_STRING, "listen", 0, 0, 0, NULL},
+    {"slurm", AVO_OPT_STRING, "slurm", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -146,6 +159,7 @@ static const avo_cli_option rebench_options[] = {
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
     {"top", AVO_OPT_INT, "top", 1, 1000, 0, NULL},
     {"rounds", AVO_OPT_INT, "rounds", 1, 1000, 0, NULL},
+    {"devices", AVO_OPT_STRING, "devices", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -253,16 +267,8 @@ int main(int argc, char **argv)
         puts("avo " AVO_VERSION);
         return 0;
     }
-    if (!strcmp(cmd, "worker")) {
-        /* Nothing of the engine's environment that is not needed (API keys)
-         * may exist in a worker's memory, which kernels' processes fork from. */
-        char err[AVO_ERRLEN];
-        if (avo_sandbox_reexec_clean(argv, err, sizeof err) < 0) {
-            fprintf(stderr, "avo worker: %s\n", err);
-            return 1;
-        }
-        return avo_worker_main(0, 1);
-    }
+    if (!strcmp(cmd, "worker"))
+        return avo_cli_worker(argc - 1, argv + 1);
     if (!strcmp(cmd, "nvrtc-compile")) /* hidden: the CUDA backend's compile process */
         return avo_cuda_compile_main(0, 1);
     if (!strcmp(cmd, "run"))

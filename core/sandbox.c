@@ -615,31 +615,38 @@ int avo_sandbox_env_allowed(const char *entry)
     return 0;
 }
 
-int avo_sandbox_reexec_clean(char **argv, char *err, size_t errlen)
+void avo_sandbox_scrub_environment(void)
 {
-    size_t n = 0, kept = 0;
-    for (char **e = environ; e && *e; e++, n++)
-        kept += avo_sandbox_env_allowed(*e) != 0;
-    if (kept == n)
-        return 0;
-    char **env = calloc(kept + 1, sizeof *env);
-    if (!env)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    size_t k = 0;
-    for (char **e = environ; e && *e; e++)
-        if (avo_sandbox_env_allowed(*e))
-            env[k++] = *e;
-    env[k] = NULL;
-    /* By its real path: the process keeps its name ("avo", not "exe"). */
-    char self[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len > 0) {
-        self[len] = '\0';
-        execve(self, argv, env);
+    size_t kept = 0;
+    for (size_t i = 0; environ && environ[i]; i++) {
+        if (avo_sandbox_env_allowed(environ[i]))
+            environ[kept++] = environ[i];
+        else
+            explicit_bzero(environ[i], strlen(environ[i]));
     }
-    execve("/proc/self/exe", argv, env);
-    int e = errno;
-    free(env);
-    return avo_error(err, errlen, AVO_EIO, "cannot restart the worker without secrets: %s",
-                     strerror(e));
+    if (environ)
+        environ[kept] = NULL;
+}
+
+/* Memory to clear in every process that forks off toward a candidate. */
+static struct {
+    void *p;
+    size_t n;
+} secrets[4];
+
+void avo_sandbox_register_secret(void *p, size_t n)
+{
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++)
+        if (!secrets[i].p) {
+            secrets[i].p = p;
+            secrets[i].n = n;
+            return;
+        }
+}
+
+void avo_sandbox_scrub_secrets(void)
+{
+    for (size_t i = 0; i < sizeof secrets / sizeof secrets[0]; i++)
+        if (secrets[i].p)
+            explicit_bzero(secrets[i].p, secrets[i].n);
 }

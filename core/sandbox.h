@@ -94,12 +94,17 @@ int avo_sandbox_seccomp_trusted(int no_exec, char *err, size_t errlen);
 int avo_sandbox_env_allowed(const char *entry);
 
 /*
- * Replace the process image with itself (/proc/self/exe, same argv) under
- * the allowed part of the environment, when anything else is set; the
- * secrets of the engine's environment then no longer exist anywhere in the
- * worker's memory.  Returns 0 when nothing needed removing, else only
- * returns (a negative code with err filled) if the exec failed.
+ * Remove from the environment, and wipe from memory, every variable that is
+ * not allowed (avo_sandbox_env_allowed): a worker does this first, so the
+ * engine's credentials exist nowhere in the memory its kernels' processes
+ * fork from.
  */
-int avo_sandbox_reexec_clean(char **argv, char *err, size_t errlen);
+void avo_sandbox_scrub_environment(void);
+
+/* A secret the process holds (a worker's transport key): cleared in each
+ * judge before it forks a candidate (avo_sandbox_scrub_secrets).  At most 4;
+ * the memory must stay valid. */
+void avo_sandbox_register_secret(void *p, size_t n);
+void avo_sandbox_scrub_secrets(void);
 
 #endif

@@ -144,6 +144,11 @@ int avo_worker_main(int in_fd, int out_fd)
             return 0;
         if (rc < 0)
             return 1;
+        const char *type = json_string_value(json_object_get(msg, "type"));
+        if (type && strcmp(type, "bye") == 0) {
+            json_decref(msg);
+            return AVO_WORKER_BYE;
+        }
 
         json_t *reply = answer(msg);
         if (!reply)
@@ -157,6 +162,6 @@ int avo_worker_main(int in_fd, int out_fd)
         if (rc < 0)
             return 1;
         if (retire)
-            return 0;
+            return AVO_WORKER_RETIRED;
     }
 }

@@ -31,6 +31,7 @@
 #include "loop.h"
 #include "lua_kb.h"
 #include "lua_llm.h"
+#include "lua_remote.h"
 #include "luajson.h"
 #include "merge.h"
 #include "pcg.h"
@@ -519,7 +520,7 @@ static int pool_open(lua_State *L)
 {
     lua_Integer jobs = luaL_checkinteger(L, 1);
     const char *exe = luaL_checkstring(L, 2);
-    luaL_argcheck(L, jobs >= 1 && jobs <= 1024, 1, "jobs must be between 1 and 1024");
+    luaL_argcheck(L, jobs >= 0 && jobs <= 1024, 1, "jobs must be between 0 and 1024");
     pool_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
     ud->pool = NULL;
     luaL_setmetatable(L, POOL_MT);
@@ -871,6 +872,7 @@ int luaopen_avo_core(lua_State *L)
 {
     new_class(L, ARCHIVE_MT, archive_methods, archive_close);
     new_class(L, POOL_MT, pool_methods, pool_close);
+    avo_lua_remote_register(L, POOL_MT);
     new_class(L, RNG_MT, rng_methods, NULL);
     avo_lua_llm_register(L);
     avo_lua_kb_register(L);
@@ -878,6 +880,7 @@ int luaopen_avo_core(lua_State *L)
     lua_pop(L, 1);
 
     luaL_newlib(L, core_functions);
+    avo_lua_remote_functions(L);
     lua_pushstring(L, AVO_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushstring(L, AVO_GIT_COMMIT);

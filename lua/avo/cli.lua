@@ -9,11 +9,16 @@ local core = require "avo.core"
 local avo = require "avo"
 local sched = require "avo.sched"
 local S = require "avo.session"
+local scaleout = require "avo.scaleout"
 
 local M = {}
 
 -- opts: script, db, seed, jobs, max_evals, max_time, args (table of strings)
 function M.run(opts)
+  if opts.jobs == 0 and not opts.listen then
+    S.eprintf("avo: --jobs 0 (no local workers) needs --listen for remote workers\n")
+    return 2
+  end
   local script = opts.script
   local source, rerr = S.read_file(script)
   if not source then
@@ -27,16 +32,28 @@ function M.run(opts)
   end
   local db = opts.db or "avo.db"
   local seed = opts.seed or 1
-  local jobs = opts.jobs or core.cores()
-  local archive, pool = S.open_engine({ jobs = jobs }, db)
+  local jobs = opts.jobs or (opts.slurm and 2 or core.cores())
+  local devices
+  if opts.devices then
+    local derr
+    devices, derr = scaleout.parse_devices(opts.devices, core.cuda_devices)
+    if not devices then
+      S.eprintf("avo: %s\n", derr)
+      return 2
+    end
+  end
+  -- With --slurm every worker is a Slurm task; --jobs counts them.
+  local archive, pool = S.open_engine({ jobs = opts.slurm and 0 or jobs }, db)
   if not archive then
     S.eprintf("avo: %s\n", pool)
     return 1
   end
+  if devices then pool:set_devices(devices) end
   local config = {
     jobs = jobs, max_evals = opts.max_evals, max_time = opts.max_time, db = db,
     args = opts.args or {}, max_usd = opts.max_usd, max_tokens = opts.max_tokens,
-    llm_replay = opts.llm_replay,
+    llm_replay = opts.llm_replay, devices = opts.devices, listen = opts.listen,
+    slurm = opts.slurm,
   }
   local run_id, err = archive:run_begin{
     script_path = script, script_source = source, config = config, seed = seed,
@@ -47,7 +64,17 @@ function M.run(opts)
     return 1
   end
   S.eprintf("avo: run %d of %s into %s (seed %d, %d jobs)\n", run_id, script, db, seed, jobs)
+  local scale, serr = scaleout.start(pool, { listen = opts.listen, slurm = opts.slurm, jobs = jobs,
+    db = db }, run_id, function(line) S.eprintf("%s\n", line) end)
+  if serr then
+    S.eprintf("avo: %s\n", serr)
+    archive:run_end(run_id, "failed")
+    pool:close()
+    archive:close()
+    return 1
+  end
   local ok, result, run = S.execute{
+    scaleout = scale,
     archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
     max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
@@ -57,14 +84,21 @@ function M.run(opts)
     archive:run_end(run_id, "stopped")
     if result.message then S.eprintf("%s\n", tostring(result.message)) end
     pool:close()
+    scaleout.stop(scale)
     archive:close()
     return result.avo_exit
   end
   local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
+  local gone = pool:gone()
+  if gone and ok then
+    final = "stopped"
+    S.eprintf("avo: run stopped early: %s\n", gone)
+  end
   archive:run_end(run_id, final)
   if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
   if ok then S.summarise(run, final, db) end
   pool:close()
+  scaleout.stop(scale)
   archive:close()
   return ok and 0 or 1
 end

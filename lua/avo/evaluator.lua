@@ -480,7 +480,7 @@ function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
     seed = seed, trials = 2, timing = timing,
     limits = { timeout_s = timeout, compile_timeout_s = self.compile_timeout or 120,
                memory_mb = 4096, cpu_s = timeout * 2 },
-    cache_dir = cache_dir,
+    cache_dir = cache_dir, fingerprint = self.fingerprint,
   }
 end
 

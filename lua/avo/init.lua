@@ -191,6 +191,7 @@ end
 -- are still evaluated.
 local function evaluations_exhausted(r)
   if core.interrupted() then return true end
+  if r.pool and r.pool.gone and r.pool:gone() then return true end
   if r.max_evaluations and r.submitted >= r.max_evaluations then return true end
   if r.max_seconds and core.monotonic() - r.started >= r.max_seconds then return true end
   return false
@@ -316,6 +317,7 @@ end
 local function note_evaluator(r, ev)
   if r.evaluators[ev.fingerprint] then return end
   r.evaluators[ev.fingerprint] = true
+  if r.pool and r.pool.allow_fingerprint then r.pool:allow_fingerprint(ev.fingerprint) end
   local rec = r.recorded
   local before = rec and rec.evaluators[ev._origin]
   if before and before ~= ev.fingerprint then

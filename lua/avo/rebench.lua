@@ -5,6 +5,7 @@ local core = require "avo.core"
 local avo = require "avo"
 local sched = require "avo.sched"
 local S = require "avo.session"
+local scaleout = require "avo.scaleout"
 
 local M = {}
 
@@ -29,7 +30,7 @@ local function run_evaluator(archive, run_id)
   return ev, nil, ev.fingerprint ~= last.data.fingerprint
 end
 
--- opts: db, run, top, rounds
+-- opts: db, run, top, rounds, devices ("0,2")
 function M.rebench(opts)
   local db, top, rounds = opts.db, opts.top or 5, opts.rounds or 5
   local archive, pool = S.open_engine({ jobs = 1 }, db)
@@ -82,11 +83,40 @@ function M.rebench(opts)
   local run = avo._begin{ archive = archive, pool = pool, run_id = info.id, seed = info.seed,
     started = core.monotonic(), cache_dir = S.cache_dir() }
   sched.init(pool)
+  -- CUDA on several GPUs: every candidate is timed on each device (pinned
+  -- jobs, the devices in parallel), so devices can be compared.
+  local devices = { false }
+  if ev.backend == "cuda" then
+    local list, derr
+    if opts.devices then
+      list, derr = scaleout.parse_devices(opts.devices, core.cuda_devices)
+      if not list then
+        S.eprintf("avo: %s\n", derr)
+        archive:close()
+        pool:close()
+        return 2
+      end
+    end
+    if not list then
+      local n = core.cuda_devices()
+      if n > 1 then
+        list = {}
+        for d = 0, n - 1 do list[#list + 1] = d end
+      end
+    end
+    if list and #list > 0 then
+      pool:set_devices(list)
+      devices = list
+    end
+  end
   local order_rng = avo.rng("rebench")
-  local scores = {}
-  for _, c in ipairs(chosen) do scores[c.id] = {} end
-  S.eprintf("avo: rebench of run %d: %d candidates x %d rounds, interleaved, one at a time\n",
-    info.id, #chosen, rounds)
+  local scores, by_device = {}, {}
+  for _, c in ipairs(chosen) do
+    scores[c.id], by_device[c.id] = {}, {}
+    for k = 1, #devices do by_device[c.id][k] = {} end
+  end
+  S.eprintf("avo: rebench of run %d: %d candidates x %d rounds, interleaved, one at a time%s\n",
+    info.id, #chosen, rounds, devices[1] and (" on each of %d GPUs"):format(#devices) or "")
   local ok, rerr = pcall(sched.run, function()
     for round = 1, rounds do
       -- A fresh order each round, so drift over time falls on all alike.
@@ -94,12 +124,22 @@ function M.rebench(opts)
       for _, c in ipairs(order) do
         local cand = { source = c.source, knobs = c.knobs }
         local seed_value = run.inputs:next() << 21 ~ run.inputs:next()
-        local result = sched.await(sched.submit(ev:job(cand, seed_value, run.cache_dir),
-          ev:deadline()))
-        local score = ev:score_of(result)
-        scores[c.id][round] = score
-        result.id = nil
-        assert(archive:rebench_add(set_id, c.id, round, score, result))
+        local tickets = {}
+        for k, d in ipairs(devices) do
+          local job = ev:job(cand, seed_value, run.cache_dir)
+          if d then job.device = d end
+          tickets[k] = sched.submit(job, ev:deadline())
+        end
+        local sum = 0
+        for k, ticket in ipairs(tickets) do
+          local result = sched.await(ticket)
+          local score = ev:score_of(result)
+          by_device[c.id][k][round] = score
+          sum = sum + score
+          result.id = nil
+          assert(archive:rebench_add(set_id, c.id, (round - 1) * #devices + k, score, result))
+        end
+        scores[c.id][round] = sum / #devices
       end
     end
   end)
@@ -130,6 +170,24 @@ function M.rebench(opts)
     end
     io.stdout:write(("%-7s %-22s %12.4g %22s %20s\n"):format("#" .. c.id, c.operator:sub(1, 22),
       c.score, ("%.4g +- %.2g"):format(mean, std), speedup))
+  end
+  if #devices > 1 then
+    -- The same candidates on each GPU: the ratio to the first GPU shows a
+    -- device that is slower (clocks, thermals, a neighbour) for all alike.
+    local head = { ("%-7s"):format("cand") }
+    for _, d in ipairs(devices) do head[#head + 1] = ("%18s"):format("gpu " .. d) end
+    io.stdout:write("per device (mean +- std ", unit, "; ratio to gpu ", devices[1], "):\n",
+      table.concat(head, " "), "\n")
+    for _, c in ipairs(chosen) do
+      local row = { ("%-7s"):format("#" .. c.id) }
+      local first = mean_std(by_device[c.id][1])
+      for k = 1, #devices do
+        local m, sd = mean_std(by_device[c.id][k])
+        row[#row + 1] = ("%18s"):format(("%.4g +- %.2g (%.2fx)"):format(m, sd,
+          first > 0 and m / first or 0))
+      end
+      io.stdout:write(table.concat(row, " "), "\n")
+    end
   end
   archive:close()
   return 0

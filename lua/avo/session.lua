@@ -7,6 +7,7 @@
 local core = require "avo.core"
 local avo = require "avo"
 local sched = require "avo.sched"
+local scaleout = require "avo.scaleout"
 
 local S = {}
 
@@ -90,6 +91,8 @@ function Status:line()
   end
   local llm = avo.llm.status_text(avo.outcomes())
   if llm then parts[#parts + 1] = llm end
+  local workers = scaleout.status(r.scaleout, r.pool)
+  if workers then parts[#parts + 1] = workers end
   local elapsed = core.monotonic() - r.started
   parts[#parts + 1] = ("%.2f eval/s"):format(r.finished / math.max(elapsed, 1e-9))
   parts[#parts + 1] = S.format_duration(elapsed)
@@ -166,7 +169,11 @@ function S.execute(ctx)
   run.on_record = function()
     status.unit = run.unit or status.unit
   end
-  sched.init(pool, function() status:tick() end)
+  run.scaleout = ctx.scaleout
+  sched.init(pool, function()
+    scaleout.tick(ctx.scaleout, pool, function(msg) status:log(msg) end)
+    status:tick()
+  end)
   core.catch_interrupts()
 
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a

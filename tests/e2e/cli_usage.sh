@@ -8,7 +8,7 @@ done
 expect_exit 2 "$AVO";                   expect_in "$tmp/err" "usage: avo COMMAND"
 expect_exit 2 "$AVO" frobnicate;        expect_in "$tmp/err" "unknown command 'frobnicate'"
 expect_exit 2 "$AVO" run;               expect_in "$tmp/err" "run needs a script"
-expect_exit 2 "$AVO" run x.lua --jobs 0; expect_in "$tmp/err" "--jobs needs an integer"
+expect_exit 2 "$AVO" run x.lua --jobs 2000; expect_in "$tmp/err" "--jobs needs an integer"
 expect_exit 2 "$AVO" run x.lua --max-time soon; expect_in "$tmp/err" "--max-time needs"
 expect_exit 2 "$AVO" run x.lua notkeyvalue; expect_in "$tmp/err" "expected KEY=VALUE"
 expect_exit 2 "$AVO" run "$tmp/missing.lua"; expect_in "$tmp/err" "cannot read script"

@@ -9,12 +9,21 @@
  *   256 correct, 255 wrong values, 254 writes past the end, 253 computes only
  *   on its first launch (stale output), 252 wrong from its second launch on,
  *   251 illegal address (sticky), 250 launch out of resources.
+ * AVO_MOCK_DEVICES=N exposes N devices (default 1), named "avo mock GPU" and
+ * "avo mock GPU 1", ...  With AVO_MOCK_DEVICE_DIR set, a process that
+ * retains a device's context holds an exclusive lock on DIR/gpuN.lock for
+ * its lifetime; finding it held (two timing processes on one GPU) appends
+ * a line to DIR/shared.
  * Only the entry points avo uses exist; their signatures follow cuda.h.
  */
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
@@ -58,14 +67,48 @@ CUresult cuGetErrorString(CUresult rc, const char **s)
 
 CUresult cuInit(unsigned flags) { (void)flags; return OK; }
 CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
-CUresult cuDeviceGetCount(int *n) { *n = 1; return OK; }
-CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? OK : INVALID_VALUE; }
+static int device_count(void)
+{
+    const char *n = getenv("AVO_MOCK_DEVICES");
+    return n && atoi(n) >= 0 ? atoi(n) : 1;
+}
+
+CUresult cuDeviceGetCount(int *n) { *n = device_count(); return OK; }
+
+CUresult cuDeviceGet(int *d, int ordinal)
+{
+    *d = ordinal;
+    return ordinal >= 0 && ordinal < device_count() ? OK : INVALID_VALUE;
+}
 
 CUresult cuDeviceGetName(char *name, int len, int dev)
 {
-    (void)dev;
-    strncpy(name, "avo mock GPU", (size_t)len);
+    if (dev == 0)
+        snprintf(name, (size_t)len, "avo mock GPU");
+    else
+        snprintf(name, (size_t)len, "avo mock GPU %d", dev);
     return OK;
+}
+
+/* Hold DIR/gpuN.lock while this process has device N's context. */
+static void claim_device(int dev)
+{
+    const char *dir = getenv("AVO_MOCK_DEVICE_DIR");
+    static int claimed[64];
+    if (!dir || dev < 0 || dev >= 64 || claimed[dev])
+        return;
+    claimed[dev] = 1;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/gpu%d.lock", dir, dev);
+    int fd = open(path, O_WRONLY | O_CREAT, 0600); /* kept open: the lock lives with us */
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        return;
+    snprintf(path, sizeof path, "%s/shared", dir);
+    FILE *f = fopen(path, "a");
+    if (f) {
+        fprintf(f, "gpu %d shared by pid %d\n", dev, (int)getpid());
+        fclose(f);
+    }
 }
 
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
@@ -89,7 +132,12 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 }
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, int dev) { (void)dev; *bytes = 80ull << 30; return OK; }
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = (void *)&sticky; return OK; }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev)
+{
+    claim_device(dev);
+    *ctx = (void *)&sticky;
+    return OK;
+}
 CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return sticky; }
 CUresult cuCtxSynchronize(void) { return sticky; }
 

@@ -1,0 +1,132 @@
+-- avo.scaleout — where a run's workers come from beyond the local CPU slots:
+-- one timing worker per GPU (--devices), remote workers over TCP (--listen),
+-- and remote workers started as a Slurm job step (--slurm).  Used by avo.cli;
+-- like it, it prints (through the `log` function it is given).
+
+local core = require "avo.core"
+
+local M = {}
+
+-- "0,2,5" -> {0, 2, 5}; "none" -> {}; nil, message when malformed or when
+-- a number is not a visible device (count() says how many are).
+function M.parse_devices(text, count)
+  if text == "none" then return {} end
+  local list = {}
+  for item in (text .. ","):gmatch("([^,]*),") do
+    local n = math.tointeger(tonumber(item))
+    if not n or n < 0 or not item:match("^%s*%d+%s*$") then
+      return nil, ("--devices needs CUDA device numbers like 0,2,5 (or 'none'), got '%s'")
+        :format(text)
+    end
+    list[#list + 1] = n
+  end
+  local visible = count()
+  for _, n in ipairs(list) do
+    if n >= visible then
+      return nil, visible == 0 and ("--devices %s: no CUDA device is visible (avo doctor says why)")
+        :format(text) or ("--devices %s: only %d CUDA device%s visible (0 to %d; "
+        .. "CUDA_VISIBLE_DEVICES renumbers them)"):format(text, visible,
+        visible == 1 and " is" or "s are", visible - 1)
+    end
+  end
+  return list
+end
+
+local function advertised(address)
+  local host, port = address:match("^(.*):(%d+)$")
+  if host == "" or host == "*" or host == "0.0.0.0" or host == "[::]" or host == "::" then
+    host = core.hostname()
+  end
+  return host, port
+end
+
+-- Start listening (and Slurm) for run `run_id`.  opts: listen, slurm, jobs,
+-- db.  Returns a state table or nil, message.
+function M.start(pool, opts, run_id, log)
+  if not opts.listen and not opts.slurm then return nil end
+  local secret = core.secret_from_env()
+  local secret_file
+  if not secret then
+    if os.getenv("AVO_WORKER_SECRET") or os.getenv("AVO_WORKER_SECRET_FILE") then
+      local _, err = core.secret_from_env()
+      return nil, err
+    end
+    secret = core.worker_secret()
+    if not opts.slurm then
+      -- Workers started by hand need the secret: a private file next to the archive.
+      secret_file = (opts.db == ":memory:" and "avo" or opts.db) .. ".worker-secret"
+      local ok, err = core.write_private(secret_file, secret)
+      if not ok then return nil, err end
+    end
+  end
+  local token = ("%d-%s"):format(run_id, core.worker_secret():sub(1, 8))
+  local address = opts.listen or "0.0.0.0:0"
+  local port, err = pool:listen{ address = address, run = token, secret = secret }
+  if not port then return nil, err end
+  local host = advertised(address)
+  local st = { token = token, connect = ("%s:%d"):format(host, port), started = core.monotonic() }
+  log(("avo: workers connect to %s (run %s)"):format(st.connect, token))
+  if secret_file then
+    log(("avo: worker secret in %s; start one with: AVO_WORKER_SECRET_FILE=%s avo worker "
+      .. "--connect %s --run %s"):format(secret_file, secret_file, st.connect, token))
+  end
+  if opts.slurm then
+    st.log = (opts.db == ":memory:" and "avo" or opts.db) .. ".slurm.log"
+    local launcher, serr = core.slurm{
+      options = opts.slurm, ntasks = opts.jobs, name = "avo-" .. token, secret = secret,
+      log = st.log, argv = { core.exe(), "worker", "--connect", st.connect, "--run", token },
+    }
+    if not launcher then return nil, serr end
+    st.slurm = launcher
+    log(("avo: srun started %d worker tasks (Slurm job name avo-%s; log %s)"):format(opts.jobs,
+      token, st.log))
+  else
+    -- Workers started by hand: declare them gone after a minute without any.
+    pool:set_grace(tonumber(os.getenv("AVO_WORKER_GRACE")) or 60)
+  end
+  return st
+end
+
+-- Called on every turn of the loop: show pool events, watch srun.
+function M.tick(st, pool, log)
+  if not st then return end
+  for _, line in ipairs(pool:events()) do log("avo: " .. line) end
+  if st.slurm and not st.ended and core.monotonic() - (st.polled or 0) >= 5 then
+    -- Slurm's view of the job (PENDING while it waits for nodes), at most every 5 s.
+    st.polled = core.monotonic()
+    local p = io.popen("squeue -h --name=avo-" .. st.token .. " -o %T 2>/dev/null")
+    if p then
+      st.state = p:read("l")
+      p:close()
+    end
+  end
+  if st.slurm and not st.ended then
+    local running, what = st.slurm:running()
+    if not running then
+      st.ended = what
+      pool:launcher_ended("the Slurm step ended (" .. what .. "; see " .. st.log .. ")")
+      for _, line in ipairs(pool:events()) do log("avo: " .. line) end
+    end
+  end
+end
+
+-- A part of the status line: remote workers and Slurm's state.
+function M.status(st, pool)
+  if not st then return nil end
+  local w = pool:workers()
+  local text = ("workers %d remote"):format(w.remote)
+  if w.handshaking > 0 then text = text .. (" (+%d joining)"):format(w.handshaking) end
+  if st.slurm then
+    text = text .. (st.ended and ", slurm step ended" or
+      (", slurm job %s"):format(st.state and st.state:lower() or "starting"))
+  end
+  return text
+end
+
+-- End the Slurm step (workers that said goodbye exit on their own).
+-- Call after the pool has closed (which tells remote workers goodbye).
+function M.stop(st)
+  if st and st.slurm then st.slurm:stop(5) end
+end
+
+return M

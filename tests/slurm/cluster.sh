@@ -1,0 +1,103 @@
+# A single-node Slurm for tests and benchmarks (sourced): munged, slurmctld
+# and slurmd as root with their config, state and logs in one directory,
+# on free ports, stopped by PID.
+#   cluster_start DIR   -> 0 with SLURM_CONF exported, or 1 with $cluster_error
+#   cluster_stop        cancel every job, stop the daemons (safe to repeat)
+#   cluster_logs        tail of the daemons' logs (for a skip message)
+# Needs python3 (free ports).
+
+cluster_dir=""
+cluster_pids=""
+
+cluster_logs() {
+    for f in "$cluster_dir"/*.log "$cluster_dir"/*.out; do
+        [ -f "$f" ] && { echo "--- $f"; tail -n 20 "$f"; }
+    done
+    return 0
+}
+
+cluster_free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+cluster_start() {
+    cluster_dir=$1
+    cluster_error=""
+    if [ "$(id -u)" != 0 ]; then
+        cluster_error="the test Slurm runs its daemons as root"; return 1
+    fi
+    for tool in slurmctld slurmd munged srun squeue scancel sinfo python3; do
+        if ! command -v $tool >/dev/null; then
+            cluster_error="$tool not found (tools/install-deps --tests installs slurm-wlm and munge)"
+            return 1
+        fi
+    done
+    mkdir -p "$cluster_dir/state" "$cluster_dir/spool"
+    chmod 755 "$cluster_dir"
+    host=$(hostname -s)
+    ctld_port=$(cluster_free_port)
+    slurmd_port=$(cluster_free_port)
+    dd if=/dev/urandom of="$cluster_dir/munge.key" bs=1024 count=1 2>/dev/null
+    chmod 600 "$cluster_dir/munge.key"
+    if ! munged --force --socket="$cluster_dir/munge.sock" --key-file="$cluster_dir/munge.key" \
+        --pid-file="$cluster_dir/munged.pid" --log-file="$cluster_dir/munged.log" \
+        --seed-file="$cluster_dir/munged.seed" >"$cluster_dir/munged.out" 2>&1; then
+        cluster_error="munged did not start"; return 1
+    fi
+    cat >"$cluster_dir/slurm.conf" <<CONF
+ClusterName=avotest
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+AuthType=auth/munge
+AuthInfo=socket=$cluster_dir/munge.sock
+CredType=cred/munge
+StateSaveLocation=$cluster_dir/state
+SlurmdSpoolDir=$cluster_dir/spool
+SlurmctldPidFile=$cluster_dir/slurmctld.pid
+SlurmdPidFile=$cluster_dir/slurmd.pid
+SlurmctldLogFile=$cluster_dir/slurmctld.log
+SlurmdLogFile=$cluster_dir/slurmd.log
+SlurmUser=root
+SlurmdUser=root
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+MpiDefault=none
+ReturnToService=2
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SlurmdParameters=config_overrides
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+NodeName=$host NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
+CONF
+    export SLURM_CONF="$cluster_dir/slurm.conf"
+    slurmctld -D -f "$SLURM_CONF" >"$cluster_dir/slurmctld.out" 2>&1 &
+    cluster_pids="$cluster_pids $!"
+    slurmd -D -N "$host" -f "$SLURM_CONF" >"$cluster_dir/slurmd.out" 2>&1 &
+    cluster_pids="$cluster_pids $!"
+    for _ in $(seq 60); do
+        if [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; then
+            if timeout 60 srun -n 1 true >"$cluster_dir/probe.out" 2>&1; then
+                return 0
+            fi
+            cluster_error="srun cannot run a step"; return 1
+        fi
+        sleep 0.5
+    done
+    cluster_error="slurmctld/slurmd did not bring the node up within 30 s"
+    return 1
+}
+
+cluster_stop() {
+    [ -n "$cluster_dir" ] || return 0
+    scancel --user=root >/dev/null 2>&1 || true
+    for p in $cluster_pids; do kill "$p" 2>/dev/null || true; done
+    sleep 1
+    for p in $cluster_pids; do kill -9 "$p" 2>/dev/null || true; done
+    [ -f "$cluster_dir/munged.pid" ] && kill "$(cat "$cluster_dir/munged.pid")" 2>/dev/null || true
+    cluster_pids=""
+    cluster_dir=""
+}
