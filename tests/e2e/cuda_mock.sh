@@ -3,7 +3,11 @@
 # correct kernel is verified and timed; wrong values, an out-of-bounds write,
 # stale output, a kernel that changes on its second launch, a sticky fault
 # (crashed, and the next evaluation on a fresh worker works) and launch out
-# of resources (invalid) each get their status.  Needs NVRTC (skip 77).
+# of resources (invalid) each get their status.  A kernel that copies the
+# reference's output (the judge zeroes the reference's device buffers before
+# any candidate launch) is wrong; one that skips work when its inputs repeat
+# never sees them repeat (every timed launch has fresh inputs).  Needs NVRTC
+# (skip 77).
 . "$(dirname "$0")/lib.sh"
 if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
     echo "skip: NVRTC not available"; exit 77
@@ -40,6 +44,19 @@ expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=5
 expect_in "$tmp/out" "crashed — crashed with CUDA_ERROR_ILLEGAL_ADDRESS in config n1000"
 expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=6
 expect_in "$tmp/out" "invalid — config n1000: launch out of resources"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=7
+expect_in "$tmp/out" "wrong — config n1000: max error"
+expect_exit 0 "$AVO" eval $k --evaluator $ev --param MODE=8 --json
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "ok", r
+for c in r["configs"]:
+    assert c["correct"] and c["samples"] >= 1 and c["batch"] >= 1, c
+' "$tmp/out"
+if grep -q "cache hit" "$tmp/err"; then
+    fail "a launch saw inputs it had seen before: $(grep -c "cache hit" "$tmp/err") cache hits"
+fi
 
 expect_exit 0 "$AVO" run tests/e2e/cuda_mock_run.lua --db "$tmp/run.db" --jobs 1
 expect_in "$tmp/out" "first: crashed"
