@@ -8,8 +8,8 @@
 # registers than a multiprocessor has is invalid; inline PTX fails the
 # emulated compile with the assembler's message after NVRTC's log.  A
 # kernel that caches results in __device__ memory keyed on its inputs and
-# skips the work when they repeat never sees them repeat (the judge's timed
-# launches each get fresh inputs): ok, and not one skipped element.
+# skips the work when they repeat never sees them repeat (every launch gets
+# inputs no launch saw before; the planted kernel traps on a repeat): ok.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/lib.sh"
 V=tests/e2e/evaluators/cuda_vadd.lua
@@ -63,7 +63,4 @@ assert r["status"] == "ok", r
 for c in r["configs"]:
     assert c["correct"] and c["samples"] >= 1, c
 ' "$tmp/out"
-if grep -q "avo planted: cache hit" "$tmp/err"; then
-    fail "a timed launch saw inputs it had seen: $(grep "avo planted" "$tmp/err")"
-fi
 echo "emulator: ok"
