@@ -6,7 +6,9 @@
 # of resources (invalid) each get their status.  A kernel that copies the
 # reference's output (the judge zeroes the reference's device buffers before
 # any candidate launch) is wrong; one that skips work when its inputs repeat
-# never sees them repeat (every timed launch has fresh inputs).  Needs NVRTC
+# never sees them repeat (every timed launch has fresh inputs).  Kernels
+# that skip the work or go wrong only after the two verification launches
+# are caught by the checks of the timed launches.  Needs NVRTC
 # (skip 77).
 . "$(dirname "$0")/lib.sh"
 if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
@@ -61,4 +63,8 @@ fi
 expect_exit 0 "$AVO" run tests/e2e/cuda_mock_run.lua --db "$tmp/run.db" --jobs 1
 expect_in "$tmp/out" "first: crashed"
 expect_in "$tmp/out" "second: ok"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=9
+expect_in "$tmp/out" "wrong — config n1000: timed runs left output out unwritten (work skipped)"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=10
+expect_in "$tmp/out" "wrong — config n1000: output of timed runs differs from reference: max error 1.0e+00"
 echo "cuda_mock: ok"

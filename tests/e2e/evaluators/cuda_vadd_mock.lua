@@ -1,7 +1,8 @@
 -- cuda_vadd against the mock driver: block = 256 - MODE picks what the mock
 -- candidate does (0 correct, 1 wrong, 2 out of bounds, 3 stale output,
 -- 4 wrong from the second launch, 5 illegal address, 6 out of resources,
--- 7 copies the reference's output, 8 skips work on inputs it has seen).
+-- 7 copies the reference's output, 8 skips work on inputs it has seen,
+-- 9 skips work after its first two launches, 10 wrong after them).
 local dir = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
 local ev = dofile(dir .. "/cuda_vadd.lua")
 ev.name = "cuda_vadd_mock"
