@@ -1,8 +1,8 @@
 /*
  * cuda_device.c — the device side of the CUDA backend: load the cubins into
- * the worker's long-lived primary context, then hand each config to the
- * judge (core/judge.c), for which this file is the device (judge.h), as
- * core/cpu.c is for the CPU backend (docs/threat-model.md).
+ * the worker's long-lived primary context, then hand each config, and then
+ * each check config (verified only), to the judge (core/judge.c), for which this file is the device
+ * (judge.h), as core/cpu.c is for the CPU backend (docs/threat-model.md).
  *
  * The judge decides what runs on which inputs and checks every result; this
  * file only moves bytes and launches:
@@ -530,15 +530,16 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* One config                                                               */
 
-/* Verify and time config ci through the judge; fills `entry`.  Returns 0
- * when correct, else -1 with the result's status and reason set. */
-static int run_config(run_ctx *ctx, size_t ci, json_t *entry)
+/* Verify and, for a timed config, time config c (launched as `l`, the
+ * reference as `rl`) through the judge; fills `entry`.  Returns 0 when
+ * correct, else -1 with the result's status and reason set. */
+static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_launch *l,
+                      const avo_cuda_launch *rl, int timed, json_t *entry)
 {
     const avo_jobspec *spec = &ctx->job->spec;
-    const avo_config_spec *c = &spec->configs[ci];
     ctx->cfg = c;
-    ctx->launch = &ctx->job->launches[ci];
-    ctx->ref_launch = &ctx->job->ref_launches[ci];
+    ctx->launch = l;
+    ctx->ref_launch = rl;
     ctx->reported = 0;
     char err[512], reason[1024];
     int rc = -1;
@@ -585,7 +586,7 @@ static int run_config(run_ctx *ctx, size_t ci, json_t *entry)
                             .run_candidate = dev_run_candidate,
                             .run_reference = dev_run_reference,
                             .draw = AVO_DRAW_FLOAT};
-    int outcome = avo_judge_config(spec, &dev, c, 1, entry, reason, sizeof reason);
+    int outcome = avo_judge_config(spec, &dev, c, timed, entry, reason, sizeof reason);
     if (outcome == AVO_JUDGE_WRONG) {
         avo_result_fail(ctx->result, "wrong", "%s", reason);
         goto done;
@@ -596,9 +597,9 @@ static int run_config(run_ctx *ctx, size_t ci, json_t *entry)
         goto done;
     }
     double med = json_real_value(json_object_get(entry, "median_s"));
-    if (spec->timing && med > 0)
+    if (timed && spec->timing && med > 0)
         json_object_set_new(entry, "tflops", json_real(c->flops / med / 1e12));
-    if (spec->timing) {
+    if (timed && spec->timing) {
         double mhz = probe_clock_mhz();
         if (mhz > 0)
             json_object_set_new(entry, "sm_clock_mhz", json_real(mhz));
@@ -649,13 +650,23 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     ctx.ref_static_shared = func_attr(ctx.ref_fn, AVO_CU_FUNC_SHARED_SIZE_BYTES);
 
     json_t *configs = json_object_get(result, "configs");
-    for (size_t i = 0; i < job->spec.nconfigs; i++) {
-        json_t *entry = avo_result_config_new(job->spec.configs[i].name);
-        int rc = run_config(&ctx, i, entry);
+    int rc = 0;
+    for (size_t i = 0; i < job->spec.nconfigs && rc == 0; i++) {
+        const avo_config_spec *c = &job->spec.configs[i];
+        json_t *entry = avo_result_config_new(c->name);
+        rc = run_config(&ctx, c, &job->launches[i], &job->ref_launches[i], 1, entry);
         json_array_append_new(configs, entry);
-        if (rc < 0)
-            break;
     }
+    /* Check configs: verified only, listed under "checks". */
+    json_t *checks = job->spec.ncheck_configs && rc == 0 ? json_array() : NULL;
+    for (size_t i = 0; checks && i < job->spec.ncheck_configs && rc == 0; i++) {
+        const avo_config_spec *c = &job->spec.check_configs[i];
+        json_t *entry = avo_result_config_new(c->name);
+        rc = run_config(&ctx, c, &job->check_launches[i], &job->check_ref_launches[i], 0, entry);
+        json_array_append_new(checks, entry);
+    }
+    if (checks)
+        json_object_set_new(result, "checks", checks);
     *ret_retire = ctx.retire;
     if (!ctx.retire) {
         D.cu->ModuleUnload(cand_mod);

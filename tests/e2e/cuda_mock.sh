@@ -8,7 +8,8 @@
 # any candidate launch) is wrong; one that skips work when its inputs repeat
 # never sees them repeat (every timed launch has fresh inputs).  Kernels
 # that skip the work or go wrong only after the two verification launches
-# are caught by the checks of the timed launches.  Needs NVRTC
+# are caught by the checks of the timed launches; one right only at the timed
+# sizes fails its check config.  Needs NVRTC
 # (skip 77).
 . "$(dirname "$0")/lib.sh"
 if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
@@ -67,4 +68,6 @@ expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=9
 expect_in "$tmp/out" "wrong — config n1000: timed runs left output out unwritten (work skipped)"
 expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=10
 expect_in "$tmp/out" "wrong — config n1000: output of timed runs differs from reference: max error 1.0e+00"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=11
+expect_in "$tmp/out" "wrong — config n777: max error 1.0e+00"
 echo "cuda_mock: ok"
