@@ -39,6 +39,8 @@ expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=1
 expect_in "$tmp/out" "wrong — config n1000: max error 1.0e-02"
 expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=2
 expect_in "$tmp/out" "wrote out of bounds of buffer out"
+expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=12
+expect_in "$tmp/out" "wrong — config n1000: wrote out of bounds of buffer out"
 expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=3
 expect_in "$tmp/out" "output not fully written"
 expect_exit 1 "$AVO" eval $k --evaluator $ev --param MODE=4

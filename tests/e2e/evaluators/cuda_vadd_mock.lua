@@ -3,7 +3,8 @@
 -- 4 wrong from the second launch, 5 illegal address, 6 out of resources,
 -- 7 copies the reference's output, 8 skips work on inputs it has seen,
 -- 9 skips work after its first two launches, 10 wrong after them, 11 right
--- only at the timed sizes: the check config n777 catches it).
+-- only at the timed sizes: the check config n777 catches it, 12 writes the
+-- element before its output).
 local dir = debug.getinfo(1, "S").source:match("^@(.*)/") or "."
 local ev = dofile(dir .. "/cuda_vadd.lua")
 ev.name = "cuda_vadd_mock"
