@@ -148,6 +148,8 @@ static void job_free(cuda_job *s)
     avo_jobspec_free(&s->spec);
     free(s->launches);
     free(s->ref_launches);
+    free(s->check_launches);
+    free(s->check_ref_launches);
     free(s->options);
     free(s->header_names);
     free(s->header_texts);
@@ -190,40 +192,56 @@ static int option_allowed(const char *opt)
     return 1;
 }
 
-/* Each config's launch geometry for candidate and reference.  An evaluator
- * that could not compute one sends {"error": why} instead. */
-static int parse_launches(const json_t *job, cuda_job *s, char *err, size_t errlen)
+/* The launch geometry of candidate and reference for each config of the
+ * job's list `key` (configs or check_configs; `configs` of the spec).  An
+ * evaluator that could not compute one sends {"error": why} instead. */
+static int parse_launch_list(const json_t *job, const char *key, const avo_config_spec *specs,
+                             size_t n, int compile_only, avo_cuda_launch **ret_launches,
+                             avo_cuda_launch **ret_ref_launches, char *err, size_t errlen)
 {
-    const json_t *configs = json_object_get(job, "configs");
-    s->launches = calloc(s->spec.nconfigs, sizeof *s->launches);
-    s->ref_launches = calloc(s->spec.nconfigs, sizeof *s->ref_launches);
-    if (!s->launches || !s->ref_launches)
+    const json_t *configs = json_object_get(job, key);
+    avo_cuda_launch *launches = *ret_launches = calloc(n ? n : 1, sizeof *launches);
+    avo_cuda_launch *ref_launches = *ret_ref_launches = calloc(n ? n : 1, sizeof *ref_launches);
+    if (!launches || !ref_launches)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    for (size_t c = 0; c < s->spec.nconfigs; c++) {
+    for (size_t c = 0; c < n; c++) {
         const json_t *cj = json_array_get(configs, c);
-        const char *name = s->spec.configs[c].name;
+        const char *name = specs[c].name;
         char why[512];
         const char *launch_error =
             json_string_value(json_object_get(json_object_get(cj, "launch"), "error"));
         const char *ref_error =
             json_string_value(json_object_get(json_object_get(cj, "reference_launch"), "error"));
-        if (launch_error && !s->compile_only)
+        if (launch_error && !compile_only)
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name,
                              launch_error);
-        if (ref_error && !s->compile_only)
+        if (ref_error && !compile_only)
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name, ref_error);
         if (launch_error || ref_error)
             continue;
-        if (!s->compile_only || json_object_get(cj, "launch")) {
-            if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &s->launches[c], why,
+        if (!compile_only || json_object_get(cj, "launch")) {
+            if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &launches[c], why,
                                       sizeof why) < 0)
                 return avo_error(err, errlen, AVO_EINVAL, "config '%s': candidate %s", name, why);
         }
-        if (!s->compile_only && avo_cuda_launch_parse(json_object_get(cj, "reference_launch"),
-                                                      &s->ref_launches[c], why, sizeof why) < 0)
+        if (!compile_only && avo_cuda_launch_parse(json_object_get(cj, "reference_launch"),
+                                                   &ref_launches[c], why, sizeof why) < 0)
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': reference %s", name, why);
     }
     return 0;
+}
+
+/* Launch geometry of the timed configs and, unless compiling only, of the
+ * check configs. */
+static int parse_launches(const json_t *job, cuda_job *s, char *err, size_t errlen)
+{
+    int rc = parse_launch_list(job, "configs", s->spec.configs, s->spec.nconfigs, s->compile_only,
+                               &s->launches, &s->ref_launches, err, errlen);
+    if (rc == 0)
+        rc = parse_launch_list(job, "check_configs", s->spec.check_configs,
+                               s->compile_only ? 0 : s->spec.ncheck_configs, s->compile_only,
+                               &s->check_launches, &s->check_ref_launches, err, errlen);
+    return rc;
 }
 
 /* Halves too; buffers of at least one element (a device allocation of 0

@@ -1,21 +1,24 @@
 /*
  * cuda_device.c — the device side of the CUDA backend: load the cubins into
- * the worker's long-lived primary context, then verify and time the
- * candidate config by config (docs/protocol.md).
+ * the worker's long-lived primary context, then hand each config, and then
+ * each check config (verified only), to the judge (core/judge.c), for which this file is the device
+ * (judge.h), as core/cpu.c is for the CPU backend (docs/threat-model.md).
  *
- * Verification, per config:
- *   - candidate buffers are separate allocations with GUARD_BYTES of canary
- *     pattern before and after; reference buffers are separate allocations
- *     that the candidate never sees;
- *   - every trial draws fresh inputs from the PCG stream
- *     "inputs/<config>/<trial>" of the job seed and poisons every output (a
- *     NaN pattern) of candidate and reference before the launch;
- *   - at least two trials, so the candidate runs at least twice on different
- *     inputs; after each: guards intact, inputs unmodified, outputs fully
- *     written, finite, within the per-dtype tolerance of the reference;
- *   - timing (CUDA events, L2 flushed before every sample) ends with one more
- *     launch on fresh inputs and poisoned outputs, and the outputs of the
- *     timed launches and of that launch are checked again.
+ * The judge decides what runs on which inputs and checks every result; this
+ * file only moves bytes and launches:
+ *   - the candidate's argument slots: one device allocation with canary
+ *     bytes around every buffer (a GPU has no guard pages), mirrored on the
+ *     host, where the judge fills inputs and poisons outputs; run_candidate
+ *     uploads the slots, flushes L2, launches the candidate once per slot
+ *     between two CUDA events (that time is the sample), and downloads the
+ *     slots again, canaries included, for the judge to check;
+ *   - the reference runs in device buffers of its own; its outputs are read
+ *     back into the judge's host buffers and the device buffers zeroed
+ *     before anything else runs, so no candidate launch can find a reference
+ *     result in device memory;
+ *   - verification inputs are the job's seeded stream, drawn as the CUDA
+ *     backend always has (AVO_DRAW_FLOAT); timed launches each get a slot of
+ *     fresh inputs from getrandom that no launch has seen before.
  *
  * Faults: a sticky error (illegal address, misaligned address, illegal
  * instruction, launch failure, ...) leaves the context unusable: the result
@@ -25,7 +28,7 @@
  * job's deadline (`timeout`).
  *
  * Device state (context, flush buffer, events, clock probe) lives for the
- * worker's lifetime; modules and buffers live for one job.
+ * worker's lifetime; modules live for one job, buffers for one config.
  */
 #include <math.h>
 #include <stdio.h>
@@ -37,39 +40,41 @@
 #include "cuda.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
+#include "judge.h"
 #include "measure.h"
 #include "pcg.h"
 
-#define GUARD_BYTES 256        /* canary before and after each candidate buffer */
+#define GUARD_BYTES 256  /* canary before each buffer and after the last; data padded to it */
+#define SLOTS_MAX_MB 256 /* candidate argument slots of one config, at most */
+#define PARAM_BYTES (AVO_JOBSPEC_MAX_ARGS * 8) /* packed kernel arguments of one launch */
 #define MIN_FLUSH_BYTES (64u << 20)
-#define PROBE_NS 2000000ull    /* clock probe spin: 2 ms */
-#define MAX_BATCH 4096
+#define PROBE_NS 2000000ull /* clock probe spin: 2 ms */
+#define MAX_BATCH 4096      /* launches per timing sample, at most */
 
 /* Measures the SM clock: spins PROBE_NS on %globaltimer, counting %clock64. */
-static const char probe_ptx[] =
-    ".version 7.0\n"
-    ".target sm_70\n"
-    ".address_size 64\n"
-    ".visible .entry avo_clock_probe(.param .u64 out, .param .u64 ns)\n"
-    "{\n"
-    "  .reg .u64 %rd<9>;\n"
-    "  .reg .pred %p1;\n"
-    "  ld.param.u64 %rd1, [out];\n"
-    "  ld.param.u64 %rd2, [ns];\n"
-    "  cvta.to.global.u64 %rd1, %rd1;\n"
-    "  mov.u64 %rd3, %globaltimer;\n"
-    "  mov.u64 %rd4, %clock64;\n"
-    "SPIN:\n"
-    "  mov.u64 %rd5, %globaltimer;\n"
-    "  sub.u64 %rd6, %rd5, %rd3;\n"
-    "  setp.lt.u64 %p1, %rd6, %rd2;\n"
-    "  @%p1 bra SPIN;\n"
-    "  mov.u64 %rd7, %clock64;\n"
-    "  sub.u64 %rd8, %rd7, %rd4;\n"
-    "  st.global.u64 [%rd1], %rd8;\n"
-    "  st.global.u64 [%rd1+8], %rd6;\n"
-    "  ret;\n"
-    "}\n";
+static const char probe_ptx[] = ".version 7.0\n"
+                                ".target sm_70\n"
+                                ".address_size 64\n"
+                                ".visible .entry avo_clock_probe(.param .u64 out, .param .u64 ns)\n"
+                                "{\n"
+                                "  .reg .u64 %rd<9>;\n"
+                                "  .reg .pred %p1;\n"
+                                "  ld.param.u64 %rd1, [out];\n"
+                                "  ld.param.u64 %rd2, [ns];\n"
+                                "  cvta.to.global.u64 %rd1, %rd1;\n"
+                                "  mov.u64 %rd3, %globaltimer;\n"
+                                "  mov.u64 %rd4, %clock64;\n"
+                                "SPIN:\n"
+                                "  mov.u64 %rd5, %globaltimer;\n"
+                                "  sub.u64 %rd6, %rd5, %rd3;\n"
+                                "  setp.lt.u64 %p1, %rd6, %rd2;\n"
+                                "  @%p1 bra SPIN;\n"
+                                "  mov.u64 %rd7, %clock64;\n"
+                                "  sub.u64 %rd8, %rd7, %rd4;\n"
+                                "  st.global.u64 [%rd1], %rd8;\n"
+                                "  st.global.u64 [%rd1+8], %rd6;\n"
+                                "  ret;\n"
+                                "}\n";
 
 static struct device {
     int ready;
@@ -100,7 +105,7 @@ typedef struct fault {
         CUresult rc_ = (call);                                                                     \
         if (rc_ != AVO_CUDA_SUCCESS) {                                                             \
             (f)->rc = rc_;                                                                         \
-            snprintf((f)->what, sizeof (f)->what, __VA_ARGS__);                                    \
+            snprintf((f)->what, sizeof(f)->what, __VA_ARGS__);                                     \
             goto fail;                                                                             \
         }                                                                                          \
     } while (0)
@@ -159,7 +164,7 @@ static int device_init(char *err, size_t errlen)
         D.probe = NULL;
     D.ready = 1;
     return 0;
-fail: {
+fail : {
     char text[256];
     avo_error(err, errlen, AVO_EIO, "%s failed: %s", f.what,
               avo_cuda_driver_error(f.rc, text, sizeof text));
@@ -187,75 +192,42 @@ static double probe_clock_mhz(void)
 }
 
 /* ------------------------------------------------------------------------ */
-/* Buffers                                                                  */
+/* The judge's device (judge.h)                                             */
 
-typedef struct buffers {
-    CUdeviceptr *cand_base; /* allocation including both guards */
-    CUdeviceptr *ref;
-    void **saved;           /* host: inputs as generated */
-    void **host_cand;       /* host: candidate allocation read back, guards included */
-    void **host_ref;        /* host: reference output read back */
-    size_t *bytes;
-    avo_measure_view *views; /* the host copies, as the checker reads them */
-} buffers;
-
-static void buffers_free(buffers *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (b->cand_base && b->cand_base[i])
-            D.cu->MemFree(b->cand_base[i]);
-        if (b->ref && b->ref[i])
-            D.cu->MemFree(b->ref[i]);
-        if (b->saved)
-            free(b->saved[i]);
-        if (b->host_cand)
-            free(b->host_cand[i]);
-        if (b->host_ref)
-            free(b->host_ref[i]);
-    }
-    free(b->cand_base);
-    free(b->ref);
-    free(b->saved);
-    free(b->host_cand);
-    free(b->host_ref);
-    free(b->bytes);
-    free(b->views);
-    memset(b, 0, sizeof *b);
-}
-
-static CUdeviceptr cand_ptr(const buffers *b, size_t i)
-{
-    return b->cand_base[i] + GUARD_BYTES;
-}
-
-/* Poison a device buffer of n elements (avo_measure_poison_bits; memset for
- * 2- and 4-byte patterns, a host copy in scratch for 8-byte ones). */
-static CUresult poison_device(CUdeviceptr p, avo_dtype t, size_t n, void *scratch)
-{
-    uint64_t bits = avo_measure_poison_bits(t);
-    switch (avo_dtype_size(t)) {
-    case 2:
-        return D.cu->MemsetD16(p, (unsigned short)bits, n);
-    case 4:
-        return D.cu->MemsetD32(p, (unsigned)bits, n);
-    default:
-        avo_measure_poison(scratch, t, n);
-        return D.cu->MemcpyHtoD(p, scratch, n * 8);
-    }
-}
-
-/* ------------------------------------------------------------------------ */
-/* One config                                                               */
-
+/*
+ * One config's state.  The candidate's argument slots are one device
+ * allocation of nslots * slot_bytes and its host mirror of the same layout,
+ * which the judge reads and writes: run_candidate uploads the mirror of the
+ * slots it runs, launches, and downloads them again.  Within a slot each
+ * buffer's data starts GUARD_BYTES after the previous one's padded end (the
+ * first GUARD_BYTES into the slot), is padded to a multiple of GUARD_BYTES,
+ * and the slot ends with GUARD_BYTES more; every byte outside the data holds
+ * the canary pattern (a GPU has no guard pages).  The reference runs in
+ * buffers of its own, zeroed as soon as its outputs are read back.
+ */
 typedef struct run_ctx {
     const cuda_job *job;
+    const avo_config_spec *cfg;
     const avo_cuda_launch *launch, *ref_launch; /* of the config being run */
     CUfunction cand_fn, ref_fn;
     long cand_static_shared, ref_static_shared;
     const avo_cubin_kernel *cand_kernel, *ref_kernel;
     json_t *result;
     int retire;
+    int reported; /* the result's status and reason are set */
+
+    size_t offset[AVO_JOBSPEC_MAX_ARGS], bytes[AVO_JOBSPEC_MAX_ARGS];
+    size_t slot_bytes, nslots;
+    CUdeviceptr slots;      /* nslots * slot_bytes */
+    unsigned char *mirror;  /* host copy of the slots */
+    unsigned char *storage; /* nslots * PARAM_BYTES: packed arguments per slot */
+    void **params;          /* nslots * nargs */
+    CUdeviceptr ref[AVO_JOBSPEC_MAX_ARGS];
+    unsigned char ref_storage[PARAM_BYTES];
+    void *ref_params[AVO_JOBSPEC_MAX_ARGS];
 } run_ctx;
+
+static unsigned char guard_pattern[8];
 
 /* Turn a failed driver call into the result's status.  Sticky errors crash
  * the candidate (or, in the reference, are infrastructure errors) and retire
@@ -265,6 +237,7 @@ static void report_fault(run_ctx *ctx, const fault *f, const char *config, int i
     char text[256], name[64];
     avo_cuda_driver_error(f->rc, text, sizeof text);
     const char *short_name = avo_cuda_driver_error_name(f->rc, name, sizeof name);
+    ctx->reported = 1;
     if (avo_cuda_error_is_sticky(f->rc)) {
         ctx->retire = 1;
         if (in_candidate)
@@ -284,24 +257,28 @@ static void report_fault(run_ctx *ctx, const fault *f, const char *config, int i
     }
 }
 
-/* Kernel arguments of one side (candidate or reference) for config c. */
-static int pack(run_ctx *ctx, const avo_config_spec *c, const buffers *b, int candidate,
-                unsigned char *storage, size_t len, void **params, char *err, size_t errlen)
+/* A fault inside one of the device's functions: the result gets its status
+ * (report_fault), the judge the reason.  Returns -1. */
+static int device_fault(run_ctx *ctx, const fault *f, int in_candidate, char *why, size_t len)
+{
+    report_fault(ctx, f, ctx->cfg->name, in_candidate);
+    snprintf(why, len, "%s", json_string_value(json_object_get(ctx->result, "reason")));
+    return -1;
+}
+
+/* Kernel arguments of one side for the config being run, buffers at
+ * ptrs[i] (scalars from the config).  Returns 0 or AVO_EINVAL (err). */
+static int pack(run_ctx *ctx, int candidate, const CUdeviceptr *ptrs, unsigned char *storage,
+                void **params, char *err, size_t errlen)
 {
     const avo_jobspec *spec = &ctx->job->spec;
-    avo_cuda_arg *args = calloc(spec->nargs, sizeof *args);
-    if (!args)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    avo_cuda_arg args[AVO_JOBSPEC_MAX_ARGS];
     for (size_t i = 0; i < spec->nargs; i++) {
         int buffer = spec->args[i].kind != AVO_ARG_SCALAR;
-        args[i] = avo_cuda_arg_make(&spec->args[i], &c->scalars[i],
-                                    !buffer     ? 0
-                                    : candidate ? cand_ptr(b, i)
-                                                : b->ref[i]);
+        args[i] = avo_cuda_arg_make(&spec->args[i], &ctx->cfg->scalars[i], buffer ? ptrs[i] : 0);
     }
     int rc = avo_cuda_pack_args(args, spec->nargs, candidate ? ctx->cand_kernel : ctx->ref_kernel,
-                                storage, len, params, err, errlen);
-    free(args);
+                                storage, PARAM_BYTES, params, err, errlen);
     return rc < 0 ? rc : 0;
 }
 
@@ -311,200 +288,261 @@ static CUresult launch(CUfunction fn, const avo_cuda_launch *l, void **params)
                               l->block[2], l->shared_bytes, NULL, params, NULL);
 }
 
-/*
- * Check the candidate against the reference after a launch (see
- * avo_measure_check): reads the device buffers back first.  Returns 1 when
- * correct, 0 with a reason in why, or -1 with *f set when reading back
- * failed.
- */
-static int check(run_ctx *ctx, buffers *b, double *max_error, char *why, size_t len, fault *f)
+static void slots_free(run_ctx *ctx)
+{
+    if (ctx->slots && !ctx->retire)
+        D.cu->MemFree(ctx->slots);
+    ctx->slots = 0;
+    free(ctx->mirror);
+    free(ctx->storage);
+    free(ctx->params);
+    ctx->mirror = ctx->storage = NULL;
+    ctx->params = NULL;
+    ctx->nslots = 0;
+}
+
+static void ref_free(run_ctx *ctx)
+{
+    for (size_t i = 0; i < ctx->job->spec.nargs; i++) {
+        if (ctx->ref[i] && !ctx->retire)
+            D.cu->MemFree(ctx->ref[i]);
+        ctx->ref[i] = 0;
+    }
+}
+
+/* Where each buffer of the config being run lies in a slot (run_ctx). */
+static void layout_compute(run_ctx *ctx)
 {
     const avo_jobspec *spec = &ctx->job->spec;
+    size_t at = 0;
     for (size_t i = 0; i < spec->nargs; i++) {
+        ctx->offset[i] = ctx->bytes[i] = 0;
         if (spec->args[i].kind == AVO_ARG_SCALAR)
             continue;
-        CU_TRY(f, D.cu->MemcpyDtoH(b->host_cand[i], b->cand_base[i], b->bytes[i] + 2 * GUARD_BYTES),
-               "reading back buffer %s", spec->args[i].name);
-        if (spec->args[i].kind != AVO_ARG_IN)
-            CU_TRY(f, D.cu->MemcpyDtoH(b->host_ref[i], b->ref[i], b->bytes[i]),
-                   "reading back reference buffer %s", spec->args[i].name);
+        size_t bytes = ctx->cfg->lengths[i] * avo_dtype_size(spec->args[i].type);
+        at += GUARD_BYTES;
+        ctx->offset[i] = at;
+        ctx->bytes[i] = bytes;
+        at += (bytes + GUARD_BYTES - 1) / GUARD_BYTES * GUARD_BYTES;
+        if (bytes == 0)
+            at += GUARD_BYTES;
     }
-    return avo_measure_check(b->views, spec->nargs, GUARD_BYTES, max_error, why, len) == 0;
-fail:
-    return -1;
+    ctx->slot_bytes = at + GUARD_BYTES;
 }
 
-/* Fresh inputs for `trial` into saved, candidate and reference buffers;
- * outputs of both poisoned.  Returns 0 or -1 with *f set. */
-static int prepare_trial(run_ctx *ctx, const avo_config_spec *c, buffers *b, int trial, fault *f)
+/* The reference's buffers for the config being run, allocated once per
+ * config, and its packed arguments. */
+static int ref_alloc(run_ctx *ctx, char *why, size_t len)
 {
     const avo_jobspec *spec = &ctx->job->spec;
-    avo_pcg32 rng;
-    avo_measure_trial_rng(&rng, spec->seed, c->name, trial);
+    fault f = {0};
     for (size_t i = 0; i < spec->nargs; i++) {
-        const avo_arg_spec *a = &spec->args[i];
-        if (a->kind == AVO_ARG_SCALAR)
+        if (spec->args[i].kind == AVO_ARG_SCALAR || ctx->ref[i])
             continue;
-        if (a->kind == AVO_ARG_OUT) {
-            CU_TRY(f, poison_device(cand_ptr(b, i), a->type, c->lengths[i], b->host_ref[i]),
-                   "poisoning %s", a->name);
-            CU_TRY(f, poison_device(b->ref[i], a->type, c->lengths[i], b->host_ref[i]),
-                   "poisoning %s", a->name);
-            continue;
-        }
-        avo_measure_fill_uniform(b->saved[i], a->type, a->lo, a->hi, c->lengths[i], &rng,
-                                 AVO_DRAW_FLOAT);
-        CU_TRY(f, D.cu->MemcpyHtoD(cand_ptr(b, i), b->saved[i], b->bytes[i]), "uploading %s",
-               a->name);
-        CU_TRY(f, D.cu->MemcpyHtoD(b->ref[i], b->saved[i], b->bytes[i]), "uploading %s", a->name);
+        CU_TRY(&f, D.cu->MemAlloc(&ctx->ref[i], ctx->bytes[i] ? ctx->bytes[i] : 1),
+               "cuMemAlloc (reference %s)", spec->args[i].name);
+        CU_TRY(&f, D.cu->MemsetD8(ctx->ref[i], 0, ctx->bytes[i] ? ctx->bytes[i] : 1),
+               "clearing reference %s", spec->args[i].name);
     }
-    return 0;
-fail:
-    return -1;
-}
-
-static int buffers_alloc(run_ctx *ctx, const avo_config_spec *c, buffers *b, fault *f)
-{
-    const avo_jobspec *spec = &ctx->job->spec;
-    size_t n = spec->nargs;
-    unsigned char guard[GUARD_BYTES];
-    avo_measure_guard_fill(guard, GUARD_BYTES);
-    b->cand_base = calloc(n, sizeof *b->cand_base);
-    b->ref = calloc(n, sizeof *b->ref);
-    b->saved = calloc(n, sizeof *b->saved);
-    b->host_cand = calloc(n, sizeof *b->host_cand);
-    b->host_ref = calloc(n, sizeof *b->host_ref);
-    b->bytes = calloc(n, sizeof *b->bytes);
-    b->views = calloc(n, sizeof *b->views);
-    if (!b->cand_base || !b->ref || !b->saved || !b->host_cand || !b->host_ref || !b->bytes ||
-        !b->views) {
-        f->rc = AVO_CUDA_ERROR_OUT_OF_MEMORY;
-        snprintf(f->what, sizeof f->what, "host allocation");
+    char err[512];
+    if (pack(ctx, 0, ctx->ref, ctx->ref_storage, ctx->ref_params, err, sizeof err) < 0) {
+        ctx->reported = 1;
+        avo_result_fail(ctx->result, "invalid", "config %s: reference: %s", ctx->cfg->name, err);
+        snprintf(why, len, "reference: %s", err);
         return -1;
     }
-    for (size_t i = 0; i < n; i++) {
-        const avo_arg_spec *a = &spec->args[i];
-        b->views[i].arg = a;
-        if (a->kind == AVO_ARG_SCALAR)
-            continue;
-        size_t bytes = c->lengths[i] * avo_dtype_size(a->type);
-        b->bytes[i] = bytes;
-        CU_TRY(f, D.cu->MemAlloc(&b->cand_base[i], bytes + 2 * GUARD_BYTES), "cuMemAlloc (%s)",
-               a->name);
-        CU_TRY(f, D.cu->MemAlloc(&b->ref[i], bytes), "cuMemAlloc (reference %s)", a->name);
-        CU_TRY(f, D.cu->MemcpyHtoD(b->cand_base[i], guard, GUARD_BYTES), "writing guards");
-        CU_TRY(f, D.cu->MemcpyHtoD(b->cand_base[i] + GUARD_BYTES + bytes, guard, GUARD_BYTES),
-               "writing guards");
-        b->saved[i] = malloc(bytes);
-        b->host_cand[i] = malloc(bytes + 2 * GUARD_BYTES);
-        b->host_ref[i] = malloc(bytes);
-        if (!b->saved[i] || !b->host_cand[i] || !b->host_ref[i]) {
-            f->rc = AVO_CUDA_ERROR_OUT_OF_MEMORY;
-            snprintf(f->what, sizeof f->what, "host allocation for %s", a->name);
+    return 0;
+fail:
+    return device_fault(ctx, &f, 0, why, len);
+}
+
+static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max_slots,
+                      char *why, size_t len)
+{
+    run_ctx *ctx = self;
+    const avo_jobspec *spec = &ctx->job->spec;
+    fault f = {0};
+    ctx->cfg = cfg;
+    layout_compute(ctx);
+    size_t max_slots = ((size_t)SLOTS_MAX_MB << 20) / ctx->slot_bytes;
+    if (max_slots > MAX_BATCH)
+        max_slots = MAX_BATCH;
+    if (max_slots < 1)
+        max_slots = 1;
+    if (ret_max_slots)
+        *ret_max_slots = max_slots;
+    if (nslots > max_slots)
+        nslots = max_slots;
+    if (ref_alloc(ctx, why, len) < 0)
+        return -1;
+    slots_free(ctx);
+    size_t total = ctx->slot_bytes * nslots;
+    ctx->mirror = malloc(total);
+    ctx->storage = malloc(nslots * PARAM_BYTES);
+    ctx->params = calloc(nslots * (spec->nargs ? spec->nargs : 1), sizeof *ctx->params);
+    if (!ctx->mirror || !ctx->storage || !ctx->params) {
+        f.rc = AVO_CUDA_ERROR_OUT_OF_MEMORY;
+        snprintf(f.what, sizeof f.what, "host allocation (%zu argument slots)", nslots);
+        goto fail;
+    }
+    CU_TRY(&f, D.cu->MemAlloc(&ctx->slots, total), "cuMemAlloc (%zu argument slots, %zu bytes)",
+           nslots, total);
+    avo_measure_guard_fill(ctx->mirror, total);
+    ctx->nslots = nslots;
+    for (size_t s = 0; s < nslots; s++) {
+        CUdeviceptr ptrs[AVO_JOBSPEC_MAX_ARGS];
+        for (size_t i = 0; i < spec->nargs; i++)
+            ptrs[i] = ctx->slots + s * ctx->slot_bytes + ctx->offset[i];
+        char err[512];
+        if (pack(ctx, 1, ptrs, ctx->storage + s * PARAM_BYTES, ctx->params + s * spec->nargs, err,
+                 sizeof err) < 0) {
+            ctx->reported = 1;
+            avo_result_fail(ctx->result, "invalid", "config %s: %s", cfg->name, err);
+            snprintf(why, len, "%s", err);
             return -1;
         }
-        b->views[i] = (avo_measure_view){.arg = a,
-                                         .length = c->lengths[i],
-                                         .cand = b->host_cand[i],
-                                         .ref = b->host_ref[i],
-                                         .saved = b->saved[i]};
     }
     return 0;
 fail:
-    return -1;
+    return device_fault(ctx, &f, 0, why, len);
 }
 
-/* One timing sample (avo_measure_sampler): flush L2, then `batch`
- * back-to-back launches between events; seconds per launch into *ret_s.
- * Returns 0, or -1 with the fault in the sampler's state. */
-typedef struct sampler {
-    run_ctx *ctx;
-    void **params;
-    fault *f;
-} sampler;
-
-static int sample(void *opaque, uint64_t batch, double *ret_s)
+static unsigned char *dev_data(void *self, size_t slot, size_t arg)
 {
-    sampler *smp = opaque;
-    fault *f = smp->f;
-    float ms = 0;
-    CU_TRY(f, D.cu->MemsetD32Async(D.flush, D.flush_value++, D.flush_words, NULL), "L2 flush");
-    CU_TRY(f, D.cu->EventRecord(D.start, NULL), "cuEventRecord");
-    for (uint64_t i = 0; i < batch; i++)
-        CU_TRY(f, launch(smp->ctx->cand_fn, smp->ctx->launch, smp->params),
-               "launching the candidate (timing)");
-    CU_TRY(f, D.cu->EventRecord(D.stop, NULL), "cuEventRecord");
-    CU_TRY(f, D.cu->EventSynchronize(D.stop), "the candidate (timing)");
-    CU_TRY(f, D.cu->EventElapsedTime(&ms, D.start, D.stop), "cuEventElapsedTime");
-    *ret_s = ms * 1e-3 / (double)batch;
-    return 0;
-fail:
-    return -1;
+    run_ctx *ctx = self;
+    return ctx->mirror + slot * ctx->slot_bytes + ctx->offset[arg];
+}
+
+/* The first byte in [from, to) of a slot that is not the canary, or `to`. */
+static size_t first_broken(const unsigned char *slot, size_t from, size_t to)
+{
+    for (size_t k = from; k < to; k++)
+        if (slot[k] != guard_pattern[k % sizeof guard_pattern])
+            return k;
+    return to;
+}
+
+/* Every byte of slot s (as downloaded) outside the data holds the canary.
+ * A broken byte is blamed on the buffer whose data lies nearest to it. */
+static int dev_guards_intact(void *self, size_t slot, const char **ret_arg)
+{
+    run_ctx *ctx = self;
+    const avo_jobspec *spec = &ctx->job->spec;
+    const unsigned char *p = ctx->mirror + slot * ctx->slot_bytes;
+    size_t from = 0;
+    const avo_arg_spec *prev = NULL;
+    *ret_arg = "";
+    for (size_t i = 0; i <= spec->nargs; i++) {
+        const avo_arg_spec *next = i < spec->nargs ? &spec->args[i] : NULL;
+        if (next && next->kind == AVO_ARG_SCALAR)
+            continue;
+        size_t to = next ? ctx->offset[i] : ctx->slot_bytes;
+        size_t k = first_broken(p, from, to);
+        if (k < to) {
+            const avo_arg_spec *blame = !prev                ? next
+                                        : !next              ? prev
+                                        : k - from <= to - k ? prev
+                                                             : next;
+            *ret_arg = blame ? blame->name : "";
+            return 0;
+        }
+        if (next)
+            from = ctx->offset[i] + ctx->bytes[i];
+        prev = next;
+    }
+    return 1;
 }
 
 /*
- * Time the candidate on the inputs in its buffers (avo_measure_time; the
- * batch grows to at most MAX_BATCH launches for microsecond kernels).
- * Fills median_s, spread, samples and batch of entry.  Returns 0 or -1 (*f).
+ * Upload slots [0, nslots), flush L2, launch the candidate once per slot
+ * between two events, wait, download the slots.  *ret_s: the events' time
+ * for all launches.
  */
-static int time_candidate(run_ctx *ctx, void **params, json_t *entry, double *ret_median, fault *f)
+static int dev_run_candidate(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
+                             char *why, size_t len)
 {
-    sampler smp = {.ctx = ctx, .params = params, .f = f};
-    avo_measure_timing t;
-    if (avo_measure_time(&ctx->job->spec, MAX_BATCH, sample, &smp, &t) < 0)
+    run_ctx *ctx = self;
+    fault f = {0};
+    int in_cand = 0;
+    float ms = 0;
+    (void)cfg;
+    if (nslots > ctx->nslots) {
+        snprintf(why, len, "the judge asked for %zu slots of %zu", nslots, ctx->nslots);
+        ctx->reported = 1;
+        avo_result_fail(ctx->result, "error", "config %s: %s", ctx->cfg->name, why);
         return -1;
-    json_object_set_new(entry, "median_s", json_real(t.median_s));
-    json_object_set_new(entry, "spread", json_real(t.spread));
-    json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));
-    json_object_set_new(entry, "batch", json_integer((json_int_t)t.batch));
-    *ret_median = t.median_s;
+    }
+    size_t nargs = ctx->job->spec.nargs;
+    CU_TRY(&f, D.cu->MemcpyHtoD(ctx->slots, ctx->mirror, nslots * ctx->slot_bytes),
+           "uploading the arguments");
+    CU_TRY(&f, D.cu->MemsetD32Async(D.flush, D.flush_value++, D.flush_words, NULL), "L2 flush");
+    CU_TRY(&f, D.cu->EventRecord(D.start, NULL), "cuEventRecord");
+    in_cand = 1;
+    for (size_t s = 0; s < nslots; s++)
+        CU_TRY(&f, launch(ctx->cand_fn, ctx->launch, ctx->params + s * nargs),
+               "launching the candidate");
+    CU_TRY(&f, D.cu->EventRecord(D.stop, NULL), "cuEventRecord");
+    CU_TRY(&f, D.cu->EventSynchronize(D.stop), "the candidate kernel");
+    in_cand = 0;
+    CU_TRY(&f, D.cu->EventElapsedTime(&ms, D.start, D.stop), "cuEventElapsedTime");
+    CU_TRY(&f, D.cu->MemcpyDtoH(ctx->mirror, ctx->slots, nslots * ctx->slot_bytes),
+           "reading back the arguments");
+    *ret_s = ms * 1e-3;
     return 0;
-}
-
-/* Candidate launch and synchronize, then check; shared by trials and the
- * final re-check.  Returns 1 correct, 0 wrong (why), -1 fault (*f, *in_cand). */
-static int run_and_check(run_ctx *ctx, const avo_config_spec *c, buffers *b, void **cand_params,
-                         void **ref_params, int trial, double *max_error, char *why, size_t len,
-                         fault *f, int *in_cand)
-{
-    *in_cand = 0;
-    if (prepare_trial(ctx, c, b, trial, f) < 0)
-        return -1;
-    CU_TRY(f, launch(ctx->ref_fn, ctx->ref_launch, ref_params), "launching the reference");
-    CU_TRY(f, D.cu->CtxSynchronize(), "the reference kernel");
-    *in_cand = 1;
-    CU_TRY(f, launch(ctx->cand_fn, ctx->launch, cand_params), "launching the candidate");
-    CU_TRY(f, D.cu->CtxSynchronize(), "the candidate kernel");
-    *in_cand = 0;
-    double error = 0;
-    int ok = check(ctx, b, &error, why, len, f);
-    if (error > *max_error || isnan(error))
-        *max_error = error;
-    return ok;
 fail:
-    return -1;
+    return device_fault(ctx, &f, in_cand, why, len);
 }
 
-/* Verify and time config ci; fills `entry`.  Returns 0 when correct, else -1
- * with the result's status and reason set. */
-static int run_config(run_ctx *ctx, size_t ci, json_t *entry)
+/*
+ * The reference on the judge's buffers: uploaded into the reference's own
+ * device buffers, run, its outputs read back into the judge's buffers, and
+ * every reference buffer zeroed before anything else runs, so no candidate
+ * launch ever finds a reference result in device memory.
+ */
+static int dev_run_reference(void *self, const avo_config_spec *cfg, void **buffers, char *why,
+                             size_t len)
+{
+    run_ctx *ctx = self;
+    const avo_jobspec *spec = &ctx->job->spec;
+    fault f = {0};
+    (void)cfg;
+    for (size_t i = 0; i < spec->nargs; i++)
+        if (spec->args[i].kind != AVO_ARG_SCALAR && ctx->bytes[i])
+            CU_TRY(&f, D.cu->MemcpyHtoD(ctx->ref[i], buffers[i], ctx->bytes[i]),
+                   "uploading reference %s", spec->args[i].name);
+    CU_TRY(&f, launch(ctx->ref_fn, ctx->ref_launch, ctx->ref_params), "launching the reference");
+    CU_TRY(&f, D.cu->CtxSynchronize(), "the reference kernel");
+    for (size_t i = 0; i < spec->nargs; i++) {
+        const avo_arg_spec *a = &spec->args[i];
+        if ((a->kind == AVO_ARG_OUT || a->kind == AVO_ARG_INOUT) && ctx->bytes[i])
+            CU_TRY(&f, D.cu->MemcpyDtoH(buffers[i], ctx->ref[i], ctx->bytes[i]),
+                   "reading back reference buffer %s", a->name);
+    }
+    for (size_t i = 0; i < spec->nargs; i++)
+        if (spec->args[i].kind != AVO_ARG_SCALAR && ctx->bytes[i])
+            CU_TRY(&f, D.cu->MemsetD8(ctx->ref[i], 0, ctx->bytes[i]), "clearing reference %s",
+                   spec->args[i].name);
+    return 0;
+fail:
+    return device_fault(ctx, &f, 0, why, len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* One config                                                               */
+
+/* Verify and, for a timed config, time config c (launched as `l`, the
+ * reference as `rl`) through the judge; fills `entry`.  Returns 0 when
+ * correct, else -1 with the result's status and reason set. */
+static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_launch *l,
+                      const avo_cuda_launch *rl, int timed, json_t *entry)
 {
     const avo_jobspec *spec = &ctx->job->spec;
-    const avo_config_spec *c = &spec->configs[ci];
-    ctx->launch = &ctx->job->launches[ci];
-    ctx->ref_launch = &ctx->job->ref_launches[ci];
-    buffers b = {0};
-    fault f = {0};
-    char why[512], err[512];
-    double max_error = 0;
-    int rc = -1, in_cand = 0;
-    unsigned char cand_storage[4096], ref_storage[4096];
-    void **cand_params = calloc(spec->nargs, sizeof *cand_params);
-    void **ref_params = calloc(spec->nargs, sizeof *ref_params);
-    if (!cand_params || !ref_params) {
-        avo_result_fail(ctx->result, "error", "out of memory");
-        goto done;
-    }
+    ctx->cfg = c;
+    ctx->launch = l;
+    ctx->ref_launch = rl;
+    ctx->reported = 0;
+    char err[512], reason[1024];
+    int rc = -1;
 
     int optin = 0, ref_optin = 0;
     if (avo_cuda_launch_check(ctx->launch, ctx->cand_static_shared, &D.lim, &optin, err,
@@ -528,91 +566,50 @@ static int run_config(run_ctx *ctx, size_t ci, json_t *entry)
         D.cu->FuncSetAttribute(ctx->ref_fn, AVO_CU_FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                (int)ctx->ref_launch->shared_bytes);
 
-    if (buffers_alloc(ctx, c, &b, &f) < 0) {
-        report_fault(ctx, &f, c->name, 0);
-        goto done;
-    }
-    if (pack(ctx, c, &b, 1, cand_storage, sizeof cand_storage, cand_params, err, sizeof err) < 0) {
+    /* The argument lists, checked before anything is allocated. */
+    CUdeviceptr none[AVO_JOBSPEC_MAX_ARGS] = {0};
+    unsigned char storage[PARAM_BYTES];
+    void *params[AVO_JOBSPEC_MAX_ARGS];
+    if (pack(ctx, 1, none, storage, params, err, sizeof err) < 0) {
         avo_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
         goto done;
     }
-    if (pack(ctx, c, &b, 0, ref_storage, sizeof ref_storage, ref_params, err, sizeof err) < 0) {
+    if (pack(ctx, 0, none, storage, params, err, sizeof err) < 0) {
         avo_result_fail(ctx->result, "invalid", "config %s: reference: %s", c->name, err);
         goto done;
     }
 
-    for (int trial = 0; trial < spec->trials; trial++) {
-        int ok = run_and_check(ctx, c, &b, cand_params, ref_params, trial, &max_error, why,
-                               sizeof why, &f, &in_cand);
-        json_object_set_new(entry, "max_error", json_real(max_error));
-        if (ok < 0) {
-            report_fault(ctx, &f, c->name, in_cand);
-            goto done;
-        }
-        if (!ok) {
-            avo_result_fail(ctx->result, "wrong", "config %s: %s", c->name, why);
-            goto done;
-        }
+    avo_judge_device dev = {.self = ctx,
+                            .layout = dev_layout,
+                            .data = dev_data,
+                            .guards_intact = dev_guards_intact,
+                            .run_candidate = dev_run_candidate,
+                            .run_reference = dev_run_reference,
+                            .draw = AVO_DRAW_FLOAT};
+    int outcome = avo_judge_config(spec, &dev, c, timed, entry, reason, sizeof reason);
+    if (outcome == AVO_JUDGE_WRONG) {
+        avo_result_fail(ctx->result, "wrong", "%s", reason);
+        goto done;
     }
-
-    if (spec->timing) {
-        double med = 0;
-        in_cand = 1;
-        if (time_candidate(ctx, cand_params, entry, &med, &f) < 0) {
-            report_fault(ctx, &f, c->name, 1);
-            goto done;
-        }
-        /* The timed launches' own output (inout buffers have changed under
-         * repeated launches, so those are judged by the launch below). */
-        int has_inout = 0;
-        for (size_t i = 0; i < spec->nargs; i++)
-            has_inout |= spec->args[i].kind == AVO_ARG_INOUT;
-        if (!has_inout) {
-            double error = 0;
-            int ok = check(ctx, &b, &error, why, sizeof why, &f);
-            if (ok < 0) {
-                report_fault(ctx, &f, c->name, 0);
-                goto done;
-            }
-            if (!ok) {
-                avo_result_fail(ctx->result, "wrong",
-                                "config %s: output of timed runs differs from reference: %s",
-                                c->name, why);
-                goto done;
-            }
-        }
-        /* And once more on fresh inputs with poisoned outputs: a kernel that
-         * stops working after its first calls shows here. */
-        int ok = run_and_check(ctx, c, &b, cand_params, ref_params, spec->trials, &max_error, why,
-                               sizeof why, &f, &in_cand);
-        json_object_set_new(entry, "max_error", json_real(max_error));
-        if (ok < 0) {
-            report_fault(ctx, &f, c->name, in_cand);
-            goto done;
-        }
-        if (!ok) {
-            avo_result_fail(ctx->result, "wrong", "config %s: wrong after the timed runs: %s",
-                            c->name, why);
-            goto done;
-        }
-        if (med > 0) {
-            json_object_set_new(entry, "gflops", json_real(c->flops / med / 1e9));
-            json_object_set_new(entry, "gbs", json_real(c->bytes / med / 1e9));
-            json_object_set_new(entry, "tflops", json_real(c->flops / med / 1e12));
-        }
+    if (outcome != AVO_JUDGE_OK) {
+        if (!ctx->reported)
+            avo_result_fail(ctx->result, "error", "%s", reason);
+        goto done;
+    }
+    double med = json_real_value(json_object_get(entry, "median_s"));
+    if (timed && spec->timing && med > 0)
+        json_object_set_new(entry, "tflops", json_real(c->flops / med / 1e12));
+    if (timed && spec->timing) {
         double mhz = probe_clock_mhz();
         if (mhz > 0)
             json_object_set_new(entry, "sm_clock_mhz", json_real(mhz));
     }
-    json_object_set_new(entry, "correct", json_true());
     rc = 0;
 done:
     if (rc < 0)
         json_object_set(entry, "reason", json_object_get(ctx->result, "reason"));
-    if (!ctx->retire)
-        buffers_free(&b, spec->nargs); /* after a sticky error the context is gone anyway */
-    free(cand_params);
-    free(ref_params);
+    slots_free(ctx); /* after a sticky error the context is gone anyway: host memory only */
+    ref_free(ctx);
     return rc;
 }
 
@@ -634,8 +631,11 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     json_object_set_new(result, "device",
                         json_pack("{s:s, s:i, s:i, s:I}", "name", D.name, "cc", D.cc, "sms",
                                   D.sm_count, "l2_bytes", (json_int_t)D.l2_bytes));
-    run_ctx ctx = {.job = job, .result = result,
-                   .cand_kernel = cand->entry_kernel, .ref_kernel = ref->entry_kernel};
+    avo_measure_guard_fill(guard_pattern, sizeof guard_pattern);
+    run_ctx ctx = {.job = job,
+                   .result = result,
+                   .cand_kernel = cand->entry_kernel,
+                   .ref_kernel = ref->entry_kernel};
     CUmodule cand_mod = NULL, ref_mod = NULL;
     fault f = {0};
     CU_TRY(&f, D.cu->ModuleLoadDataEx(&ref_mod, ref->cubin, 0, NULL, NULL),
@@ -650,20 +650,30 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     ctx.ref_static_shared = func_attr(ctx.ref_fn, AVO_CU_FUNC_SHARED_SIZE_BYTES);
 
     json_t *configs = json_object_get(result, "configs");
-    for (size_t i = 0; i < job->spec.nconfigs; i++) {
-        json_t *entry = avo_result_config_new(job->spec.configs[i].name);
-        int rc = run_config(&ctx, i, entry);
+    int rc = 0;
+    for (size_t i = 0; i < job->spec.nconfigs && rc == 0; i++) {
+        const avo_config_spec *c = &job->spec.configs[i];
+        json_t *entry = avo_result_config_new(c->name);
+        rc = run_config(&ctx, c, &job->launches[i], &job->ref_launches[i], 1, entry);
         json_array_append_new(configs, entry);
-        if (rc < 0)
-            break;
     }
+    /* Check configs: verified only, listed under "checks". */
+    json_t *checks = job->spec.ncheck_configs && rc == 0 ? json_array() : NULL;
+    for (size_t i = 0; checks && i < job->spec.ncheck_configs && rc == 0; i++) {
+        const avo_config_spec *c = &job->spec.check_configs[i];
+        json_t *entry = avo_result_config_new(c->name);
+        rc = run_config(&ctx, c, &job->check_launches[i], &job->check_ref_launches[i], 0, entry);
+        json_array_append_new(checks, entry);
+    }
+    if (checks)
+        json_object_set_new(result, "checks", checks);
     *ret_retire = ctx.retire;
     if (!ctx.retire) {
         D.cu->ModuleUnload(cand_mod);
         D.cu->ModuleUnload(ref_mod);
     }
     return;
-fail: {
+fail : {
     char text[256];
     avo_cuda_driver_error(f.rc, text, sizeof text);
     if (avo_cuda_error_is_sticky(f.rc))

@@ -18,7 +18,8 @@ typedef struct cuda_job {
     const char *source, *entry, *ref_source, *ref_entry; /* borrowed */
     const char *arch;                                    /* borrowed; NULL: the device's */
     int compile_only;
-    avo_cuda_launch *launches, *ref_launches; /* per config, owned */
+    avo_cuda_launch *launches, *ref_launches;             /* per config, owned */
+    avo_cuda_launch *check_launches, *check_ref_launches; /* per check config, owned */
     const char **options; /* evaluator's NVRTC options, borrowed strings */
     size_t noptions;
     const char **header_names, **header_texts; /* evaluator's headers, borrowed */
@@ -31,8 +32,8 @@ typedef struct cuda_job {
 typedef struct cuda_build {
     unsigned char *cubin; /* owned */
     size_t cubin_len;
-    char *log;           /* owned, "" when empty */
-    char *lowered_entry; /* owned: the entry's symbol */
+    char *log;                 /* owned, "" when empty */
+    char *lowered_entry;       /* owned: the entry's symbol */
     avo_cubin_kernel *kernels; /* owned */
     int nkernels;
     const avo_cubin_kernel *entry_kernel; /* into kernels, NULL if not found */
@@ -40,8 +41,9 @@ typedef struct cuda_build {
 } cuda_build;
 
 /*
- * Verify and time the candidate on the device (cuda_device.c).  Fills status,
- * reason and configs of `result`.  Sets *ret_retire when the context hit a
+ * Verify and time the candidate on the device (cuda_device.c), then verify
+ * it on the check configs.  Fills status, reason, configs and checks of
+ * `result`.  Sets *ret_retire when the context hit a
  * sticky error and this worker must be replaced.
  */
 void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda_build *ref,

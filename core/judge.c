@@ -138,7 +138,7 @@ static int verify_trial(judge *j, int trial)
             continue;
         }
         avo_measure_fill_uniform(j->saved[i], a->type, a->lo, a->hi, j->cfg->lengths[i], &rng,
-                                 AVO_DRAW_DOUBLE);
+                                 j->dev->draw);
         memcpy(cand, j->saved[i], j->bytes[i]);
         memcpy(j->ref[i], j->saved[i], j->bytes[i]);
     }
@@ -302,8 +302,13 @@ int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
             goto done;
     }
     if (timed && spec->timing) {
+        /* avo_measure_time doubles the batch: a power of two never passes
+         * the slots the device has room for. */
+        uint64_t max_batch = 1;
+        while (max_batch * 2 <= max_slots)
+            max_batch *= 2;
         avo_measure_timing t;
-        rc = avo_measure_time(spec, max_slots, timed_sample, &j, &t);
+        rc = avo_measure_time(spec, max_batch, timed_sample, &j, &t);
         if (rc == 0 && j.checked == 0) {
             /* One more sample like the others, so at least one is checked. */
             double s;

@@ -28,10 +28,17 @@
 #include <stddef.h>
 
 #include "jobspec.h"
+#include "measure.h"
 
 /* What a backend provides.  Every function returns 0, or a negative code
  * with a one-line reason in why (a failure of the candidate, such as a
- * crash or a protocol violation, or of the device). */
+ * crash or a protocol violation, or of the device).
+ *
+ * The slots the judge reads and writes through `data` need not be the
+ * memory the candidate runs on: a device whose buffers the host cannot
+ * address (a GPU) keeps host mirrors, copies slots [0, nslots) to the device
+ * in run_candidate before it starts its clock and back after it stops, so
+ * the judge sees the slots exactly as the candidate left them. */
 typedef struct avo_judge_device {
     void *self;
     /*
@@ -48,12 +55,16 @@ typedef struct avo_judge_device {
      * the argument whose guard broke ("" for none in particular). */
     int (*guards_intact)(void *self, size_t slot, const char **ret_arg);
     /* Run the candidate once on each of slots [0, nslots) and wait for it;
-     * *ret_s: wall seconds for all of them. */
+     * *ret_s: seconds for all of them, as the device measures them (wall
+     * time on the CPU, CUDA events around the launches on a GPU). */
     int (*run_candidate)(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
                          char *why, size_t len);
     /* Run the reference on buffers the judge owns (one per argument). */
     int (*run_reference)(void *self, const avo_config_spec *cfg, void **buffers, char *why,
                          size_t len);
+    /* How the seeded verification inputs draw floats: each backend keeps
+     * its own historical stream (measure.h); AVO_DRAW_DOUBLE when unset. */
+    avo_measure_draw draw;
 } avo_judge_device;
 
 /* How a config ended. */

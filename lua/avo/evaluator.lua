@@ -269,7 +269,7 @@ local function validate(ev)
     field_error(ev, "threads", "must be an integer from 1 to 256 (threads the kernel may start)")
   end
   if ev.check_configs ~= nil then
-    if ev.backend ~= "cpu" then
+    if ev.backend ~= "cpu" and ev.backend ~= "cuda" then
       field_error(ev, "check_configs", "is not supported by the " .. ev.backend .. " backend yet")
     end
     local t = type(ev.check_configs)
@@ -307,7 +307,7 @@ function Evaluator:check_jobs_configs(seed)
     names[copy.name] = true
     named[i] = copy
   end
-  return resolve_configs(self, named, "check_configs")
+  return resolve_configs(self, named, "check_configs"), named
 end
 
 -- What identifies the workload: its file and the shared modules it
@@ -502,10 +502,10 @@ end
 -- Launch geometry of every config for these knobs; an evaluator function
 -- that fails becomes {error = message}, which the backend reports as the
 -- candidate's `invalid` status instead of stopping the run.
-local function launches(ev, knob_values, configs)
+local function launches(ev, knob_values, configs, raw)
   local all = knobs.defaults(ev.knobs)
   for k, v in pairs(knob_values or {}) do all[k] = v end
-  for i, c in ipairs(ev.configs) do
+  for i, c in ipairs(raw or ev.configs) do
     local r = configs[i]
     local ok, err = pcall(function()
       r.launch = {
@@ -539,6 +539,13 @@ function Evaluator:cuda_job(cand, seed, cache_dir)
   end
   launches(self, cand.knobs, configs)
   job.configs = configs
+  if job.check_configs then
+    -- Check configs drawn again as job_base drew them (same seed): their
+    -- own tables are what the launch functions read.
+    local resolved, raw = self:check_jobs_configs(seed)
+    launches(self, cand.knobs, resolved, raw)
+    job.check_configs = resolved
+  end
   job.cflags = nil
   local arr = function(t) return setmetatable(t or {}, core.json_array_mt) end
   job.nvrtc_options = arr(self.nvrtc_options and { table.unpack(self.nvrtc_options) })

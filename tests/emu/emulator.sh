@@ -6,7 +6,10 @@
 # no thread set can complete each crash the candidate with a GPU's sticky
 # error, and the next evaluation gets a fresh worker; a block needing more
 # registers than a multiprocessor has is invalid; inline PTX fails the
-# emulated compile with the assembler's message after NVRTC's log.
+# emulated compile with the assembler's message after NVRTC's log.  A
+# kernel that caches results in __device__ memory keyed on its inputs and
+# skips the work when they repeat never sees them repeat (every launch gets
+# inputs no launch saw before; the planted kernel traps on a repeat): ok.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/lib.sh"
 V=tests/e2e/evaluators/cuda_vadd.lua
@@ -52,4 +55,12 @@ expect_in "$tmp/out" "compile_error"
 expect_in "$tmp/out" "ptxas info    : Compiling entry function 'vadd'"
 expect_in "$tmp/out" "avo emulator: the host compile (c++) failed"
 expect_in "$tmp/out" "no such instruction"
+expect_exit 0 "$AVO" eval $K/vadd_cache.cu --evaluator $V --json
+python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "ok", r
+for c in r["configs"]:
+    assert c["correct"] and c["samples"] >= 1, c
+' "$tmp/out"
 echo "emulator: ok"

@@ -88,3 +88,21 @@ assert(job.configs[1].reference_launch.block[1] == 16, "reference launch")
 assert(job.nvrtc_options[1] == "-DIN_T=__nv_bfloat16", "nvrtc options")
 local bad = ev:job({ source = "x", knobs = { BN = 0 } }, 1, "/tmp")
 assert(bad.configs[1].launch.error, "a failing grid function becomes a launch error")
+-- CUDA check configs get their launch geometry from the same functions,
+-- called with the check config's own table.
+do
+  local e = good()
+  e.backend, e.kernel, e.entry = "cuda", "kernels/cuda/gemm.cu", "gemm"
+  e.reference = { source = "kernels/cuda/gemm_ref.cu", entry = "gemm_ref",
+                  grid = function(c) return c.N end, block = 16 }
+  e.grid = function(c, k) return c.M end
+  e.block = 256
+  e.check_configs = { { name = "odd", M = 3, N = 5, K = 7 } }
+  local cev = avo.evaluator(e)
+  local cjob = cev:job(cev:seed(), 1, "/tmp")
+  local chk = cjob.check_configs[1]
+  assert(chk and chk.name == "odd" and chk.scalars.M == 3, "check config in the CUDA job")
+  assert(chk.launch.grid == 3 and chk.launch.block == 256, "check config launch")
+  assert(chk.reference_launch.grid == 5, "check config reference launch")
+  assert(cjob.configs[1].launch.grid == 4, "timed config launch unchanged")
+end

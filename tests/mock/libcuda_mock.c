@@ -8,7 +8,14 @@
  * knob, block = 256 - MODE):
  *   256 correct, 255 wrong values, 254 writes past the end, 253 computes only
  *   on its first launch (stale output), 252 wrong from its second launch on,
- *   251 illegal address (sticky), 250 launch out of resources.
+ *   251 illegal address (sticky), 250 launch out of resources, 249 copies the
+ *   reference's output instead of computing (as device code that found the
+ *   reference's buffers would), 248 skips the work when its inputs equal the
+ *   previous launch's (a cache keyed on input contents; it says so on stderr),
+ *   247 skips the work from its third launch on (after verification), 246
+ *   adds 1 to every element from its third launch on, 245 is right only at
+ *   the evaluator's timed sizes (n = 1000 or 1 << 20), 244 also writes the
+ *   element before its output.
  * AVO_MOCK_DEVICES=N exposes N devices (default 1), named "avo mock GPU" and
  * "avo mock GPU 1", ...  With AVO_MOCK_DEVICE_DIR set, a process that
  * retains a device's context holds an exclusive lock on DIR/gpuN.lock for
@@ -32,6 +39,10 @@ enum { OK = 0, INVALID_VALUE = 1, NOT_FOUND = 500, ILLEGAL_ADDRESS = 700, OUT_OF
 
 static CUresult sticky;       /* once set, every call fails with it */
 static unsigned long long launches; /* of the candidate in this process */
+static const float *ref_out;        /* output buffer of the last reference launch */
+static int ref_n;
+static float *seen_x, *seen_y;      /* inputs of the previous candidate launch (mode 248) */
+static int seen_n;
 
 typedef struct mock_function {
     char name[64];
@@ -184,6 +195,31 @@ CUresult cuLaunchKernel(mock_function *fn, unsigned gx, unsigned gy, unsigned gz
     const float *y = (const float *)(uintptr_t)*(CUdeviceptr *)params[2];
     float *out = (float *)(uintptr_t)*(CUdeviceptr *)params[3];
     int mode = strcmp(fn->name, "vadd_ref") == 0 ? 256 : (int)bx;
+    if (strcmp(fn->name, "vadd_ref") == 0) {
+        ref_out = out;
+        ref_n = n;
+    }
+    if (mode == 249) {
+        for (int i = 0; i < n && i < ref_n; i++)
+            out[i] = ref_out[i];
+        return OK;
+    }
+    if (mode == 248) {
+        if (seen_n == n && memcmp(seen_x, x, (size_t)n * 4) == 0 &&
+            memcmp(seen_y, y, (size_t)n * 4) == 0) {
+            fprintf(stderr, "mock vadd: cache hit, work skipped\n");
+            return OK;
+        }
+        free(seen_x);
+        free(seen_y);
+        seen_x = malloc((size_t)n * 4);
+        seen_y = malloc((size_t)n * 4);
+        if (!seen_x || !seen_y)
+            return 2;
+        memcpy(seen_x, x, (size_t)n * 4);
+        memcpy(seen_y, y, (size_t)n * 4);
+        seen_n = n;
+    }
     if ((unsigned long long)gx * bx < (unsigned long long)n && mode == 256 &&
         strcmp(fn->name, "vadd") == 0)
         return INVALID_VALUE; /* the test evaluator's grid must cover n */
@@ -196,17 +232,25 @@ CUresult cuLaunchKernel(mock_function *fn, unsigned gx, unsigned gy, unsigned gz
     unsigned long long call = strcmp(fn->name, "vadd") == 0 ? launches++ : 0;
     if (mode == 253 && call > 0)
         return OK;
+    if (mode == 247 && call > 1)
+        return OK;
     for (int i = 0; i < n; i++) {
         float v = x[i] + y[i];
         if (mode == 255)
             v += 0.01f;
         if (mode == 252 && call > 0)
             v = x[i] - y[i];
+        if (mode == 246 && call > 1)
+            v += 1.0f;
+        if (mode == 245 && n != 1000 && n != 1 << 20)
+            v += 1.0f;
         out[i] = v;
     }
     if (mode == 254)
         for (int i = 0; i < 4; i++)
             out[n + i] = 0.0f;
+    if (mode == 244)
+        out[-1] = 0.0f;
     return OK;
 }
 
@@ -253,10 +297,18 @@ CUresult cuMemsetD16_v2(CUdeviceptr p, unsigned short v, size_t n)
     return sticky;
 }
 
+/* Fill n words by doubling copies (the L2 flush writes 100 MB per run). */
 CUresult cuMemsetD32_v2(CUdeviceptr p, unsigned v, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        ((unsigned *)(uintptr_t)p)[i] = v;
+    unsigned char *d = (unsigned char *)(uintptr_t)p;
+    size_t bytes = n * 4, done = n ? 4 : 0;
+    if (n)
+        memcpy(d, &v, 4);
+    while (done < bytes) {
+        size_t k = done < bytes - done ? done : bytes - done;
+        memcpy(d + done, d, k);
+        done += k;
+    }
     return sticky;
 }
 

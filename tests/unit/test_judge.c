@@ -1,0 +1,235 @@
+/*
+ * test_judge.c — the trial logic (core/judge.c) against a fake device in
+ * this process: the timing batch never asks for more slots than the device
+ * has room for (42 here, not a power of two); the seeded verification
+ * inputs follow the device's draw (AVO_DRAW_FLOAT for CUDA, DOUBLE for the
+ * CPU); every candidate call sees inputs no earlier call saw; a candidate
+ * that skips the work after verification is caught; a device failure is
+ * reported as such.
+ */
+#include "judge.h"
+
+#include "avo.h"
+#include "backend.h"
+#include "check.h"
+
+#include <jansson.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define N 64
+#define MAX_SLOTS 42
+#define MAX_CALLS 100000
+
+/* out = x + y on host buffers, one slot per call. */
+typedef struct fake {
+    const avo_jobspec *spec;
+    float *x, *y, *out; /* MAX_SLOTS * N each */
+    size_t slots, most_slots_asked, calls;
+    int skip_after;  /* > 0: calls after this many write nothing */
+    int fail_timing; /* run_candidate fails once timing starts */
+    float *seen;     /* x[0] of every call */
+    float first_x[N];
+} fake;
+
+static int fk_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max,
+                     char *why, size_t len)
+{
+    fake *f = self;
+    (void)cfg, (void)why, (void)len;
+    if (nslots > f->most_slots_asked)
+        f->most_slots_asked = nslots;
+    if (ret_max)
+        *ret_max = MAX_SLOTS;
+    f->slots = nslots > MAX_SLOTS ? MAX_SLOTS : nslots;
+    return 0;
+}
+
+static unsigned char *fk_data(void *self, size_t slot, size_t arg)
+{
+    fake *f = self;
+    float *base = arg == 1 ? f->x : arg == 2 ? f->y : f->out;
+    return (unsigned char *)(base + slot * N);
+}
+
+static int fk_guards(void *self, size_t slot, const char **ret_arg)
+{
+    (void)self, (void)slot;
+    *ret_arg = "";
+    return 1;
+}
+
+static int fk_run(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s, char *why,
+                  size_t len)
+{
+    fake *f = self;
+    (void)cfg;
+    if (nslots > f->slots) {
+        snprintf(why, len, "asked for %zu slots, %zu laid out", nslots, f->slots);
+        return -1;
+    }
+    if (f->fail_timing && f->calls >= (size_t)f->spec->trials) {
+        snprintf(why, len, "the fake device failed");
+        return -1;
+    }
+    for (size_t s = 0; s < nslots; s++) {
+        if (f->calls == 0)
+            memcpy(f->first_x, f->x, sizeof f->first_x);
+        if (f->calls < MAX_CALLS)
+            f->seen[f->calls] = f->x[s * N];
+        f->calls++;
+        if (f->skip_after > 0 && f->calls > (size_t)f->skip_after)
+            continue;
+        for (int i = 0; i < N; i++)
+            f->out[s * N + i] = f->x[s * N + i] + f->y[s * N + i];
+    }
+    *ret_s = 1e-7 * (double)nslots; /* fast: the batch grows to its cap */
+    return 0;
+}
+
+static int fk_ref(void *self, const avo_config_spec *cfg, void **buffers, char *why, size_t len)
+{
+    (void)self, (void)cfg, (void)why, (void)len;
+    const float *x = buffers[1], *y = buffers[2];
+    float *out = buffers[3];
+    for (int i = 0; i < N; i++)
+        out[i] = x[i] + y[i];
+    return 0;
+}
+
+/* The spec borrows the job's strings: the caller keeps *ret_job. */
+static void parse_spec(avo_jobspec *spec, json_t **ret_job)
+{
+    json_t *job =
+        json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}],"
+                  " s:[{s:s, s:{s:i}, s:{s:i, s:i, s:i}, s:f, s:f}],"
+                  " s:{s:f, s:f}, s:i, s:i, s:{s:f, s:i, s:i, s:f, s:f}}",
+                  "args", "name", "n", "kind", "scalar", "type", "i32", "name", "x", "kind", "in",
+                  "type", "f32", "name", "y", "kind", "in", "type", "f32", "name", "out", "kind",
+                  "out", "type", "f32", "configs", "name", "c64", "scalars", "n", N, "lengths", "x",
+                  N, "y", N, "out", N, "flops", 64.0, "bytes", 768.0, "tolerance", "atol", 1e-6,
+                  "rtol", 1e-6, "seed", 7, "trials", 2, "timing", "min_sample_s", 0.01,
+                  "min_samples", 5, "max_samples", 8, "target_spread", 0.0, "max_seconds", 5.0);
+    char err[AVO_ERRLEN] = "";
+    int rc = avo_jobspec_parse(job, avo_backend_cpu.rules, spec, err, sizeof err);
+    *ret_job = job;
+    if (rc < 0) {
+        fprintf(stderr, "test job: %s\n", err);
+        exit(1);
+    }
+}
+
+/* Judge config 0 with a fresh fake; returns the outcome, entry and reason. */
+static int judge(const avo_jobspec *spec, fake *f, avo_measure_draw draw, json_t **ret_entry,
+                 char *reason, size_t len)
+{
+    f->spec = spec;
+    f->x = calloc(MAX_SLOTS * N, sizeof(float));
+    f->y = calloc(MAX_SLOTS * N, sizeof(float));
+    f->out = calloc(MAX_SLOTS * N, sizeof(float));
+    f->seen = calloc(MAX_CALLS, sizeof(float));
+    avo_judge_device dev = {.self = f,
+                            .layout = fk_layout,
+                            .data = fk_data,
+                            .guards_intact = fk_guards,
+                            .run_candidate = fk_run,
+                            .run_reference = fk_ref,
+                            .draw = draw};
+    *ret_entry = avo_result_config_new(spec->configs[0].name);
+    reason[0] = '\0';
+    return avo_judge_config(spec, &dev, &spec->configs[0], 1, *ret_entry, reason, len);
+}
+
+static void fake_free(fake *f)
+{
+    free(f->x);
+    free(f->y);
+    free(f->out);
+    free(f->seen);
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+    float u = *(const float *)a, v = *(const float *)b;
+    return (u > v) - (u < v);
+}
+
+static void test_batch_and_fresh_inputs(const avo_jobspec *spec)
+{
+    fake f = {0};
+    json_t *entry;
+    char reason[1024];
+    CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_OK);
+    /* 42 slots of room: batches double to 32, never past 42. */
+    CHECK_INT(json_integer_value(json_object_get(entry, "batch")), 32);
+    CHECK(f.most_slots_asked <= MAX_SLOTS);
+    CHECK(json_is_true(json_object_get(entry, "correct")));
+    /* Every call saw an x[0] no other call saw (2^24 values per draw: a
+     * repeat among a few hundred calls is far below one in a thousand). */
+    size_t n = f.calls < MAX_CALLS ? f.calls : MAX_CALLS;
+    CHECK(n > 2 * 32);
+    qsort(f.seen, n, sizeof(float), cmp_float);
+    size_t repeats = 0;
+    for (size_t i = 1; i < n; i++)
+        repeats += f.seen[i] == f.seen[i - 1];
+    CHECK_INT((long long)repeats, 0);
+    json_decref(entry);
+    fake_free(&f);
+}
+
+static void test_draw(const avo_jobspec *spec)
+{
+    for (int d = 0; d < 2; d++) {
+        avo_measure_draw draw = d ? AVO_DRAW_FLOAT : AVO_DRAW_DOUBLE;
+        fake f = {0};
+        json_t *entry;
+        char reason[1024];
+        CHECK_INT(judge(spec, &f, draw, &entry, reason, sizeof reason), AVO_JUDGE_OK);
+        /* The first call's x: trial 0 of the seeded stream, x drawn first. */
+        float expect[N];
+        avo_pcg32 rng;
+        avo_measure_trial_rng(&rng, spec->seed, "c64", 0);
+        avo_measure_fill_uniform(expect, AVO_DT_F32, -1.0, 1.0, N, &rng, draw);
+        CHECK(memcmp(expect, f.first_x, sizeof expect) == 0);
+        json_decref(entry);
+        fake_free(&f);
+    }
+}
+
+static void test_skips_after_verification(const avo_jobspec *spec)
+{
+    fake f = {.skip_after = 2};
+    json_t *entry;
+    char reason[1024];
+    CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_WRONG);
+    CHECK_CONTAINS(reason, "config c64: timed runs left output out unwritten (work skipped)");
+    CHECK(!json_is_true(json_object_get(entry, "correct")));
+    json_decref(entry);
+    fake_free(&f);
+}
+
+static void test_device_failure(const avo_jobspec *spec)
+{
+    fake f = {.fail_timing = 1};
+    json_t *entry;
+    char reason[1024];
+    CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_FAILED);
+    CHECK_CONTAINS(reason, "the fake device failed in config c64");
+    json_decref(entry);
+    fake_free(&f);
+}
+
+int main(void)
+{
+    avo_jobspec spec;
+    json_t *job;
+    parse_spec(&spec, &job);
+    test_batch_and_fresh_inputs(&spec);
+    test_draw(&spec);
+    test_skips_after_verification(&spec);
+    test_device_failure(&spec);
+    avo_jobspec_free(&spec);
+    json_decref(job);
+    return check_finish();
+}
