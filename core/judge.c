@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include <openssl/evp.h>
+
 #include "avo.h"
 #include "backend.h"
 #include "judge.h"
@@ -345,7 +347,8 @@ done:
 
 /* ------------------------------------------------------------ randomness */
 
-static int fill_random(void *buf, size_t bytes)
+/* A fresh key and nonce from the kernel (getrandom) for every fill. */
+static int random_bytes(void *buf, size_t bytes)
 {
     unsigned char *p = buf;
     while (bytes > 0) {
@@ -358,6 +361,35 @@ static int fill_random(void *buf, size_t bytes)
         bytes -= (size_t)n;
     }
     return 0;
+}
+
+/*
+ * `bytes` of ChaCha20 keystream (OpenSSL) under a key and nonce drawn from
+ * getrandom: as unpredictable as getrandom itself, several times faster in
+ * bulk, which matters when every timed call of a memory-bound kernel needs
+ * megabytes of fresh inputs.
+ */
+static int fill_random(void *buf, size_t bytes)
+{
+    unsigned char key[32], iv[16];
+    int rc = random_bytes(key, sizeof key);
+    if (rc == 0)
+        rc = random_bytes(iv, sizeof iv);
+    EVP_CIPHER_CTX *ctx = rc == 0 ? EVP_CIPHER_CTX_new() : NULL;
+    if (rc == 0 && (!ctx || EVP_EncryptInit_ex(ctx, EVP_chacha20(), NULL, key, iv) != 1))
+        rc = -EIO;
+    unsigned char *p = buf;
+    memset(buf, 0, bytes);
+    while (rc == 0 && bytes > 0) {
+        int chunk = bytes > (1u << 30) ? 1 << 30 : (int)bytes, out = 0;
+        if (EVP_EncryptUpdate(ctx, p, &out, p, chunk) != 1 || out != chunk)
+            rc = -EIO;
+        p += chunk;
+        bytes -= (size_t)chunk;
+    }
+    EVP_CIPHER_CTX_free(ctx);
+    explicit_bzero(key, sizeof key);
+    return rc;
 }
 
 int avo_judge_fill_secret(void *buf, avo_dtype type, double lo, double hi, size_t n)

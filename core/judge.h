@@ -84,8 +84,8 @@ int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
                      const avo_config_spec *cfg, int timed, json_t *entry, char *reason,
                      size_t len);
 
-/* Fill n elements of `type` uniform in [lo, hi] from the kernel's CSPRNG
- * (getrandom): values no seed predicts.  Returns 0 or -errno. */
+/* Fill n elements of `type` uniform in [lo, hi] from a CSPRNG (ChaCha20
+ * keyed from getrandom): values no seed predicts.  Returns 0 or -errno. */
 int avo_judge_fill_secret(void *buf, avo_dtype type, double lo, double hi, size_t n);
 
 #endif
