@@ -33,15 +33,9 @@ int64_t avo_cli_parse_id(const char *s)
 
 avo_archive *avo_cli_open_archive(const char *db)
 {
-    FILE *f = fopen(db, "rb");
-    if (!f) {
-        fprintf(stderr, "avo: cannot open archive %s: %s\n", db, strerror(errno));
-        return NULL;
-    }
-    fclose(f);
     avo_archive *ar;
     char err[AVO_ERRLEN];
-    if (avo_archive_open(&ar, db, err, sizeof err) < 0) {
+    if (avo_archive_open_read(&ar, db, err, sizeof err) < 0) {
         fprintf(stderr, "avo: %s\n", err);
         return NULL;
     }

@@ -20,7 +20,6 @@
 #include "host.h"
 #include "worker.h"
 
-
 static const char usage_main[] =
     "usage: avo COMMAND [OPTIONS]\n"
     "\n"
@@ -80,13 +79,19 @@ static const char usage_eval[] =
     "  --arch sm_XX       CUDA: target architecture (default: the GPU's), e.g. sm_90a\n";
 
 static const char usage_resume[] =
-    "usage: avo resume --db FILE [--run ID] [--jobs N]\n"
+    "usage: avo resume --db FILE [--run ID] [--jobs N] [--takeover]\n"
     "\n"
     "Continue a run that was killed (even with kill -9) or stopped, default the\n"
-    "latest run of the archive.  The recorded script is re-executed with the same\n"
-    "seed; finished evaluations are answered from the archive (never repeated),\n"
-    "so every random stream and decision is restored and the strategy goes on\n"
-    "where it stopped.  Evaluations that were in flight are run again.\n";
+    "latest unfinished run of the archive.  The recorded script is re-executed\n"
+    "with the same seed; finished evaluations are answered from the archive (never\n"
+    "repeated), so every random stream and decision is restored and the strategy\n"
+    "goes on where it stopped.  Evaluations that were in flight, and those an\n"
+    "infrastructure fault left unfinished, are run again.\n"
+    "\n"
+    "A run is driven by one process at a time: resuming a run that another live\n"
+    "process drives is refused.\n"
+    "  --takeover         resume a run still marked running by a process on another\n"
+    "                     host (which this machine cannot check): only when it is gone\n";
 
 static const char usage_replay[] =
     "usage: avo replay --db FILE --out NEW [--run ID]\n"
@@ -131,6 +136,7 @@ static const avo_cli_option resume_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
     {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {"takeover", AVO_OPT_FLAG, "takeover", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 

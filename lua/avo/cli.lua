@@ -46,27 +46,21 @@ function M.run(opts)
     S.eprintf("avo: %s\n", err)
     return 1
   end
+  local claimed, cerr = archive:run_claim(run_id)
+  if not claimed then
+    S.eprintf("avo: %s\n", cerr)
+    return 1
+  end
   S.eprintf("avo: run %d of %s into %s (seed %d, %d jobs)\n", run_id, script, db, seed, jobs)
   local ok, result, run = S.execute{
     archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
     max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
   }
-  -- avo.exit(status, message): the script chose to stop.
-  if not ok and type(result) == "table" and result.avo_exit then
-    archive:run_end(run_id, "stopped")
-    if result.message then S.eprintf("%s\n", tostring(result.message)) end
-    pool:close()
-    archive:close()
-    return result.avo_exit
-  end
-  local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
-  archive:run_end(run_id, final)
-  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
-  if ok then S.summarise(run, final, db) end
+  local code = S.finish(archive, run_id, ok, result, run, db)
   pool:close()
   archive:close()
-  return ok and 0 or 1
+  return code
 end
 
 -- The recorded answers of run `run_id`: candidates by key, evaluator

@@ -317,7 +317,7 @@ local function note_evaluator(r, ev)
     local why = ("evaluator %s (%s) changed since the recorded run (fingerprint %s -> %s)")
       :format(ev.name, ev._origin, before:sub(1, 12), ev.fingerprint:sub(1, 12))
     if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
-    error("avo: cannot resume: " .. why, 0)
+    error({ avo_refusal = "avo: cannot resume: " .. why }, 0)
   end
   emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
     backend = ev.backend, unit = ev.unit })

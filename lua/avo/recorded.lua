@@ -56,19 +56,72 @@ local function elapsed_of(candidates)
   return (first and last) and math.max(0, last - first) or 0
 end
 
--- opts: db, run, jobs
+-- The run `avo resume` continues when no --run is given: the latest run
+-- that did not finish and that no live process drives, else the latest
+-- unfinished one (the claim then says who drives it).  Returns its id and
+-- the other unfinished runs' ids, or nil, message.
+local function pick_unfinished(archive, db)
+  local runs, err = archive:runs()
+  if not runs then return nil, err end
+  local unfinished = {}
+  for _, r in ipairs(runs) do
+    if r.status ~= "done" then unfinished[#unfinished + 1] = r.id end
+  end
+  if #unfinished == 0 then
+    return nil, (#runs == 0 and "no run in %s" or "every run in %s finished; there is " ..
+      "nothing to resume"):format(db)
+  end
+  local pick = unfinished[#unfinished]
+  for i = #unfinished, 1, -1 do
+    if not archive:run_live(unfinished[i]) then pick = unfinished[i] break end
+  end
+  local others = {}
+  for _, id in ipairs(unfinished) do
+    if id ~= pick then others[#others + 1] = id end
+  end
+  return pick, others
+end
+
+-- opts: db, run, jobs, takeover
 function M.resume(opts)
   local db = opts.db
   local archive, pool = S.open_engine({ jobs = opts.jobs or core.cores() }, db)
   if not archive then
-    S.eprintf("avo: %s\n", pool)
+    S.eprintf("%s\n", S.prefixed(pool))
     return 1
   end
-  local info, chunk = load_recorded_run(archive, db, opts.run)
-  if not info then return 1 end
-  if info.status == "done" then
-    S.eprintf("avo: run %d in %s finished; there is nothing to resume\n", info.id, db)
+  local function refuse(msg)
+    S.eprintf("%s\n", S.prefixed(msg))
+    pool:close()
+    archive:close()
     return 1
+  end
+  local run_arg = opts.run
+  if not run_arg then
+    local id, others = pick_unfinished(archive, db)
+    if not id then return refuse(others) end
+    if #others > 0 then
+      local list = {}
+      for i, o in ipairs(others) do list[i] = tostring(o) end
+      S.eprintf("avo: runs %s of %s did not finish either; --run ID resumes one of them\n",
+        table.concat(list, ", "), db)
+    end
+    run_arg = id
+  end
+  local info, chunk = load_recorded_run(archive, db, run_arg)
+  if not info then
+    pool:close()
+    archive:close()
+    return 1
+  end
+  if info.status == "done" then
+    return refuse(("run %d in %s finished; there is nothing to resume"):format(info.id, db))
+  end
+  local claimed, previous = archive:run_claim(info.id, opts.takeover)
+  if not claimed then return refuse("cannot resume: " .. previous) end
+  if previous then
+    S.eprintf("avo: run %d was left running by process %s on %s, which is gone; taking it over\n",
+      info.id, tostring(previous.pid), tostring(previous.host))
   end
   local config = info.config or {}
   local recorded = recorded_answers(archive, info.id, "resume")
@@ -77,6 +130,10 @@ function M.resume(opts)
   for _, c in ipairs(candidates) do
     if c.status ~= "pending" then finished = finished + 1 end
   end
+  -- What a refusal found while re-executing (an evaluator that changed)
+  -- puts back, so a refused resume leaves the run as it was.
+  local last_event = 0
+  for _, e in ipairs(assert(archive:events(info.id))) do last_event = math.max(last_event, e.id) end
   archive:run_reopen(info.id)
   archive:event(info.id, "resume", { finished = finished, candidates = #candidates })
   S.eprintf("avo: resuming run %d of %s in %s (%d finished evaluations kept)\n", info.id,
@@ -88,13 +145,16 @@ function M.resume(opts)
     max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = config.llm_replay,
     llm_resume = db,
   }
-  local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
-  archive:run_end(info.id, final)
-  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
-  if ok then S.summarise(run, final, db) end
+  if not ok and type(result) == "table" and result.avo_refusal then
+    local rok, rerr = archive:run_restore(info.id, { status = info.status,
+      ended_at = info.ended_at, owner = info.owner }, last_event)
+    if not rok then S.eprintf("avo: cannot restore run %d: %s\n", info.id, rerr) end
+    return refuse(result.avo_refusal)
+  end
+  local code = S.finish(archive, info.id, ok, result, run, db)
   pool:close()
   archive:close()
-  return ok and 0 or 1
+  return code
 end
 
 -- What must agree for two lineages to be the same, per candidate.
@@ -141,7 +201,7 @@ end
 
 -- opts: db, out, run
 function M.replay(opts)
-  local old_archive, err = core.archive(opts.db)
+  local old_archive, err = core.archive(opts.db, "read")
   if not old_archive then
     S.eprintf("avo: %s\n", err)
     return 1

@@ -159,6 +159,9 @@ function S.execute(ctx)
   end
   sched.init(pool, function() status:tick() end)
   core.catch_interrupts()
+  -- Script code that never yields back (a busy loop) is stopped STOP_GRACE
+  -- seconds past --max-time or a signal to stop.
+  core.watch(ctx.max_time and run.started + ctx.max_time or nil, S.STOP_GRACE)
 
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
   -- strategy-like table is run with them.
@@ -170,6 +173,8 @@ function S.execute(ctx)
     end
     return ret
   end)
+  local stopped = core.unwatch()
+  if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
   status:clear()
   run.llm = avo.llm.totals()
   avo._end()
@@ -205,7 +210,53 @@ end
 
 function S.error_text(err)
   if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
+  if type(err) == "table" and err.avo_stopped then return err.avo_stopped end
   return tostring(err)
+end
+
+-- Seconds script code may go on past --max-time or a signal to stop
+-- before the watchdog stops it (docs: README "Exit status").
+S.STOP_GRACE = 5
+
+-- Exit statuses (README "Exit status").
+S.EXIT_OK, S.EXIT_FAILURE, S.EXIT_USAGE = 0, 1, 2
+S.EXIT_ENVIRONMENT = 3 -- the environment is broken (infrastructure faults)
+
+-- Record how a run that executed ended, print why, and return the exit
+-- status: 128 + the signal number when a signal stopped it (status
+-- `interrupted`), the script's avo.exit status (`stopped`), 0 (`done`) or
+-- 1 (`failed`; 3 when the environment broke).
+function S.finish(archive, run_id, ok, result, run, db)
+  local sig = core.interrupted()
+  local final, code
+  if not ok and type(result) == "table" and result.avo_exit then
+    final, code = "stopped", result.avo_exit
+    if result.message then S.eprintf("%s\n", tostring(result.message)) end
+  elseif sig then
+    final, code = "interrupted", 128 + sig
+    if not ok then S.eprintf("%s\n", S.prefixed(S.error_text(result))) end
+  elseif ok then
+    final, code = "done", S.EXIT_OK
+  else
+    final = "failed"
+    code = type(result) == "table" and result.avo_environment and S.EXIT_ENVIRONMENT
+      or S.EXIT_FAILURE
+    S.eprintf("%s\n", S.prefixed(S.error_text(result)))
+  end
+  local wok, werr = archive:run_end(run_id, final)
+  if not wok then
+    S.eprintf("avo: cannot record the end of run %d: %s\n", run_id, werr)
+    if code == S.EXIT_OK then code = S.EXIT_FAILURE end
+  end
+  if ok or sig then S.summarise(run, final, db) end
+  return code
+end
+
+-- "avo: " before a message that does not start with it already.
+function S.prefixed(msg)
+  msg = tostring(msg)
+  if msg:sub(1, 5) == "avo: " then return msg end
+  return "avo: " .. msg
 end
 
 return S
