@@ -83,6 +83,32 @@ static const char *const base_flags[BASE_FLAGS_N] = {"-O3", "-march=native", "-f
 /* What marks the line of a compiler log that a reason quotes. */
 static const char *const cc_error_markers[] = {"error:", "Error:", NULL};
 
+/* What a compiler says when the machine, not the source, failed it. */
+static const char *const cc_environment_markers[] = {"No space left on device",
+                                                     "Read-only file system",
+                                                     "Disk quota exceeded",
+                                                     "virtual memory exhausted",
+                                                     "out of memory allocating",
+                                                     "Cannot allocate memory",
+                                                     "Killed signal terminated program",
+                                                     NULL};
+
+/*
+ * Whether a failed compile failed for the environment (an infrastructure
+ * fault, status "error") rather than for the source: the compiler was
+ * killed by a signal (the OOM killer, a limit) or its log says the disk is
+ * full or read-only or memory ran out.
+ */
+static int compile_environment_failure(int status, const char *log, size_t len)
+{
+    if (WIFSIGNALED(status))
+        return 1;
+    for (const char *const *m = cc_environment_markers; *m; m++)
+        if (memmem(log, len, *m, strlen(*m)))
+            return 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The job, parsed once into C values                                       */
 
@@ -574,6 +600,8 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
                               "the compiler failed without a message", line, sizeof line);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && strncmp(log->data, "avo: ", 5) == 0)
             avo_result_fail(result, "error", "%s", line + 5);
+        else if (compile_environment_failure(status, log->data, log->len))
+            avo_result_fail(result, "error", "the compiler failed for the environment: %s", line);
         else if (is_reference)
             avo_result_fail(result, "invalid", "reference compile error: %s", line);
         else

@@ -93,23 +93,30 @@ static avo_archive *check_archive(lua_State *L)
     return ud->ar;
 }
 
-/* core.archive(path [, "read"]) -> Archive | nil, message.  "read" opens
- * an existing archive for reading (read-only when the file cannot be
- * written; core/archive.h). */
-static int archive_open(lua_State *L)
+/* Push a new archive userdata opened by `open`, or nil, message. */
+static int push_archive(lua_State *L, int (*open)(avo_archive **, const char *, char *, size_t))
 {
     const char *path = luaL_checkstring(L, 1);
-    static const char *const modes[] = {"write", "read", NULL};
-    int mode = luaL_checkoption(L, 2, "write", modes);
     archive_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
     ud->ar = NULL;
     luaL_setmetatable(L, ARCHIVE_MT);
     char err[AVO_ERRLEN];
-    int rc = mode == 1 ? avo_archive_open_read(&ud->ar, path, err, sizeof err)
-                       : avo_archive_open(&ud->ar, path, err, sizeof err);
-    if (rc < 0)
+    if (open(&ud->ar, path, err, sizeof err) < 0)
         return push_fail(L, err);
     return 1;
+}
+
+/* core.archive(path) -> Archive | nil, message */
+static int archive_open(lua_State *L)
+{
+    return push_archive(L, avo_archive_open);
+}
+
+/* core.archive_read(path) -> Archive | nil, message: an existing archive
+ * for reading, read-only when the file cannot be written (core/archive.h). */
+static int archive_open_read(lua_State *L)
+{
+    return push_archive(L, avo_archive_open_read);
 }
 
 /* archive:run_claim(run_id [, takeover]) -> true, previous_owner_or_nil
@@ -993,6 +1000,7 @@ static int core_json_decode(lua_State *L)
 
 static const luaL_Reg core_functions[] = {
     {"archive", archive_open},
+    {"archive_read", archive_open_read},
     {"pool", pool_open},
     {"llm", avo_lua_llm_new},
     {"kb", avo_lua_kb_open},

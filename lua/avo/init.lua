@@ -267,6 +267,63 @@ local function on_result(r, ev, id, cand, result, score)
   return rec
 end
 
+------------------------------------------------- infrastructure faults
+
+-- A result is an infrastructure fault, not the candidate's, when the backend
+-- says so (status "error": the cache cannot be written, the compiler cannot
+-- run or ran out of memory, the judge failed) or when the worker process
+-- died while running the job (the pool's `worker_lost`: killed from outside,
+-- out of memory).  Such a result is never the candidate's verdict.
+local function infra_fault(result)
+  return result.status == "error" or result.worker_lost == true
+end
+
+-- Submit `job`; done(result) turns its result into the ticket's value.  An
+-- infrastructure fault is retried up to r.infra_retries times; when
+-- r.infra_limit results in a row (over all jobs) were faults, the
+-- environment is broken and the run stops (an error {avo_environment=});
+-- a job whose retries are spent reaches done with result.infrastructure.
+local function submit_job(r, job, deadline, done)
+  local tries = 0
+  return sched.submit(job, deadline, function(result, key)
+    if not infra_fault(result) then
+      r.infra_streak = 0
+      return done(result)
+    end
+    tries = tries + 1
+    r.infra_streak = r.infra_streak + 1
+    r.infra_faults = r.infra_faults + 1
+    local why = tostring(result.reason or result.status)
+    if r.infra_streak >= r.infra_limit then
+      error({ avo_environment = ("avo: the environment is broken: %d infrastructure faults " ..
+        "in a row (the last: %s); stopped.  No candidate was charged with them: fix the " ..
+        "environment and `avo resume` evaluates them again"):format(r.infra_streak, why) }, 0)
+    end
+    if tries <= r.infra_retries then
+      if r.on_log then
+        r.on_log(("avo: infrastructure fault, not the candidate's (%s); retry %d of %d")
+          :format(why, tries, r.infra_retries))
+      end
+      return sched.retry(key, job, deadline)
+    end
+    result.infrastructure = true
+    return done(result)
+  end)
+end
+
+-- A candidate whose evaluation hit infrastructure faults on every try: it
+-- stays pending in the archive (so `avo resume` evaluates it again) and the
+-- strategy sees a failed record with status "error".
+local function unfinished(r, id, cand, result)
+  r.infra_unfinished = r.infra_unfinished + 1
+  result.reason = ("infrastructure fault, not the candidate's (%s); left unfinished for " ..
+    "avo resume"):format(tostring(result.reason or "worker lost"))
+  result.status = "error"
+  local rec = make_record(r, id, cand, result, 0)
+  account(r, rec, cand)
+  return rec
+end
+
 local function duplicate_of(rec)
   local copy = {}
   for k, v in pairs(rec) do copy[k] = v end
@@ -342,6 +399,11 @@ local function submit(r, ev, cand)
   if r.recorded and r.recorded.mode == "replay" and not (old and old.status ~= "pending") then
     diverge(r, cand)
   end
+  -- Resuming: an infrastructure fault recorded as a verdict (status "error",
+  -- as older versions did) is evaluated again like a pending one.
+  if old and r.recorded.mode == "resume" and old.status == "error" then
+    old = setmetatable({ status = "pending" }, { __index = old })
+  end
 
   local id
   if old and r.recorded.mode == "resume" then
@@ -369,8 +431,10 @@ local function submit(r, ev, cand)
   elseif ev.backend == "test" then
     ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
   else
-    ticket = sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
-      function(result) return on_result(r, ev, id, cand, result) end)
+    ticket = submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(), function(result)
+      if result.infrastructure then return unfinished(r, id, cand, result) end
+      return on_result(r, ev, id, cand, result)
+    end)
   end
   r.by_key[key] = ticket
   return ticket, false
@@ -491,7 +555,7 @@ local function measure(r, ev, cand, info)
   if ev.backend == "test" then
     return finish_attempt(r, ev, cand, info, ev:test_result(cand, trial))
   end
-  return sched.await(sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
+  return sched.await(submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(),
     function(result) return finish_attempt(r, ev, cand, info, result) end))
 end
 
@@ -690,6 +754,18 @@ end
 
 ----------------------------------------------------- engine entry points
 
+-- A non-negative integer setting from the environment (default when
+-- unset); anything else is an error naming the variable.
+function avo._setting(name, default, min)
+  local text = os.getenv(name)
+  if text == nil or text == "" then return default end
+  local v = math.tointeger(tonumber(text))
+  if not v or v < min then
+    error(("avo: %s='%s' must be an integer >= %d"):format(name, text, min), 0)
+  end
+  return v
+end
+
 -- Install the run state (called by avo.cli).
 function avo._begin(state)
   run = state
@@ -698,6 +774,9 @@ function avo._begin(state)
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
   run.attempts, run.trials = 0, {}
+  run.infra_streak, run.infra_faults, run.infra_unfinished = 0, 0, 0
+  run.infra_retries = run.infra_retries or avo._setting("AVO_INFRA_RETRIES", 2, 0)
+  run.infra_limit = run.infra_limit or avo._setting("AVO_INFRA_LIMIT", 5, 1)
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log })
   return run
 end

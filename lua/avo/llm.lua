@@ -521,7 +521,7 @@ local function scripted_answer(c)
 end
 
 local function load_replay(path)
-  local ar, err = core.archive(path, "read")
+  local ar, err = core.archive_read(path)
   if not ar then error("LLM replay: " .. err, 0) end
   local rows, rerr = ar:llm_calls(0)
   ar:close()

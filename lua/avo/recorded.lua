@@ -201,7 +201,7 @@ end
 
 -- opts: db, out, run
 function M.replay(opts)
-  local old_archive, err = core.archive(opts.db, "read")
+  local old_archive, err = core.archive_read(opts.db)
   if not old_archive then
     S.eprintf("avo: %s\n", err)
     return 1

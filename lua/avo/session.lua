@@ -210,7 +210,10 @@ end
 
 function S.error_text(err)
   if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
-  if type(err) == "table" and err.avo_stopped then return err.avo_stopped end
+  if type(err) == "table" then
+    local text = err.avo_stopped or err.avo_environment or err.avo_refusal
+    if text then return text end
+  end
   return tostring(err)
 end
 
@@ -235,6 +238,11 @@ function S.finish(archive, run_id, ok, result, run, db)
   elseif sig then
     final, code = "interrupted", 128 + sig
     if not ok then S.eprintf("%s\n", S.prefixed(S.error_text(result))) end
+  elseif ok and run.infra_unfinished > 0 then
+    final, code = "failed", S.EXIT_ENVIRONMENT
+    S.eprintf("avo: %d evaluation(s) failed on infrastructure faults on every try and were " ..
+      "left unfinished (not charged to the candidates): fix the environment and `avo resume " ..
+      "--db %s` evaluates them again\n", run.infra_unfinished, db)
   elseif ok then
     final, code = "done", S.EXIT_OK
   else
@@ -249,6 +257,10 @@ function S.finish(archive, run_id, ok, result, run, db)
     if code == S.EXIT_OK then code = S.EXIT_FAILURE end
   end
   if ok or sig then S.summarise(run, final, db) end
+  if run.infra_faults > 0 then
+    S.eprintf("avo: %d infrastructure fault(s) retried or left unfinished in this run\n",
+      run.infra_faults)
+  end
   return code
 end
 
