@@ -779,6 +779,17 @@ static avo_archive *archive_new(const char *path)
     return ar;
 }
 
+/* Whether this process can write `path` and create files beside it (the
+ * WAL and shared-memory files SQLite needs to write). */
+static int writable(const char *path)
+{
+    if (access(path, W_OK) != 0)
+        return 0;
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    return access(dirname(copy), W_OK) == 0;
+}
+
 /*
  * Open or create the archive at path.  The version is checked before
  * anything writes, so a file from a newer avo (or a foreign database) is
@@ -792,6 +803,11 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
     if (!path || !*path)
         return avo_error(err, errlen, AVO_EINVAL, "no archive path");
 
+    if (access(path, F_OK) == 0 && !writable(path))
+        return avo_error(err, errlen, AVO_EIO,
+                         "archive %s is read-only (%s): commands that write need a writable"
+                         " archive; the read commands can read it",
+                         path, strerror(errno));
     avo_archive *ar = archive_new(path);
     if (!ar)
         return oom(err, errlen);
@@ -811,17 +827,6 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
 fail:
     avo_archive_free(ar);
     return rc;
-}
-
-/* Whether this process can write `path` and create files beside it (the
- * WAL and shared-memory files SQLite needs to write). */
-static int writable(const char *path)
-{
-    if (access(path, W_OK) != 0)
-        return 0;
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", path);
-    return access(dirname(copy), W_OK) == 0;
 }
 
 /*
