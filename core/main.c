@@ -3,7 +3,8 @@
  * engine itself is the core library (archive, pool, backends) and the Lua
  * host; run and eval are implemented in Lua (lua/avo/cli.lua).
  *
- * Exit status: 0 success, 1 failure, 2 usage error.
+ * Exit status: 0 success, 1 failure, 2 usage error, 3 broken environment
+ * (infrastructure faults), 128 + N for a run stopped by signal N.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -60,7 +61,11 @@ static const char usage_run[] =
     "  --max-tokens N     stop making LLM calls after N tokens (in + out)\n"
     "  --llm-replay FILE  answer LLM calls from the archive of an earlier run\n"
     "                     (by request hash, offline; also AVO_LLM_REPLAY)\n"
-    "  KEY=VALUE          passed to the script as its argument table\n";
+    "  --debug            print the Lua traceback with a script error\n"
+    "  KEY=VALUE          passed to the script as its argument table (each KEY once)\n"
+    "\n"
+    "Exit status: 0 done, 1 failed, 2 usage error, 3 the environment broke (see\n"
+    "README), 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n";
 
 static const char usage_eval[] =
     "usage: avo eval KERNEL --evaluator NAME|FILE [--param NAME=VALUE ...]\n"
@@ -79,7 +84,7 @@ static const char usage_eval[] =
     "  --arch sm_XX       CUDA: target architecture (default: the GPU's), e.g. sm_90a\n";
 
 static const char usage_resume[] =
-    "usage: avo resume --db FILE [--run ID] [--jobs N] [--takeover]\n"
+    "usage: avo resume --db FILE [--run ID] [--jobs N] [--takeover] [--debug]\n"
     "\n"
     "Continue a run that was killed (even with kill -9) or stopped, default the\n"
     "latest unfinished run of the archive.  The recorded script is re-executed\n"
@@ -118,6 +123,7 @@ static const avo_cli_option run_options[] = {
     {"max-usd", AVO_OPT_NUMBER, "max_usd", 0, 0, 0, NULL},
     {"max-tokens", AVO_OPT_INT, "max_tokens", 1, AVO_OPT_UNBOUNDED, 0, NULL},
     {"llm-replay", AVO_OPT_STRING, "llm_replay", 0, 0, 0, NULL},
+    {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -137,6 +143,7 @@ static const avo_cli_option resume_options[] = {
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
     {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
     {"takeover", AVO_OPT_FLAG, "takeover", 0, 0, 0, NULL},
+    {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -169,6 +176,9 @@ static int cmd_run(int argc, char **argv)
         rc = avo_cli_usage_error(usage_run, "%s", "run needs a script");
         goto out;
     }
+    rc = avo_cli_not_utf8("the script path", argv[first]);
+    if (rc)
+        goto out;
     json_object_set_new(opts, "script", json_string(argv[first]));
     for (int i = first + 1; i < argc; i++) {
         const char *eq = strchr(argv[i], '=');
@@ -177,7 +187,19 @@ static int cmd_run(int argc, char **argv)
                                      argv[i]);
             goto out;
         }
+        rc = avo_cli_not_utf8("an argument", argv[i]);
+        if (rc)
+            goto out;
         char *key = strndup(argv[i], (size_t)(eq - argv[i]));
+        if (!key) {
+            rc = 1;
+            goto out;
+        }
+        if (json_object_get(args, key)) {
+            rc = avo_cli_usage_error(usage_run, "argument '%s' is given twice", key);
+            free(key);
+            goto out;
+        }
         json_object_set_new(args, key, json_string(eq + 1));
         free(key);
     }

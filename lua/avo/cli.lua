@@ -14,10 +14,11 @@ local M = {}
 
 -- opts: script, db, seed, jobs, max_evals, max_time, args (table of strings)
 function M.run(opts)
+  S.debug = S.debug or opts.debug
   local script = opts.script
   local source, rerr = S.read_file(script)
   if not source then
-    S.eprintf("avo: cannot read script %s: %s\n", script, rerr)
+    S.eprintf("avo: cannot read script %s\n", rerr)
     return 2
   end
   local chunk, serr = load(source, "@" .. script, "t")
@@ -54,6 +55,7 @@ function M.run(opts)
   S.eprintf("avo: run %d of %s into %s (seed %d, %d jobs)\n", run_id, script, db, seed, jobs)
   local ok, result, run = S.execute{
     archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
+    script = script,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
     max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
   }

@@ -422,6 +422,7 @@ local function submit(r, ev, cand)
   if old and old.status ~= "pending" then
     local rec
     if r.recorded.mode == "resume" then
+      r.unit = r.unit or ev.unit -- the status line's unit while recorded answers replay
       rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
       account(r, rec, cand)
     else
@@ -791,6 +792,58 @@ end
 
 -- avo.llm.chat{...} and friends: see lua/avo/llm.lua and docs/lua-api.md.
 avo.llm = llm
+
+--[[
+avo.options(args, spec [, who]) -> table
+  The script's KEY=VALUE arguments (strings), checked against `spec` and
+  converted: spec maps each accepted name to { type = "integer" | "number" |
+  "string" | "boolean", default = value, min = n, max = n }.  An unknown
+  name, or a value that is not of its type (abc, nan, inf for numbers) or
+  out of range, is an error at the script's line naming the argument.
+]]
+function avo.options(args, spec, who)
+  if args == nil then args = {} end
+  if type(args) ~= "table" or type(spec) ~= "table" then
+    error("avo.options: expected the script's arguments (...) and a table of options", 2)
+  end
+  who = who or "argument"
+  local names = {}
+  for name in pairs(spec) do names[#names + 1] = name end
+  table.sort(names)
+  local out = {}
+  for name, text in pairs(args) do
+    local s = spec[name]
+    if not s then
+      error(("%s '%s' is not an option of this script (options: %s)"):format(who, tostring(name),
+        #names > 0 and table.concat(names, ", ") or "none"), 2)
+    end
+    local v = text
+    if type(text) == "string" then
+      if s.type == "integer" then
+        v = math.tointeger(tonumber(text))
+      elseif s.type == "number" then
+        v = tonumber(text)
+        if v and (v ~= v or v == math.huge or v == -math.huge) then v = nil end
+      elseif s.type == "boolean" then
+        v = ({ ["true"] = true, ["1"] = true, yes = true, ["false"] = false, ["0"] = false,
+               no = false })[text]
+      end
+    end
+    local expected = s.type == "integer" and "an integer" or s.type == "number" and
+      "a finite number" or s.type == "boolean" and "true or false" or "a string"
+    if s.min and s.max then expected = ("%s from %s to %s"):format(expected, s.min, s.max)
+    elseif s.min then expected = ("%s >= %s"):format(expected, s.min)
+    elseif s.max then expected = ("%s <= %s"):format(expected, s.max) end
+    if v == nil or (type(v) == "number" and ((s.min and v < s.min) or (s.max and v > s.max))) then
+      error(("%s %s=%s must be %s"):format(who, name, tostring(text), expected), 2)
+    end
+    out[name] = v
+  end
+  for name, s in pairs(spec) do
+    if out[name] == nil then out[name] = s.default end
+  end
+  return out
+end
 
 -- End the run early with exit status `status` after printing `message`
 -- (for example a script that lacks configuration: avo.exit(2, "set X")).

@@ -84,6 +84,7 @@ end
 
 -- opts: db, run, jobs, takeover
 function M.resume(opts)
+  S.debug = S.debug or opts.debug
   local db = opts.db
   local archive, pool = S.open_engine({ jobs = opts.jobs or core.cores() }, db)
   if not archive then
@@ -140,6 +141,7 @@ function M.resume(opts)
     info.script_path, db, finished)
   local ok, result, run = S.execute{
     archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
+    script = info.script_path,
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded, elapsed_before = elapsed_of(candidates),
     max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = config.llm_replay,

@@ -169,12 +169,26 @@ function S.execute(ctx)
   local ok, result = pcall(sched.run, function()
     local ret = ctx.chunk(args)
     if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
-      ret = ret.run(args)
+      -- A strategy run with the command line's KEY=VALUE: numbers as numbers,
+      -- so its own option checks see them (abc, nan, inf stay strings and are
+      -- refused there).
+      local typed = {}
+      for k, v in pairs(args) do
+        local n = tonumber(v)
+        typed[k] = (n and n == n and n ~= math.huge and n ~= -math.huge)
+          and (math.tointeger(n) or n) or v
+      end
+      ret = ret.run(typed)
     end
     return ret
   end)
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
+  -- An error raised for the script from the engine's call of it (a
+  -- strategy's option check through a tail call) names the script.
+  if not ok and type(result) == "string" and ctx.script then
+    result = result:gsub("^lua/avo/session%.lua:%d+: ", ctx.script .. ": ")
+  end
   status:clear()
   run.llm = avo.llm.totals()
   avo._end()
@@ -208,7 +222,13 @@ function S.summarise(run, final, db)
   end
 end
 
+-- --debug (or AVO_DEBUG=1): errors keep their Lua traceback.
+S.debug = os.getenv("AVO_DEBUG") ~= nil and os.getenv("AVO_DEBUG") ~= ""
+
 function S.error_text(err)
+  if type(err) == "string" and not S.debug then
+    return (err:gsub("\nstack traceback:.*$", ""))
+  end
   if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
   if type(err) == "table" then
     local text = err.avo_stopped or err.avo_environment or err.avo_refusal
