@@ -404,6 +404,13 @@ local function submit(r, ev, cand)
   if old and r.recorded.mode == "resume" and old.status == "error" then
     old = setmetatable({ status = "pending" }, { __index = old })
   end
+  -- Resuming a replay: what the replay had not finished is answered from
+  -- the run it replays (recorded.origin), never evaluated live.
+  local from_origin
+  if r.recorded and r.recorded.origin and not (old and old.status ~= "pending") then
+    from_origin = r.recorded.origin.by_key[key]
+    if not (from_origin and from_origin.status ~= "pending") then diverge(r, cand) end
+  end
 
   local id
   if old and r.recorded.mode == "resume" then
@@ -429,6 +436,9 @@ local function submit(r, ev, cand)
       rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
     end
     ticket = sched.complete_now(rec)
+  elseif from_origin then
+    ticket = sched.complete_now(on_result(r, ev, id, cand, recorded_result(from_origin),
+      from_origin.score or 0))
   elseif ev.backend == "test" then
     ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
   else
@@ -513,12 +523,16 @@ end
 local function recorded_attempt(r, cand)
   local rec = r.recorded
   local row = rec and rec.attempts and rec.attempts[rec.next_attempt]
+  local from_origin = false
+  if not row and rec and rec.origin then -- resuming a replay: past what it wrote
+    row, from_origin = rec.origin.attempts[rec.next_attempt], true
+  end
   if not row or row.source_hash ~= core.hash(cand.source)
       or core.json_encode(row.knobs or {}) ~= core.json_encode(cand.knobs or {}) then
     return nil
   end
   rec.next_attempt = rec.next_attempt + 1
-  return row
+  return row, from_origin
 end
 
 local function measure(r, ev, cand, info)
@@ -532,14 +546,14 @@ local function measure(r, ev, cand, info)
   local seed = r.inputs:next() << 21 ~ r.inputs:next()
   local trial = r.trials[key] or 0
   r.trials[key] = trial + 1
-  local old = recorded_attempt(r, cand)
+  local old, from_origin = recorded_attempt(r, cand)
   if old and old.status ~= "pending" then
     -- A verified attempt's reason column holds what the agent later said
     -- about it (commit message, rejection), not what the measurement said.
     local reason = old.status ~= "ok" and old.reason or nil
     local result = { status = old.status, reason = reason,
                      configs = old.configs or setmetatable({}, core.json_array_mt) }
-    if r.recorded.mode == "replay" then
+    if r.recorded.mode == "replay" or from_origin then
       return finish_attempt(r, ev, cand, info, result, old.score or 0)
     end
     -- Resuming: the row is already in the archive; answer from it.
@@ -549,7 +563,7 @@ local function measure(r, ev, cand, info)
       reason = reason, score = old.score or 0, configs = result.configs,
       outcome = old.outcome, result = result,
     }
-  elseif r.recorded and r.recorded.mode == "replay" then
+  elseif r.recorded and (r.recorded.mode == "replay" or r.recorded.origin) then
     diverge(r, cand, ("attempt %d (%s) is not in the recorded run"):format(
       r.recorded.next_attempt, cand.operator or "agent"))
   end

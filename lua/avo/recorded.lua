@@ -126,6 +126,16 @@ function M.resume(opts)
   end
   local config = info.config or {}
   local recorded = recorded_answers(archive, info.id, "resume")
+  local llm_replay = config.llm_replay
+  if config.replay_of then
+    -- A replay: what it had not written comes from the run it replays.
+    local of = config.replay_of
+    local original, oerr = core.archive_read(of.db)
+    if not original then return refuse("cannot resume the replay: " .. oerr) end
+    recorded.origin = recorded_answers(original, of.run, "replay")
+    original:close()
+    llm_replay = of.db
+  end
   local candidates = archive:candidates(info.id, false)
   local finished = 0
   for _, c in ipairs(candidates) do
@@ -144,7 +154,7 @@ function M.resume(opts)
     script = info.script_path,
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded, elapsed_before = elapsed_of(candidates),
-    max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = config.llm_replay,
+    max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = llm_replay,
     llm_resume = db,
   }
   if not ok and type(result) == "table" and result.avo_refusal then
@@ -201,6 +211,16 @@ local function attempts_difference(old, new)
   return nil
 end
 
+-- The unfinished replay of run `run` of `db` in `archive`, or nil.
+local function unfinished_replay(archive, db, run)
+  for _, r in ipairs(archive:runs() or {}) do
+    local info = r.status ~= "done" and archive:run_get(r.id)
+    local of = info and info.config and info.config.replay_of
+    if of and of.db == db and of.run == run then return r.id end
+  end
+  return nil
+end
+
 -- opts: db, out, run
 function M.replay(opts)
   local old_archive, err = core.archive_read(opts.db)
@@ -210,29 +230,56 @@ function M.replay(opts)
   end
   local info, chunk = load_recorded_run(old_archive, opts.db, opts.run)
   if not info then return 1 end
-  if io.open(opts.out, "r") then
-    S.eprintf("avo: %s exists; replay writes a new archive\n", opts.out)
-    return 2
-  end
+  local existing = io.open(opts.out, "r")
+  if existing then existing:close() end
   local archive, pool = S.open_engine({ jobs = 1 }, opts.out)
   if not archive then
-    S.eprintf("avo: %s\n", pool)
+    S.eprintf("%s\n", S.prefixed(pool))
     return 1
   end
   local config = info.config or {}
   config.replay_of = { db = opts.db, run = info.id }
-  local run_id = assert(archive:run_begin{
-    script_path = info.script_path, script_source = info.script_source, config = config,
-    seed = info.seed, engine_version = S.engine_version(), compiler = S.compiler_version(),
-    host = S.host_description(),
-  })
-  S.eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path, opts.db,
-    opts.out)
+  local run_id, recorded
+  if existing then
+    -- A replay killed part-way: continue it, answering what it had not
+    -- written from the recording too (never live).
+    run_id = unfinished_replay(archive, opts.db, info.id)
+    if not run_id then
+      S.eprintf("avo: %s exists and holds no unfinished replay of run %d of %s; replay writes a " ..
+        "new archive\n", opts.out, info.id, opts.db)
+      pool:close()
+      archive:close()
+      return 2
+    end
+    local claimed, cerr = archive:run_claim(run_id)
+    if not claimed then
+      S.eprintf("avo: cannot continue the replay: %s\n", cerr)
+      pool:close()
+      archive:close()
+      return 1
+    end
+    recorded = recorded_answers(archive, run_id, "resume")
+    recorded.origin = recorded_answers(old_archive, info.id, "replay")
+    archive:run_reopen(run_id)
+    archive:event(run_id, "resume", { replay_of = config.replay_of })
+    S.eprintf("avo: continuing the replay of run %d of %s from %s in %s\n", info.id,
+      info.script_path, opts.db, opts.out)
+  else
+    run_id = assert(archive:run_begin{
+      script_path = info.script_path, script_source = info.script_source, config = config,
+      seed = info.seed, engine_version = S.engine_version(), compiler = S.compiler_version(),
+      host = S.host_description(),
+    })
+    assert(archive:run_claim(run_id))
+    recorded = recorded_answers(old_archive, info.id, "replay")
+    S.eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path,
+      opts.db, opts.out)
+  end
   local ok, result = S.execute{
     archive = archive, pool = pool, run_id = run_id, seed = info.seed, db = opts.out,
     chunk = chunk, args = config.args, max_evals = config.max_evals, max_time = config.max_time,
-    recorded = recorded_answers(old_archive, info.id, "replay"), llm_replay = opts.db,
-    max_usd = config.max_usd, max_tokens = config.max_tokens,
+    recorded = recorded, llm_replay = opts.db, max_usd = config.max_usd,
+    max_tokens = config.max_tokens, script = info.script_path,
   }
   archive:run_end(run_id, ok and "done" or "failed")
   local diff

@@ -22,7 +22,8 @@ whole() {
 # wait_for DB SQL: until the query answers non-zero (at most 30 s)
 wait_for() {
     i=0
-    while [ "$(q "$1" "$2" 2>/dev/null || echo 0)" = 0 ]; do
+    # Never query a file that does not exist yet: sqlite3 would create it.
+    while ! [ -s "$1" ] || [ "$(q "$1" "$2" 2>/dev/null || echo 0)" = 0 ]; do
         i=$((i + 1))
         [ $i -lt 300 ] || fail "timed out waiting for: $2"
         sleep 0.1
