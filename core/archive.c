@@ -1042,7 +1042,8 @@ static int run_owner(avo_archive *ar, int64_t run_id, json_t **ret_owner, char *
     sqlite3_bind_int64(st, 1, run_id);
     rc = step_row(ar, st, err, errlen, "read run owner");
     if (rc == 1) {
-        *ret_owner = column_parsed(st, 0);
+        if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+            *ret_owner = column_parsed(st, 0);
         const unsigned char *s = sqlite3_column_text(st, 1);
         snprintf(status, status_len, "%s", s ? (const char *)s : "");
         rc = 0;
