@@ -181,13 +181,17 @@ function M.eval(opts)
     started = core.monotonic(), cache_dir = S.cache_dir(),
   }
   sched.init(pool)
-  local rec = sched.run(function()
+  local ok, rec = pcall(sched.run, function()
     return avo.evaluate(ev, { source = source, knobs = values, operator = "manual",
       note = "avo eval " .. opts.kernel })
   end)
   avo._end()
   pool:close()
   archive:close()
+  if not ok then
+    S.eprintf("%s\n", S.prefixed(S.error_text(rec)))
+    return type(rec) == "table" and rec.avo_environment and S.EXIT_ENVIRONMENT or 1
+  end
 
   if opts.json then
     rec.source = nil

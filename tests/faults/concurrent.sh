@@ -72,4 +72,20 @@ before=$(snapshot)
 expect_exit 1 "$AVO" resume --db "$db" --run 1
 expect_in "$tmp/err" "finished; there is nothing to resume"
 [ "$(snapshot)" = "$before" ] || fail "a refused resume of a finished run changed it"
+# An evaluator that changed since the run: the resume is refused after it
+# reopened the run, and the run is put back exactly as it was.
+cp tests/lua/evaluators/synthetic.lua "$tmp/ev.lua"
+printf 'return require("avo").strategy("ga").run{ evaluator = "%s", population = 6, generations = 5 }\n' \
+    "$tmp/ev.lua" > "$tmp/evrun.lua"
+db="$tmp/e.db"
+"$AVO" run "$tmp/evrun.lua" --db "$db" >/dev/null 2>&1 &
+pid=$!
+wait_for "$db" "SELECT count(*) >= 2 FROM candidates WHERE status <> 'pending'"
+kill -9 "$pid"; wait "$pid" 2>/dev/null || true
+printf '\n-- changed\n' >> "$tmp/ev.lua"
+before=$(snapshot)
+expect_exit 1 "$AVO" resume --db "$db"
+expect_in "$tmp/err" "cannot resume: evaluator synthetic"
+expect_in "$tmp/err" "changed since the recorded run"
+[ "$(snapshot)" = "$before" ] || fail "a resume refused for a changed evaluator changed the run"
 echo "concurrent: ok"
