@@ -26,6 +26,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1081,6 +1082,8 @@ static void describe_owner(const json_t *owner, char *buf, size_t len)
  * lock is free is gone (stale) and is replaced; *ret_previous (may be NULL)
  * then receives its record (caller frees), else NULL.  An in-memory archive
  * has nothing to lock: the claim only succeeds.  One claim per handle.
+ * On a file system without locks (ENOLCK, ...) the owner record decides: a
+ * `running` owner on this host whose pid still exists refuses the claim.
  */
 int avo_archive_run_claim(avo_archive *ar, int64_t run_id, int takeover, json_t **ret_previous,
                           char *err, size_t errlen)
@@ -1116,21 +1119,37 @@ int avo_archive_run_claim(avo_archive *ar, int64_t run_id, int takeover, json_t 
                          .l_whence = SEEK_SET,
                          .l_start = RUN_LOCK_BASE + (off_t)run_id,
                          .l_len = 1};
-    if (fcntl(fd, F_OFD_SETLK, &lock) < 0) {
-        int e = errno;
-        close(fd);
-        if (e == EAGAIN || e == EACCES)
-            rc = avo_error(err, errlen, AVO_EBUSY, "run %lld in %s is live: driven by %s",
-                           (long long)run_id, ar->path, owner ? who : "another process");
-        else
-            rc = avo_error(err, errlen, AVO_EIO, "cannot lock run %lld in %s: %s",
-                           (long long)run_id, ar->path, strerror(e));
-        goto out;
-    }
-
     char host[256];
     host_name(host, sizeof host);
     const char *owner_host = json_string_value(json_object_get(owner, "host"));
+    if (fcntl(fd, F_OFD_SETLK, &lock) < 0) {
+        int e = errno;
+        if (e == ENOLCK || e == EINVAL || e == EOPNOTSUPP || e == ENOSYS) {
+            /* A file system without locks: the owner record decides, an owner
+             * on this host by whether its process still exists. */
+            json_int_t pid = json_integer_value(json_object_get(owner, "pid"));
+            int alive = pid > 0 && pid != getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+            if (owner && strcmp(status, "running") == 0 && owner_host &&
+                strcmp(owner_host, host) == 0 && alive && !takeover) {
+                close(fd);
+                rc = avo_error(err, errlen, AVO_EBUSY,
+                               "run %lld in %s may be live: driven by %s, which still exists"
+                               " (this file system has no locks; --takeover if it is not avo)",
+                               (long long)run_id, ar->path, who);
+                goto out;
+            }
+        } else {
+            close(fd);
+            if (e == EAGAIN || e == EACCES)
+                rc = avo_error(err, errlen, AVO_EBUSY, "run %lld in %s is live: driven by %s",
+                               (long long)run_id, ar->path, owner ? who : "another process");
+            else
+                rc = avo_error(err, errlen, AVO_EIO, "cannot lock run %lld in %s: %s",
+                               (long long)run_id, ar->path, strerror(e));
+            goto out;
+        }
+    }
+
     if (owner && strcmp(status, "running") == 0 && owner_host && strcmp(owner_host, host) != 0 &&
         !takeover) {
         close(fd);
