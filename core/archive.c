@@ -22,10 +22,17 @@
  */
 #include "archive.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "hash.h"
 
@@ -155,14 +162,24 @@ static const char *const migrations[] = {
           "  configs TEXT"
           ") STRICT;"
           "CREATE INDEX attempts_run ON attempts(run_id, lineage, step);",
+    /* 5: the process that drives a run ({pid, host, since}), written when it
+     * claims the run (avo_archive_run_claim), for refusals to name it. */
+    [5] = "ALTER TABLE runs ADD COLUMN owner TEXT;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof(migrations) / sizeof(migrations[0])) - 1)
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) - 1 == AVO_ARCHIVE_SCHEMA_VERSION,
                "one migration step per schema version");
 
-/* How long a write waits for another process's lock before failing. */
-#define BUSY_TIMEOUT_MS 5000
+/* How long a write waits for another process's lock before failing, unless
+ * AVO_DB_TIMEOUT (seconds) says otherwise; SQLite's busy handler backs off
+ * from 1 ms to 100 ms between tries. */
+#define BUSY_TIMEOUT_MS 60000
+
+/* Run ownership: an open-file-description lock on one byte of the archive
+ * file at RUN_LOCK_BASE + run id, far above the bytes SQLite locks (from
+ * 1 GiB to 1 GiB + 512), held while the process lives. */
+#define RUN_LOCK_BASE ((off_t)0x60000000)
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -170,6 +187,9 @@ struct avo_archive {
     sqlite3 *db;
     char *path;
     int opened_version;
+    int readonly;         /* opened by avo_archive_open_read on a file it cannot write */
+    int lock_fd;          /* holds the run lock of avo_archive_run_claim, or -1 */
+    int busy_ms;          /* busy timeout in use */
     sqlite3_stmt **stmts; /* cached statements; stmt() finds them by SQL text */
     size_t n_stmts, cap_stmts;
 };
@@ -609,8 +629,8 @@ static int read_version(avo_archive *ar, int *ret_version, int *ret_objects, cha
  * version check, because switching to WAL rewrites the file header.  The
  * switch needs an exclusive lock and SQLite answers SQLITE_BUSY at once,
  * without the busy handler, when other openers of a fresh file hold shared
- * locks (waiting could deadlock), so it is retried here for up to
- * BUSY_TIMEOUT_MS.
+ * locks (waiting could deadlock), so it is retried here for up to the
+ * busy timeout.
  */
 static int configure_connection(avo_archive *ar, char *err, size_t errlen)
 {
@@ -618,7 +638,7 @@ static int configure_connection(avo_archive *ar, char *err, size_t errlen)
     int rc = sqlite3_prepare_v2(ar->db, "PRAGMA journal_mode = WAL", -1, &st, NULL);
     for (int waited = 0; rc == SQLITE_OK || rc == SQLITE_BUSY; waited += 10) {
         rc = sqlite3_step(st);
-        if (rc != SQLITE_BUSY || waited >= BUSY_TIMEOUT_MS)
+        if (rc != SQLITE_BUSY || waited >= ar->busy_ms)
             break;
         sqlite3_reset(st);
         sqlite3_sleep(10);
@@ -690,6 +710,88 @@ static int migrate(avo_archive *ar, char *err, size_t errlen)
 }
 
 /*
+ * The busy timeout in ms: AVO_DB_TIMEOUT seconds when set to a number >= 0,
+ * else BUSY_TIMEOUT_MS.  A malformed value is an error naming it.
+ */
+static int busy_timeout_ms(int *ret_ms, char *err, size_t errlen)
+{
+    const char *env = getenv("AVO_DB_TIMEOUT");
+    *ret_ms = BUSY_TIMEOUT_MS;
+    if (!env || !*env)
+        return 0;
+    char *end;
+    errno = 0;
+    double s = strtod(env, &end);
+    if (errno || *end || !(s >= 0) || s > 86400)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "AVO_DB_TIMEOUT='%s' is not a number of seconds from 0 to 86400", env);
+    *ret_ms = (int)(s * 1000.0);
+    return 0;
+}
+
+/*
+ * Open the SQLite connection of `ar` (flags as sqlite3_open_v2; `uri` names
+ * the file instead of ar->path when not NULL), set the busy timeout and read
+ * the version: a file from a newer avo, or a foreign database, is refused
+ * before anything writes.  Fills ar->opened_version.
+ */
+static int open_connection(avo_archive *ar, int flags, const char *uri, char *err, size_t errlen)
+{
+    int rc = sqlite3_open_v2(uri ? uri : ar->path, &ar->db, flags, NULL);
+    if (rc != SQLITE_OK) {
+        char what[PATH_MAX + 64];
+        snprintf(what, sizeof what, "cannot open archive '%s'", ar->path);
+        return sql_error(ar->db, rc, err, errlen, what);
+    }
+    rc = busy_timeout_ms(&ar->busy_ms, err, errlen);
+    if (rc < 0)
+        return rc;
+    sqlite3_busy_timeout(ar->db, ar->busy_ms);
+
+    int version = 0, objects = 0;
+    rc = read_version(ar, &version, &objects, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (version > AVO_ARCHIVE_SCHEMA_VERSION)
+        return avo_error(err, errlen, AVO_ESCHEMA,
+                         "archive '%s' has schema version %d but this avo knows up to %d;"
+                         " upgrade avo",
+                         ar->path, version, AVO_ARCHIVE_SCHEMA_VERSION);
+    if (version == 0 && objects > 0)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "'%s' is not an avo archive (it has tables but no schema version)",
+                         ar->path);
+    ar->opened_version = version;
+    return 0;
+}
+
+/* A fresh, closed archive handle for path, or NULL (out of memory). */
+static avo_archive *archive_new(const char *path)
+{
+    avo_archive *ar = calloc(1, sizeof *ar);
+    if (!ar)
+        return NULL;
+    ar->lock_fd = -1;
+    ar->path = strdup(path);
+    if (!ar->path) {
+        free(ar);
+        return NULL;
+    }
+    return ar;
+}
+
+/* Whether this process can write `path` and create files beside it (the
+ * WAL and shared-memory files SQLite needs to write). */
+static int writable(const char *path)
+{
+    if (access(path, W_OK) != 0)
+        return 0;
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", path);
+    return access(dirname(copy), W_OK) == 0;
+}
+
+/*
  * Open or create the archive at path.  The version is checked before
  * anything writes, so a file from a newer avo (or a foreign database) is
  * closed exactly as found.  On failure *ret is NULL and err says why.
@@ -702,42 +804,17 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
     if (!path || !*path)
         return avo_error(err, errlen, AVO_EINVAL, "no archive path");
 
-    avo_archive *ar = calloc(1, sizeof *ar);
+    if (access(path, F_OK) == 0 && !writable(path))
+        return avo_error(err, errlen, AVO_EIO,
+                         "archive %s is read-only (%s): commands that write need a writable"
+                         " archive; the read commands can read it",
+                         path, strerror(errno));
+    avo_archive *ar = archive_new(path);
     if (!ar)
         return oom(err, errlen);
-    ar->path = strdup(path);
-    if (!ar->path) {
-        avo_archive_free(ar);
-        return oom(err, errlen);
-    }
-
-    int rc = sqlite3_open_v2(path, &ar->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc != SQLITE_OK) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot open archive '%s'", path);
-        rc = sql_error(ar->db, rc, err, errlen, what);
-        goto fail;
-    }
-    sqlite3_busy_timeout(ar->db, BUSY_TIMEOUT_MS);
-
-    int version = 0, objects = 0;
-    rc = read_version(ar, &version, &objects, err, errlen);
+    int rc = open_connection(ar, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL, err, errlen);
     if (rc < 0)
         goto fail;
-    if (version > AVO_ARCHIVE_SCHEMA_VERSION) {
-        rc = avo_error(err, errlen, AVO_ESCHEMA,
-                       "archive '%s' has schema version %d but this avo knows up to %d;"
-                       " upgrade avo",
-                       path, version, AVO_ARCHIVE_SCHEMA_VERSION);
-        goto fail;
-    }
-    if (version == 0 && objects > 0) {
-        rc = avo_error(err, errlen, AVO_EINVAL,
-                       "'%s' is not an avo archive (it has tables but no schema version)", path);
-        goto fail;
-    }
-    ar->opened_version = version;
-
     rc = configure_connection(ar, err, errlen);
     if (rc < 0)
         goto fail;
@@ -753,8 +830,109 @@ fail:
     return rc;
 }
 
+/*
+ * Copy the connection's database into memory and continue there: an
+ * archive read from a read-only file whose schema is older than this avo's
+ * is migrated in the copy, never on disk.
+ */
+static int copy_to_memory(avo_archive *ar, char *err, size_t errlen)
+{
+    sqlite3 *mem = NULL;
+    int rc = sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_close(mem);
+        return avo_error(err, errlen, AVO_ENOMEM, "cannot open a database in memory");
+    }
+    sqlite3_backup *b = sqlite3_backup_init(mem, "main", ar->db, "main");
+    rc = b ? sqlite3_backup_step(b, -1) : sqlite3_errcode(mem);
+    if (b)
+        sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) {
+        rc = sql_error(mem, rc, err, errlen, "copy the read-only archive into memory");
+        sqlite3_close(mem);
+        return rc;
+    }
+    for (size_t i = 0; i < ar->n_stmts; i++)
+        sqlite3_finalize(ar->stmts[i]);
+    ar->n_stmts = 0;
+    sqlite3_close(ar->db);
+    ar->db = mem;
+    return 0;
+}
+
+/*
+ * Open an existing archive for reading.  A file this process can write is
+ * opened as avo_archive_open does (and migrated).  A file it cannot write (a
+ * read-only mount, another user's experiment) is opened read-only: first as
+ * is, which reads a WAL the writer left behind; where SQLite cannot do that
+ * without creating files, as immutable (nothing may change it while open).
+ * An older schema is then migrated in a copy in memory.  Writes to such an
+ * archive fail with SQLite's "attempt to write a readonly database".
+ */
+int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t errlen)
+{
+    if (!ret)
+        return avo_error(err, errlen, AVO_EINVAL, "no place to return the archive");
+    *ret = NULL;
+    if (!path || !*path)
+        return avo_error(err, errlen, AVO_EINVAL, "no archive path");
+    if (access(path, R_OK) != 0)
+        return avo_error(err, errlen, AVO_EIO, "cannot open archive %s: %s", path, strerror(errno));
+    if (writable(path))
+        return avo_archive_open(ret, path, err, errlen);
+
+    avo_archive *ar = archive_new(path);
+    if (!ar)
+        return oom(err, errlen);
+    ar->readonly = 1;
+    int rc = open_connection(ar, SQLITE_OPEN_READONLY, NULL, err, errlen);
+    if (rc < 0) {
+        /* No -shm to read and none can be made: read the file as it is. */
+        sqlite3_close(ar->db);
+        ar->db = NULL;
+        /* Characters with a meaning in URIs are percent-encoded. */
+        char encoded[3 * PATH_MAX + 32];
+        size_t k = 0;
+        k += (size_t)snprintf(encoded, sizeof encoded, "file:");
+        for (const unsigned char *c = (const unsigned char *)path; *c && k + 4 < sizeof encoded;
+             c++) {
+            if (*c == '%' || *c == '?' || *c == '#' || *c <= ' ' || *c >= 0x7f)
+                k += (size_t)snprintf(encoded + k, sizeof encoded - k, "%%%02X", *c);
+            else
+                encoded[k++] = (char)*c;
+        }
+        snprintf(encoded + k, sizeof encoded - k, "?immutable=1");
+        rc = open_connection(ar, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, encoded, err, errlen);
+        if (rc < 0)
+            goto fail;
+    }
+    if (ar->opened_version < AVO_ARCHIVE_SCHEMA_VERSION) {
+        rc = copy_to_memory(ar, err, errlen);
+        if (rc == 0)
+            rc = migrate(ar, err, errlen);
+        if (rc < 0)
+            goto fail;
+    }
+    rc = sqlite3_exec(ar->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        rc = sql_error(ar->db, rc, err, errlen, "set pragmas");
+        goto fail;
+    }
+    *ret = ar;
+    return 0;
+
+fail:
+    avo_archive_free(ar);
+    return rc;
+}
+
+int avo_archive_readonly(const avo_archive *ar)
+{
+    return ar ? ar->readonly : 0;
+}
+
 /* Finalize every cached statement and close; accepts NULL and an archive
- * whose open failed half way. */
+ * whose open failed half way.  Closing releases the run lock. */
 void avo_archive_free(avo_archive *ar)
 {
     if (!ar)
@@ -763,6 +941,8 @@ void avo_archive_free(avo_archive *ar)
         sqlite3_finalize(ar->stmts[i]);
     free(ar->stmts);
     sqlite3_close(ar->db);
+    if (ar->lock_fd >= 0)
+        close(ar->lock_fd);
     free(ar->path);
     free(ar);
 }
@@ -808,9 +988,10 @@ int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, cha
     if (!ar || !status)
         return avo_error(err, errlen, AVO_EINVAL, "run_end: missing argument");
     if (strcmp(status, "done") != 0 && strcmp(status, "stopped") != 0 &&
-        strcmp(status, "failed") != 0)
+        strcmp(status, "failed") != 0 && strcmp(status, "interrupted") != 0)
         return avo_error(err, errlen, AVO_EINVAL,
-                         "run status '%s' is not one of done, stopped, failed", status);
+                         "run status '%s' is not one of done, stopped, interrupted, failed",
+                         status);
     sqlite3_stmt *st = NULL;
     int rc = stmt(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", &st, err, errlen,
                   "end run");
@@ -839,6 +1020,250 @@ int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t er
     sqlite3_bind_int64(st, 1, run_id);
     rc = step_done(ar, st, err, errlen, "reopen run");
     return rc < 0 ? rc : require_changed(ar, "run", run_id, err, errlen);
+}
+
+/* This machine's name, for owner records ("unknown" when it has none). */
+static void host_name(char *buf, size_t len)
+{
+    if (gethostname(buf, len) != 0 || !buf[0])
+        snprintf(buf, len, "unknown");
+    buf[len - 1] = '\0';
+}
+
+/* The run's owner record and status (both NULL-able; caller frees owner). */
+static int run_owner(avo_archive *ar, int64_t run_id, json_t **ret_owner, char *status,
+                     size_t status_len, char *err, size_t errlen)
+{
+    *ret_owner = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc =
+        stmt(ar, "SELECT owner, status FROM runs WHERE id = ?", &st, err, errlen, "read run owner");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    rc = step_row(ar, st, err, errlen, "read run owner");
+    if (rc == 1) {
+        if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+            *ret_owner = column_parsed(st, 0);
+        const unsigned char *s = sqlite3_column_text(st, 1);
+        snprintf(status, status_len, "%s", s ? (const char *)s : "");
+        rc = 0;
+    } else if (rc == 0) {
+        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
+    }
+    release(st);
+    return rc;
+}
+
+/* "pid 123 on host h since 2026-12-02 22:40:29 UTC" into buf. */
+static void describe_owner(const json_t *owner, char *buf, size_t len)
+{
+    const char *host = json_string_value(json_object_get(owner, "host"));
+    json_int_t pid = json_integer_value(json_object_get(owner, "pid"));
+    double since = json_number_value(json_object_get(owner, "since"));
+    char when[64] = "an unknown time";
+    time_t t = (time_t)since;
+    struct tm tm;
+    if (since > 0 && gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    snprintf(buf, len, "process %lld on host %s since %s", (long long)pid, host ? host : "?", when);
+}
+
+/*
+ * Claim run `run_id` for this process: take its lock (an open file
+ * description lock on the archive file, so it is released when the process
+ * ends, by kill -9 too, and no other close in this process can drop it) and
+ * record {pid, host, since} as the run's owner.
+ *
+ * AVO_EBUSY with err naming the owner when another process holds the lock,
+ * or when the lock is free but the run is still `running` under an owner
+ * on another host (a lock does not reach across machines): that may be a
+ * live process, so only `takeover` claims it.  An owner on this host whose
+ * lock is free is gone (stale) and is replaced; *ret_previous (may be NULL)
+ * then receives its record (caller frees), else NULL.  An in-memory archive
+ * has nothing to lock: the claim only succeeds.  One claim per handle.
+ * On a file system without locks (ENOLCK, ...) the owner record decides: a
+ * `running` owner on this host whose pid still exists refuses the claim.
+ */
+int avo_archive_run_claim(avo_archive *ar, int64_t run_id, int takeover, json_t **ret_previous,
+                          char *err, size_t errlen)
+{
+    if (ret_previous)
+        *ret_previous = NULL;
+    if (!ar || run_id < 1)
+        return avo_error(err, errlen, AVO_EINVAL, "run_claim: missing argument");
+    if (ar->lock_fd >= 0)
+        return avo_error(err, errlen, AVO_EINVAL, "this archive handle already owns a run");
+    const char *file = sqlite3_db_filename(ar->db, "main");
+    if (!file || !*file)
+        return 0; /* in memory */
+    if (ar->readonly)
+        return avo_error(err, errlen, AVO_EIO, "archive '%s' is read-only", ar->path);
+
+    json_t *owner = NULL;
+    char status[32] = "";
+    int rc = run_owner(ar, run_id, &owner, status, sizeof status, err, errlen);
+    if (rc < 0)
+        return rc;
+    char who[512] = "";
+    if (owner)
+        describe_owner(owner, who, sizeof who);
+
+    int fd = open(file, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+        rc = avo_error(err, errlen, AVO_EIO, "cannot open '%s' to lock run %lld: %s", ar->path,
+                       (long long)run_id, strerror(errno));
+        goto out;
+    }
+    struct flock lock = {.l_type = F_WRLCK,
+                         .l_whence = SEEK_SET,
+                         .l_start = RUN_LOCK_BASE + (off_t)run_id,
+                         .l_len = 1};
+    char host[256];
+    host_name(host, sizeof host);
+    const char *owner_host = json_string_value(json_object_get(owner, "host"));
+    if (fcntl(fd, F_OFD_SETLK, &lock) < 0) {
+        int e = errno;
+        if (e == ENOLCK || e == EINVAL || e == EOPNOTSUPP || e == ENOSYS) {
+            /* A file system without locks: the owner record decides, an owner
+             * on this host by whether its process still exists. */
+            json_int_t pid = json_integer_value(json_object_get(owner, "pid"));
+            int alive = pid > 0 && pid != getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+            if (owner && strcmp(status, "running") == 0 && owner_host &&
+                strcmp(owner_host, host) == 0 && alive && !takeover) {
+                close(fd);
+                rc = avo_error(err, errlen, AVO_EBUSY,
+                               "run %lld in %s may be live: driven by %s, which still exists"
+                               " (this file system has no locks; --takeover if it is not avo)",
+                               (long long)run_id, ar->path, who);
+                goto out;
+            }
+        } else {
+            close(fd);
+            if (e == EAGAIN || e == EACCES)
+                rc = avo_error(err, errlen, AVO_EBUSY, "run %lld in %s is live: driven by %s",
+                               (long long)run_id, ar->path, owner ? who : "another process");
+            else
+                rc = avo_error(err, errlen, AVO_EIO, "cannot lock run %lld in %s: %s",
+                               (long long)run_id, ar->path, strerror(e));
+            goto out;
+        }
+    }
+
+    if (owner && strcmp(status, "running") == 0 && owner_host && strcmp(owner_host, host) != 0 &&
+        !takeover) {
+        close(fd);
+        rc = avo_error(err, errlen, AVO_EBUSY,
+                       "run %lld in %s is still marked running by %s, which this machine (%s)"
+                       " cannot check; if that process is gone, resume with --takeover",
+                       (long long)run_id, ar->path, who, host);
+        goto out;
+    }
+
+    json_t *me =
+        json_pack("{s:I, s:s, s:f}", "pid", (json_int_t)getpid(), "host", host, "since", avo_now());
+    char *text = me ? json_dumps(me, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(me);
+    if (!text) {
+        close(fd);
+        rc = oom(err, errlen);
+        goto out;
+    }
+    sqlite3_stmt *st = NULL;
+    rc = stmt(ar, "UPDATE runs SET owner = ? WHERE id = ?", &st, err, errlen, "record run owner");
+    if (rc == 0) {
+        bind_text(st, 1, text);
+        sqlite3_bind_int64(st, 2, run_id);
+        rc = step_done(ar, st, err, errlen, "record run owner");
+    }
+    free(text);
+    if (rc < 0) {
+        close(fd);
+        goto out;
+    }
+    ar->lock_fd = fd;
+    if (ret_previous && owner && strcmp(status, "running") == 0) {
+        *ret_previous = owner;
+        owner = NULL;
+    }
+out:
+    json_decref(owner);
+    return rc;
+}
+
+/*
+ * Whether run `run_id` is claimed by a live process on this machine: 1 when
+ * its lock is held (by another handle or process), 0 when free.
+ */
+int avo_archive_run_live(avo_archive *ar, int64_t run_id)
+{
+    const char *file = ar ? sqlite3_db_filename(ar->db, "main") : NULL;
+    if (!file || !*file)
+        return 0;
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    struct flock lock = {.l_type = F_WRLCK,
+                         .l_whence = SEEK_SET,
+                         .l_start = RUN_LOCK_BASE + (off_t)run_id,
+                         .l_len = 1};
+    int live = fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+    close(fd);
+    return live;
+}
+
+typedef struct run_restore_ctx {
+    int64_t run_id;
+    const char *status;
+    double ended_at; /* <= 0: NULL */
+    const char *owner_json;
+    int64_t last_event;
+} run_restore_ctx;
+
+static int restore_body(avo_archive *ar, void *ctx, char *err, size_t errlen)
+{
+    const run_restore_ctx *c = ctx;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar, "UPDATE runs SET status = ?, ended_at = ?, owner = ? WHERE id = ?", &st, err,
+                  errlen, "restore run");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, c->status);
+    if (c->ended_at > 0)
+        sqlite3_bind_double(st, 2, c->ended_at);
+    else
+        sqlite3_bind_null(st, 2);
+    bind_text(st, 3, c->owner_json);
+    sqlite3_bind_int64(st, 4, c->run_id);
+    rc = step_done(ar, st, err, errlen, "restore run");
+    if (rc < 0)
+        return rc;
+    rc = require_changed(ar, "run", c->run_id, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = stmt(ar, "DELETE FROM events WHERE run_id = ? AND id > ?", &st, err, errlen,
+              "restore run events");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, c->run_id);
+    sqlite3_bind_int64(st, 2, c->last_event);
+    return step_done(ar, st, err, errlen, "restore run events");
+}
+
+/*
+ * Undo a resume that was refused after it reopened the run: status,
+ * ended_at (<= 0: NULL) and owner (JSON text or NULL) back to what they
+ * were, and the run's events after `last_event` deleted, in one
+ * transaction.  The refusal happens before the resumed run wrote any
+ * candidate of its own (avo.recorded), so the run is as it was.
+ */
+int avo_archive_run_restore(avo_archive *ar, int64_t run_id, const char *status, double ended_at,
+                            const char *owner_json, int64_t last_event, char *err, size_t errlen)
+{
+    if (!ar || !status)
+        return avo_error(err, errlen, AVO_EINVAL, "run_restore: missing argument");
+    run_restore_ctx c = {run_id, status, ended_at, owner_json, last_event};
+    return in_transaction(ar, restore_body, &c, err, errlen);
 }
 
 /* ---------------------------------------------------------------- sources */
@@ -1314,7 +1739,7 @@ int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err
         {"id", COL_VALUE},       {"script_path", COL_VALUE}, {"script_source", COL_VALUE},
         {"config", COL_JSON},    {"seed", COL_VALUE},        {"engine_version", COL_VALUE},
         {"compiler", COL_VALUE}, {"host", COL_VALUE},        {"started_at", COL_VALUE},
-        {"ended_at", COL_VALUE}, {"status", COL_VALUE},
+        {"ended_at", COL_VALUE}, {"status", COL_VALUE},      {"owner", COL_JSON},
     };
     static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)
@@ -1324,7 +1749,8 @@ int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err
     if (rc == 0)
         rc = row_by_id(ar,
                        "SELECT id, script_path, script_source, config, seed, engine_version,"
-                       " compiler, host, started_at, ended_at, status FROM runs WHERE id = ?",
+                       " compiler, host, started_at, ended_at, status, owner FROM runs"
+                       " WHERE id = ?",
                        run_id, &shape, ret, err, errlen, "read run");
     if (rc == 0 && !*ret)
         rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);

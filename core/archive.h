@@ -25,7 +25,7 @@
 
 #include "avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 4
+#define AVO_ARCHIVE_SCHEMA_VERSION 5
 
 typedef struct avo_archive avo_archive;
 
@@ -64,7 +64,19 @@ typedef struct avo_candidate_info {
  */
 int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen);
 
-/* Close; accepts NULL. */
+/*
+ * Open an existing archive for reading: as avo_archive_open when this
+ * process can write the file and its directory, else read-only (an older
+ * schema migrated in a copy in memory, the file untouched); writes then
+ * fail.  The read commands use it, so a finished experiment on a read-only
+ * mount stays readable.
+ */
+int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t errlen);
+
+/* Whether the archive was opened read-only by avo_archive_open_read. */
+int avo_archive_readonly(const avo_archive *ar);
+
+/* Close; accepts NULL.  Releases a run claimed through this handle. */
 void avo_archive_free(avo_archive *ar);
 
 /* Schema version found on disk when opened (before migration). */
@@ -73,9 +85,30 @@ int avo_archive_opened_version(const avo_archive *ar);
 int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id,
                           char *err, size_t errlen);
 
-/* Mark a run finished with status "done", "stopped" or "failed". */
+/* Mark a run finished with status "done", "stopped", "interrupted" or
+ * "failed". */
 int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, char *err,
                         size_t errlen);
+
+/*
+ * Claim run_id for this process for as long as the handle is open: one
+ * process drives a run.  AVO_EBUSY, err naming the owner (pid, host, since),
+ * when another process holds it, or when it is still `running` under an
+ * owner on another host and `takeover` is 0.  A stale owner on this host (its
+ * process is gone) is replaced and returned in *ret_previous (caller frees;
+ * NULL otherwise).  In-memory archives always succeed.
+ */
+int avo_archive_run_claim(avo_archive *ar, int64_t run_id, int takeover, json_t **ret_previous,
+                          char *err, size_t errlen);
+
+/* Put back a run's status, ended_at (<= 0: NULL) and owner (JSON or NULL)
+ * and delete its events after event id last_event: the undo of a refused
+ * resume. */
+int avo_archive_run_restore(avo_archive *ar, int64_t run_id, const char *status, double ended_at,
+                            const char *owner_json, int64_t last_event, char *err, size_t errlen);
+
+/* 1 when a process on this machine holds run_id's claim, else 0. */
+int avo_archive_run_live(avo_archive *ar, int64_t run_id);
 
 /* Store a source by content (idempotent); writes its git blob id into ret_hash. */
 int avo_archive_put_source(avo_archive *ar, const char *text, char ret_hash[41], char *err,

@@ -20,6 +20,7 @@ const char *avo_strerror(int code)
     case AVO_ETIMEOUT: return "timed out";
     case AVO_ECHILD: return "child process failed";
     case AVO_EPROTO: return "malformed message";
+    case AVO_EBUSY: return "held by another process";
     default: return "unknown error";
     }
 }

@@ -25,6 +25,7 @@ enum {
     AVO_ETIMEOUT = -7, /* deadline passed */
     AVO_ECHILD = -8,   /* a child process failed or died */
     AVO_EPROTO = -9,   /* malformed message between processes */
+    AVO_EBUSY = -10,   /* held by another process (a live run, a locked file) */
 };
 
 #define AVO_ERRLEN 1024

@@ -60,6 +60,11 @@ int avo_cli_parse_options(int argc, char **argv, const avo_cli_option *table, co
  * pointer lives as long as `opts`. */
 const char *avo_cli_opt_string(const json_t *opts, const char *key, const char *fallback);
 
+/* 0 when arg is valid UTF-8; else prints that `what` is not (bytes
+ * escaped) and returns AVO_CLI_EXIT_USAGE.  Paths and arguments travel as
+ * JSON text, which must be UTF-8. */
+int avo_cli_not_utf8(const char *what, const char *arg);
+
 /* Print "avo: <fmt with arg>" and the usage to stderr; returns 2. */
 int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg);
 
@@ -73,5 +78,14 @@ avo_archive *avo_cli_open_archive(const char *db);
 /* Print "avo: " and the error of a failed archive call, naming the run or
  * candidate the user asked for when it is missing; returns 1. */
 int avo_cli_fail(int rc, const char *err, const char *db);
+
+/*
+ * Check an output path before anything is written: 0 when it may be
+ * written, else prints why and returns AVO_CLI_EXIT_USAGE.  Refused: the
+ * archive `db` itself (or its -wal/-shm, by name or through another path
+ * to the same file) and any existing SQLite database, so `-o X.db` can
+ * never overwrite an archive.  `what` names the output ("the report").
+ */
+int avo_cli_check_output(const char *output, const char *db, const char *what);
 
 #endif

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "avo.h"
 #include "cli.h"
@@ -33,15 +34,9 @@ int64_t avo_cli_parse_id(const char *s)
 
 avo_archive *avo_cli_open_archive(const char *db)
 {
-    FILE *f = fopen(db, "rb");
-    if (!f) {
-        fprintf(stderr, "avo: cannot open archive %s: %s\n", db, strerror(errno));
-        return NULL;
-    }
-    fclose(f);
     avo_archive *ar;
     char err[AVO_ERRLEN];
-    if (avo_archive_open(&ar, db, err, sizeof err) < 0) {
+    if (avo_archive_open_read(&ar, db, err, sizeof err) < 0) {
         fprintf(stderr, "avo: %s\n", err);
         return NULL;
     }
@@ -61,4 +56,48 @@ const char *avo_cli_opt_string(const json_t *opts, const char *key, const char *
 {
     const char *s = json_string_value(json_object_get(opts, key));
     return s ? s : fallback;
+}
+
+/* Whether path names the same file as `db` or as one of its -wal/-shm. */
+static int same_file_as_archive(const char *path, const struct stat *st, const char *db)
+{
+    static const char *const suffixes[] = {"", "-wal", "-shm"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        char name[4096];
+        snprintf(name, sizeof name, "%s%s", db, suffixes[i]);
+        struct stat dst;
+        if (strcmp(path, name) == 0)
+            return 1;
+        if (st && stat(name, &dst) == 0 && dst.st_dev == st->st_dev && dst.st_ino == st->st_ino)
+            return 1;
+    }
+    return 0;
+}
+
+int avo_cli_check_output(const char *output, const char *db, const char *what)
+{
+    if (strcmp(output, "-") == 0)
+        return 0;
+    struct stat st;
+    int exists = stat(output, &st) == 0;
+    if (same_file_as_archive(output, exists ? &st : NULL, db)) {
+        fprintf(stderr, "avo: refusing to write %s to %s: that is the archive it is read from\n",
+                what, output);
+        return AVO_CLI_EXIT_USAGE;
+    }
+    if (exists && S_ISREG(st.st_mode)) {
+        char magic[16] = {0};
+        FILE *f = fopen(output, "rb");
+        size_t n = f ? fread(magic, 1, sizeof magic, f) : 0;
+        if (f)
+            fclose(f);
+        if (n == sizeof magic && memcmp(magic, "SQLite format 3", 16) == 0) {
+            fprintf(stderr,
+                    "avo: refusing to write %s to %s: it is an SQLite database (an archive?);"
+                    " choose another output path\n",
+                    what, output);
+            return AVO_CLI_EXIT_USAGE;
+        }
+    }
+    return 0;
 }

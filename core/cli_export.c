@@ -60,6 +60,8 @@ int avo_cli_export(int argc, char **argv)
         rc = avo_cli_usage_error(usage_export, "%s", "export needs --csv, --json or --git");
     else if (!*target)
         rc = avo_cli_usage_error(usage_export, "%s", "empty output path");
+    else if (avo_cli_check_output(target, avo_cli_opt_string(opts, "db", "avo.db"), "the export"))
+        rc = AVO_CLI_EXIT_USAGE;
     else
         rc = export_run(avo_cli_opt_string(opts, "db", "avo.db"),
                         json_integer_value(json_object_get(opts, "run")), format, target);

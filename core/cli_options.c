@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,11 +36,37 @@ static double parse_positive(const char *s, int *ok)
     return v;
 }
 
+int avo_cli_not_utf8(const char *what, const char *arg)
+{
+    json_t *probe = json_string(arg); /* jansson refuses invalid UTF-8 */
+    if (probe) {
+        json_decref(probe);
+        return 0;
+    }
+    fputs("avo: ", stderr);
+    fputs(what, stderr);
+    fputs(" is not valid UTF-8 ('", stderr);
+    for (const unsigned char *c = (const unsigned char *)arg; *c; c++) {
+        if (*c >= 0x20 && *c < 0x7f)
+            fputc(*c, stderr);
+        else
+            fprintf(stderr, "\\x%02x", *c);
+    }
+    fputs("'); avo keeps paths and arguments as UTF-8 text: rename it\n", stderr);
+    return AVO_CLI_EXIT_USAGE;
+}
+
 /* One option's value into opts; returns 0 or the usage-error exit status. */
 static int take(const avo_cli_option *o, const char *arg, const char *usage, json_t *opts)
 {
     int ok = 1;
     char want[96];
+    if (o->kind == AVO_OPT_STRING || o->kind == AVO_OPT_LIST) {
+        char what[64];
+        snprintf(what, sizeof what, "the value of --%s", o->name);
+        if (avo_cli_not_utf8(what, arg))
+            return AVO_CLI_EXIT_USAGE;
+    }
     switch (o->kind) {
     case AVO_OPT_STRING:
         json_object_set_new(opts, o->key, json_string(arg));
@@ -57,13 +84,14 @@ static int take(const avo_cli_option *o, const char *arg, const char *usage, jso
         return 0;
     }
     case AVO_OPT_INT: {
-        long long v = parse_integer(arg, o->min, o->max, &ok);
+        long long max = o->max == AVO_OPT_UNBOUNDED ? LLONG_MAX : o->max;
+        long long v = parse_integer(arg, o->min, max, &ok);
         if (ok) {
             json_object_set_new(opts, o->key, json_integer(v));
             return 0;
         }
         if (o->max == AVO_OPT_UNBOUNDED)
-            snprintf(want, sizeof want, "%s integer", o->min > 0 ? "a positive" : "a non-negative");
+            snprintf(want, sizeof want, "an integer from %lld to %lld", o->min, LLONG_MAX);
         else
             snprintf(want, sizeof want, "an integer from %lld to %lld", o->min, o->max);
         break;

@@ -40,6 +40,8 @@ int avo_cli_report(int argc, char **argv)
         rc = avo_cli_usage_error(usage_report, "unexpected argument '%s'", argv[first]);
     else if (!*output)
         rc = avo_cli_usage_error(usage_report, "%s", "report needs -o FILE.html");
+    else if (avo_cli_check_output(output, avo_cli_opt_string(opts, "db", "avo.db"), "the report"))
+        rc = AVO_CLI_EXIT_USAGE;
     else
         rc = write_report(avo_cli_opt_string(opts, "db", "avo.db"),
                           json_integer_value(json_object_get(opts, "run")), output);

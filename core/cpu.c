@@ -85,6 +85,58 @@ static const char *const base_flags[BASE_FLAGS_N] = {"-O3", "-march=native", "-f
 /* What marks the line of a compiler log that a reason quotes. */
 static const char *const cc_error_markers[] = {"error:", "Error:", NULL};
 
+/* How a failed compile is charged (see compile_failure). */
+typedef enum compile_fault {
+    CC_SOURCE,
+    CC_LIMIT_MEMORY,
+    CC_LIMIT_FILE,
+    CC_ENVIRONMENT
+} compile_fault;
+
+static int log_has(const char *log, size_t len, const char *const *markers)
+{
+    for (const char *const *m = markers; *m; m++)
+        if (memmem(log, len, *m, strlen(*m)))
+            return 1;
+    return 0;
+}
+
+/*
+ * Who a failed compile is charged to.  The sandbox's own limits are the
+ * candidate's: an allocation refused near its address-space limit (the
+ * compiler's peak resident size `peak_mb` at least a quarter of `limit_mb`),
+ * a file past its size limit (SIGXFSZ), its private /tmp full.  What those do not
+ * explain is the machine's (an infrastructure fault, retried): the cache's
+ * disk full or read-only, the compiler killed by someone else (the OOM
+ * killer).  Anything else is the source's.
+ */
+static compile_fault compile_failure(int status, const char *log, size_t len, double peak_mb,
+                                     double limit_mb)
+{
+    static const char *const memory[] = {"out of memory allocating", "virtual memory exhausted",
+                                         "Cannot allocate memory", NULL};
+    static const char *const disk[] = {"No space left on device", "Read-only file system",
+                                       "Disk quota exceeded", NULL};
+    static const char *const scratch[] = {"/tmp/", NULL};
+    static const char *const file_size[] = {"File size limit exceeded", NULL};
+    if ((WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) || log_has(log, len, file_size))
+        return CC_LIMIT_FILE;
+    /* Refused near the limit avo set: the source's.  Refused while small,
+     * or under a lower limit of the environment's: the machine's. */
+    if (log_has(log, len, memory)) {
+        struct rlimit env;
+        double env_mb = getrlimit(RLIMIT_AS, &env) == 0 && env.rlim_cur != RLIM_INFINITY
+                            ? (double)env.rlim_cur / (1024.0 * 1024.0)
+                            : INFINITY;
+        return env_mb >= limit_mb && peak_mb >= limit_mb / 4 ? CC_LIMIT_MEMORY : CC_ENVIRONMENT;
+    }
+    if (log_has(log, len, disk))
+        return log_has(log, len, scratch) ? CC_LIMIT_FILE : CC_ENVIRONMENT;
+    if (WIFSIGNALED(status) || log_has(log, len, (const char *const[]){"Killed signal", NULL}))
+        return CC_ENVIRONMENT;
+    return CC_SOURCE;
+}
+
 /* ------------------------------------------------------------------------ */
 /* The job, parsed once into C values                                       */
 
@@ -688,11 +740,25 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
     }
     if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 0) {
         char line[512];
+        compile_fault fault;
         avo_result_error_line(log->data, log->len, cc_error_markers,
                               "the compiler failed without a message", line, sizeof line);
         if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127 &&
             strncmp(log->data, "avo: ", 5) == 0)
             avo_result_fail(result, "error", "%s", line + 5);
+        else if ((fault = compile_failure(r.status, log->data, log->len,
+                                          (double)r.usage.ru_maxrss / 1024.0,
+                                          job->compile_memory_mb)) == CC_ENVIRONMENT)
+            avo_result_fail(result, "error", "the compiler failed for the environment: %s", line);
+        else if (fault == CC_LIMIT_MEMORY)
+            avo_result_fail(result, is_reference ? "invalid" : "compile_error",
+                            "%scompile error: the compiler exceeded its memory limit of %g MiB "
+                            "(limits.compile_memory_mb): %s",
+                            is_reference ? "reference " : "", job->compile_memory_mb, line);
+        else if (fault == CC_LIMIT_FILE)
+            avo_result_fail(result, is_reference ? "invalid" : "compile_error",
+                            "%scompile error: the compiler's output exceeds %d MiB: %s",
+                            is_reference ? "reference " : "", COMPILE_FILE_MB, line);
         else if (is_reference)
             avo_result_fail(result, "invalid", "reference compile error: %s", line);
         else

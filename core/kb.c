@@ -29,8 +29,17 @@
 #include "hash.h"
 #include "strbuf.h"
 
-/* How long a write waits for another connection's lock (same as archive.c). */
-#define BUSY_TIMEOUT_MS 5000
+/* How long a write waits for another connection's lock: as archive.c,
+ * AVO_DB_TIMEOUT seconds when set, else 60 s. */
+#define BUSY_TIMEOUT_MS 60000
+
+static int busy_timeout_ms(void)
+{
+    const char *env = getenv("AVO_DB_TIMEOUT");
+    char *end;
+    double s = env && *env ? strtod(env, &end) : -1;
+    return env && *env && !*end && s >= 0 && s <= 86400 ? (int)(s * 1000.0) : BUSY_TIMEOUT_MS;
+}
 
 /* Source and text files are cut into sections of about this many lines. */
 #define CHUNK_LINES 60
@@ -217,7 +226,7 @@ int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen)
         rc = sql_error(kb->db, rc, err, errlen, what);
         goto fail;
     }
-    sqlite3_busy_timeout(kb->db, BUSY_TIMEOUT_MS);
+    sqlite3_busy_timeout(kb->db, busy_timeout_ms());
 
     /* Only take the write lock when the tables need creating. */
     int version = 0;

@@ -3,7 +3,8 @@
  * engine itself is the core library (archive, pool, backends) and the Lua
  * host; run and eval are implemented in Lua (lua/avo/cli.lua).
  *
- * Exit status: 0 success, 1 failure, 2 usage error.
+ * Exit status: 0 success, 1 failure, 2 usage error, 3 broken environment
+ * (infrastructure faults), 128 + N for a run stopped by signal N.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -69,7 +70,11 @@ static const char usage_run[] =
     "                     this address; port 0 picks one\n"
     "  --slurm 'OPTS'     start the workers as a Slurm job step: srun OPTS with\n"
     "                     --jobs tasks (default 2), each `avo worker --connect`\n"
-    "  KEY=VALUE          passed to the script as its argument table\n";
+    "  --debug            print the Lua traceback with a script error\n"
+    "  KEY=VALUE          passed to the script as its argument table (each KEY once)\n"
+    "\n"
+    "Exit status: 0 done, 1 failed, 2 usage error, 3 the environment broke (see\n"
+    "README), 128+N stopped by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP).\n";
 
 static const char usage_eval[] =
     "usage: avo eval KERNEL --evaluator NAME|FILE [--param NAME=VALUE ...]\n"
@@ -88,13 +93,19 @@ static const char usage_eval[] =
     "  --arch sm_XX       CUDA: target architecture (default: the GPU's), e.g. sm_90a\n";
 
 static const char usage_resume[] =
-    "usage: avo resume --db FILE [--run ID] [--jobs N]\n"
+    "usage: avo resume --db FILE [--run ID] [--jobs N] [--takeover] [--debug]\n"
     "\n"
     "Continue a run that was killed (even with kill -9) or stopped, default the\n"
-    "latest run of the archive.  The recorded script is re-executed with the same\n"
-    "seed; finished evaluations are answered from the archive (never repeated),\n"
-    "so every random stream and decision is restored and the strategy goes on\n"
-    "where it stopped.  Evaluations that were in flight are run again.\n";
+    "latest unfinished run of the archive.  The recorded script is re-executed\n"
+    "with the same seed; finished evaluations are answered from the archive (never\n"
+    "repeated), so every random stream and decision is restored and the strategy\n"
+    "goes on where it stopped.  Evaluations that were in flight, and those an\n"
+    "infrastructure fault left unfinished, are run again.\n"
+    "\n"
+    "A run is driven by one process at a time: resuming a run that another live\n"
+    "process drives is refused.\n"
+    "  --takeover         resume a run still marked running by a process on another\n"
+    "                     host (which this machine cannot check): only when it is gone\n";
 
 static const char usage_replay[] =
     "usage: avo replay --db FILE --out NEW [--run ID]\n"
@@ -126,6 +137,7 @@ static const avo_cli_option run_options[] = {
     {"devices", AVO_OPT_STRING, "devices", 0, 0, 0, NULL},
     {"listen", AVO_OPT_STRING, "listen", 0, 0, 0, NULL},
     {"slurm", AVO_OPT_STRING, "slurm", 0, 0, 0, NULL},
+    {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -144,6 +156,8 @@ static const avo_cli_option resume_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
     {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {"takeover", AVO_OPT_FLAG, "takeover", 0, 0, 0, NULL},
+    {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -177,6 +191,9 @@ static int cmd_run(int argc, char **argv)
         rc = avo_cli_usage_error(usage_run, "%s", "run needs a script");
         goto out;
     }
+    rc = avo_cli_not_utf8("the script path", argv[first]);
+    if (rc)
+        goto out;
     json_object_set_new(opts, "script", json_string(argv[first]));
     for (int i = first + 1; i < argc; i++) {
         const char *eq = strchr(argv[i], '=');
@@ -185,7 +202,19 @@ static int cmd_run(int argc, char **argv)
                                      argv[i]);
             goto out;
         }
+        rc = avo_cli_not_utf8("an argument", argv[i]);
+        if (rc)
+            goto out;
         char *key = strndup(argv[i], (size_t)(eq - argv[i]));
+        if (!key) {
+            rc = 1;
+            goto out;
+        }
+        if (json_object_get(args, key)) {
+            rc = avo_cli_usage_error(usage_run, "argument '%s' is given twice", key);
+            free(key);
+            goto out;
+        }
         json_object_set_new(args, key, json_string(eq + 1));
         free(key);
     }

@@ -756,6 +756,9 @@ static int collect(avo_pool *pool, worker *w)
     int rc = avo_proto_recv(w->from_fd, &res, err, sizeof err);
     w->job = NULL;
     if (rc < 0) {
+        /* The worker itself died (the candidate runs in a child of it, whose
+         * crash the worker reports): killed from outside, out of memory.  The
+         * engine treats worker_lost as an infrastructure fault. */
         int status = worker_kill(w);
         if (j->stage == STAGE_COMPILING) { /* the device worker compiles it then */
             j->stage = STAGE_COMPILED;
@@ -764,7 +767,10 @@ static int collect(avo_pool *pool, worker *w)
         }
         char why[256];
         describe_exit(status, why, sizeof why);
-        return finish_synthetic(pool, j, "crashed", why);
+        rc = finish_synthetic(pool, j, "crashed", why);
+        if (rc == 0)
+            json_object_set_new(pool->done_tail->result, "worker_lost", json_true());
+        return rc;
     }
     json_object_set_new(res, "id", json_integer((json_int_t)j->ticket));
     if (j->stage != STAGE_COMPILING && !(res = validated(j, res)))

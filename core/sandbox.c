@@ -212,7 +212,9 @@ static int build_view(const char *stage, const avo_sandbox_opts *o, char *err, s
                          strerror(errno));
     char path[PATH_MAX], opts[64];
     snprintf(path, sizeof path, "%s/tmp", stage);
-    long tmp_mb = o->file_mb > 0 ? (long)o->file_mb : 64;
+    /* Room for several files of the largest size allowed, so one big
+     * output meets its size limit (SIGXFSZ) before /tmp is full. */
+    long tmp_mb = o->file_mb > 0 ? 4 * (long)o->file_mb : 64;
     snprintf(opts, sizeof opts, "size=%ldm,mode=1777", tmp_mb);
     if (make_dirs(path) < 0 || mount("avo-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot mount /tmp: %s", strerror(errno));

@@ -22,7 +22,7 @@ if not id or not args.db then avo.exit(2, "examples/gqa_transfer.lua: " .. usage
 local ok, why = avo.llm.configured()
 if not ok then avo.exit(2, "examples/gqa_transfer.lua: " .. why) end
 
-local other, err = core.archive(args.db)
+local other, err = core.archive_read(args.db)
 if not other then avo.exit(1, ("examples/gqa_transfer.lua: cannot open %s: %s"):format(args.db, err)) end
 local mha = other:get(id, true)
 other:close()

@@ -10,12 +10,15 @@
 -- timed in a worker process, and recorded in the archive (avo.db).
 
 local avo = require "avo"
-local args = ... or {}
+local args = avo.options(..., {
+  population = { type = "integer", default = 10, min = 2 },
+  generations = { type = "integer", default = 20, min = 0 },
+})
 
 return avo.strategy("ga").run{
   evaluator = "cpu/sgemm",
-  population = tonumber(args.population) or 10,
-  generations = tonumber(args.generations) or 20,
+  population = args.population,
+  generations = args.generations,
   elite = 2,
   tournament = 3,
   crossover_rate = 0.3,

@@ -18,6 +18,7 @@
 #include <lauxlib.h>
 #include <lua.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -93,16 +94,99 @@ static avo_archive *check_archive(lua_State *L)
     return ud->ar;
 }
 
-static int archive_open(lua_State *L)
+/* Push a new archive userdata opened by `open`, or nil, message. */
+static int push_archive(lua_State *L, int (*open)(avo_archive **, const char *, char *, size_t))
 {
     const char *path = luaL_checkstring(L, 1);
     archive_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
     ud->ar = NULL;
     luaL_setmetatable(L, ARCHIVE_MT);
     char err[AVO_ERRLEN];
-    if (avo_archive_open(&ud->ar, path, err, sizeof err) < 0)
+    if (open(&ud->ar, path, err, sizeof err) < 0)
         return push_fail(L, err);
     return 1;
+}
+
+/* core.archive(path) -> Archive | nil, message */
+static int archive_open(lua_State *L)
+{
+    return push_archive(L, avo_archive_open);
+}
+
+/* core.archive_read(path) -> Archive | nil, message: an existing archive
+ * for reading, read-only when the file cannot be written (core/archive.h). */
+static int archive_open_read(lua_State *L)
+{
+    return push_archive(L, avo_archive_open_read);
+}
+
+/* archive:run_claim(run_id [, takeover]) -> true, previous_owner_or_nil
+ *                                        | nil, message, "busy"|nil */
+static int archive_run_claim(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    int takeover = lua_toboolean(L, 3);
+    char err[AVO_ERRLEN];
+    json_t *previous = NULL;
+    int rc = avo_archive_run_claim(ar, id, takeover, &previous, err, sizeof err);
+    if (rc < 0) {
+        lua_pushnil(L);
+        lua_pushstring(L, err);
+        if (rc == AVO_EBUSY)
+            lua_pushliteral(L, "busy");
+        else
+            lua_pushnil(L);
+        return 3;
+    }
+    lua_pushboolean(L, 1);
+    if (previous) {
+        avo_lua_push_json(L, previous);
+        json_decref(previous);
+    } else {
+        lua_pushnil(L);
+    }
+    return 2;
+}
+
+/* archive:run_restore(run_id, {status=, ended_at=, owner=table|nil}, last_event_id) -> true */
+static int archive_run_restore(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer id = luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    lua_Integer last_event = luaL_checkinteger(L, 4);
+    lua_getfield(L, 3, "status");
+    const char *status = luaL_checkstring(L, -1);
+    lua_getfield(L, 3, "ended_at");
+    double ended_at = luaL_optnumber(L, -1, 0);
+    lua_getfield(L, 3, "owner");
+    char *owner = lua_isnil(L, -1) ? NULL : check_json_text(L, lua_gettop(L));
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_run_restore(ar, id, status, ended_at, owner, last_event, err, sizeof err);
+    free(owner);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* archive:run_live(run_id) -> boolean: claimed by a live process here */
+static int archive_run_live(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_pushboolean(L, avo_archive_run_live(ar, luaL_checkinteger(L, 2)));
+    return 1;
+}
+
+/* archive:runs() -> array of run summaries, oldest first */
+static int archive_runs(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_runs(ar, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
 }
 
 static int archive_close(lua_State *L)
@@ -485,6 +569,10 @@ static const luaL_Reg archive_methods[] = {
     {"candidates", archive_candidates},
     {"events", archive_events},
     {"run_reopen", archive_run_reopen},
+    {"run_claim", archive_run_claim},
+    {"run_live", archive_run_live},
+    {"run_restore", archive_run_restore},
+    {"runs", archive_runs},
     {"run_begin", archive_run_begin},
     {"run_end", archive_run_end},
     {"add", archive_add},
@@ -781,15 +869,16 @@ static int core_exe(lua_State *L)
 
 static void on_interrupt(int sig)
 {
-    (void)sig;
-    interrupted = 1;
-    /* A second Ctrl-C stops at once. */
+    if (!interrupted)
+        interrupted = sig;
+    /* A second signal stops at once. */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    signal(SIGHUP, SIG_DFL);
 }
 
-/* core.catch_interrupts(): the first SIGINT/SIGTERM only sets a flag, so the
- * run can stop starting work and end cleanly. */
+/* core.catch_interrupts(): the first SIGINT, SIGTERM or SIGHUP only sets a
+ * flag, so the run can stop starting work and end cleanly. */
 static int core_catch_interrupts(lua_State *L)
 {
     (void)L;
@@ -798,12 +887,92 @@ static int core_catch_interrupts(lua_State *L)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     return 0;
 }
 
+/* core.interrupted() -> the number of the signal that asked to stop, or false */
 static int core_interrupted(lua_State *L)
 {
-    lua_pushboolean(L, interrupted);
+    if (interrupted)
+        lua_pushinteger(L, interrupted);
+    else
+        lua_pushboolean(L, 0);
+    return 1;
+}
+
+/*
+ * The watchdog: a count hook that stops script code which no longer yields
+ * to the engine (a busy loop in a strategy) once the run is past its
+ * deadline, or was asked to stop by a signal, by `grace` seconds.  Tasks
+ * are coroutines, which inherit the hook of the thread that creates them;
+ * only they are stopped, never the engine's own code on the main thread.
+ * Once fired, the hook re-arms itself to run on every instruction of the
+ * thread it stopped, so a pcall in the script cannot swallow the error
+ * (as Redis stops runaway scripts, script_lua.c).
+ */
+#define WATCH_COUNT 100000
+
+static struct {
+    double deadline;       /* monotonic seconds; 0: none */
+    double grace;          /* seconds past deadline or signal before stopping */
+    double interrupted_at; /* when the hook first saw the signal flag */
+    int fired;
+    char why[256];
+} watch;
+
+static void watch_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (lua_pushthread(L)) { /* the main thread: engine code */
+        lua_pop(L, 1);
+        return;
+    }
+    lua_pop(L, 1);
+    if (!watch.fired) {
+        double now = avo_monotonic();
+        if (interrupted && watch.interrupted_at == 0)
+            watch.interrupted_at = now;
+        if (interrupted && now - watch.interrupted_at >= watch.grace) {
+            watch.fired = 1;
+            snprintf(watch.why, sizeof watch.why,
+                     "the script still ran %g s after the signal to stop (a loop that never"
+                     " calls avo.evaluate or checks avo.exhausted()?); stopped it",
+                     watch.grace);
+        } else if (watch.deadline > 0 && now >= watch.deadline + watch.grace) {
+            watch.fired = 1;
+            snprintf(watch.why, sizeof watch.why,
+                     "the script still ran %g s after --max-time (a loop that never calls"
+                     " avo.evaluate or checks avo.exhausted()?); stopped it",
+                     watch.grace);
+        }
+    }
+    if (watch.fired) {
+        lua_sethook(L, watch_hook, LUA_MASKCOUNT, 1);
+        luaL_error(L, "avo: %s", watch.why);
+    }
+}
+
+/* core.watch(deadline_or_nil, grace_s): arm the watchdog on the calling
+ * (main) thread, so every task created from now on inherits it. */
+static int core_watch(lua_State *L)
+{
+    watch.deadline = luaL_optnumber(L, 1, 0);
+    watch.grace = luaL_checknumber(L, 2);
+    watch.interrupted_at = 0;
+    watch.fired = 0;
+    watch.why[0] = '\0';
+    lua_sethook(L, watch_hook, LUA_MASKCOUNT, WATCH_COUNT);
+    return 0;
+}
+
+/* core.unwatch() -> why the watchdog stopped the script, or nil */
+static int core_unwatch(lua_State *L)
+{
+    lua_sethook(L, NULL, 0, 0);
+    if (!watch.fired)
+        return 0;
+    lua_pushstring(L, watch.why);
     return 1;
 }
 
@@ -832,6 +1001,7 @@ static int core_json_decode(lua_State *L)
 
 static const luaL_Reg core_functions[] = {
     {"archive", archive_open},
+    {"archive_read", archive_open_read},
     {"pool", pool_open},
     {"llm", avo_lua_llm_new},
     {"kb", avo_lua_kb_open},
@@ -848,6 +1018,8 @@ static const luaL_Reg core_functions[] = {
     {"exe", core_exe},
     {"catch_interrupts", core_catch_interrupts},
     {"interrupted", core_interrupted},
+    {"watch", core_watch},
+    {"unwatch", core_unwatch},
     {"json_encode", core_json_encode},
     {"json_decode", core_json_decode},
     {NULL, NULL},

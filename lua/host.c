@@ -28,6 +28,15 @@ static int search_embedded(lua_State *L)
     return 1;
 }
 
+/* Print a Lua error as "avo: message", once: many messages already start
+ * with "avo: ". */
+static void print_error(const char *msg)
+{
+    if (!msg)
+        msg = "(error object is not a string)";
+    fprintf(stderr, "%s%s\n", strncmp(msg, "avo: ", 5) == 0 ? "" : "avo: ", msg);
+}
+
 /* Message handler: append a traceback unless the message already has one. */
 static int traceback(lua_State *L)
 {
@@ -79,7 +88,7 @@ static bool install_root_searcher(lua_State *L, int handler)
     lua_getglobal(L, "require");
     lua_pushstring(L, "avo.paths");
     if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
-        fprintf(stderr, "avo: %s\n", lua_tostring(L, -1));
+        print_error(lua_tostring(L, -1));
         lua_pop(L, 1);
         return false;
     }
@@ -107,7 +116,7 @@ int avo_host_command(const char *command, const json_t *options)
     lua_getglobal(L, "require");
     lua_pushstring(L, "avo.cli");
     if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
-        fprintf(stderr, "avo: %s\n", lua_tostring(L, -1));
+        print_error(lua_tostring(L, -1));
         goto out;
     }
     lua_getfield(L, -1, command);
@@ -117,7 +126,7 @@ int avo_host_command(const char *command, const json_t *options)
     }
     avo_lua_push_json(L, options);
     if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
-        fprintf(stderr, "avo: %s\n", lua_tostring(L, -1));
+        print_error(lua_tostring(L, -1));
         goto out;
     }
     status = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;

@@ -258,6 +258,7 @@ local function index_kb(cfg)
   end
   if not kb then error("avo strategy: knowledge base " .. where .. ": " .. err, 3) end
   for _, dir in ipairs(cfg.kb_dirs) do
+    dir = require("avo.paths").find_dir(dir) or dir -- like evaluators: from any directory
     local stats, aerr = kb:add_dir(dir)
     if not stats then error("avo strategy: indexing " .. dir .. " into " .. where .. ": " .. aerr, 3) end
   end

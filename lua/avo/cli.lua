@@ -19,10 +19,11 @@ function M.run(opts)
     S.eprintf("avo: --jobs 0 (no local workers) needs --listen for remote workers\n")
     return 2
   end
+  S.debug = S.debug or opts.debug
   local script = opts.script
   local source, rerr = S.read_file(script)
   if not source then
-    S.eprintf("avo: cannot read script %s: %s\n", script, rerr)
+    S.eprintf("avo: cannot read script %s\n", rerr)
     return 2
   end
   local chunk, serr = load(source, "@" .. script, "t")
@@ -63,6 +64,11 @@ function M.run(opts)
     S.eprintf("avo: %s\n", err)
     return 1
   end
+  local claimed, cerr = archive:run_claim(run_id)
+  if not claimed then
+    S.eprintf("avo: %s\n", cerr)
+    return 1
+  end
   S.eprintf("avo: run %d of %s into %s (seed %d, %d jobs)\n", run_id, script, db, seed, jobs)
   local scale, serr = scaleout.start(pool, { listen = opts.listen, slurm = opts.slurm, jobs = jobs,
     db = db }, run_id, function(line) S.eprintf("%s\n", line) end)
@@ -76,31 +82,15 @@ function M.run(opts)
   local ok, result, run = S.execute{
     scaleout = scale,
     archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
+    script = script,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
     max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
   }
-  -- avo.exit(status, message): the script chose to stop.
-  if not ok and type(result) == "table" and result.avo_exit then
-    archive:run_end(run_id, "stopped")
-    if result.message then S.eprintf("%s\n", tostring(result.message)) end
-    pool:close()
-    scaleout.stop(scale)
-    archive:close()
-    return result.avo_exit
-  end
-  local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
-  local gone = pool:gone()
-  if gone and ok then
-    final = "stopped"
-    S.eprintf("avo: run stopped early: %s\n", gone)
-  end
-  archive:run_end(run_id, final)
-  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
-  if ok then S.summarise(run, final, db) end
+  local code = S.finish(archive, run_id, ok, result, run, db, pool:gone())
   pool:close()
   scaleout.stop(scale)
   archive:close()
-  return ok and 0 or 1
+  return code
 end
 
 -- The recorded answers of run `run_id`: candidates by key, evaluator
@@ -219,13 +209,17 @@ function M.eval(opts)
     started = core.monotonic(), cache_dir = S.cache_dir(),
   }
   sched.init(pool)
-  local rec = sched.run(function()
+  local ok, rec = pcall(sched.run, function()
     return avo.evaluate(ev, { source = source, knobs = values, operator = "manual",
       note = "avo eval " .. opts.kernel })
   end)
   avo._end()
   pool:close()
   archive:close()
+  if not ok then
+    S.eprintf("%s\n", S.prefixed(S.error_text(rec)))
+    return type(rec) == "table" and rec.avo_environment and S.EXIT_ENVIRONMENT or 1
+  end
 
   if opts.json then
     rec.source = nil

@@ -273,6 +273,63 @@ local function on_result(r, ev, id, cand, result, score)
   return rec
 end
 
+------------------------------------------------- infrastructure faults
+
+-- A result is an infrastructure fault, not the candidate's, when the backend
+-- says so (status "error": the cache cannot be written, the compiler cannot
+-- run or ran out of memory, the judge failed) or when the worker process
+-- died while running the job (the pool's `worker_lost`: killed from outside,
+-- out of memory).  Such a result is never the candidate's verdict.
+local function infra_fault(result)
+  return result.status == "error" or result.worker_lost == true
+end
+
+-- Submit `job`; done(result) turns its result into the ticket's value.  An
+-- infrastructure fault is retried up to r.infra_retries times; when
+-- r.infra_limit results in a row (over all jobs) were faults, the
+-- environment is broken and the run stops (an error {avo_environment=});
+-- a job whose retries are spent reaches done with result.infrastructure.
+local function submit_job(r, job, deadline, done)
+  local tries = 0
+  return sched.submit(job, deadline, function(result, key)
+    if not infra_fault(result) then
+      r.infra_streak = 0
+      return done(result)
+    end
+    tries = tries + 1
+    r.infra_streak = r.infra_streak + 1
+    r.infra_faults = r.infra_faults + 1
+    local why = tostring(result.reason or result.status)
+    if r.infra_streak >= r.infra_limit then
+      error({ avo_environment = ("avo: the environment is broken: %d infrastructure faults " ..
+        "in a row (the last: %s); stopped.  No candidate was charged with them: fix the " ..
+        "environment and `avo resume` evaluates them again"):format(r.infra_streak, why) }, 0)
+    end
+    if tries <= r.infra_retries then
+      if r.on_log then
+        r.on_log(("avo: infrastructure fault, not the candidate's (%s); retry %d of %d")
+          :format(why, tries, r.infra_retries))
+      end
+      return sched.retry(key, job, deadline)
+    end
+    result.infrastructure = true
+    return done(result)
+  end)
+end
+
+-- A candidate whose evaluation hit infrastructure faults on every try: it
+-- stays pending in the archive (so `avo resume` evaluates it again) and the
+-- strategy sees a failed record with status "error".
+local function unfinished(r, id, cand, result)
+  r.infra_unfinished = r.infra_unfinished + 1
+  result.reason = ("infrastructure fault, not the candidate's (%s); left unfinished for " ..
+    "avo resume"):format(tostring(result.reason or "worker lost"))
+  result.status = "error"
+  local rec = make_record(r, id, cand, result, 0)
+  account(r, rec, cand)
+  return rec
+end
+
 local function duplicate_of(rec)
   local copy = {}
   for k, v in pairs(rec) do copy[k] = v end
@@ -324,7 +381,7 @@ local function note_evaluator(r, ev)
     local why = ("evaluator %s (%s) changed since the recorded run (fingerprint %s -> %s)")
       :format(ev.name, ev._origin, before:sub(1, 12), ev.fingerprint:sub(1, 12))
     if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
-    error("avo: cannot resume: " .. why, 0)
+    error({ avo_refusal = "avo: cannot resume: " .. why }, 0)
   end
   emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
     backend = ev.backend, unit = ev.unit })
@@ -349,6 +406,18 @@ local function submit(r, ev, cand)
   if r.recorded and r.recorded.mode == "replay" and not (old and old.status ~= "pending") then
     diverge(r, cand)
   end
+  -- Resuming: an infrastructure fault recorded as a verdict (status "error",
+  -- as older versions did) is evaluated again like a pending one.
+  if old and r.recorded.mode == "resume" and old.status == "error" then
+    old = setmetatable({ status = "pending" }, { __index = old })
+  end
+  -- Resuming a replay: what the replay had not finished is answered from
+  -- the run it replays (recorded.origin), never evaluated live.
+  local from_origin
+  if r.recorded and r.recorded.origin and not (old and old.status ~= "pending") then
+    from_origin = r.recorded.origin.by_key[key]
+    if not (from_origin and from_origin.status ~= "pending") then diverge(r, cand) end
+  end
 
   local id
   if old and r.recorded.mode == "resume" then
@@ -369,17 +438,23 @@ local function submit(r, ev, cand)
   elseif old and old.status ~= "pending" then
     local rec
     if r.recorded.mode == "resume" then
+      r.unit = r.unit or ev.unit -- the status line's unit while recorded answers replay
       rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
       account(r, rec, cand)
     else
       rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
     end
     ticket = sched.complete_now(rec)
+  elseif from_origin then
+    ticket = sched.complete_now(on_result(r, ev, id, cand, recorded_result(from_origin),
+      from_origin.score or 0))
   elseif ev.backend == "test" then
     ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
   else
-    ticket = sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
-      function(result) return on_result(r, ev, id, cand, result) end)
+    ticket = submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(), function(result)
+      if result.infrastructure then return unfinished(r, id, cand, result) end
+      return on_result(r, ev, id, cand, result)
+    end)
   end
   r.by_key[key] = ticket
   return ticket, false
@@ -521,12 +596,16 @@ end
 local function recorded_attempt(r, cand)
   local rec = r.recorded
   local row = rec and rec.attempts and rec.attempts[rec.next_attempt]
+  local from_origin = false
+  if not row and rec and rec.origin then -- resuming a replay: past what it wrote
+    row, from_origin = rec.origin.attempts[rec.next_attempt], true
+  end
   if not row or row.source_hash ~= core.hash(cand.source)
       or core.json_encode(row.knobs or {}) ~= core.json_encode(cand.knobs or {}) then
     return nil
   end
   rec.next_attempt = rec.next_attempt + 1
-  return row
+  return row, from_origin
 end
 
 local function measure(r, ev, cand, info)
@@ -540,14 +619,14 @@ local function measure(r, ev, cand, info)
   local seed = r.inputs:next() << 21 ~ r.inputs:next()
   local trial = r.trials[key] or 0
   r.trials[key] = trial + 1
-  local old = recorded_attempt(r, cand)
+  local old, from_origin = recorded_attempt(r, cand)
   if old and old.status ~= "pending" then
     -- A verified attempt's reason column holds what the agent later said
     -- about it (commit message, rejection), not what the measurement said.
     local reason = old.status ~= "ok" and old.reason or nil
     local result = { status = old.status, reason = reason,
                      configs = old.configs or setmetatable({}, core.json_array_mt) }
-    if r.recorded.mode == "replay" then
+    if r.recorded.mode == "replay" or from_origin then
       return finish_attempt(r, ev, cand, info, result, old.score or 0)
     end
     -- Resuming: the row is already in the archive; answer from it.
@@ -557,14 +636,14 @@ local function measure(r, ev, cand, info)
       reason = reason, score = old.score or 0, configs = result.configs,
       outcome = old.outcome, result = result,
     }
-  elseif r.recorded and r.recorded.mode == "replay" then
+  elseif r.recorded and (r.recorded.mode == "replay" or r.recorded.origin) then
     diverge(r, cand, ("attempt %d (%s) is not in the recorded run"):format(
       r.recorded.next_attempt, cand.operator or "agent"))
   end
   if ev.backend == "test" then
     return finish_attempt(r, ev, cand, info, ev:test_result(cand, trial))
   end
-  return sched.await(sched.submit(ev:job(cand, seed, r.cache_dir), ev:deadline(),
+  return sched.await(submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(),
     function(result) return finish_attempt(r, ev, cand, info, result) end))
 end
 
@@ -808,6 +887,18 @@ end
 
 ----------------------------------------------------- engine entry points
 
+-- A non-negative integer setting from the environment (default when
+-- unset); anything else is an error naming the variable.
+function avo._setting(name, default, min)
+  local text = os.getenv(name)
+  if text == nil or text == "" then return default end
+  local v = math.tointeger(tonumber(text))
+  if not v or v < min then
+    error(("avo: %s='%s' must be an integer >= %d"):format(name, text, min), 0)
+  end
+  return v
+end
+
 -- Install the run state (called by avo.cli).
 function avo._begin(state)
   run = state
@@ -817,6 +908,9 @@ function avo._begin(state)
   run.ok_records = {}
   run.attempts, run.trials = 0, {}
   run.outcomes, run.outcome_order = {}, {}
+  run.infra_streak, run.infra_faults, run.infra_unfinished = 0, 0, 0
+  run.infra_retries = run.infra_retries or avo._setting("AVO_INFRA_RETRIES", 2, 0)
+  run.infra_limit = run.infra_limit or avo._setting("AVO_INFRA_LIMIT", 5, 1)
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
                     event = function(kind, data) emit(run, kind, data) end })
   return run
@@ -832,6 +926,58 @@ end
 
 -- avo.llm.chat{...} and friends: see lua/avo/llm.lua and docs/lua-api.md.
 avo.llm = llm
+
+--[[
+avo.options(args, spec [, who]) -> table
+  The script's KEY=VALUE arguments (strings), checked against `spec` and
+  converted: spec maps each accepted name to { type = "integer" | "number" |
+  "string" | "boolean", default = value, min = n, max = n }.  An unknown
+  name, or a value that is not of its type (abc, nan, inf for numbers) or
+  out of range, is an error at the script's line naming the argument.
+]]
+function avo.options(args, spec, who)
+  if args == nil then args = {} end
+  if type(args) ~= "table" or type(spec) ~= "table" then
+    error("avo.options: expected the script's arguments (...) and a table of options", 2)
+  end
+  who = who or "argument"
+  local names = {}
+  for name in pairs(spec) do names[#names + 1] = name end
+  table.sort(names)
+  local out = {}
+  for name, text in pairs(args) do
+    local s = spec[name]
+    if not s then
+      error(("%s '%s' is not an option of this script (options: %s)"):format(who, tostring(name),
+        #names > 0 and table.concat(names, ", ") or "none"), 2)
+    end
+    local v = text
+    if type(text) == "string" then
+      if s.type == "integer" then
+        v = math.tointeger(tonumber(text))
+      elseif s.type == "number" then
+        v = tonumber(text)
+        if v and (v ~= v or v == math.huge or v == -math.huge) then v = nil end
+      elseif s.type == "boolean" then
+        v = ({ ["true"] = true, ["1"] = true, yes = true, ["false"] = false, ["0"] = false,
+               no = false })[text]
+      end
+    end
+    local expected = s.type == "integer" and "an integer" or s.type == "number" and
+      "a finite number" or s.type == "boolean" and "true or false" or "a string"
+    if s.min and s.max then expected = ("%s from %s to %s"):format(expected, s.min, s.max)
+    elseif s.min then expected = ("%s >= %s"):format(expected, s.min)
+    elseif s.max then expected = ("%s <= %s"):format(expected, s.max) end
+    if v == nil or (type(v) == "number" and ((s.min and v < s.min) or (s.max and v > s.max))) then
+      error(("%s %s=%s must be %s"):format(who, name, tostring(text), expected), 2)
+    end
+    out[name] = v
+  end
+  for name, s in pairs(spec) do
+    if out[name] == nil then out[name] = s.default end
+  end
+  return out
+end
 
 -- End the run early with exit status `status` after printing `message`
 -- (for example a script that lacks configuration: avo.exit(2, "set X")).

@@ -577,7 +577,7 @@ end
 -- resuming) and, for replay, by call key (request.call, "stream#n") of run
 -- `run_id` (default: the last run that made calls).
 local function load_replay(path, run_id)
-  local ar, err = core.archive(path)
+  local ar, err = core.archive_read(path)
   if not ar then error("LLM replay: " .. err, 0) end
   local rows, rerr = ar:llm_calls(0)
   ar:close()

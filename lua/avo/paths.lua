@@ -42,6 +42,18 @@ function M.find(kind, spec)
   return nil
 end
 
+-- A directory named relative to the avo roots, as evaluators are: as given
+-- when it exists (or is absolute), else <root>/dir for the first root that
+-- has it, else nil.  So `kernels/kb` in an example works from any directory.
+function M.find_dir(dir)
+  if dir:sub(1, 1) == "/" or exists(dir) then return dir end
+  for _, root in ipairs(M.roots()) do
+    local path = root .. "/" .. dir
+    if exists(path) then return path end
+  end
+  return nil
+end
+
 ------------------------------------------------------------ shared modules
 
 -- `require "a.b.c"` also finds <root>/a/b/c.lua under every root above (the

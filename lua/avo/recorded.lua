@@ -56,45 +56,117 @@ local function elapsed_of(candidates)
   return (first and last) and math.max(0, last - first) or 0
 end
 
--- opts: db, run, jobs
+-- The run `avo resume` continues when no --run is given: the latest run
+-- that did not finish and that no live process drives, else the latest
+-- unfinished one (the claim then says who drives it).  Returns its id and
+-- the other unfinished runs' ids, or nil, message.
+local function pick_unfinished(archive, db)
+  local runs, err = archive:runs()
+  if not runs then return nil, err end
+  local unfinished = {}
+  for _, r in ipairs(runs) do
+    if r.status ~= "done" then unfinished[#unfinished + 1] = r.id end
+  end
+  if #unfinished == 0 then
+    return nil, (#runs == 0 and "no run in %s" or "every run in %s finished; there is " ..
+      "nothing to resume"):format(db)
+  end
+  local pick = unfinished[#unfinished]
+  for i = #unfinished, 1, -1 do
+    if not archive:run_live(unfinished[i]) then pick = unfinished[i] break end
+  end
+  local others = {}
+  for _, id in ipairs(unfinished) do
+    if id ~= pick then others[#others + 1] = id end
+  end
+  return pick, others
+end
+
+-- opts: db, run, jobs, takeover
 function M.resume(opts)
+  S.debug = S.debug or opts.debug
   local db = opts.db
   local archive, pool = S.open_engine({ jobs = opts.jobs or core.cores() }, db)
   if not archive then
-    S.eprintf("avo: %s\n", pool)
+    S.eprintf("%s\n", S.prefixed(pool))
     return 1
   end
-  local info, chunk = load_recorded_run(archive, db, opts.run)
-  if not info then return 1 end
-  if info.status == "done" then
-    S.eprintf("avo: run %d in %s finished; there is nothing to resume\n", info.id, db)
+  local function refuse(msg)
+    S.eprintf("%s\n", S.prefixed(msg))
+    pool:close()
+    archive:close()
     return 1
+  end
+  local run_arg = opts.run
+  if not run_arg then
+    local id, others = pick_unfinished(archive, db)
+    if not id then return refuse(others) end
+    if #others > 0 then
+      local list = {}
+      for i, o in ipairs(others) do list[i] = tostring(o) end
+      S.eprintf("avo: runs %s of %s did not finish either; --run ID resumes one of them\n",
+        table.concat(list, ", "), db)
+    end
+    run_arg = id
+  end
+  local info, chunk = load_recorded_run(archive, db, run_arg)
+  if not info then
+    pool:close()
+    archive:close()
+    return 1
+  end
+  if info.status == "done" then
+    return refuse(("run %d in %s finished; there is nothing to resume"):format(info.id, db))
+  end
+  local claimed, previous = archive:run_claim(info.id, opts.takeover)
+  if not claimed then return refuse("cannot resume: " .. previous) end
+  if previous then
+    S.eprintf("avo: run %d was left running by process %s on %s, which is gone; taking it over\n",
+      info.id, tostring(previous.pid), tostring(previous.host))
   end
   local config = info.config or {}
   local recorded = recorded_answers(archive, info.id, "resume")
+  local llm_replay = config.llm_replay
+  if config.replay_of then
+    -- A replay: what it had not written comes from the run it replays.
+    local of = config.replay_of
+    local original, oerr = core.archive_read(of.db)
+    if not original then return refuse("cannot resume the replay: " .. oerr) end
+    recorded.origin = recorded_answers(original, of.run, "replay")
+    original:close()
+    llm_replay = of.db
+  end
   local candidates = archive:candidates(info.id, false)
   local finished = 0
   for _, c in ipairs(candidates) do
     if c.status ~= "pending" then finished = finished + 1 end
   end
+  -- What a refusal found while re-executing (an evaluator that changed)
+  -- puts back, so a refused resume leaves the run as it was.
+  local last_event = 0
+  for _, e in ipairs(assert(archive:events(info.id))) do last_event = math.max(last_event, e.id) end
   archive:run_reopen(info.id)
   archive:event(info.id, "resume", { finished = finished, candidates = #candidates })
   S.eprintf("avo: resuming run %d of %s in %s (%d finished evaluations kept)\n", info.id,
     info.script_path, db, finished)
   local ok, result, run = S.execute{
     archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
+    script = info.script_path,
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded, elapsed_before = elapsed_of(candidates),
-    max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = config.llm_replay,
+    max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = llm_replay,
     llm_resume = db,
   }
-  local final = core.interrupted() and "stopped" or (ok and "done" or "failed")
-  archive:run_end(info.id, final)
-  if not ok then S.eprintf("avo: %s\n", S.error_text(result)) end
-  if ok then S.summarise(run, final, db) end
+  if not ok and type(result) == "table" and result.avo_refusal then
+    local rok, rerr = archive:run_restore(info.id, { status = info.status,
+      ended_at = info.ended_at, owner = info.owner }, last_event)
+    if not rok then S.eprintf("avo: cannot restore run %d: %s\n", info.id, rerr) end
+    return refuse(result.avo_refusal)
+  end
+  local code = S.finish(archive, info.id, ok, result, run, db)
   pool:close()
   archive:close()
-  return ok and 0 or 1
+  return code
 end
 
 -- What must agree for two lineages to be the same, per candidate.
@@ -139,39 +211,75 @@ local function attempts_difference(old, new)
   return nil
 end
 
+-- The unfinished replay of run `run` of `db` in `archive`, or nil.
+local function unfinished_replay(archive, db, run)
+  for _, r in ipairs(archive:runs() or {}) do
+    local info = r.status ~= "done" and archive:run_get(r.id)
+    local of = info and info.config and info.config.replay_of
+    if of and of.db == db and of.run == run then return r.id end
+  end
+  return nil
+end
+
 -- opts: db, out, run
 function M.replay(opts)
-  local old_archive, err = core.archive(opts.db)
+  local old_archive, err = core.archive_read(opts.db)
   if not old_archive then
     S.eprintf("avo: %s\n", err)
     return 1
   end
   local info, chunk = load_recorded_run(old_archive, opts.db, opts.run)
   if not info then return 1 end
-  if io.open(opts.out, "r") then
-    S.eprintf("avo: %s exists; replay writes a new archive\n", opts.out)
-    return 2
-  end
+  local existing = io.open(opts.out, "r")
+  if existing then existing:close() end
   local archive, pool = S.open_engine({ jobs = 1 }, opts.out)
   if not archive then
-    S.eprintf("avo: %s\n", pool)
+    S.eprintf("%s\n", S.prefixed(pool))
     return 1
   end
   local config = info.config or {}
   config.replay_of = { db = opts.db, run = info.id }
-  local run_id = assert(archive:run_begin{
-    script_path = info.script_path, script_source = info.script_source, config = config,
-    seed = info.seed, engine_version = S.engine_version(), compiler = S.compiler_version(),
-    host = S.host_description(),
-  })
-  S.eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path, opts.db,
-    opts.out)
+  local run_id, recorded
+  if existing then
+    -- A replay killed part-way: continue it, answering what it had not
+    -- written from the recording too (never live).
+    run_id = unfinished_replay(archive, opts.db, info.id)
+    if not run_id then
+      S.eprintf("avo: %s exists and holds no unfinished replay of run %d of %s; replay writes a " ..
+        "new archive\n", opts.out, info.id, opts.db)
+      pool:close()
+      archive:close()
+      return 2
+    end
+    local claimed, cerr = archive:run_claim(run_id)
+    if not claimed then
+      S.eprintf("avo: cannot continue the replay: %s\n", cerr)
+      pool:close()
+      archive:close()
+      return 1
+    end
+    recorded = recorded_answers(archive, run_id, "resume")
+    recorded.origin = recorded_answers(old_archive, info.id, "replay")
+    archive:run_reopen(run_id)
+    archive:event(run_id, "resume", { replay_of = config.replay_of })
+    S.eprintf("avo: continuing the replay of run %d of %s from %s in %s\n", info.id,
+      info.script_path, opts.db, opts.out)
+  else
+    run_id = assert(archive:run_begin{
+      script_path = info.script_path, script_source = info.script_source, config = config,
+      seed = info.seed, engine_version = S.engine_version(), compiler = S.compiler_version(),
+      host = S.host_description(),
+    })
+    assert(archive:run_claim(run_id))
+    recorded = recorded_answers(old_archive, info.id, "replay")
+    S.eprintf("avo: replaying run %d of %s from %s into %s\n", info.id, info.script_path,
+      opts.db, opts.out)
+  end
   local ok, result = S.execute{
     archive = archive, pool = pool, run_id = run_id, seed = info.seed, db = opts.out,
     chunk = chunk, args = config.args, max_evals = config.max_evals, max_time = config.max_time,
-    recorded = recorded_answers(old_archive, info.id, "replay"), llm_replay = opts.db,
-    llm_replay_run = info.id,
-    max_usd = config.max_usd, max_tokens = config.max_tokens,
+    recorded = recorded, llm_replay = opts.db, llm_replay_run = info.id,
+    max_usd = config.max_usd, max_tokens = config.max_tokens, script = info.script_path,
   }
   archive:run_end(run_id, ok and "done" or "failed")
   local diff

@@ -21,13 +21,14 @@ local ready = {}    -- FIFO of { task, value }
 local waiters = {}  -- ticket key -> array of tasks
 local results = {}  -- ticket key -> finished value
 local handlers = {} -- ticket key -> function(result) -> value
+local aliases = {}  -- ticket key of a retried job -> key tasks await
 local in_flight = 0
 local failed_tasks = {} -- tasks that raised, until someone joins them
 local on_tick = function() end
 
 -- Start over with the worker pool as the first event source.
 function M.init(pool, tick)
-  sources, names = {}, {}
+  sources, names, aliases = {}, {}, {}
   M.add_source(pool, "e")
   on_tick = tick or function() end
 end
@@ -45,6 +46,19 @@ function M.in_flight() return in_flight end
 function M.submit(job, deadline, handler)
   local ticket = M.track(sources[1], sources[1]:submit(job, deadline), handler)
   return ticket
+end
+
+-- What a handler returns after M.retry: the ticket stays open.
+M.RETRIED = setmetatable({}, { __name = "sched.RETRIED" })
+
+-- From a job's handler(result, key): submit `job` again under the same
+-- ticket key (a retry after an infrastructure fault); return its value,
+-- M.RETRIED, from the handler.  The handler runs again with the new result.
+function M.retry(key, job, deadline)
+  local ticket = names[sources[1]] .. sources[1]:submit(job, deadline)
+  aliases[ticket] = key
+  in_flight = in_flight + 1
+  return M.RETRIED
 end
 
 -- Track a ticket another source issued; returns the key tasks await.
@@ -178,11 +192,15 @@ local function pump(timeout_ms)
   local index, ticket, result = core.wait(timeout_ms, table.unpack(sources))
   if not index then return index end
   ticket = names[sources[index]] .. ticket
+  local key = aliases[ticket] or ticket
+  aliases[ticket] = nil
   in_flight = in_flight - 1
-  local handler = handlers[ticket]
-  handlers[ticket] = nil
+  local handler = handlers[key]
   local value = result
-  if handler then value = handler(result) end
+  if handler then value = handler(result, key) end
+  if value == M.RETRIED then return true end
+  handlers[key] = nil
+  ticket = key
   results[ticket] = value
   for _, task in ipairs(waiters[ticket] or {}) do wake(task, value) end
   waiters[ticket] = nil

@@ -175,6 +175,9 @@ function S.execute(ctx)
     status:tick()
   end)
   core.catch_interrupts()
+  -- Script code that never yields back (a busy loop) is stopped STOP_GRACE
+  -- seconds past --max-time or a signal to stop.
+  core.watch(ctx.max_time and run.started + ctx.max_time or nil, S.STOP_GRACE)
 
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
   -- strategy-like table is run with them.
@@ -182,10 +185,26 @@ function S.execute(ctx)
   local ok, result = pcall(sched.run, function()
     local ret = ctx.chunk(args)
     if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
-      ret = ret.run(args)
+      -- A strategy run with the command line's KEY=VALUE: numbers as numbers,
+      -- so its own option checks see them (abc, nan, inf stay strings and are
+      -- refused there).
+      local typed = {}
+      for k, v in pairs(args) do
+        local n = tonumber(v)
+        typed[k] = (n and n == n and n ~= math.huge and n ~= -math.huge)
+          and (math.tointeger(n) or n) or v
+      end
+      ret = ret.run(typed)
     end
     return ret
   end)
+  local stopped = core.unwatch()
+  if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
+  -- An error raised for the script from the engine's call of it (a
+  -- strategy's option check through a tail call) names the script.
+  if not ok and type(result) == "string" and ctx.script then
+    result = result:gsub("^lua/avo/session%.lua:%d+: ", ctx.script .. ": ")
+  end
   status:clear()
   run.llm = avo.llm.totals()
   avo._end()
@@ -219,9 +238,77 @@ function S.summarise(run, final, db)
   end
 end
 
+-- --debug (or AVO_DEBUG=1): errors keep their Lua traceback.
+S.debug = os.getenv("AVO_DEBUG") ~= nil and os.getenv("AVO_DEBUG") ~= ""
+
 function S.error_text(err)
+  if type(err) == "string" and not S.debug then
+    return (err:gsub("\nstack traceback:.*$", ""))
+  end
   if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
+  if type(err) == "table" then
+    local text = err.avo_stopped or err.avo_environment or err.avo_refusal
+    if text then return text end
+  end
   return tostring(err)
+end
+
+-- Seconds script code may go on past --max-time or a signal to stop
+-- before the watchdog stops it (docs: README "Exit status").
+S.STOP_GRACE = 5
+
+-- Exit statuses (README "Exit status").
+S.EXIT_OK, S.EXIT_FAILURE, S.EXIT_USAGE = 0, 1, 2
+S.EXIT_ENVIRONMENT = 3 -- the environment is broken (infrastructure faults)
+
+-- Record how a run that executed ended, print why, and return the exit
+-- status: 128 + the signal number when a signal stopped it (status
+-- `interrupted`), the script's avo.exit status (`stopped`), 0 (`done`) or
+-- 1 (`failed`; 3 when the environment broke).
+function S.finish(archive, run_id, ok, result, run, db, gone)
+  local sig = core.interrupted()
+  local final, code
+  if not ok and type(result) == "table" and result.avo_exit then
+    final, code = "stopped", result.avo_exit
+    if result.message then S.eprintf("%s\n", tostring(result.message)) end
+  elseif sig then
+    final, code = "interrupted", 128 + sig
+    if not ok then S.eprintf("%s\n", S.prefixed(S.error_text(result))) end
+  elseif ok and gone then
+    -- Every worker left for good (remote or Slurm): an end, not a failure.
+    final, code = "stopped", S.EXIT_OK
+    S.eprintf("avo: run stopped early: %s\n", gone)
+  elseif ok and run.infra_unfinished > 0 then
+    final, code = "failed", S.EXIT_ENVIRONMENT
+    S.eprintf("avo: %d evaluation(s) failed on infrastructure faults on every try and were " ..
+      "left unfinished (not charged to the candidates): fix the environment and `avo resume " ..
+      "--db %s` evaluates them again\n", run.infra_unfinished, db)
+  elseif ok then
+    final, code = "done", S.EXIT_OK
+  else
+    final = "failed"
+    code = type(result) == "table" and result.avo_environment and S.EXIT_ENVIRONMENT
+      or S.EXIT_FAILURE
+    S.eprintf("%s\n", S.prefixed(S.error_text(result)))
+  end
+  local wok, werr = archive:run_end(run_id, final)
+  if not wok then
+    S.eprintf("avo: cannot record the end of run %d: %s\n", run_id, werr)
+    if code == S.EXIT_OK then code = S.EXIT_FAILURE end
+  end
+  if ok or sig then S.summarise(run, final, db) end
+  if run.infra_faults > 0 then
+    S.eprintf("avo: %d infrastructure fault(s) retried or left unfinished in this run\n",
+      run.infra_faults)
+  end
+  return code
+end
+
+-- "avo: " before a message that does not start with it already.
+function S.prefixed(msg)
+  msg = tostring(msg)
+  if msg:sub(1, 5) == "avo: " then return msg end
+  return "avo: " .. msg
 end
 
 return S

@@ -858,6 +858,79 @@ static void test_migrate_old_archive(void)
     free(check);
 }
 
+/*
+ * Run ownership: one claim per run at a time (a second handle, as a second
+ * process would, gets AVO_EBUSY naming the owner); the claim ends with the
+ * handle; an owner on another host still marked running needs takeover; a
+ * refused resume is undone by run_restore; read-only opening reads.
+ */
+static void test_run_claim(void)
+{
+    const char *path = tmp_path("claim.db");
+    avo_archive *a = open_ok(path), *b = open_ok(path);
+    avo_run_info info = {.script_path = "s.lua", .seed = 1};
+    int64_t run = 0;
+    char err[AVO_ERRLEN];
+    json_t *prev = NULL;
+    CHECK_INT(avo_archive_run_begin(a, &info, &run, err, sizeof err), 0);
+    CHECK_INT(avo_archive_run_live(b, run), 0);
+    CHECK_INT(avo_archive_run_claim(a, run, 0, &prev, err, sizeof err), 0);
+    CHECK(prev == NULL);
+    CHECK_INT(avo_archive_run_live(b, run), 1);
+    CHECK_INT(avo_archive_run_claim(b, run, 0, &prev, err, sizeof err), AVO_EBUSY);
+    CHECK_CONTAINS(err, "is live: driven by process");
+    /* Another run of the same file is free. */
+    int64_t run2 = 0;
+    CHECK_INT(avo_archive_run_begin(b, &info, &run2, err, sizeof err), 0);
+    CHECK_INT(avo_archive_run_claim(b, run2, 0, NULL, err, sizeof err), 0);
+    avo_archive_free(a); /* the owner ends: its claim with it */
+    avo_archive_free(b);
+
+    /* The run is still `running` with an owner on this host: stale. */
+    a = open_ok(path);
+    CHECK_INT(avo_archive_run_claim(a, run, 0, &prev, err, sizeof err), 0);
+    CHECK(prev != NULL && json_integer_value(json_object_get(prev, "pid")) == getpid());
+    json_decref(prev);
+    avo_archive_free(a);
+
+    /* Another host: refused unless takeover. */
+    sqlite3 *db = NULL;
+    CHECK_INT(sqlite3_open(path, &db), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(db, "UPDATE runs SET owner = '{\"host\":\"far\",\"pid\":7}'", NULL, NULL,
+                           NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+    a = open_ok(path);
+    CHECK_INT(avo_archive_run_claim(a, run, 0, NULL, err, sizeof err), AVO_EBUSY);
+    CHECK_CONTAINS(err, "process 7 on host far");
+    CHECK_CONTAINS(err, "--takeover");
+    CHECK_INT(avo_archive_run_claim(a, run, 1, NULL, err, sizeof err), 0);
+
+    /* run_restore puts status, ended_at, owner back and drops later events. */
+    CHECK_INT(avo_archive_event(a, run, "kept", NULL, err, sizeof err), 0);
+    long long last = raw_int(path, "SELECT max(id) FROM events");
+    CHECK_INT(avo_archive_run_end(a, run, "interrupted", err, sizeof err), 0);
+    CHECK_INT(avo_archive_event(a, run, "resume", NULL, err, sizeof err), 0);
+    CHECK_INT(avo_archive_run_restore(a, run, "stopped", 123.5, NULL, last, err, sizeof err), 0);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM events WHERE kind = 'resume'"), 0);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM events WHERE kind = 'kept'"), 1);
+    char *status = raw_text(path, "SELECT status || ',' || ended_at || ',' || (owner IS NULL)"
+                                  " FROM runs WHERE id = 1");
+    CHECK_STR(status, "stopped,123.5,1");
+    free(status);
+    CHECK_INT(avo_archive_run_end(a, run, "bogus", err, sizeof err), AVO_EINVAL);
+    avo_archive_free(a);
+
+    /* Reading: a writable file opens as usual, a missing one is an error. */
+    avo_archive *r = NULL;
+    CHECK_INT(avo_archive_open_read(&r, path, err, sizeof err), 0);
+    CHECK_INT(avo_archive_readonly(r), 0);
+    avo_archive_free(r);
+    CHECK_INT(avo_archive_open_read(&r, tmp_path("none.db"), err, sizeof err), AVO_EIO);
+    CHECK_CONTAINS(err, "cannot open archive");
+    CHECK(access(tmp_path("none.db"), F_OK) != 0);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -875,6 +948,7 @@ int main(void)
     test_crash_safety();
     test_attempts();
     test_migrate_old_archive();
+    test_run_claim();
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();
 }

@@ -180,6 +180,7 @@ int main(void)
     CHECK_INT(t, victim);
     CHECK_STR(json_string_value(json_object_get(res, "status")), "crashed");
     CHECK_CONTAINS(json_string_value(json_object_get(res, "reason")), "worker died");
+    CHECK(json_is_true(json_object_get(res, "worker_lost")));
     json_decref(res);
     CHECK_INT(avo_pool_submit(pool, ping(), 30, &t), 0);
     CHECK_INT(wait_one(pool, &t, &res), 1);

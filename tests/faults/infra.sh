@@ -1,0 +1,51 @@
+#!/bin/sh
+# Infrastructure faults are not charged to candidates: a compiler that runs
+# out of memory or is killed, and workers killed from outside mid-job, are
+# retried; when they persist the run stops (exit 3) with the candidates left
+# pending, and resume in a working environment finishes them.
+. "$(dirname "$0")/lib.sh"
+fake="$tmp/cc"
+# fake_cc BEHAVIOUR: a compiler that reports a version, then fails that way.
+fake_cc() {
+    cat > "$fake" <<SH
+#!/bin/sh
+[ "\$1" = --version ] && { echo "fakecc 1.0"; exit 0; }
+case "$1" in
+    oom) echo "cc1: out of memory allocating 65536 bytes after a total of 1 bytes" >&2; exit 1 ;;
+    killed) kill -9 \$\$ ;;
+esac
+SH
+    chmod +x "$fake"
+}
+for how in oom killed; do
+    fake_cc $how
+    export AVO_CACHE="$tmp/cache-$how"
+    CC="$fake" expect_exit 1 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
+    expect_in "$tmp/out" ": error — "
+    CC="$fake" expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/$how.db" --jobs 1 --max-evals 6
+    expect_in "$tmp/err" "the environment is broken"
+    [ "$(q "$tmp/$how.db" "SELECT count(*) FROM candidates WHERE status <> 'pending'")" = 0 ] ||
+        fail "a compiler that $how charged a candidate"
+    [ "$(q "$tmp/$how.db" "SELECT status FROM runs")" = failed ] || fail "$how: run not failed"
+    expect_exit 0 "$AVO" resume --db "$tmp/$how.db" --jobs 1
+    [ "$(q "$tmp/$how.db" "SELECT count(*) FROM candidates WHERE status IN ('pending', 'error', 'compile_error')")" = 0 ] ||
+        fail "$how: resume in a working environment left candidates unfinished"
+done
+unset AVO_CACHE
+
+# Workers killed from outside while they run jobs: retried, never `crashed`.
+cp "$AVO" "$tmp/avo-w"
+AVO_TEST_SLOW_MS=0 "$tmp/avo-w" run examples/quickstart.lua --db "$tmp/w.db" --jobs 2 \
+    generations=6 >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+wait_for "$tmp/w.db" "SELECT count(*) FROM candidates WHERE status <> 'pending'"
+for i in 1 2 3; do
+    w=$(pgrep -f "$tmp/avo-w worker" | head -1 || true)
+    [ -n "$w" ] && kill -9 "$w"
+    sleep 0.5
+done
+wait "$pid" || { cat "$tmp/err"; fail "the run did not survive killed workers"; }
+expect_in "$tmp/err" "infrastructure fault, not the candidate's (worker died with signal 9"
+[ "$(q "$tmp/w.db" "SELECT count(*) FROM candidates WHERE status = 'crashed'")" = 0 ] ||
+    fail "a candidate was charged with a killed worker"
+echo "infra: ok"

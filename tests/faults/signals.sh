@@ -1,0 +1,42 @@
+#!/bin/sh
+# Signals: SIGINT, SIGTERM and SIGHUP end a run cleanly with status
+# `interrupted` and exit 128 + the signal (130, 143, 129); the run resumes
+# to the lineage of a run left alone.  A strategy stuck in a busy loop (even
+# inside pcall) is stopped by the watchdog a few seconds after --max-time or
+# a signal, instead of running until SIGKILL.
+. "$(dirname "$0")/lib.sh"
+export AVO_TEST_SLOW_MS=60
+expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/full.db" --seed 9
+lineage "$tmp/full.db" > "$tmp/full.txt"
+
+for sig in INT:130 TERM:143 HUP:129; do
+    name=${sig%%:*} code=${sig##*:}
+    db="$tmp/$name.db"
+    "$AVO" run tests/lua/ga_synthetic.lua --db "$db" --seed 9 >"$tmp/out" 2>"$tmp/err" &
+    pid=$!
+    wait_for "$db" "SELECT count(*) >= 2 FROM candidates WHERE status <> 'pending'"
+    kill -s "$name" "$pid"
+    set +e; wait "$pid"; got=$?; set -e
+    [ "$got" = "$code" ] || { cat "$tmp/err"; fail "SIG$name: exit $got, expected $code"; }
+    [ "$(q "$db" "SELECT status FROM runs")" = interrupted ] || fail "SIG$name: run not 'interrupted'"
+    expect_in "$tmp/err" "avo: interrupted after"
+    whole "$db"
+    expect_exit 0 "$AVO" resume --db "$db"
+    lineage "$db" > "$tmp/resumed.txt"
+    cmp -s "$tmp/full.txt" "$tmp/resumed.txt" || fail "SIG$name: resumed lineage differs"
+done
+
+# The busy loop (tests/faults/busy_loop.lua loops inside pcall forever).
+expect_exit 1 "$AVO" run tests/faults/busy_loop.lua --db "$tmp/b.db" --max-time 1
+expect_in "$tmp/err" "the script still ran 5 s after --max-time"
+[ "$(q "$tmp/b.db" "SELECT status FROM runs")" = failed ] || fail "busy loop run not 'failed'"
+
+"$AVO" run tests/faults/busy_loop.lua --db "$tmp/b2.db" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+wait_for "$tmp/b2.db" "SELECT count(*) FROM candidates WHERE status <> 'pending'"
+kill -s INT "$pid"
+set +e; wait "$pid"; got=$?; set -e
+[ "$got" = 130 ] || { cat "$tmp/err"; fail "busy loop after SIGINT: exit $got, expected 130"; }
+expect_in "$tmp/err" "the script still ran 5 s after the signal to stop"
+[ "$(q "$tmp/b2.db" "SELECT status FROM runs")" = interrupted ] || fail "busy loop run not 'interrupted'"
+echo "signals: ok"
