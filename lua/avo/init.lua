@@ -296,6 +296,12 @@ local function submit_job(r, job, deadline, done)
       r.infra_streak = 0
       return done(result)
     end
+    -- Every worker gone for good (remote or Slurm): not a broken machine but
+    -- the end of the run; the job stays pending for resume, no retry.
+    if r.pool and r.pool.gone and r.pool:gone() then
+      result.infrastructure = true
+      return done(result)
+    end
     tries = tries + 1
     r.infra_streak = r.infra_streak + 1
     r.infra_faults = r.infra_faults + 1
