@@ -1029,7 +1029,9 @@ typedef struct cpu_device {
     const avo_config_spec *cfg;
     kernel_fn ref_fn;
     call_sig sig;
-    const char *status; /* verdict when the device fails: crashed, timeout, wrong, error */
+    const char *status;  /* verdict when the device fails: crashed, timeout, wrong, error */
+    clockid_t cpu_clock; /* the candidate process's CPU-time clock */
+    int use_cpu_clock;
 } cpu_device;
 
 static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
@@ -1091,6 +1093,22 @@ static int candidate_gone(cpu_device *d, char *why, size_t len)
     return -1;
 }
 
+/*
+ * The clock a sample is read from.  A single-threaded kernel is timed by
+ * its process's CPU time, which the kernel accounts and the candidate
+ * cannot touch: it counts the work however the candidate spreads it over
+ * the call, and not the wait for a CPU after the judge's command (or a
+ * preemption) on a busy machine.  A kernel allowed threads is timed by the
+ * wall clock, which its threads' work cannot run ahead of.
+ */
+static double candidate_clock(const cpu_device *d)
+{
+    struct timespec t;
+    if (!d->use_cpu_clock || clock_gettime(d->cpu_clock, &t) < 0)
+        return avo_monotonic();
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /* Send a command and wait for its acknowledgement. */
 static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_t nslots,
                    double *ret_s, char *why, size_t len)
@@ -1102,14 +1120,14 @@ static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_
         snprintf(why, len, "no randomness from getrandom");
         return -1;
     }
-    double t0 = avo_monotonic();
+    double t0 = candidate_clock(d);
     if (write_all(d->cmd_fd, &cmd, sizeof cmd) < 0)
         return candidate_gone(d, why, len);
     uint64_t ack;
     if (read_all(d->ack_fd, &ack, sizeof ack) < 0)
         return candidate_gone(d, why, len);
     if (ret_s)
-        *ret_s = avo_monotonic() - t0;
+        *ret_s = candidate_clock(d) - t0;
     if (ack != cmd.nonce + 1) {
         d->status = "wrong";
         snprintf(why, len, "broke the harness protocol (a forged or early acknowledgement)");
@@ -1275,6 +1293,7 @@ static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_
     d.cand = start_candidate(job, cmd[0], ack[1], region_fd, so_fd);
     if (d.cand < 0)
         judge_done("error", "cannot fork the kernel process");
+    d.use_cpu_clock = spec->threads == 1 && clock_getcpuclockid(d.cand, &d.cpu_clock) == 0;
     close(cmd[0]);
     close(ack[1]);
     close(so_fd);

@@ -20,6 +20,8 @@
 #include "judge.h"
 #include "measure.h"
 
+#define JUDGE_MIN_CHECKS 2 /* timed samples compared with the reference, per config */
+
 typedef struct judge {
     const avo_jobspec *spec;
     const avo_judge_device *dev;
@@ -33,8 +35,9 @@ typedef struct judge {
     avo_measure_view *views;
     char *why;
     size_t why_len;
-    int failed;               /* the device failed (not a wrong answer) */
-    int checked, force_check; /* timed samples compared with the reference; next one must be */
+    int failed;                   /* the device failed (not a wrong answer) */
+    int checked, force_check;     /* timed samples compared with the reference; next one must be */
+    double cand_spent, ref_spent; /* seconds of timed samples, of reference checks */
     double max_error;
 } judge;
 
@@ -248,15 +251,20 @@ static int timed_sample(void *opaque, uint64_t batch, double *ret_s)
     }
 
     /* Half of the samples, chosen in secret, and of those one slot, picked
-     * now that the calls are done: against the reference.  (Every sample
-     * would double the cost of timing a fast kernel against a slow
-     * reference; a kernel skipping work on a fraction f of its calls still
-     * fails with probability 1 - (1 - f/2)^samples.) */
+     * now that the calls are done: against the reference, while the time
+     * spent on the reference stays within the time spent timing (a slow
+     * reference would otherwise multiply the cost of timing a fast kernel),
+     * and at least JUDGE_MIN_CHECKS per config.  A kernel skipping work on
+     * a fraction f of its calls fails with probability at least
+     * 1 - (1 - f)^JUDGE_MIN_CHECKS per config. */
     size_t pick, coin;
     if (secret_index(slots, &pick) < 0 || secret_index(2, &coin) < 0)
         return device_failed(j, wrong(j, "%s", "no randomness from getrandom"));
     *ret_s = t / (double)slots;
-    if (coin && !j->force_check)
+    j->cand_spent += t;
+    int check = j->force_check ||
+                (coin && (j->checked < JUDGE_MIN_CHECKS || j->ref_spent <= j->cand_spent));
+    if (!check)
         return 0;
     j->checked++;
     for (size_t i = 0; i < spec->nargs; i++) {
@@ -268,8 +276,10 @@ static int timed_sample(void *opaque, uint64_t batch, double *ret_s)
             memcpy(j->saved[i], j->ref[i], j->bytes[i]);
         }
     }
+    double r0 = avo_monotonic();
     if ((rc = j->dev->run_reference(j->dev->self, j->cfg, j->ref, j->why, j->why_len)) < 0)
         return device_failed(j, rc);
+    j->ref_spent += avo_monotonic() - r0;
     if (check_slot(j, pick, j->saved) < 0) {
         char detail[512];
         snprintf(detail, sizeof detail, "%s", j->why);
@@ -311,10 +321,10 @@ int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
             max_batch *= 2;
         avo_measure_timing t;
         rc = avo_measure_time(spec, max_batch, timed_sample, &j, &t);
-        if (rc == 0 && j.checked == 0) {
-            /* One more sample like the others, so at least one is checked. */
+        /* More samples like the others, until enough were checked. */
+        j.force_check = 1;
+        while (rc == 0 && j.checked < JUDGE_MIN_CHECKS) {
             double s;
-            j.force_check = 1;
             rc = timed_sample(&j, t.batch ? t.batch : 1, &s);
         }
         if (rc < 0)

@@ -13,12 +13,14 @@
  *      (reproducible), each compared with the reference on the same inputs;
  *   2. timing (timed configs): avo_measure_time's policy, where each sample
  *      runs the candidate once on each of `batch` slots holding inputs drawn
- *      from the kernel's secret random source (never seen before, never
- *      predictable from the seed), outputs poisoned; after every sample all
- *      slots are checked (guards, inputs untouched, outputs written and
- *      finite) and one slot picked at random afterwards is compared with the
- *      reference, so skipping work on timed calls, caching across calls or
- *      answering from a clock fails the candidate;
+ *      from a CSPRNG (never seen before, never predictable from the seed),
+ *      outputs poisoned; after every sample all slots are checked (guards,
+ *      inputs untouched, outputs written and finite), and in half of the
+ *      samples, chosen in secret, one slot picked afterwards is compared
+ *      with the reference (at least JUDGE_MIN_CHECKS per config, more while
+ *      reference time stays within timed time), so skipping work on timed
+ *      calls, caching across calls or answering from a clock fails the
+ *      candidate;
  *   3. check configs: sizes outside the listed configs, verified like (1).
  */
 #ifndef AVO_JUDGE_H
