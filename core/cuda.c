@@ -34,9 +34,9 @@
 
 #include "avo.h"
 #include "backend.h"
-#include "cuda.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
+#include "cuda_pure.h"
 #include "hash.h"
 #include "proto.h"
 #include "supervise.h"
@@ -272,18 +272,7 @@ static const avo_jobspec_rules cuda_rules = {
 static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
-    s->source = json_string_value(json_object_get(job, "source"));
-    s->entry = json_string_value(json_object_get(job, "entry"));
-    const json_t *ref = json_object_get(job, "reference");
-    s->ref_source = json_string_value(json_object_get(ref, "source"));
-    s->ref_entry = json_string_value(json_object_get(ref, "entry"));
     s->compile_only = json_is_true(json_object_get(job, "compile_only"));
-    if (!s->source)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"source\" string");
-    if (!s->entry || !*s->entry)
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"entry\" string");
-    if (!s->compile_only && (!s->ref_source || !s->ref_entry))
-        return avo_error(err, errlen, AVO_EINVAL, "job has no \"reference\" {source, entry}");
     const json_t *arch = json_object_get(job, "arch");
     if (arch && !json_is_null(arch)) {
         s->arch = json_string_value(arch);
@@ -333,7 +322,16 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
 
     rc = avo_jobspec_parse(job, &cuda_rules, &s->spec, err, errlen);
     if (rc == 0)
-        rc = parse_launches(job, s, err, errlen);
+        rc = avo_jobspec_need_sources(&s->spec, !s->compile_only, err, errlen);
+    if (rc < 0)
+        return rc;
+    s->source = s->spec.source;
+    s->entry = s->spec.entry;
+    s->ref_source = s->spec.ref_source;
+    s->ref_entry = s->spec.ref_entry;
+    if (!*s->entry)
+        return avo_error(err, errlen, AVO_EINVAL, "job has an empty \"entry\"");
+    rc = parse_launches(job, s, err, errlen);
     return rc;
 }
 

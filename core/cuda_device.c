@@ -37,7 +37,7 @@
 
 #include "avo.h"
 #include "backend.h"
-#include "cuda.h"
+#include "cuda_pure.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
 #include "judge.h"

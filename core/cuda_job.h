@@ -9,7 +9,7 @@
 #include <jansson.h>
 
 #include "cubin.h"
-#include "cuda.h"
+#include "cuda_pure.h"
 #include "jobspec.h"
 
 /* The shared part of a job (jobspec.h) and what only this backend reads. */

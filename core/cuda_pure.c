@@ -1,5 +1,5 @@
 /*
- * cuda_pure.c — the GPU-free rules of the CUDA backend (see cuda.h): launch
+ * cuda_pure.c — the GPU-free rules of the CUDA backend (see cuda_pure.h): launch
  * specs and device limits, argument packing, and the #include gate.  No I/O,
  * no globals.  Element types live in dtype.c.
  */
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "avo.h"
-#include "cuda.h"
+#include "cuda_pure.h"
 
 /* ----------------------------------------------------------------- launch */
 

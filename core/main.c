@@ -17,7 +17,7 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "cli.h"
-#include "cuda.h"
+#include "cuda_pure.h"
 #include "host.h"
 #include "worker.h"
 

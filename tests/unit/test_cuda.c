@@ -12,7 +12,7 @@
 #include "avo.h"
 #include "backend.h"
 #include "cubin.h"
-#include "cuda.h"
+#include "cuda_pure.h"
 #include "cuda_api.h"
 
 #include "check.h"

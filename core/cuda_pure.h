@@ -1,5 +1,5 @@
 /*
- * cuda.h — the CUDA backend's parts that need no GPU and no CUDA library:
+ * cuda_pure.h — the CUDA backend's parts that need no GPU and no CUDA library:
  * launch specs and their validation against device limits, kernel argument
  * packing, and the #include gate (element types: dtype.h).  The backend itself is
  * avo_backend_cuda (backend.h); docs/protocol.md describes its jobs.
@@ -7,8 +7,8 @@
  * These are pure functions (no I/O, no globals) so that the unit tests check
  * every rule a candidate or an evaluator can break without a device.
  */
-#ifndef AVO_CUDA_H
-#define AVO_CUDA_H
+#ifndef AVO_CUDA_PURE_H
+#define AVO_CUDA_PURE_H
 
 #include <jansson.h>
 #include <stddef.h>
