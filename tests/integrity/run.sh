@@ -70,7 +70,8 @@ if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
         # The build is out of uid 65534's reach (a checkout under /root):
         # that mode runs a copy of the binary and this suite it can read.
         stage=$(mktemp -d /tmp/avo-integrity-stage.XXXXXX) && mkdir -p "$stage/tests" &&
-            cp -r "$here" "$stage/tests/" && cp "$avo" "$stage/avo" && chmod -R a+rX "$stage"
+            cp -r "$here" "$stage/tests/" && cp -r "$src/strategies" "$src/operators" "$stage/" &&
+            cp "$avo" "$stage/avo" && chmod -R a+rX "$stage"
         script=$stage/tests/integrity/run.sh
         nobody_env="AVO_SOURCE_ROOT=$stage AVO=$stage/avo AVO_PATH=$stage"
         nobody_avo=$stage/avo
