@@ -15,9 +15,15 @@
 -- this script on the CPU emulator with small configs).
 -- Afterwards: examples/gqa_transfer.lua id=<best id> db=<this archive>.
 local avo = require "avo"
-local args = ... or {}
+local args = avo.options(..., {
+  evaluator = { type = "string", default = "cuda/attention_mha" },
+  steps = { type = "integer", min = 0 }, -- default below: 10 when no budget is given
+  lineages = { type = "integer", default = 1, min = 1 },
+  kb = { type = "string" },
+  stall = { type = "integer", default = 5, min = 0 },
+})
 
-local EVALUATOR = args.evaluator or "cuda/attention_mha"
+local EVALUATOR = args.evaluator
 
 local ok, why = avo.llm.configured()
 if not ok then
@@ -44,11 +50,11 @@ local b = avo.budget()
 local budgeted = b.max_evaluations or b.max_seconds or b.max_usd or b.max_tokens
 return avo.strategy("avo").run{
   evaluator = EVALUATOR,
-  steps = tonumber(args.steps) or (not budgeted and 10 or nil),
-  lineages = tonumber(args.lineages) or 1,
+  steps = args.steps or (not budgeted and 10 or nil),
+  lineages = args.lineages,
   migration_interval = 4,
   kb = args.kb, kb_dirs = { "kernels/kb" },
   agent = { max_turns = 60, max_evaluations = 12, max_seconds = 3600, retime_rounds = 3,
             context_tokens = 80000 },
-  supervisor = { stall_steps = tonumber(args.stall) or 5, directions = 5 },
+  supervisor = { stall_steps = args.stall, directions = 5 },
 }

@@ -22,7 +22,16 @@
 -- into it),
 -- evaluator=NAME (default cpu/sgemm).
 local avo = require "avo"
-local args = ... or {}
+local args = avo.options(..., {
+  evaluator = { type = "string", default = "cpu/sgemm" },
+  steps = { type = "integer", min = 0 }, -- default below: 10 when no budget is given
+  lineages = { type = "integer", default = 1, min = 1 },
+  kb = { type = "string" },
+  max_turns = { type = "integer", default = 30, min = 1 },
+  max_tokens = { type = "integer", min = 1 },
+  context_tokens = { type = "integer", min = 1 },
+  stall = { type = "integer", default = 3, min = 0 },
+})
 
 local ok, why = avo.llm.configured()
 if not ok then
@@ -36,12 +45,11 @@ end
 local b = avo.budget()
 local budgeted = b.max_evaluations or b.max_seconds or b.max_usd or b.max_tokens
 return avo.strategy("avo").run{
-  evaluator = args.evaluator or "cpu/sgemm",
-  steps = tonumber(args.steps) or (not budgeted and 10 or nil),
-  lineages = tonumber(args.lineages) or 1,
+  evaluator = args.evaluator,
+  steps = args.steps or (not budgeted and 10 or nil),
+  lineages = args.lineages,
   kb = args.kb, kb_dirs = { "kernels/kb" },
-  agent = { max_turns = tonumber(args.max_turns) or 30, max_evaluations = 8, retime_rounds = 3,
-            max_tokens = tonumber(args.max_tokens),
-            context_tokens = math.tointeger(tonumber(args.context_tokens)) },
-  supervisor = { stall_steps = tonumber(args.stall) or 3, directions = 4 },
+  agent = { max_turns = args.max_turns, max_evaluations = 8, retime_rounds = 3,
+            max_tokens = args.max_tokens, context_tokens = args.context_tokens },
+  supervisor = { stall_steps = args.stall, directions = 4 },
 }

@@ -9,12 +9,16 @@
 -- with CUDA events, L2 flushed before every sample.  Knob combinations the
 -- GPU cannot launch (more than 1024 threads per block) come back `invalid`.
 local avo = require "avo"
-local args = ... or {}
+local args = avo.options(..., {
+  evaluator = { type = "string", default = "cuda/gemm_bf16" },
+  population = { type = "integer", default = 8, min = 2 },
+  generations = { type = "integer", default = 6, min = 0 },
+})
 
 return avo.strategy("ga").run{
-  evaluator = args.evaluator or "cuda/gemm_bf16",
-  population = tonumber(args.population) or 8,
-  generations = tonumber(args.generations) or 6,
+  evaluator = args.evaluator,
+  population = args.population,
+  generations = args.generations,
   elite = 2,
   tournament = 3,
   crossover_rate = 0.3,

@@ -12,12 +12,19 @@
 -- archive), evaluator=NAME (default cuda/attention_gqa).
 local avo = require "avo"
 local core = require "avo.core"
-local args = ... or {}
+local args = avo.options(..., {
+  id = { type = "integer", min = 1 }, -- required
+  db = { type = "string" },           -- required
+  evaluator = { type = "string", default = "cuda/attention_gqa" },
+  steps = { type = "integer", min = 0 }, -- default below: 10 when no budget is given
+  kb = { type = "string" },
+  stall = { type = "integer", default = 4, min = 0 },
+})
 
-local EVALUATOR = args.evaluator or "cuda/attention_gqa"
+local EVALUATOR = args.evaluator
 local usage = "usage: avo run examples/gqa_transfer.lua id=<candidate id> db=<archive of the MHA run>"
 
-local id = math.tointeger(tonumber(args.id or ""))
+local id = args.id
 if not id or not args.db then avo.exit(2, "examples/gqa_transfer.lua: " .. usage) end
 local ok, why = avo.llm.configured()
 if not ok then avo.exit(2, "examples/gqa_transfer.lua: " .. why) end
@@ -51,8 +58,8 @@ local b = avo.budget()
 local budgeted = b.max_evaluations or b.max_seconds or b.max_usd or b.max_tokens
 return avo.strategy("avo").run{
   evaluator = EVALUATOR, start = start,
-  steps = tonumber(args.steps) or (not budgeted and 10 or nil),
+  steps = args.steps or (not budgeted and 10 or nil),
   kb = args.kb, kb_dirs = { "kernels/kb" },
   agent = { max_turns = 60, max_evaluations = 12, max_seconds = 3600, context_tokens = 80000 },
-  supervisor = { stall_steps = tonumber(args.stall) or 4 },
+  supervisor = { stall_steps = args.stall },
 }

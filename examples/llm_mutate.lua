@@ -17,7 +17,15 @@
 -- default 1 each; 0 keeps prompts short for a small context window),
 -- fix_attempts=N (tries after an answer that does not apply, default 1).
 local avo = require "avo"
-local args = ...
+local args = avo.options(..., {
+  population = { type = "integer", default = 8, min = 2 },
+  generations = { type = "integer", default = 10, min = 0 },
+  llm_weight = { type = "number", default = 2, min = 0 },
+  top = { type = "integer", default = 1, min = 0 },
+  diverse = { type = "integer", default = 1, min = 0 },
+  max_tokens = { type = "integer", min = 1 },
+  fix_attempts = { type = "integer", min = 0 },
+})
 
 local ok, why = avo.llm.configured()
 if not ok then
@@ -28,12 +36,12 @@ end
 
 return avo.strategy("ga").run{
   evaluator = "cpu/sgemm",
-  population = tonumber(args.population) or 8,
-  generations = tonumber(args.generations) or 10,
+  population = args.population,
+  generations = args.generations,
   crossover_rate = 0.2,
-  operators = { llm_mutate = tonumber(args.llm_weight) or 2, param_tweak = 1 },
+  operators = { llm_mutate = args.llm_weight, param_tweak = 1 },
   operator_options = { llm_mutate = {
-    top = tonumber(args.top) or 1, diverse = tonumber(args.diverse) or 1, temperature = 0.7,
-    max_tokens = tonumber(args.max_tokens), fix_attempts = tonumber(args.fix_attempts),
+    top = args.top, diverse = args.diverse, temperature = 0.7,
+    max_tokens = args.max_tokens, fix_attempts = args.fix_attempts,
   } },
 }

@@ -939,7 +939,9 @@ avo.options(args, spec [, who]) -> table
   converted: spec maps each accepted name to { type = "integer" | "number" |
   "string" | "boolean", default = value, min = n, max = n }.  An unknown
   name, or a value that is not of its type (abc, nan, inf for numbers) or
-  out of range, is an error at the script's line naming the argument.
+  out of range, is a usage error: the run ends at once with exit status 2
+  (recorded as stopped) and a message naming the script's line and the
+  argument.
 ]]
 function avo.options(args, spec, who)
   if args == nil then args = {} end
@@ -947,6 +949,13 @@ function avo.options(args, spec, who)
     error("avo.options: expected the script's arguments (...) and a table of options", 2)
   end
   who = who or "argument"
+  -- "script:line: " of the caller, as error(msg, 2) would say it.
+  local function refuse(msg)
+    local info = debug.getinfo(3, "Sl")
+    local where = info and info.currentline > 0 and
+      ("%s:%d: "):format(info.short_src, info.currentline) or ""
+    error({ avo_exit = 2, message = "avo: " .. where .. msg }, 0)
+  end
   local names = {}
   for name in pairs(spec) do names[#names + 1] = name end
   table.sort(names)
@@ -954,8 +963,8 @@ function avo.options(args, spec, who)
   for name, text in pairs(args) do
     local s = spec[name]
     if not s then
-      error(("%s '%s' is not an option of this script (options: %s)"):format(who, tostring(name),
-        #names > 0 and table.concat(names, ", ") or "none"), 2)
+      refuse(("%s '%s' is not an option of this script (options: %s)"):format(who, tostring(name),
+        #names > 0 and table.concat(names, ", ") or "none"))
     end
     local v = text
     if type(text) == "string" then
@@ -975,7 +984,7 @@ function avo.options(args, spec, who)
     elseif s.min then expected = ("%s >= %s"):format(expected, s.min)
     elseif s.max then expected = ("%s <= %s"):format(expected, s.max) end
     if v == nil or (type(v) == "number" and ((s.min and v < s.min) or (s.max and v > s.max))) then
-      error(("%s %s=%s must be %s"):format(who, name, tostring(text), expected), 2)
+      refuse(("%s %s=%s must be %s"):format(who, name, tostring(text), expected))
     end
     out[name] = v
   end

@@ -33,13 +33,57 @@ ls "$tmp" | grep -q '\.tmp\.' && fail "a temporary output file was left behind"
 
 # -- KEY=VALUE against avo.options (examples/quickstart.lua)
 for bad in population=abc population=nan population=1 generations=-1; do
-    expect_exit 1 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" "$bad"
-    expect_in "$tmp/err" "examples/quickstart.lua:13: argument $bad must be an integer"
+    expect_exit 2 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" "$bad"
+    expect_in "$tmp/err" "avo: examples/quickstart.lua:13: argument $bad must be an integer"
 done
-expect_exit 1 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" populaton=5
+expect_exit 2 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" populaton=5
 expect_in "$tmp/err" "argument 'populaton' is not an option of this script (options: generations, population)"
 expect_exit 2 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" population=4 population=5
 expect_in "$tmp/err" "argument 'population' is given twice"
+[ "$(q "$tmp/q.db" "SELECT count(*) FROM candidates")" = 0 ] || fail "a refused argument started evaluating"
+[ "$(q "$tmp/q.db" "SELECT group_concat(DISTINCT status) FROM runs")" = stopped ] ||
+    fail "a run refused for its arguments is not recorded as stopped"
+# Every example checks its arguments the same way, before anything else: no
+# GPU, no LLM configuration and no evaluation is needed to refuse them.
+(
+    unset AVO_LLM_PROVIDER AVO_LLM_SCRIPT AVO_LLM_MODEL AVO_LLM_API_KEY AVO_LLM_BASE_URL
+    for case in \
+        "avo_cpu.lua:steps=abc:must be an integer >= 0" \
+        "avo_cpu.lua:steps=nan:must be an integer >= 0" \
+        "avo_cpu.lua:lineages=0:must be an integer >= 1" \
+        "avo_cpu.lua:max_turns=2.5:must be an integer >= 1" \
+        "avo_cpu.lua:context_tokens=inf:must be an integer >= 1" \
+        "avo_cpu.lua:stall=-1:must be an integer >= 0" \
+        "avo_attention.lua:steps=-3:must be an integer >= 0" \
+        "avo_attention.lua:lineages=x:must be an integer >= 1" \
+        "avo_attention.lua:stall=nan:must be an integer >= 0" \
+        "gpu_quick.lua:generations=-1:must be an integer >= 0" \
+        "gpu_quick.lua:population=abc:must be an integer >= 2" \
+        "gqa_transfer.lua:id=abc:must be an integer >= 1" \
+        "gqa_transfer.lua:steps=1e400:must be an integer >= 0" \
+        "llm_mutate.lua:population=0:must be an integer >= 2" \
+        "llm_mutate.lua:llm_weight=nan:must be a finite number >= 0" \
+        "llm_mutate.lua:top=-1:must be an integer >= 0" \
+        "llm_mutate.lua:max_tokens=0:must be an integer >= 1" \
+        "llm_mutate.lua:fix_attempts=one:must be an integer >= 0"; do
+        script=${case%%:*} rest=${case#*:}
+        arg=${rest%%:*} why=${rest#*:}
+        rm -f "$tmp/x.db"
+        expect_exit 2 "$AVO" run "examples/$script" --db "$tmp/x.db" "$arg"
+        expect_in "$tmp/err" "examples/$script:"
+        expect_in "$tmp/err" "argument $arg $why"
+        [ "$(q "$tmp/x.db" "SELECT count(*) FROM candidates")" = 0 ] ||
+            fail "examples/$script $arg started evaluating"
+    done
+    for script in avo_cpu avo_attention gpu_quick gqa_transfer llm_mutate; do
+        expect_exit 2 "$AVO" run "examples/$script.lua" --db "$tmp/x.db" stal=2
+        expect_in "$tmp/err" "examples/$script.lua:"
+        expect_in "$tmp/err" "argument 'stal' is not an option of this script"
+    done
+    # A valid argument list gets past the check (to the missing LLM setup).
+    expect_exit 2 "$AVO" run examples/avo_cpu.lua --db "$tmp/x.db" steps=2 stall=1 kb="$tmp/kb.db"
+    expect_in "$tmp/err" "AVO_LLM_PROVIDER"
+)
 # ... and against the strategy's options when the script returns a strategy.
 printf 'return require("avo").strategy("ga")\n' > "$tmp/strategy.lua"
 expect_exit 1 "$AVO" run "$tmp/strategy.lua" --db "$tmp/q.db" evaluator=tests/lua/evaluators/synthetic.lua population=abc
