@@ -434,14 +434,9 @@ int avo_judge_fill_secret(void *buf, avo_dtype type, double lo, double hi, size_
     default:
         break;
     }
-    int64_t ilo = (int64_t)ceil(lo), ihi = (int64_t)floor(hi);
-    if (type == AVO_DT_I32) {
-        ilo = ilo < INT32_MIN ? INT32_MIN : ilo;
-        ihi = ihi > INT32_MAX ? INT32_MAX : ihi;
-    }
-    if (ihi < ilo)
-        ihi = ilo;
-    uint64_t range = (uint64_t)ihi - (uint64_t)ilo + 1; /* 0: all of 2^64 */
+    int64_t ilo;
+    uint64_t range;
+    avo_measure_int_range(type, lo, hi, &ilo, &range);
     for (size_t i = 0; i < n; i++) {
         if (type == AVO_DT_I32) {
             uint32_t u = ((uint32_t *)buf)[i];

@@ -25,6 +25,20 @@ static float uniform_f32(double lo, double hi, avo_pcg32 *rng, avo_measure_draw 
     return (float)(lo + (hi - lo) * avo_pcg32_float(rng));
 }
 
+void avo_measure_int_range(avo_dtype type, double lo, double hi, int64_t *ret_lo,
+                           uint64_t *ret_span)
+{
+    int64_t ilo = (int64_t)ceil(lo), ihi = (int64_t)floor(hi);
+    if (type == AVO_DT_I32) {
+        ilo = ilo < INT32_MIN ? INT32_MIN : ilo;
+        ihi = ihi > INT32_MAX ? INT32_MAX : ihi;
+    }
+    if (ihi < ilo)
+        ihi = ilo;
+    *ret_lo = ilo;
+    *ret_span = (uint64_t)ihi - (uint64_t)ilo + 1; /* 0 means all of 2^64 */
+}
+
 void avo_measure_fill_uniform(void *buf, avo_dtype type, double lo, double hi, size_t n,
                               avo_pcg32 *rng, avo_measure_draw draw)
 {
@@ -48,14 +62,9 @@ void avo_measure_fill_uniform(void *buf, avo_dtype type, double lo, double hi, s
     default:
         break;
     }
-    int64_t ilo = (int64_t)ceil(lo), ihi = (int64_t)floor(hi);
-    if (type == AVO_DT_I32) {
-        ilo = ilo < INT32_MIN ? INT32_MIN : ilo;
-        ihi = ihi > INT32_MAX ? INT32_MAX : ihi;
-    }
-    if (ihi < ilo)
-        ihi = ilo;
-    uint64_t span = (uint64_t)ihi - (uint64_t)ilo + 1; /* 0 means all of 2^64 */
+    int64_t ilo;
+    uint64_t span;
+    avo_measure_int_range(type, lo, hi, &ilo, &span);
     for (size_t i = 0; i < n; i++) {
         uint64_t r;
         if (span != 0 && span <= UINT32_MAX)

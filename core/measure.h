@@ -42,6 +42,11 @@ typedef enum avo_measure_draw { AVO_DRAW_DOUBLE, AVO_DRAW_FLOAT } avo_measure_dr
 void avo_measure_fill_uniform(void *buf, avo_dtype type, double lo, double hi, size_t n,
                               avo_pcg32 *rng, avo_measure_draw draw);
 
+/* The integers of `type` in [lo, hi] (clamped to the type; an empty range
+ * becomes {lo}): the first, and how many (0 meaning all 2^64). */
+void avo_measure_int_range(avo_dtype type, double lo, double hi, int64_t *ret_lo,
+                           uint64_t *ret_span);
+
 /* ------------------------------------------------------------------ poison */
 
 /* The poison bit pattern of `type` in the low avo_dtype_size(type) bytes: a
