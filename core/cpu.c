@@ -1032,6 +1032,7 @@ typedef struct cpu_device {
     const char *status;  /* verdict when the device fails: crashed, timeout, wrong, error */
     clockid_t cpu_clock; /* the candidate process's CPU-time clock */
     int use_cpu_clock;
+    int stopped; /* SIGSTOPped after its last call, until the next command */
 } cpu_device;
 
 static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
@@ -1065,14 +1066,11 @@ static int guard_intact(const unsigned char *p, size_t n, size_t phase)
 }
 
 /* The candidate died or hung up: name how, reaping it. */
-static int candidate_gone(cpu_device *d, char *why, size_t len)
+/* Name how the candidate ended (wait status and usage of its reap). */
+static int candidate_ended(cpu_device *d, int status, const struct rusage *usage, char *why,
+                           size_t len)
 {
-    int status = 0;
-    kill(d->cand, SIGKILL);
-    struct rusage usage = {0};
-    while (wait4(d->cand, &status, 0, &usage) < 0 && errno == EINTR)
-        ;
-    double cpu = timeval_s(usage.ru_utime) + timeval_s(usage.ru_stime);
+    double cpu = timeval_s(usage->ru_utime) + timeval_s(usage->ru_stime);
     d->cand = -1;
     d->status = "crashed";
     if (WIFSIGNALED(status)) {
@@ -1091,6 +1089,36 @@ static int candidate_gone(cpu_device *d, char *why, size_t len)
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     }
     return -1;
+}
+
+/* The candidate died or hung up: kill and reap it, name how. */
+static int candidate_gone(cpu_device *d, char *why, size_t len)
+{
+    int status = 0;
+    kill(d->cand, SIGKILL);
+    struct rusage usage = {0};
+    while (wait4(d->cand, &status, 0, &usage) < 0 && errno == EINTR)
+        ;
+    return candidate_ended(d, status, &usage, why, len);
+}
+
+/*
+ * Stop the candidate once it has answered a call, so nothing it does after
+ * its acknowledgement (finishing outputs while the judge checks them, off
+ * the clock) can happen: it stays stopped until the next command.
+ */
+static int candidate_stop(cpu_device *d, char *why, size_t len)
+{
+    int status = 0;
+    struct rusage usage = {0};
+    kill(d->cand, SIGSTOP);
+    while (wait4(d->cand, &status, WUNTRACED, &usage) < 0 && errno == EINTR)
+        ;
+    if (WIFSTOPPED(status)) {
+        d->stopped = 1;
+        return 0;
+    }
+    return candidate_ended(d, status, &usage, why, len);
 }
 
 /*
@@ -1120,6 +1148,10 @@ static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_
         snprintf(why, len, "no randomness from getrandom");
         return -1;
     }
+    if (d->stopped) {
+        kill(d->cand, SIGCONT);
+        d->stopped = 0;
+    }
     double t0 = candidate_clock(d);
     if (write_all(d->cmd_fd, &cmd, sizeof cmd) < 0)
         return candidate_gone(d, why, len);
@@ -1133,7 +1165,7 @@ static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_
         snprintf(why, len, "broke the harness protocol (a forged or early acknowledgement)");
         return -1;
     }
-    return 0;
+    return op == CMD_CALL ? candidate_stop(d, why, len) : 0;
 }
 
 static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max_slots,
