@@ -1035,37 +1035,6 @@ typedef struct cpu_device {
     int stopped; /* SIGSTOPped after its last call, until the next command */
 } cpu_device;
 
-static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
-
-static void fill_guard(unsigned char *p, size_t n, size_t phase)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = guard_pattern[(phase + i) % sizeof guard_pattern];
-}
-
-/* `p` sits at offset `phase` of a page-aligned region: from an 8-aligned
- * offset on the pattern is one word, compared a word at a time. */
-static int guard_intact(const unsigned char *p, size_t n, size_t phase)
-{
-    size_t i = 0;
-    for (; i < n && (phase + i) % 8 != 0; i++)
-        if (p[i] != guard_pattern[(phase + i) % 8])
-            return 0;
-    uint64_t word;
-    memcpy(&word, guard_pattern, 8);
-    for (; i + 8 <= n; i += 8) {
-        uint64_t v;
-        memcpy(&v, p + i, 8);
-        if (v != word)
-            return 0;
-    }
-    for (; i < n; i++)
-        if (p[i] != guard_pattern[(phase + i) % 8])
-            return 0;
-    return 1;
-}
-
-/* The candidate died or hung up: name how, reaping it. */
 /* Name how the candidate ended (wait status and usage of its reap). */
 static int candidate_ended(cpu_device *d, int status, const struct rusage *usage, char *why,
                            size_t len)
@@ -1206,7 +1175,7 @@ static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, siz
     d->region_bytes = bytes;
     d->slots = nslots;
     d->cfg = cfg;
-    fill_guard(d->region, bytes, 0);
+    avo_measure_guard_fill_at(d->region, bytes, 0);
     return command(d, CMD_LAYOUT, cfg, nslots, NULL, why, len);
 }
 
@@ -1227,7 +1196,7 @@ static int dev_guards_intact(void *self, size_t slot, const char **ret_arg)
         if (spec->args[i].kind == AVO_ARG_SCALAR)
             continue;
         size_t start = d->l.offset[i], end = start + d->l.bytes[i];
-        if (!guard_intact(d->region + base + at, start - at, base + at)) {
+        if (!avo_measure_guard_intact_at(d->region + base + at, start - at, base + at)) {
             *ret_arg = spec->args[i].name;
             return 0;
         }
@@ -1235,13 +1204,13 @@ static int dev_guards_intact(void *self, size_t slot, const char **ret_arg)
         size_t next = (end + d->l.page - 1) / d->l.page * d->l.page + d->l.page;
         if (d->l.bytes[i] == 0)
             next = (start + 1 + d->l.page - 1) / d->l.page * d->l.page + d->l.page;
-        if (!guard_intact(d->region + base + at, next - at, base + at)) {
+        if (!avo_measure_guard_intact_at(d->region + base + at, next - at, base + at)) {
             *ret_arg = spec->args[i].name;
             return 0;
         }
         at = next;
     }
-    return guard_intact(d->region + base + at, d->l.slot_bytes - at, base + at);
+    return avo_measure_guard_intact_at(d->region + base + at, d->l.slot_bytes - at, base + at);
 }
 
 static int dev_run_candidate(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,

@@ -151,18 +151,40 @@ double avo_measure_element(const void *buf, avo_dtype type, size_t i)
 
 static const unsigned char guard_pattern[8] = {0xa7, 0x5c, 0x3e, 0x91, 0xd2, 0x48, 0x6b, 0xf0};
 
-void avo_measure_guard_fill(unsigned char *p, size_t n)
+void avo_measure_guard_fill_at(unsigned char *p, size_t n, size_t phase)
 {
     for (size_t i = 0; i < n; i++)
-        p[i] = guard_pattern[i % sizeof guard_pattern];
+        p[i] = guard_pattern[(phase + i) % sizeof guard_pattern];
+}
+
+int avo_measure_guard_intact_at(const unsigned char *p, size_t n, size_t phase)
+{
+    size_t i = 0;
+    for (; i < n && (phase + i) % 8 != 0; i++)
+        if (p[i] != guard_pattern[(phase + i) % 8])
+            return 0;
+    uint64_t word; /* from an 8-aligned phase on, the pattern is one word */
+    memcpy(&word, guard_pattern, 8);
+    for (; i + 8 <= n; i += 8) {
+        uint64_t v;
+        memcpy(&v, p + i, 8);
+        if (v != word)
+            return 0;
+    }
+    for (; i < n; i++)
+        if (p[i] != guard_pattern[(phase + i) % 8])
+            return 0;
+    return 1;
+}
+
+void avo_measure_guard_fill(unsigned char *p, size_t n)
+{
+    avo_measure_guard_fill_at(p, n, 0);
 }
 
 int avo_measure_guard_intact(const unsigned char *p, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
-        if (p[i] != guard_pattern[i % sizeof guard_pattern])
-            return 0;
-    return 1;
+    return avo_measure_guard_intact_at(p, n, 0);
 }
 
 static int is_output(const avo_arg_spec *arg)

@@ -68,6 +68,11 @@ double avo_measure_element(const void *buf, avo_dtype type, size_t i);
 void avo_measure_guard_fill(unsigned char *p, size_t n);
 int avo_measure_guard_intact(const unsigned char *p, size_t n);
 
+/* The same for bytes at offset `phase` of a longer guarded stretch (the
+ * pattern continues across it); checked a word at a time. */
+void avo_measure_guard_fill_at(unsigned char *p, size_t n, size_t phase);
+int avo_measure_guard_intact_at(const unsigned char *p, size_t n, size_t phase);
+
 /* ----------------------------------------------------------------- checking */
 
 /* Host copies of one argument's buffers after a call. */
