@@ -593,12 +593,8 @@ static int make_compile_dir(const char *cache_dir, const char *key, char *dir, s
     snprintf(dir, len, "%s/tmp-%s-XXXXXX", cache_dir, key);
     if (!mkdtemp(dir))
         return -errno;
-    if (geteuid() == 0) {
-        const char *s = getenv("AVO_SANDBOX_UID");
-        uid_t id = s && *s ? (uid_t)strtoul(s, NULL, 10) : 65534;
-        if (chown(dir, id, id) < 0)
-            return -errno;
-    }
+    if (geteuid() == 0 && chown(dir, avo_sandbox_uid(), avo_sandbox_uid()) < 0)
+        return -errno;
     return chmod(dir, 0700) < 0 ? -errno : 0;
 }
 

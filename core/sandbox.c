@@ -55,8 +55,7 @@ static int weak_mode(void)
     return !strcmp(avo_sandbox_mode(), "weak");
 }
 
-/* The uid root drops to: AVO_SANDBOX_UID, else nobody. */
-static uid_t sandbox_uid(void)
+uid_t avo_sandbox_uid(void)
 {
     const char *s = getenv("AVO_SANDBOX_UID");
     char *end;
@@ -300,7 +299,7 @@ static int enter_as_root(const avo_sandbox_opts *o, int weak, char *err, size_t 
         rc = enter_view(o, err, errlen);
     if (rc < 0 && !weak)
         return rc;
-    uid_t id = sandbox_uid();
+    uid_t id = avo_sandbox_uid();
     if (setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 || setresuid(id, id, id) < 0)
         return avo_error(err, errlen, AVO_EIO,
                          "cannot drop root to uid %u for the kernel: %s "

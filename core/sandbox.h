@@ -31,6 +31,7 @@
 #define AVO_SANDBOX_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /* What the process will run: decides the seccomp profile. */
 typedef enum avo_sandbox_profile {
@@ -70,6 +71,10 @@ typedef struct avo_sandbox_opts {
  * With AVO_SANDBOX=weak the namespace steps that fail are skipped.
  */
 int avo_sandbox_enter(const avo_sandbox_opts *opts, char *err, size_t errlen);
+
+/* The uid (and gid) a sandbox started by root runs as: AVO_SANDBOX_UID,
+ * else 65534 (nobody).  Directories the sandbox writes are given to it. */
+uid_t avo_sandbox_uid(void);
 
 /* "strict" or "weak": what avo_sandbox_enter does on this machine's setting. */
 const char *avo_sandbox_mode(void);
