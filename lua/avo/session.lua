@@ -200,10 +200,16 @@ function S.execute(ctx)
   end)
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
-  -- An error raised for the script from the engine's call of it (a
-  -- strategy's option check through a tail call) names the script.
+  -- An error the strategy blames on the engine's call of it (error(msg, 2)
+  -- from its option check: the caller's arguments are wrong) is a usage
+  -- error of the command line, like one from avo.options: exit status 2,
+  -- naming the script.
   if not ok and type(result) == "string" and ctx.script then
-    result = result:gsub("^lua/avo/session%.lua:%d+: ", ctx.script .. ": ")
+    local msg = result:match("^lua/avo/session%.lua:%d+: (.*)$")
+    if msg then
+      msg = msg:gsub("\nstack traceback:.*$", "")
+      result = { avo_exit = S.EXIT_USAGE, message = "avo: " .. ctx.script .. ": " .. msg }
+    end
   end
   status:clear()
   run.llm = avo.llm.totals()

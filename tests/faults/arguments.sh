@@ -4,7 +4,8 @@
 #    to it, or any SQLite database) and leave it intact;
 #  - KEY=VALUE is checked: against avo.options in a script (abc, nan, an
 #    unknown name, a duplicate), against the strategy's own options when the
-#    script returns a strategy; errors name the user's script;
+#    script returns a strategy (exit 2 either way); errors name the user's
+#    script;
 #  - non-UTF-8 paths are refused clearly (never a silent ./avo.db), limits
 #    are stated truthfully, resume without --run picks the unfinished run,
 #    the examples find kernels/kb from any directory.
@@ -86,8 +87,14 @@ expect_in "$tmp/err" "argument 'population' is given twice"
 )
 # ... and against the strategy's options when the script returns a strategy.
 printf 'return require("avo").strategy("ga")\n' > "$tmp/strategy.lua"
-expect_exit 1 "$AVO" run "$tmp/strategy.lua" --db "$tmp/q.db" evaluator=tests/lua/evaluators/synthetic.lua population=abc
+# A usage error like avo.options' own: exit 2, no traceback, run stopped.
+expect_exit 2 "$AVO" run "$tmp/strategy.lua" --db "$tmp/q.db" evaluator=tests/lua/evaluators/synthetic.lua population=abc
 expect_in "$tmp/err" "avo: $tmp/strategy.lua: ga: option 'population' must be an integer >= 2, got abc"
+grep -q "stack traceback" "$tmp/err" && fail "a refused strategy option printed a traceback"
+[ "$(q "$tmp/q.db" "SELECT status FROM runs ORDER BY id DESC LIMIT 1")" = stopped ] ||
+    fail "a run refused for its strategy's options is not recorded as stopped"
+expect_exit 2 "$AVO" run strategies/ga.lua --db "$tmp/q.db" population=4
+expect_in "$tmp/err" "avo: strategies/ga.lua: ga: option 'evaluator' must be given"
 expect_exit 0 "$AVO" run "$tmp/strategy.lua" --db "$tmp/q.db" evaluator=tests/lua/evaluators/synthetic.lua population=4 generations=1
 [ "$(q "$tmp/q.db" "SELECT count(*) FROM candidates WHERE run_id = (SELECT max(id) FROM runs) AND generation = 0")" = 4 ] ||
     fail "population=4 did not reach the strategy as a number"
