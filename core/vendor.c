@@ -684,7 +684,7 @@ static int gemm_plan(avo_vendor_plan *p, const avo_baseline_info *b, const avo_j
         return rc;
     cublasStatus_t st;
     if (!lt->handle && (st = ((cublaslt_api *)lt)->Create(&((cublaslt_api *)lt)->handle)) != 0)
-        return lt_fail(lt, st, AVO_EIO, "cublasLtCreate", err, errlen);
+        return lt_fail(lt, st, AVO_EINVAL, "cublasLtCreate", err, errlen);
     int in_type = cuda_type(spec->args[g->a].type), out_type = cuda_type(spec->args[g->c].type);
     int op_n = CUBLAS_OP_N;
     /* Row-major C = A*B as column-major C^T = B^T * A^T (see the top of this file). */
@@ -911,7 +911,7 @@ static int sdpa_plan(avo_vendor_plan *p, const avo_baseline_info *b, const avo_j
     if (!dnn->handle) {
         if ((st = ((cudnn_api *)dnn)->Create(&((cudnn_api *)dnn)->handle)) != 0) {
             graph_fail(&g, st, "cudnnCreate");
-            return AVO_EIO;
+            return AVO_EINVAL; /* the library cannot work here: unavailable */
         }
         dnn->SetStream(dnn->handle, NULL);
     }

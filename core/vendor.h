@@ -65,8 +65,8 @@ typedef struct avo_vendor_plan avo_vendor_plan;
  * passed; the library is loaded and a CUDA context is current).  Returns 0
  * with *ret (caller frees with avo_vendor_plan_free), or
  *   AVO_EINVAL   the library cannot serve this config (no algorithm, no
- *                execution plan): err holds the library's message and the
- *                config is unavailable;
+ *                execution plan, no handle): err holds the library's
+ *                message and the config is unavailable;
  *   AVO_ENOMEM / AVO_EIO   out of host or device memory, a failing driver.
  */
 int avo_vendor_plan_new(const avo_baseline_info *b, const avo_jobspec *spec,

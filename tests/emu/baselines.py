@@ -149,6 +149,9 @@ def main():
         expect(r["status"] == "wrong" and "max error" in r["reason"], "cuBLASLt wrong", r)
         r = run(attention_job(ATTN[:1]), {"AVO_MOCK_BASELINE_WRONG": "1"})
         expect(r["status"] == "wrong" and "mha-s48" in r["reason"], "cuDNN wrong", r)
+        r = run(attention_job(ATTN[:1]), {"AVO_MOCK_CUDNN_EXEC_FAIL": "1"})
+        expect(r["status"] == "crashed" and "cudnnBackendExecute failed" in r["reason"]
+               and "AVO_MOCK_CUDNN_EXEC_FAIL" in r["reason"], "a failing call is crashed", r)
     elif case == "missing":
         r = run(gemm_job("f32", GEMM), {"AVO_CUBLASLT": "/nonexistent/libcublasLt.so.13"})
         expect(r["status"] == "unavailable" and "cannot load /nonexistent" in r["reason"]

@@ -4,7 +4,7 @@
 # and cuDNN of this directory (tests/emu/baselines.py): cublas with f32,
 # bf16 and f16 inputs and cudnn_sdpa on MHA/GQA, causal or not, verified
 # against the real references and timed; a mock that answers wrong is
-# `wrong`; a missing library `unavailable` with the reason; a config the
+# `wrong`, one whose call fails `crashed`; a missing library `unavailable` with the reason; a config the
 # library refuses `unavailable` while the others run; an unknown baseline
 # or a signature the baseline cannot read `invalid`, naming the argument.
 # `avo doctor` lists both baselines with the mocks' versions and paths, and

@@ -22,7 +22,8 @@
  *
  * Knobs: AVO_MOCK_BASELINE_WRONG=1 adds 0.5 to the first output element;
  * AVO_MOCK_CUDNN_REFUSE=B,Hq,Hkv,S makes every execution plan for that
- * problem fail to finalize (CUDNN_STATUS_NOT_SUPPORTED with a message).
+ * problem fail to finalize (CUDNN_STATUS_NOT_SUPPORTED with a message);
+ * AVO_MOCK_CUDNN_EXEC_FAIL=1 makes every execution fail.
  * Version 9.19.99.  Only the entry points avo calls exist.
  */
 #include <math.h>
@@ -776,6 +777,9 @@ int cudnnBackendExecute(void *handle, desc *plan, desc *pack)
     if (handle != &the_handle || !plan || !pack || !plan->finalized || !pack->finalized ||
         plan->type != EXECUTION_PLAN || pack->type != VARIANT_PACK)
         return fail(BAD_PARAM, "mock: execute needs a handle, a finalized plan and variant pack");
+    const char *exec_fail = getenv("AVO_MOCK_CUDNN_EXEC_FAIL");
+    if (exec_fail && strcmp(exec_fail, "1") == 0)
+        return fail(EXECUTION_FAILED, "mock: the kernel failed (AVO_MOCK_CUDNN_EXEC_FAIL)");
     graph_view g;
     desc *graph = get_desc(get_desc(plan, A_PLAN_CONFIG), A_HEUR_GRAPH);
     if (graph_collect(graph, &g) != SUCCESS)
