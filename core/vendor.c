@@ -632,6 +632,7 @@ enum { UID_Q = 1, UID_K, UID_V, UID_O, UID_STATS, UID_SCALE, UID_NEG_INF, UID_VI
 
 struct avo_vendor_plan {
     int sdpa;
+    int offline; /* build the cuDNN graph only, without a handle (avo_vendor_graph_check) */
     size_t nargs;
     const avo_driver_api *cu;
     /* cublas */
@@ -908,7 +909,7 @@ static int sdpa_plan(avo_vendor_plan *p, const avo_baseline_info *b, const avo_j
         return rc;
     graph g = {p, 0, err, errlen, UID_VIRTUAL};
     cudnnStatus_t st;
-    if (!dnn->handle) {
+    if (!dnn->handle && !p->offline) {
         if ((st = ((cudnn_api *)dnn)->Create(&((cudnn_api *)dnn)->handle)) != 0) {
             graph_fail(&g, st, "cudnnCreate");
             return AVO_EINVAL; /* the library cannot work here: unavailable */
@@ -972,8 +973,9 @@ static int sdpa_plan(avo_vendor_plan *p, const avo_baseline_info *b, const avo_j
     ops[nops++] = graph_matmul(&g, prob, v, o);
 
     cudnnBackendDescriptor_t opgraph = graph_new(&g, CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    graph_set(&g, opgraph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &dnn->handle,
-              "operation graph handle");
+    if (dnn->handle) /* cuDNN 9 finalizes a graph without one; plans need one */
+        graph_set(&g, opgraph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &dnn->handle,
+                  "operation graph handle");
     graph_set(&g, opgraph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, nops, ops,
               "operation graph ops");
     graph_finalize(&g, opgraph, "finalizing the operation graph");
@@ -987,6 +989,8 @@ static int sdpa_plan(avo_vendor_plan *p, const avo_baseline_info *b, const avo_j
     graph_finalize(&g, heur, "engine heuristics (mode A)");
     if (g.failed)
         return AVO_EINVAL;
+    if (p->offline)
+        return 0; /* without a device, heuristics list no engine */
 
     int64_t count = 0;
     if ((st = dnn->BackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
@@ -1087,6 +1091,21 @@ int avo_vendor_plan_new(const avo_baseline_info *b, const avo_jobspec *spec,
     }
     *ret = p;
     return 0;
+}
+
+int avo_vendor_graph_check(const avo_jobspec *spec, const avo_config_spec *cfg, char *err,
+                           size_t errlen)
+{
+    const avo_baseline_info *b = avo_baseline_find("cudnn_sdpa");
+    avo_vendor_plan *p = calloc(1, sizeof *p);
+    if (!p)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    p->sdpa = p->offline = 1;
+    p->nargs = spec->nargs;
+    p->dnn = load_cudnn(err, errlen);
+    int rc = p->dnn ? sdpa_plan(p, b, spec, cfg, err, errlen) : AVO_ENOTFOUND;
+    avo_vendor_plan_free(p, 1);
+    return rc;
 }
 
 /* Drop the per-slot variant packs. */

@@ -85,6 +85,17 @@ int avo_vendor_plan_bind(avo_vendor_plan *p, size_t nslots, const unsigned long 
  * Returns 0 or AVO_EIO with the library's message in err. */
 int avo_vendor_plan_run(avo_vendor_plan *p, size_t slot, char *err, size_t errlen);
 
+/*
+ * Build cudnn_sdpa's operation graph for config `cfg` and finalize it and
+ * its engine heuristics, without a CUDA context or GPU (cuDNN 9 checks each
+ * operation's tensors and the graph's connectivity then; engines are listed
+ * only on a device).  For tests: proves the library itself accepts the
+ * graph.  Returns 0, AVO_ENOTFOUND when cuDNN is missing, or AVO_EINVAL with
+ * cuDNN's message.
+ */
+int avo_vendor_graph_check(const avo_jobspec *spec, const avo_config_spec *cfg, char *err,
+                           size_t errlen);
+
 /* Release a plan, its descriptors and its device memory; NULL is fine.
  * `keep_device`: the context hit a sticky error, leave device memory alone. */
 void avo_vendor_plan_free(avo_vendor_plan *p, int keep_device);

@@ -5,7 +5,11 @@ tests/emu (libcublaslt_mock.c, libcudnn_mock.c) named by AVO_CUBLASLT and
 AVO_CUDNN.  Each case builds the job the engine would send for the GEMM and
 attention evaluators (the real references from kernels/cuda), reads the one
 result, checks it with the engine's rules (via the status and fields) and
-asserts what the case is about.  Run by baselines.sh."""
+asserts what the case is about.  Run by baselines.sh.
+
+`baselines.py gpu` (not part of the suite) runs the real libraries on a GPU:
+  AVO=build-gpu/avo AVO_SOURCE_ROOT=. AVO_EMU_LIB_DIR=. python3 tests/emu/baselines.py gpu
+"""
 import json
 import math
 import os
@@ -34,6 +38,9 @@ def run(job, env=None):
     e.setdefault("AVO_CUBLASLT", CUBLAS)
     e.setdefault("AVO_CUDNN", CUDNN)
     e.update(env or {})
+    for k in ("AVO_CUBLASLT", "AVO_CUDNN"):
+        if not e[k]:
+            del e[k]  # "": the library search of core/vendor.h
     p = subprocess.run([AVO, "worker"], input=frame(job) + frame({"type": "bye"}),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=600)
     out = p.stdout
@@ -208,6 +215,35 @@ def main():
         r = run(job)
         expect(r["status"] == "invalid" and "argument 'O' as out" in r["reason"],
                "wrong kind named", r)
+    elif case == "gpu":
+        # On a machine with a GPU and the real libraries (not run by the test
+        # suite): the toolkit's cuBLASLt and cuDNN, evaluator-sized configs
+        # and the evaluators' own tolerances; prints TFLOPS per config.
+        for k in ("AVO_CUBLASLT", "AVO_CUDNN"):
+            os.environ.pop(k, None)
+        env = {"AVO_CUBLASLT": "", "AVO_CUDNN": ""}
+        big = [{"name": "1024", "M": 1024, "N": 1024, "K": 1024},
+               {"name": "4096", "M": 4096, "N": 4096, "K": 4096},
+               {"name": "odd-1000x777x513", "M": 1000, "N": 777, "K": 513}]
+        jobs = [("cublas " + t, gemm_job(t, big)) for t in ("f32", "bf16", "f16")]
+        attn = attention_job([
+            {"name": "mha-s4096", "B": 8, "Hq": 16, "Hkv": 16, "S": 4096, "causal": 0},
+            {"name": "mha-s4096-causal", "B": 8, "Hq": 16, "Hkv": 16, "S": 4096, "causal": 1},
+            {"name": "gqa-s4096-causal", "B": 8, "Hq": 32, "Hkv": 4, "S": 4096, "causal": 1}])
+        attn["tolerance"] = {"atol": 1e-4, "rtol": 8e-3, "bf16": {"atol": 1e-4, "rtol": 8e-3}}
+        jobs.append(("cudnn_sdpa", attn))
+        bad = 0
+        for what, job in jobs:
+            job["timing"] = {"enabled": True, "max_seconds": 2.0}
+            r = run(job, env)
+            print("%-12s %s %s %s" % (what, r["status"], r.get("baseline"), r.get("reason") or ""))
+            for c in r["configs"]:
+                print("    %-20s %s tflops %s spread %s %s" % (
+                    c["name"], "ok" if c["correct"] else "NOT OK", c.get("tflops"),
+                    c.get("spread"), c.get("unavailable") or c.get("reason") or ""))
+            bad += r["status"] != "ok"
+        if bad:
+            sys.exit("FAIL: %d baseline job(s) not ok" % bad)
     else:
         sys.exit("unknown case " + case)
     print("baselines %s: ok" % case)
