@@ -186,6 +186,11 @@ def main():
         expect(r["status"] == "invalid" and "unknown baseline 'cublass'" in r["reason"]
                and "cublas, cudnn_sdpa" in r["reason"], "unknown baseline", r)
         job = gemm_job("f32", GEMM)
+        job["backend"] = "cpu"
+        r = run(job)
+        expect(r["status"] == "invalid" and "run on the cuda backend" in r["reason"],
+               "a baseline job for the CPU backend", r)
+        job = gemm_job("f32", GEMM)
         job["args"][4]["name"] = "Bt"
         job["configs"] = [dict(c, lengths={"A": c["lengths"]["A"], "Bt": c["lengths"]["B"],
                                            "C": c["lengths"]["C"]}) for c in job["configs"]]
