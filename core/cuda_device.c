@@ -516,7 +516,9 @@ static int dev_run_candidate(void *self, const avo_config_spec *cfg, size_t nslo
         char err[512];
         for (size_t s = 0; s < nslots; s++)
             if (avo_vendor_plan_run(ctx->plan, s, err, sizeof err) < 0) {
-                D.cu->CtxSynchronize();
+                /* What ran before may have broken the context: then retire. */
+                if (avo_cuda_error_is_sticky(D.cu->CtxSynchronize()))
+                    ctx->retire = 1;
                 ctx->reported = 1;
                 avo_result_fail(ctx->result, "crashed", "config %s: %s", ctx->cfg->name, err);
                 snprintf(why, len, "%s", err);
