@@ -18,6 +18,10 @@
  * read from the toolkit next to libnvrtc.  Every #include is checked before
  * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
  * kernel cannot read a host file.
+ *
+ * A baseline job (`"baseline": name`, docs/protocol.md) compiles only the
+ * reference; the named vendor library (vendor.h) runs where the candidate
+ * would, and a library that cannot be loaded makes the result `unavailable`.
  */
 #include <errno.h>
 #include <fcntl.h>
