@@ -154,8 +154,8 @@ json_t *avo_result_config_new(const char *name)
                      "gbs", 0.0, "reason");
 }
 
-static const char *const result_statuses[] = {"ok",      "compile_error", "wrong", "crashed",
-                                              "timeout", "invalid",       "error", NULL};
+static const char *const result_statuses[] = {
+    "ok", "compile_error", "wrong", "crashed", "timeout", "invalid", "error", "unavailable", NULL};
 
 /* True when `name` names a config of the job's list `key`. */
 static int job_has_config(const json_t *job, const char *key, const char *name)
@@ -172,7 +172,9 @@ static int job_has_config(const json_t *job, const char *key, const char *name)
 }
 
 /* Entries of `list` (a result's configs or checks): objects naming configs
- * of the job's `key` list, each once, numbers finite and not negative. */
+ * of the job's `key` list, each once, numbers finite and not negative.  An
+ * entry may say "unavailable" only in a baseline job's result, and then
+ * claims nothing: not correct, no time, no TFLOPS. */
 static int validate_entries(const json_t *job, const json_t *list, const char *key, char *err,
                             size_t errlen)
 {
@@ -198,6 +200,23 @@ static int validate_entries(const json_t *job, const json_t *list, const char *k
         if (correct && !json_is_boolean(correct))
             return avo_error(err, errlen, AVO_EPROTO, "config '%.100s': correct is no boolean",
                              name);
+        const json_t *unavailable = json_object_get(e, "unavailable");
+        if (unavailable && !json_is_null(unavailable)) {
+            if (!json_is_string(json_object_get(job, "baseline")))
+                return avo_error(err, errlen, AVO_EPROTO,
+                                 "config '%.100s' unavailable in a job that runs no baseline",
+                                 name);
+            if (!json_is_string(unavailable))
+                return avo_error(err, errlen, AVO_EPROTO,
+                                 "config '%.100s': unavailable is not a reason", name);
+            const json_t *median = json_object_get(e, "median_s"),
+                         *tf = json_object_get(e, "tflops");
+            if (json_is_true(correct) ||
+                (json_is_number(median) && json_number_value(median) > 0) ||
+                (json_is_number(tf) && json_number_value(tf) > 0))
+                return avo_error(err, errlen, AVO_EPROTO,
+                                 "config '%.100s' is unavailable yet claims a result", name);
+        }
         for (size_t k = 0; numbers[k]; k++) {
             const json_t *v = json_object_get(e, numbers[k]);
             if (v && !json_is_null(v) &&
@@ -223,15 +242,27 @@ int avo_result_validate(const json_t *job, const json_t *result, char *err, size
     const json_t *reason = json_object_get(result, "reason");
     if (reason && !json_is_null(reason) && !json_is_string(reason))
         return avo_error(err, errlen, AVO_EPROTO, "the reason is not text");
+    const char *baseline = json_string_value(json_object_get(job, "baseline"));
+    if (!baseline && strcmp(status, "unavailable") == 0)
+        return avo_error(err, errlen, AVO_EPROTO,
+                         "status unavailable for a job that runs no baseline");
+    const json_t *names = json_object_get(result, "baseline");
+    if (baseline && !strcmp(status, "ok") &&
+        (!json_is_object(names) || !json_is_string(json_object_get(names, "name")) ||
+         strcmp(json_string_value(json_object_get(names, "name")), baseline) != 0))
+        return avo_error(err, errlen, AVO_EPROTO, "baseline result does not name baseline '%.40s'",
+                         baseline);
     const json_t *configs = json_object_get(result, "configs");
     int rc = validate_entries(job, configs, "configs", err, errlen);
     if (rc == 0)
         rc = validate_entries(job, json_object_get(result, "checks"), "check_configs", err, errlen);
     if (rc < 0 || strcmp(status, "ok") != 0 || json_is_true(json_object_get(job, "compile_only")))
         return rc;
-    /* "ok" claims every config verified. */
+    /* "ok" claims every config verified (a baseline's: verified or
+     * unavailable, and at least one verified). */
     size_t i;
     json_t *c;
+    int verified = 0;
     json_array_foreach(json_object_get(job, "configs"), i, c)
     {
         const char *name = json_string_value(json_object_get(c, "name"));
@@ -240,13 +271,19 @@ int avo_result_validate(const json_t *job, const json_t *result, char *err, size
         json_t *e;
         json_array_foreach(configs, k, e)
         {
-            if (name && !strcmp(name, json_string_value(json_object_get(e, "name"))) &&
-                json_is_true(json_object_get(e, "correct")))
+            if (!name || strcmp(name, json_string_value(json_object_get(e, "name"))) != 0)
+                continue;
+            if (json_is_true(json_object_get(e, "correct")))
+                found = 1, verified++;
+            else if (baseline && json_is_string(json_object_get(e, "unavailable")))
                 found = 1;
         }
         if (!found)
             return avo_error(err, errlen, AVO_EPROTO, "status ok without config '%.100s' correct",
                              name ? name : "?");
     }
+    if (baseline && verified == 0 && json_array_size(json_object_get(job, "configs")) > 0)
+        return avo_error(err, errlen, AVO_EPROTO,
+                         "status ok without any config verified (all unavailable)");
     return 0;
 }

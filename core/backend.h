@@ -66,7 +66,11 @@ json_t *avo_result_config_new(const char *name);
  * Check a worker's result against its job before anything believes it:
  * a known status, a text reason, config entries (and check entries) that
  * name the job's configs once each with finite non-negative numbers, and
- * "ok" only with every config correct.  Returns 0, or AVO_EPROTO with what
+ * "ok" only with every config correct.  A baseline job's result (the job
+ * names "baseline") may also be "unavailable", and its entries may say
+ * "unavailable" (then claiming no correctness, time or TFLOPS); its "ok"
+ * names the baseline and has every config correct or unavailable, at least
+ * one correct.  Returns 0, or AVO_EPROTO with what
  * is wrong in err; the engine then fails that candidate, never the run.
  */
 int avo_result_validate(const json_t *job, const json_t *result, char *err, size_t errlen);

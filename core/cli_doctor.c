@@ -2,7 +2,9 @@
  * cli_doctor.c — `avo doctor`: what this machine offers avo.  Reports NVRTC
  * (version, path, architectures), the toolkit headers kernels may include,
  * the NVIDIA driver and each GPU (name, compute capability, SMs, memory, L2),
- * and the host C compiler; for anything missing, what to install.  It is a
+ * the host C compiler, and each vendor baseline an evaluator may name
+ * (available or why not, library version and path); for anything missing,
+ * what to install.  It is a
  * report: the exit status is 0 whatever is missing (2 on a usage error).
  */
 #include <stdio.h>
@@ -11,8 +13,10 @@
 #include <unistd.h>
 
 #include "avo.h"
+#include "baseline.h"
 #include "cli.h"
 #include "cuda_api.h"
+#include "vendor.h"
 
 static const char usage_doctor[] =
     "usage: avo doctor\n"
@@ -20,7 +24,10 @@ static const char usage_doctor[] =
     "Report the CUDA toolkit (NVRTC), the NVIDIA driver and GPUs, and the host C\n"
     "compiler that avo can use, and what to install for anything missing.\n"
     "CPU kernels need only the C compiler; `avo eval --compile-only` needs NVRTC;\n"
-    "running CUDA kernels needs the driver and a GPU.\n";
+    "running CUDA kernels needs the driver and a GPU.  Each vendor baseline an\n"
+    "evaluator may name (`baselines = {...}`) is listed with its library's version\n"
+    "and path, or why it is unavailable ($AVO_CUBLASLT and $AVO_CUDNN name the\n"
+    "library files to use instead of the toolkit's).\n";
 
 static void report_compiler(void)
 {
@@ -110,7 +117,8 @@ static void report_driver(int have_nvrtc)
         int attr[5] = {0};
         const int which[5] = {AVO_CU_DEV_COMPUTE_CAPABILITY_MAJOR,
                               AVO_CU_DEV_COMPUTE_CAPABILITY_MINOR, AVO_CU_DEV_MULTIPROCESSOR_COUNT,
-                              AVO_CU_DEV_L2_CACHE_SIZE, AVO_CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
+                              AVO_CU_DEV_L2_CACHE_SIZE,
+                              AVO_CU_DEV_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN};
         for (int k = 0; k < 5; k++)
             cu->DeviceGetAttribute(&attr[k], which[k], dev);
         size_t mem = 0;
@@ -122,6 +130,21 @@ static void report_driver(int have_nvrtc)
     }
     if (count == 0)
         printf("                no GPU visible (check CUDA_VISIBLE_DEVICES and nvidia-smi)\n");
+}
+
+/* One line per named baseline: its library's version and path, or why it
+ * cannot run here.  Loading needs no GPU. */
+static void report_baselines(void)
+{
+    for (const avo_baseline_info *b = avo_baseline_list(); b->name; b++) {
+        char err[AVO_ERRLEN];
+        avo_vendor_lib lib;
+        if (avo_vendor_load(b, &lib, err, sizeof err) == 0)
+            printf("baseline        %-11s %s %s (%s)\n", b->name, lib.library, lib.version,
+                   lib.path);
+        else
+            printf("baseline        %-11s UNAVAILABLE: %s\n", b->name, err);
+    }
 }
 
 int avo_cli_doctor(int argc, char **argv)
@@ -136,6 +159,7 @@ int avo_cli_doctor(int argc, char **argv)
     report_compiler();
     int have_nvrtc = report_nvrtc();
     report_driver(have_nvrtc);
+    report_baselines();
     if (!have_nvrtc)
         printf("\nto compile CUDA kernels install NVRTC: the CUDA toolkit (developer.nvidia.com/"
                "cuda-downloads, or Debian's nvidia-cuda-toolkit), then set CUDA_HOME if it is "

@@ -203,6 +203,10 @@ static int cpu_job_parse(const json_t *job, cpu_job *j, char *err, size_t errlen
     if (avo_jobspec_number(json_object_get(job, "limits"), "compile_memory_mb", COMPILE_MEMORY_MB,
                            &j->compile_memory_mb) < 0)
         return avo_error(err, errlen, AVO_EINVAL, "limits.compile_memory_mb must be a number");
+    const json_t *baseline = json_object_get(job, "baseline");
+    if (baseline && !json_is_null(baseline))
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "baseline jobs run on the cuda backend; the cpu backend has no baselines");
     int rc = avo_jobspec_parse(job, &cpu_rules, &j->spec, err, errlen);
     if (rc == 0)
         rc = avo_jobspec_need_sources(&j->spec, !json_is_true(json_object_get(job, "compile_only")),

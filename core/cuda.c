@@ -18,6 +18,10 @@
  * read from the toolkit next to libnvrtc.  Every #include is checked before
  * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
  * kernel cannot read a host file.
+ *
+ * A baseline job (`"baseline": name`, docs/protocol.md) compiles only the
+ * reference; the named vendor library (vendor.h) runs where the candidate
+ * would, and a library that cannot be loaded makes the result `unavailable`.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -34,12 +38,14 @@
 
 #include "avo.h"
 #include "backend.h"
+#include "baseline.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
 #include "cuda_pure.h"
 #include "hash.h"
 #include "proto.h"
 #include "supervise.h"
+#include "vendor.h"
 
 #define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
 #define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
@@ -196,8 +202,9 @@ static int option_allowed(const char *opt)
  * job's list `key` (configs or check_configs; `configs` of the spec).  An
  * evaluator that could not compute one sends {"error": why} instead. */
 static int parse_launch_list(const json_t *job, const char *key, const avo_config_spec *specs,
-                             size_t n, int compile_only, avo_cuda_launch **ret_launches,
-                             avo_cuda_launch **ret_ref_launches, char *err, size_t errlen)
+                             size_t n, int compile_only, int baseline,
+                             avo_cuda_launch **ret_launches, avo_cuda_launch **ret_ref_launches,
+                             char *err, size_t errlen)
 {
     const json_t *configs = json_object_get(job, key);
     avo_cuda_launch *launches = *ret_launches = calloc(n ? n : 1, sizeof *launches);
@@ -212,6 +219,8 @@ static int parse_launch_list(const json_t *job, const char *key, const avo_confi
             json_string_value(json_object_get(json_object_get(cj, "launch"), "error"));
         const char *ref_error =
             json_string_value(json_object_get(json_object_get(cj, "reference_launch"), "error"));
+        if (baseline)
+            launch_error = NULL; /* a baseline job has no candidate launch */
         if (launch_error && !compile_only)
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name,
                              launch_error);
@@ -219,7 +228,7 @@ static int parse_launch_list(const json_t *job, const char *key, const avo_confi
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name, ref_error);
         if (launch_error || ref_error)
             continue;
-        if (!compile_only || json_object_get(cj, "launch")) {
+        if (!baseline && (!compile_only || json_object_get(cj, "launch"))) {
             if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &launches[c], why,
                                       sizeof why) < 0)
                 return avo_error(err, errlen, AVO_EINVAL, "config '%s': candidate %s", name, why);
@@ -235,12 +244,13 @@ static int parse_launch_list(const json_t *job, const char *key, const avo_confi
  * check configs. */
 static int parse_launches(const json_t *job, cuda_job *s, char *err, size_t errlen)
 {
+    int baseline = s->baseline != NULL;
     int rc = parse_launch_list(job, "configs", s->spec.configs, s->spec.nconfigs, s->compile_only,
-                               &s->launches, &s->ref_launches, err, errlen);
+                               baseline, &s->launches, &s->ref_launches, err, errlen);
     if (rc == 0)
         rc = parse_launch_list(job, "check_configs", s->spec.check_configs,
                                s->compile_only ? 0 : s->spec.ncheck_configs, s->compile_only,
-                               &s->check_launches, &s->check_ref_launches, err, errlen);
+                               baseline, &s->check_launches, &s->check_ref_launches, err, errlen);
     return rc;
 }
 
@@ -273,6 +283,26 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof *s);
     s->compile_only = json_is_true(json_object_get(job, "compile_only"));
+    const json_t *baseline = json_object_get(job, "baseline");
+    if (baseline && !json_is_null(baseline)) {
+        const char *name = json_string_value(baseline);
+        if (!name)
+            return avo_error(err, errlen, AVO_EINVAL, "\"baseline\" must be a baseline's name");
+        s->baseline = avo_baseline_find(name);
+        if (!s->baseline || strcmp(s->baseline->backend, "cuda") != 0) {
+            char known[256] = "";
+            for (const avo_baseline_info *b = avo_baseline_list(); b->name; b++)
+                if (strcmp(b->backend, "cuda") == 0)
+                    snprintf(known + strlen(known), sizeof known - strlen(known), "%s%s",
+                             known[0] ? ", " : "", b->name);
+            s->baseline = NULL;
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "unknown baseline '%.100s' (known on CUDA: %s)", name, known);
+        }
+        if (s->compile_only)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "a baseline job cannot be compile_only (there is nothing to compile)");
+    }
     const json_t *arch = json_object_get(job, "arch");
     if (arch && !json_is_null(arch)) {
         s->arch = json_string_value(arch);
@@ -321,10 +351,20 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
     }
 
     rc = avo_jobspec_parse(job, &cuda_rules, &s->spec, err, errlen);
-    if (rc == 0)
+    if (rc == 0 && !s->baseline)
         rc = avo_jobspec_need_sources(&s->spec, !s->compile_only, err, errlen);
+    if (rc == 0 && s->baseline && (!s->spec.ref_source || !s->spec.ref_entry))
+        rc = avo_error(err, errlen, AVO_EINVAL,
+                       "job needs a \"reference\" with \"source\" and \"entry\"");
+    if (rc == 0 && s->baseline)
+        rc = avo_vendor_check(s->baseline, &s->spec, err, errlen);
     if (rc < 0)
         return rc;
+    if (s->baseline) {
+        s->ref_source = s->spec.ref_source;
+        s->ref_entry = s->spec.ref_entry;
+        return parse_launches(job, s, err, errlen);
+    }
     s->source = s->spec.source;
     s->entry = s->spec.entry;
     s->ref_source = s->spec.ref_source;
@@ -936,6 +976,48 @@ static int pick_arch(const cuda_job *job, char *arch, size_t len, char *err, siz
 }
 
 /*
+ * A baseline job (docs/protocol.md, "Baseline jobs"): the library loads (or
+ * the result is `unavailable`), the reference compiles, and the device side
+ * times the library call in the candidate's place.  Fills `result`.
+ */
+static void run_baseline(cuda_job *cj, json_t *result, int *ret_retire)
+{
+    char err[AVO_ERRLEN];
+    cuda_build ref = {0};
+    avo_vendor_lib lib;
+    int loaded = avo_vendor_load(cj->baseline, &lib, err, sizeof err) == 0;
+    json_object_set_new(result, "baseline",
+                        json_pack("{s:s, s:s, s:s?, s:s?}", "name", cj->baseline->name, "library",
+                                  cj->baseline->library, "version", loaded ? lib.version : NULL,
+                                  "path", loaded ? lib.path : NULL));
+    if (!loaded) {
+        avo_result_fail(result, "unavailable", "%s", err);
+        return;
+    }
+    const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);
+    if (!nvrtc) {
+        avo_result_fail(result, "error", "%s", err);
+        return;
+    }
+    char arch[32];
+    if (pick_arch(cj, arch, sizeof arch, err, sizeof err) < 0) {
+        avo_result_fail(result, "error", "%s", err);
+        return;
+    }
+    int major = 0, minor = 0;
+    nvrtc->Version(&major, &minor);
+    json_object_set_new(result, "compiler",
+                        json_sprintf("NVRTC %d.%d (%s)", major, minor, nvrtc->path));
+    double t0 = avo_monotonic();
+    int rc = compile_program(cj, "reference", cj->ref_source, cj->ref_entry, 0, arch, nvrtc, &ref,
+                             result);
+    json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
+    if (rc == 0)
+        avo_cuda_device_run(cj, NULL, &ref, result, ret_retire);
+    build_free(&ref);
+}
+
+/*
  * The backend entry point.  Always returns a result (caller owns); NULL only
  * when even the skeleton cannot be allocated.  A "retire": true field asks
  * the worker to exit after sending it (sticky device error).
@@ -950,6 +1032,13 @@ static json_t *cuda_run_job(const json_t *job)
     cuda_build cand = {0}, ref = {0};
     if (job_parse(job, &cj, err, sizeof err) < 0) {
         avo_result_fail(result, "invalid", "%s", err);
+        goto out;
+    }
+    if (cj.baseline) {
+        int retire = 0;
+        run_baseline(&cj, result, &retire);
+        if (retire)
+            json_object_set_new(result, "retire", json_true());
         goto out;
     }
     const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);

@@ -27,6 +27,12 @@
  * is `invalid`.  A hang is the pool's business: it kills the worker at the
  * job's deadline (`timeout`).
  *
+ * Baseline jobs: the vendor library's call (vendor.h) takes the candidate
+ * launch's place between the same events, on the same slots, under the same
+ * judge; its plan is built per config before the judge starts, outside every
+ * timed region.  A config the library cannot serve is `unavailable` and the
+ * others still run.
+ *
  * Device state (context, flush buffer, events, clock probe) lives for the
  * worker's lifetime; modules live for one job, buffers for one config.
  */
@@ -37,12 +43,13 @@
 
 #include "avo.h"
 #include "backend.h"
-#include "cuda_pure.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
+#include "cuda_pure.h"
 #include "judge.h"
 #include "measure.h"
 #include "pcg.h"
+#include "vendor.h"
 
 #define GUARD_BYTES 256  /* canary before each buffer and after the last; data padded to it */
 #define SLOTS_MAX_MB 256 /* candidate argument slots of one config, at most */
@@ -225,6 +232,7 @@ typedef struct run_ctx {
     CUdeviceptr ref[AVO_JOBSPEC_MAX_ARGS];
     unsigned char ref_storage[PARAM_BYTES];
     void *ref_params[AVO_JOBSPEC_MAX_ARGS];
+    avo_vendor_plan *plan; /* a baseline job's plan for the config being run */
 } run_ctx;
 
 static unsigned char guard_pattern[8];
@@ -356,6 +364,29 @@ fail:
     return device_fault(ctx, &f, 0, why, len);
 }
 
+/* A baseline's calls on the slots just laid out (vendor.h). */
+static int bind_plan(run_ctx *ctx, char *why, size_t len)
+{
+    size_t nargs = ctx->job->spec.nargs;
+    unsigned long long *ptrs = calloc(ctx->nslots * (nargs ? nargs : 1), sizeof *ptrs);
+    char err[512];
+    int rc = ptrs ? 0 : avo_error(err, sizeof err, AVO_ENOMEM, "out of memory");
+    for (size_t s = 0; ptrs && s < ctx->nslots; s++)
+        for (size_t i = 0; i < nargs; i++)
+            if (ctx->job->spec.args[i].kind != AVO_ARG_SCALAR)
+                ptrs[s * nargs + i] = ctx->slots + s * ctx->slot_bytes + ctx->offset[i];
+    if (rc == 0)
+        rc = avo_vendor_plan_bind(ctx->plan, ctx->nslots, ptrs, err, sizeof err);
+    free(ptrs);
+    if (rc < 0) {
+        ctx->reported = 1;
+        avo_result_fail(ctx->result, "error", "config %s: %s", ctx->cfg->name, err);
+        snprintf(why, len, "%s", err);
+        return -1;
+    }
+    return 0;
+}
+
 static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max_slots,
                       char *why, size_t len)
 {
@@ -389,6 +420,8 @@ static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, siz
            nslots, total);
     avo_measure_guard_fill(ctx->mirror, total);
     ctx->nslots = nslots;
+    if (ctx->plan)
+        return bind_plan(ctx, why, len);
     for (size_t s = 0; s < nslots; s++) {
         CUdeviceptr ptrs[AVO_JOBSPEC_MAX_ARGS];
         for (size_t i = 0; i < spec->nargs; i++)
@@ -478,7 +511,21 @@ static int dev_run_candidate(void *self, const avo_config_spec *cfg, size_t nslo
     CU_TRY(&f, D.cu->MemsetD32Async(D.flush, D.flush_value++, D.flush_words, NULL), "L2 flush");
     CU_TRY(&f, D.cu->EventRecord(D.start, NULL), "cuEventRecord");
     in_cand = 1;
-    for (size_t s = 0; s < nslots; s++)
+    if (ctx->plan) {
+        /* A baseline: one library call per slot, prepared by bind_plan. */
+        char err[512];
+        for (size_t s = 0; s < nslots; s++)
+            if (avo_vendor_plan_run(ctx->plan, s, err, sizeof err) < 0) {
+                /* What ran before may have broken the context: then retire. */
+                if (avo_cuda_error_is_sticky(D.cu->CtxSynchronize()))
+                    ctx->retire = 1;
+                ctx->reported = 1;
+                avo_result_fail(ctx->result, "crashed", "config %s: %s", ctx->cfg->name, err);
+                snprintf(why, len, "%s", err);
+                return -1;
+            }
+    }
+    for (size_t s = 0; !ctx->plan && s < nslots; s++)
         CU_TRY(&f, launch(ctx->cand_fn, ctx->launch, ctx->params + s * nargs),
                "launching the candidate");
     CU_TRY(&f, D.cu->EventRecord(D.stop, NULL), "cuEventRecord");
@@ -532,7 +579,9 @@ fail:
 
 /* Verify and, for a timed config, time config c (launched as `l`, the
  * reference as `rl`) through the judge; fills `entry`.  Returns 0 when
- * correct, else -1 with the result's status and reason set. */
+ * correct, else -1 with the result's status and reason set; for a baseline
+ * job, 1 when its library cannot serve the config (the entry says why in
+ * "unavailable", the result's status is untouched). */
 static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_launch *l,
                       const avo_cuda_launch *rl, int timed, json_t *entry)
 {
@@ -545,8 +594,9 @@ static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_lau
     int rc = -1;
 
     int optin = 0, ref_optin = 0;
-    if (avo_cuda_launch_check(ctx->launch, ctx->cand_static_shared, &D.lim, &optin, err,
-                              sizeof err) < 0) {
+    int baseline = ctx->job->baseline != NULL;
+    if (!baseline && avo_cuda_launch_check(ctx->launch, ctx->cand_static_shared, &D.lim, &optin,
+                                           err, sizeof err) < 0) {
         avo_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
         goto done;
     }
@@ -570,7 +620,7 @@ static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_lau
     CUdeviceptr none[AVO_JOBSPEC_MAX_ARGS] = {0};
     unsigned char storage[PARAM_BYTES];
     void *params[AVO_JOBSPEC_MAX_ARGS];
-    if (pack(ctx, 1, none, storage, params, err, sizeof err) < 0) {
+    if (!baseline && pack(ctx, 1, none, storage, params, err, sizeof err) < 0) {
         avo_result_fail(ctx->result, "invalid", "config %s: %s", c->name, err);
         goto done;
     }
@@ -579,6 +629,20 @@ static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_lau
         goto done;
     }
 
+    if (baseline) {
+        /* The library's plan, outside every timed region. */
+        int prc = avo_vendor_plan_new(ctx->job->baseline, spec, c, &ctx->plan, err, sizeof err);
+        if (prc == AVO_EINVAL) {
+            json_object_set_new(entry, "unavailable", json_string(err));
+            json_object_set_new(entry, "reason", json_string(err));
+            rc = 1;
+            goto done;
+        }
+        if (prc < 0) {
+            avo_result_fail(ctx->result, "error", "config %s: %s", c->name, err);
+            goto done;
+        }
+    }
     avo_judge_device dev = {.self = ctx,
                             .layout = dev_layout,
                             .data = dev_data,
@@ -608,6 +672,8 @@ static int run_config(run_ctx *ctx, const avo_config_spec *c, const avo_cuda_lau
 done:
     if (rc < 0)
         json_object_set(entry, "reason", json_object_get(ctx->result, "reason"));
+    avo_vendor_plan_free(ctx->plan, ctx->retire);
+    ctx->plan = NULL;
     slots_free(ctx); /* after a sticky error the context is gone anyway: host memory only */
     ref_free(ctx);
     return rc;
@@ -634,7 +700,7 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
     avo_measure_guard_fill(guard_pattern, sizeof guard_pattern);
     run_ctx ctx = {.job = job,
                    .result = result,
-                   .cand_kernel = cand->entry_kernel,
+                   .cand_kernel = cand ? cand->entry_kernel : NULL,
                    .ref_kernel = ref->entry_kernel};
     CUmodule cand_mod = NULL, ref_mod = NULL;
     fault f = {0};
@@ -642,20 +708,29 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
            "loading the reference cubin");
     CU_TRY(&f, D.cu->ModuleGetFunction(&ctx.ref_fn, ref_mod, ref->lowered_entry),
            "finding reference kernel %s", ref->lowered_entry);
-    CU_TRY(&f, D.cu->ModuleLoadDataEx(&cand_mod, cand->cubin, 0, NULL, NULL),
-           "loading the candidate cubin (compiled for another GPU?)");
-    CU_TRY(&f, D.cu->ModuleGetFunction(&ctx.cand_fn, cand_mod, cand->lowered_entry),
-           "finding kernel %s", cand->lowered_entry);
-    ctx.cand_static_shared = func_attr(ctx.cand_fn, AVO_CU_FUNC_SHARED_SIZE_BYTES);
+    if (cand) {
+        CU_TRY(&f, D.cu->ModuleLoadDataEx(&cand_mod, cand->cubin, 0, NULL, NULL),
+               "loading the candidate cubin (compiled for another GPU?)");
+        CU_TRY(&f, D.cu->ModuleGetFunction(&ctx.cand_fn, cand_mod, cand->lowered_entry),
+               "finding kernel %s", cand->lowered_entry);
+        ctx.cand_static_shared = func_attr(ctx.cand_fn, AVO_CU_FUNC_SHARED_SIZE_BYTES);
+    }
     ctx.ref_static_shared = func_attr(ctx.ref_fn, AVO_CU_FUNC_SHARED_SIZE_BYTES);
 
     json_t *configs = json_object_get(result, "configs");
-    int rc = 0;
-    for (size_t i = 0; i < job->spec.nconfigs && rc == 0; i++) {
+    int rc = 0, ran = 0;
+    const char *first_unavailable = NULL;
+    for (size_t i = 0; i < job->spec.nconfigs && rc <= 0; i++) {
         const avo_config_spec *c = &job->spec.configs[i];
         json_t *entry = avo_result_config_new(c->name);
         rc = run_config(&ctx, c, &job->launches[i], &job->ref_launches[i], 1, entry);
         json_array_append_new(configs, entry);
+        if (rc == 1 && !first_unavailable)
+            first_unavailable = json_string_value(json_object_get(entry, "unavailable"));
+        ran += rc == 0;
+        rc = rc == 1 ? 0 : rc;
+        if (rc < 0)
+            break;
     }
     /* Check configs: verified only, listed under "checks". */
     json_t *checks = job->spec.ncheck_configs && rc == 0 ? json_array() : NULL;
@@ -664,12 +739,17 @@ void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda
         json_t *entry = avo_result_config_new(c->name);
         rc = run_config(&ctx, c, &job->check_launches[i], &job->check_ref_launches[i], 0, entry);
         json_array_append_new(checks, entry);
+        rc = rc == 1 ? 0 : rc;
     }
     if (checks)
         json_object_set_new(result, "checks", checks);
+    if (rc == 0 && job->baseline && ran == 0)
+        avo_result_fail(result, "unavailable", "%s cannot serve any config: %s",
+                        job->baseline->library, first_unavailable ? first_unavailable : "?");
     *ret_retire = ctx.retire;
     if (!ctx.retire) {
-        D.cu->ModuleUnload(cand_mod);
+        if (cand_mod)
+            D.cu->ModuleUnload(cand_mod);
         D.cu->ModuleUnload(ref_mod);
     }
     return;

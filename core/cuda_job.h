@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "baseline.h"
 #include "cubin.h"
 #include "cuda_pure.h"
 #include "jobspec.h"
@@ -26,6 +27,9 @@ typedef struct cuda_job {
     size_t nheaders;
     const char **name_exprs; /* extra name expressions, borrowed */
     size_t nname_exprs;
+    /* A baseline job (docs/protocol.md): the vendor library in place of a
+     * candidate; source, entry and candidate launches are then unset. */
+    const avo_baseline_info *baseline;
 } cuda_job;
 
 /* One compiled program: its cubin and what NVRTC and the cubin say about it. */
@@ -43,8 +47,10 @@ typedef struct cuda_build {
 /*
  * Verify and time the candidate on the device (cuda_device.c), then verify
  * it on the check configs.  Fills status, reason, configs and checks of
- * `result`.  Sets *ret_retire when the context hit a
- * sticky error and this worker must be replaced.
+ * `result`.  For a baseline job `cand` is NULL and the baseline's library
+ * call takes the candidate launch's place; a config the library cannot
+ * serve is listed with "unavailable" and the others still run.  Sets *ret_retire when the context
+ * hit a sticky error and this worker must be replaced.
  */
 void avo_cuda_device_run(const cuda_job *job, const cuda_build *cand, const cuda_build *ref,
                          json_t *result, int *ret_retire);

@@ -159,9 +159,85 @@ static void test_validate(void)
     json_decref(job);
 }
 
+/* A baseline job's result: `unavailable` as a status and per config, never
+ * for a candidate, never claiming a number; a forged ok is still refused. */
+static void test_validate_baseline(void)
+{
+    json_t *job = json_pack("{s:s, s:[{s:s}, {s:s}], s:[{s:s}]}", "baseline", "cublas", "configs",
+                            "name", "a", "name", "b", "check_configs", "name", "check-1");
+    json_t *candidate_job = json_pack("{s:[{s:s}, {s:s}]}", "configs", "name", "a", "name", "b");
+    const char *bl = "\"baseline\": {\"name\": \"cublas\", \"library\": \"cuBLASLt\"}";
+    char text[1024];
+    const char *bad[][2] = {
+        /* ok where one config is neither correct nor unavailable */
+        {"{\"status\": \"ok\", %s, \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"correct\": false}]}",
+         "status ok without config 'b' correct"},
+        /* ok with every config unavailable */
+        {"{\"status\": \"ok\", %s, \"configs\": [{\"name\": \"a\", \"unavailable\": \"no\"}, "
+         "{\"name\": \"b\", \"unavailable\": \"no\"}]}",
+         "without any config verified"},
+        /* an unavailable config that claims a time or correctness */
+        {"{\"status\": \"ok\", %s, \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"unavailable\": \"no\", \"median_s\": 0.5}]}",
+         "config 'b' is unavailable yet claims a result"},
+        {"{\"status\": \"ok\", %s, \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"unavailable\": \"no\", \"correct\": true}]}",
+         "config 'b' is unavailable yet claims a result"},
+        {"{\"status\": \"ok\", %s, \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"unavailable\": 3}]}",
+         "unavailable is not a reason"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(text, sizeof text, bad[i][0], bl);
+        json_t *r = json_loads(text, 0, NULL);
+        char err[AVO_ERRLEN] = "";
+        CHECK(r != NULL);
+        CHECK_INT(avo_result_validate(job, r, err, sizeof err), AVO_EPROTO);
+        CHECK_CONTAINS(err, bad[i][1]);
+        json_decref(r);
+    }
+    /* ok without naming the baseline, or naming another */
+    json_t *r = json_loads("{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": "
+                           "true}, {\"name\": \"b\", \"correct\": true}]}",
+                           0, NULL);
+    char err[AVO_ERRLEN] = "";
+    CHECK_INT(avo_result_validate(job, r, err, sizeof err), AVO_EPROTO);
+    CHECK_CONTAINS(err, "does not name baseline 'cublas'");
+    json_object_set_new(r, "baseline", json_pack("{s:s}", "name", "cudnn_sdpa"));
+    CHECK_INT(avo_result_validate(job, r, err, sizeof err), AVO_EPROTO);
+    /* a candidate's result cannot be unavailable, nor have unavailable configs */
+    CHECK_INT(avo_result_validate(candidate_job, r, err, sizeof err), 0);
+    json_t *u = json_loads("{\"status\": \"unavailable\", \"reason\": \"no library\"}", 0, NULL);
+    CHECK_INT(avo_result_validate(candidate_job, u, err, sizeof err), AVO_EPROTO);
+    CHECK_CONTAINS(err, "status unavailable for a job that runs no baseline");
+    CHECK_INT(avo_result_validate(job, u, err, sizeof err), 0);
+    json_decref(u);
+    u = json_loads("{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\", \"unavailable\": "
+                   "\"x\"}]}",
+                   0, NULL);
+    CHECK_INT(avo_result_validate(candidate_job, u, err, sizeof err), AVO_EPROTO);
+    CHECK_CONTAINS(err, "config 'a' unavailable in a job that runs no baseline");
+    json_decref(u);
+    json_decref(r);
+    /* the good ones: one config unavailable, the other verified */
+    snprintf(text, sizeof text,
+             "{\"status\": \"ok\", %s, \"configs\": [{\"name\": \"a\", \"correct\": true, "
+             "\"median_s\": 0.001, \"tflops\": 2.5}, {\"name\": \"b\", \"correct\": false, "
+             "\"median_s\": 0, \"unavailable\": \"cuDNN: no engine\"}], \"checks\": "
+             "[{\"name\": \"check-1\", \"correct\": false, \"unavailable\": \"no\"}]}",
+             bl);
+    r = json_loads(text, 0, NULL);
+    CHECK_INT(avo_result_validate(job, r, err, sizeof err), 0);
+    json_decref(r);
+    json_decref(candidate_job);
+    json_decref(job);
+}
+
 int main(void)
 {
     test_validate();
+    test_validate_baseline();
     test_skeletons();
     test_text();
     test_error_line();
