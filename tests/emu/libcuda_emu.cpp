@@ -564,7 +564,7 @@ static struct launch_state {
     bc::fcontext_t scheduler;   /* where a fiber returns to */
     sigjmp_buf fault;           /* where a fault or trap ends the launch */
     volatile sig_atomic_t in_kernel;
-    char trap_what[128];
+    char trap_what[256];
 } L;
 
 static void yield_to_scheduler(void)

@@ -244,7 +244,7 @@ static inline void collective_check(const char *op, const void *p, unsigned ldm,
                               (unsigned long long)ldm_field << 53;
     unsigned long long all[32];
     unsigned present = avo_emu_exchange(mine, all);
-    char what[128];
+    char what[200];
     if (present != 0xffffffffu) {
         snprintf(what, sizeof what,
                  "WMMA %s in a partial warp (lanes 0x%08x of warp %u): all 32 lanes must call it",
@@ -268,11 +268,13 @@ static inline void collective_check(const char *op, const void *p, unsigned ldm,
                 trap(what);
             }
     }
-    if ((addr & 31) || (ldm * elem_bytes) % 16 != 0) {
-        snprintf(what, sizeof what,
-                 "WMMA %s: pointer %p (must be 256-bit aligned) or ldm %u (a multiple of %u "
-                 "elements)",
-                 op, p, ldm, 16 / elem_bytes);
+    if (addr & 31) {
+        snprintf(what, sizeof what, "WMMA %s: pointer %p is not 256-bit aligned", op, p);
+        avo_emu_current->rt->misaligned(avo_emu_current, what);
+    }
+    if ((ldm * elem_bytes) % 16 != 0) {
+        snprintf(what, sizeof what, "WMMA %s: ldm %u is not a multiple of %u elements (16 bytes)",
+                 op, ldm, 16 / elem_bytes);
         avo_emu_current->rt->misaligned(avo_emu_current, what);
     }
 }
@@ -422,7 +424,7 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
                                  (unsigned long long)(tag & 0x1ffff) << 47,
                        all[32];
     unsigned present = avo_emu_exchange(deposit, all);
-    char what[128];
+    char what[200];
     if (present != 0xffffffffu) {
         snprintf(what, sizeof what,
                  "WMMA mma_sync in a partial warp (lanes 0x%08x of warp %u): all 32 lanes must "
