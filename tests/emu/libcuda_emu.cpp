@@ -21,8 +21,9 @@
  * the block's dynamic shared memory end at an inaccessible page, so a kernel
  * that runs past one faults; a fault (or __trap) is the sticky error a GPU
  * reports — CUDA_ERROR_ILLEGAL_ADDRESS (also for a misaligned vector access,
- * which x86 cannot tell from a wild address), ..._ILLEGAL_INSTRUCTION,
- * ..._LAUNCH_FAILED (__trap, integer division by zero) — returned by every
+ * which x86 cannot tell from a wild address), ..._MISALIGNED_ADDRESS (a WMMA
+ * or cp.async pointer the hardware refuses), ..._ILLEGAL_INSTRUCTION,
+ * ..._LAUNCH_FAILED (__trap, integer division by zero, misused WMMA) — returned by every
  * later call, as the driver does.
  * A kernel that never ends never returns, like on a GPU.
  *
