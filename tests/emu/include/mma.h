@@ -27,7 +27,7 @@
  * must be 256-bit aligned and ldm a multiple of 16 bytes (else the launch
  * fails with CUDA_ERROR_MISALIGNED_ADDRESS).  fill_fragment and element-wise
  * code on x[] are per lane.  mma_sync multiplies 16-bit inputs exactly in
- * float and accumulates in float (one fmaf per product, in k order; the
+ * float and accumulates in float (one rounding per product, in k order; the
  * tensor cores' order is unspecified); __half accumulators are rounded once
  * at the end; tf32 inputs are truncated to tf32 as the tensor cores read
  * them (__float_to_tf32 rounds to nearest, ties away).
@@ -94,7 +94,7 @@ template <> struct traits<precision::tf32> {
     enum { type_id = 4 };
 };
 
-enum use_id { USE_A = 0, USE_B = 1, USE_C = 2 };
+const int USE_A = 0, USE_B = 1, USE_C = 2;
 template <class Use> struct use_of;
 template <> struct use_of<matrix_a> {
     enum { id = USE_A };
@@ -400,10 +400,9 @@ static inline void gather(const operands *lanes[32], int which, int use, int M, 
 } // namespace avo_detail
 
 template <int M, int N, int K, class Td, class Ta, class La, class Tb, class Lb, class Tc>
-static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
-                            const fragment<matrix_a, M, N, K, Ta, La> &a,
-                            const fragment<matrix_b, M, N, K, Tb, Lb> &b,
-                            const fragment<accumulator, M, N, K, Tc> &c, bool satf = false)
+static inline void
+mma_sync(fragment<accumulator, M, N, K, Td> &d, const fragment<matrix_a, M, N, K, Ta, La> &a,
+         const fragment<matrix_b, M, N, K, Tb, Lb> &b, const fragment<accumulator, M, N, K, Tc> &c)
 {
     using namespace avo_detail;
     typedef fragment<accumulator, M, N, K, Td> FD;
@@ -416,10 +415,14 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
                       (std::is_same<Td, float>::value && std::is_same<Tc, float>::value),
                   "mma_sync: __nv_bfloat16 and tf32 inputs accumulate in float");
     operands mine = {&a, &b, &c};
-    unsigned tag = (unsigned)(M + 3 * N + 7 * K) ^ (unsigned)(traits<Ta>::type_id << 8) ^
-                   (unsigned)(layout_of<La>::id << 11) ^ (unsigned)(layout_of<Lb>::id << 12) ^
-                   (unsigned)(traits<Tc>::type_id << 13) ^ (unsigned)(traits<Td>::type_id << 16) ^
-                   (satf ? 1u << 15 : 0);
+    /* The call's shape and types (distinct from every load and store tag). */
+    unsigned tag = 1u << 16 |
+                   (unsigned)(M == 16   ? 0
+                              : M == 32 ? 1
+                                        : 2) |
+                   (unsigned)traits<Ta>::type_id << 2 | (unsigned)layout_of<La>::id << 5 |
+                   (unsigned)layout_of<Lb>::id << 6 | (unsigned)traits<Tc>::type_id << 7 |
+                   (unsigned)traits<Td>::type_id << 10;
     unsigned long long deposit = (unsigned long long)(uintptr_t)&mine |
                                  (unsigned long long)(tag & 0x1ffff) << 47,
                        all[32];
@@ -450,17 +453,13 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
         gather<FA>(lanes, 0, USE_A, M, N, K, M, K, tf32, A);
         gather<FB>(lanes, 1, USE_B, M, N, K, K, N, tf32, B);
         gather<FC>(lanes, 2, USE_C, M, N, K, M, N, false, out);
+        /* In k order per element; each product of 16-bit (or tf32) inputs is
+         * exact in float, so a multiply and an add round as one fmaf. */
         for (int r = 0; r < M; r++)
-            for (int col = 0; col < N; col++) {
-                float acc = out[r * N + col];
-                for (int k = 0; k < K; k++)
-                    acc = fmaf(A[r * K + k], B[k * N + col], acc);
-                if (satf)
-                    acc = acc != acc               ? 0.0f
-                          : acc > 3.402823466e38f  ? 3.402823466e38f
-                          : acc < -3.402823466e38f ? -3.402823466e38f
-                                                   : acc;
-                out[r * N + col] = acc;
+            for (int k = 0; k < K; k++) {
+                const float av = A[r * K + k];
+                for (int col = 0; col < N; col++)
+                    out[r * N + col] += av * B[k * N + col];
             }
     }
     avo_emu_exchange(0, all); /* lane 0 has written D; no lane changed a, b or c */
