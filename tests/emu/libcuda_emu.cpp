@@ -443,6 +443,13 @@ extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned
              path);
         return INVALID_IMAGE;
     }
+    if (!avo_emu_module_current(path, AVO_EMU_INCLUDE)) {
+        /* avo's cache had the cubin, so NVRTC (which rebuilds it) never ran. */
+        note("the host module %s is older than the emulator's headers (%s): remove the cached "
+             "cubins ($AVO_CACHE/cuda) so that NVRTC compiles the program again",
+             path, AVO_EMU_INCLUDE);
+        return INVALID_IMAGE;
+    }
     /* A private copy: dlopen of the same file twice would share its globals. */
     avo_emu_dir(dir, sizeof dir);
     snprintf(copy, sizeof copy, "%s/load.XXXXXX.so", dir);
