@@ -700,6 +700,8 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
             live += alive;
             if (!waiting || waiting != alive)
                 continue;
+            static unsigned long long exchanges;
+            exchanges++;
             unsigned long long all[32] = {0};
             for (unsigned i = first; i < last; i++)
                 if (L.threads[i].state == AT_WARP)
@@ -710,6 +712,7 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
                     continue;
                 memcpy(t.out, all, sizeof all);
                 t.present = present;
+                t.ctx.exchange_serial = exchanges;
                 t.state = READY;
             }
             progress = true;

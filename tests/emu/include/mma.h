@@ -220,9 +220,6 @@ static inline unsigned bits_of(__nv_bfloat16 v)
     return v.__x;
 }
 
-/* The D of the warps' mma_sync in flight (one block runs at a time). */
-inline float scratch[32][256];
-
 [[noreturn]] static inline void trap(const char *what)
 {
     avo_emu_current->rt->trap(avo_emu_current, what);
@@ -369,7 +366,11 @@ namespace avo_detail
 /* One lane's operands of an mma_sync, which lane 0 reads. */
 struct operands {
     const void *a, *b, *c;
+    void *d;
 };
+
+/* The exchange whose mma_sync each warp has computed (one block at a time). */
+inline unsigned long long computed[32];
 
 /* Gathers every lane's fragment into the rows x cols matrix m (row-major);
  * copies of one element must agree. */
@@ -414,7 +415,7 @@ mma_sync(fragment<accumulator, M, N, K, Td> &d, const fragment<matrix_a, M, N, K
     static_assert(traits<Ta>::type_id == 1 ||
                       (std::is_same<Td, float>::value && std::is_same<Tc, float>::value),
                   "mma_sync: __nv_bfloat16 and tf32 inputs accumulate in float");
-    operands mine = {&a, &b, &c};
+    operands mine = {&a, &b, &c, &d};
     /* The call's shape and types (distinct from every load and store tag). */
     unsigned tag = 1u << 16 |
                    (unsigned)(M == 16   ? 0
@@ -443,31 +444,38 @@ mma_sync(fragment<accumulator, M, N, K, Td> &d, const fragment<matrix_a, M, N, K
                      avo_emu_current->lane, l, avo_emu_current->warp);
             trap(what);
         }
-    float *out = scratch[avo_emu_current->warp & 31];
-    if (avo_emu_current->lane == 0) {
-        const operands *lanes[32];
-        for (int l = 0; l < 32; l++)
-            lanes[l] = (const operands *)(uintptr_t)(all[l] & ((1ull << 47) - 1));
-        const bool tf32 = traits<Ta>::type_id == 4;
-        float A[M * K], B[K * N];
-        gather<FA>(lanes, 0, USE_A, M, N, K, M, K, tf32, A);
-        gather<FB>(lanes, 1, USE_B, M, N, K, K, N, tf32, B);
-        gather<FC>(lanes, 2, USE_C, M, N, K, M, N, false, out);
-        /* In k order per element; each product of 16-bit (or tf32) inputs is
-         * exact in float, so a multiply and an add round as one fmaf. */
-        for (int r = 0; r < M; r++)
-            for (int k = 0; k < K; k++) {
-                const float av = A[r * K + k];
-                for (int col = 0; col < N; col++)
-                    out[r * N + col] += av * B[k * N + col];
-            }
-    }
-    avo_emu_exchange(0, all); /* lane 0 has written D; no lane changed a, b or c */
-    int lane = (int)avo_emu_current->lane;
-    for (int i = 0; i < FD::num_elements; i++) {
-        int r, col;
-        position(USE_C, M, N, K, lane, i, 8, &r, &col);
-        d.x[i] = from_float<typename FD::storage_element_type>(out[r * N + col]);
+    /*
+     * The first lane of the warp to run after the exchange computes D for
+     * all: the others still wait inside this call, their fragments intact
+     * (d may alias c: A, B and C are gathered before any d is written).
+     */
+    const unsigned w = avo_emu_current->warp & 31;
+    if (computed[w] == avo_emu_current->exchange_serial)
+        return;
+    computed[w] = avo_emu_current->exchange_serial;
+    const operands *lanes[32];
+    for (int l = 0; l < 32; l++)
+        lanes[l] = (const operands *)(uintptr_t)(all[l] & ((1ull << 47) - 1));
+    const bool tf32 = traits<Ta>::type_id == 4;
+    float A[M * K], B[K * N], D[M * N];
+    gather<FA>(lanes, 0, USE_A, M, N, K, M, K, tf32, A);
+    gather<FB>(lanes, 1, USE_B, M, N, K, K, N, tf32, B);
+    gather<FC>(lanes, 2, USE_C, M, N, K, M, N, false, D);
+    /* In k order per element; each product of 16-bit (or tf32) inputs is
+     * exact in float, so a multiply and an add round as one fmaf. */
+    for (int r = 0; r < M; r++)
+        for (int k = 0; k < K; k++) {
+            const float av = A[r * K + k];
+            for (int col = 0; col < N; col++)
+                D[r * N + col] += av * B[k * N + col];
+        }
+    for (int l = 0; l < 32; l++) {
+        FD *out = (FD *)lanes[l]->d;
+        for (int i = 0; i < FD::num_elements; i++) {
+            int r, col;
+            position(USE_C, M, N, K, l, i, 8, &r, &col);
+            out->x[i] = from_float<typename FD::storage_element_type>(D[r * N + col]);
+        }
     }
 }
 } // namespace wmma
