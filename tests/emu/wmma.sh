@@ -8,7 +8,9 @@
 # differ across the lanes, a partial warp and position-dependent changes to
 # a fragment trap, naming WMMA; a misaligned pointer or ldm is
 # CUDA_ERROR_MISALIGNED_ADDRESS; code that assumes a fragment layout is
-# wrong); a 1- to 4-stage cp.async pipeline is correct, a copy of 12 bytes
+# wrong); a four-warp GEMM of WMMA fed by a 2- to 4-stage cp.async pipeline
+# is correct and wrong when it waits for one stage too few; a 1- to 4-stage
+# cp.async pipeline is correct, a copy of 12 bytes
 # traps, a misaligned copy is CUDA_ERROR_MISALIGNED_ADDRESS and reading a
 # stage before waiting for it is wrong.
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -38,6 +40,18 @@ for layouts in "LA=0 LB=1" "LA=1 LB=0"; do
         --param "$2" --json
     all_correct
 done
+
+# Seed-shaped: four warps, WMMA fed by a cp.async pipeline; waiting for one
+# stage too few is wrong.
+for run in "bf16 2" "bf16 4" "f16 3"; do
+    set -- $run
+    expect_exit 0 "$AVO" eval $K/wmma_pipeline.cu --evaluator $E/wmma_pipeline_$1.lua \
+        --param STAGES=$2 --json
+    all_correct
+done
+expect_exit 1 "$AVO" eval $K/wmma_pipeline.cu --evaluator $E/wmma_pipeline_bf16.lua \
+    --param STAGES=3 --param PLANT=1
+expect_in "$tmp/out" "on wmma_pipeline_bf16: wrong — config 128x128x96"
 
 planted() {
     expect_exit "$2" "$AVO" eval $K/wmma_planted.cu --evaluator $E/wmma_planted.lua --param PLANT=$1
