@@ -74,7 +74,7 @@ planted 5 1
 expect_in "$tmp/out" "on wmma_planted: wrong — config 32x48x64: max error"
 planted 6 1
 expect_in "$tmp/out" "crashed — crashed with CUDA_ERROR_LAUNCH_FAILED"
-expect_in "$tmp/err" "WMMA mma_sync: the two copies of an element of a matrix_a fragment differ"
+expect_in "$tmp/err" "WMMA mma_sync: the copies of an element of a matrix_a fragment differ"
 
 pipeline() {
     expect_exit "$1" "$AVO" eval $K/vadd_pipeline.cu --evaluator $E/vadd_pipeline.lua \

@@ -16,10 +16,11 @@
  * has: 8 for a 16x16 float accumulator) in a fixed element-to-lane mapping,
  * the one of sm_80's mma.sync (m16n8k16, m16n8k8 for tf32).  WMMA leaves
  * that mapping unspecified, so a kernel that assumes another one (that lane
- * l holds row l, say) computes wrong results here, as it may on a GPU.  The
- * 16-bit fragments the toolkit sizes for Volta (16 elements where 8 carry
- * the matrix) hold every element twice; mma_sync traps when the two copies
- * differ, which only layout-dependent code can cause.
+ * l holds row l, say) computes wrong results here, as it may on a GPU.
+ * __half matrix_a/matrix_b fragments, which the toolkit gives 16 elements
+ * for every shape, hold each element of their matrix twice (m16n16k16) or
+ * four times (m32n8k16 matrix_b, m8n32k16 matrix_a); mma_sync traps when
+ * the copies differ, which only layout-dependent code can cause.
  *
  * load_matrix_sync, store_matrix_sync and mma_sync are warp-collective: all
  * 32 lanes must call them together with the same pointer, ldm and layout
@@ -134,7 +135,7 @@ template <int Use, int M, int N, int K, int Type> struct count {
                 ? ((shape16 || (M == 16 && N == 16 && K == 8)) && (Type == 1 || Type == 3) ? 8 : 0)
             : Type == 4 ? (M == 16 && N == 16 && K == 8 ? 4 : 0)
             : !shape16  ? 0
-            : Type == 1 ? 16 /* Volta-sized: every element twice */
+            : Type == 1 ? 16 /* as the toolkit's: elements repeat */
             : Type == 2 ? M * N * K / (Use == USE_A ? N : M) / 32
                         : 0,
     };
@@ -390,9 +391,9 @@ static inline void gather(const operands *lanes[32], int which, int use, int M, 
                 memcpy(&v, &u, 4);
             }
             if (i >= distinct && bits_of(v) != bits_of(m[r * cols + c]))
-                trap(which == 0 ? "WMMA mma_sync: the two copies of an element of a matrix_a "
+                trap(which == 0 ? "WMMA mma_sync: the copies of an element of a matrix_a "
                                   "fragment differ (code that assumes the fragment layout?)"
-                                : "WMMA mma_sync: the two copies of an element of a matrix_b "
+                                : "WMMA mma_sync: the copies of an element of a matrix_b "
                                   "fragment differ (code that assumes the fragment layout?)");
             m[r * cols + c] = v;
         }
