@@ -21,8 +21,9 @@
  * the block's dynamic shared memory end at an inaccessible page, so a kernel
  * that runs past one faults; a fault (or __trap) is the sticky error a GPU
  * reports — CUDA_ERROR_ILLEGAL_ADDRESS (also for a misaligned vector access,
- * which x86 cannot tell from a wild address), ..._ILLEGAL_INSTRUCTION,
- * ..._LAUNCH_FAILED (__trap, integer division by zero) — returned by every
+ * which x86 cannot tell from a wild address), ..._MISALIGNED_ADDRESS (a WMMA
+ * or cp.async pointer the hardware refuses), ..._ILLEGAL_INSTRUCTION,
+ * ..._LAUNCH_FAILED (__trap, integer division by zero, misused WMMA) — returned by every
  * later call, as the driver does.
  * A kernel that never ends never returns, like on a GPU.
  *
@@ -442,6 +443,13 @@ extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned
              path);
         return INVALID_IMAGE;
     }
+    if (!avo_emu_module_current(path, AVO_EMU_INCLUDE)) {
+        /* avo's cache had the cubin, so NVRTC (which rebuilds it) never ran. */
+        note("the host module %s is older than the emulator's headers (%s): remove the cached "
+             "cubins ($AVO_CACHE/cuda) so that NVRTC compiles the program again",
+             path, AVO_EMU_INCLUDE);
+        return INVALID_IMAGE;
+    }
     /* A private copy: dlopen of the same file twice would share its globals. */
     avo_emu_dir(dir, sizeof dir);
     snprintf(copy, sizeof copy, "%s/load.XXXXXX.so", dir);
@@ -564,7 +572,7 @@ static struct launch_state {
     bc::fcontext_t scheduler;   /* where a fiber returns to */
     sigjmp_buf fault;           /* where a fault or trap ends the launch */
     volatile sig_atomic_t in_kernel;
-    char trap_what[128];
+    char trap_what[256];
 } L;
 
 static void yield_to_scheduler(void)
@@ -604,7 +612,15 @@ static void rt_trap(avo_emu_ctx *self, const char *what)
     siglongjmp(L.fault, -1);
 }
 
-static const avo_emu_rt runtime = {rt_sync_block, rt_warp_exchange, rt_clock, rt_trap};
+static void rt_misaligned(avo_emu_ctx *self, const char *what)
+{
+    (void)self;
+    snprintf(L.trap_what, sizeof L.trap_what, "%s", what);
+    siglongjmp(L.fault, -2);
+}
+
+static const avo_emu_rt runtime = {rt_sync_block, rt_warp_exchange, rt_clock, rt_trap,
+                                   rt_misaligned};
 
 static void thread_main(bc::transfer_t from)
 {
@@ -634,8 +650,10 @@ static void *stack_top(size_t i)
  * wait at barriers that can never complete. */
 static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim, void *shared)
 {
+    static unsigned long long serial;
     const unsigned n = bdim.x * bdim.y * bdim.z;
     L.threads.resize(n);
+    serial++;
     for (unsigned i = 0; i < n; i++) {
         thread &t = L.threads[i];
         t.ctx.thread_idx = {i % bdim.x, i / bdim.x % bdim.y, i / (bdim.x * bdim.y)};
@@ -646,6 +664,7 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
         t.ctx.warp = i / 32;
         t.ctx.dynamic_shared = shared;
         t.ctx.rt = &runtime;
+        t.ctx.block_serial = serial;
         t.state = READY;
         void *top = stack_top(i);
         if (!top) {
@@ -681,6 +700,8 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
             live += alive;
             if (!waiting || waiting != alive)
                 continue;
+            static unsigned long long exchanges;
+            exchanges++;
             unsigned long long all[32] = {0};
             for (unsigned i = first; i < last; i++)
                 if (L.threads[i].state == AT_WARP)
@@ -691,6 +712,7 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
                     continue;
                 memcpy(t.out, all, sizeof all);
                 t.present = present;
+                t.ctx.exchange_serial = exchanges;
                 t.state = READY;
             }
             progress = true;
@@ -763,7 +785,9 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
     void *shared = guarded_alloc(shared_bytes, &mapped, &base);
     if (!shared)
         return OUT_OF_MEMORY;
-    shared = (char *)shared + (round_up(shared_bytes, 256) - shared_bytes); /* ends at the guard */
+    /* 128-byte aligned (as a GPU's dynamic shared memory is, at least), and
+     * as close to the guard page as that allows. */
+    shared = (char *)shared + (round_up(shared_bytes, 256) - round_up(shared_bytes, 128));
 
     static char alt_stack[64 * 1024];
     stack_t ss = {}, old_ss;
@@ -798,6 +822,7 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
         note("kernel %s: %s", fn->name.c_str(), L.trap_what);
         rc = why == SIGILL                     ? ILLEGAL_INSTRUCTION
              : why == SIGSEGV || why == SIGBUS ? ILLEGAL_ADDRESS
+             : why == -2                       ? MISALIGNED_ADDRESS
                                                : LAUNCH_FAILED; /* __trap, SIGFPE */
     }
     for (int i = 0; i < 4; i++)

@@ -6,7 +6,8 @@
  * lowered names and errors.  After a successful compile the program is
  * compiled once more, for the emulated driver (libcuda_emu.cpp): the source
  * with `extern __shared__` arrays rewritten into pointers at the launch's
- * dynamic shared memory, the evaluator's headers written beside it, the -D,
+ * dynamic shared memory, the evaluator's headers written beside it (but for
+ * the toolkit headers the emulator has its own of: tests/emu/include), the -D,
  * -U and -I options of the compile, avo_emu.h force-included, and a table of
  * the name expressions' entries appended; the host C++ compiler ($AVO_EMU_CXX,
  * default c++) makes <dir>/<cubin id>.so of it (emu_common.h).  When the host
@@ -16,7 +17,6 @@
  * The real library: $AVO_EMU_REAL_NVRTC, else libnvrtc.so.13/.12 under
  * $CUDA_HOME/lib64 and /usr/local/cuda/lib64.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -367,30 +367,13 @@ static char *read_file(const char *path)
     return t.s ? t.s : strdup("");
 }
 
-/*
- * Whether the host module at `path` can be used as it is: built before for
- * the same cubin (hence the same source and options), and no older than the
- * emulator's headers, which it also depends on.
- */
-static int module_is_current(const char *path)
+/* Whether the emulator's include directory has its own header of this name
+ * (mma.h, cuda_bf16.h, ...), which the host compile must use instead. */
+static int emulator_provides(const char *name)
 {
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return 0;
-    DIR *d = opendir(AVO_EMU_INCLUDE);
-    if (!d)
-        return 0;
-    int current = 1;
-    struct dirent *e;
-    while (current && (e = readdir(d))) {
-        char header[1200];
-        struct stat hs;
-        snprintf(header, sizeof header, "%s/%s", AVO_EMU_INCLUDE, e->d_name);
-        if (e->d_name[0] != '.' && stat(header, &hs) == 0 && hs.st_mtime >= st.st_mtime)
-            current = 0;
-    }
-    closedir(d);
-    return current;
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", AVO_EMU_INCLUDE, name);
+    return access(path, R_OK) == 0;
 }
 
 /*
@@ -425,7 +408,9 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
     for (size_t i = 0; i < p->nexprs; i++)
         if (R.GetLoweredName(p->real, p->exprs[i], &lowered[i]) != NVRTC_SUCCESS || !lowered[i])
             lowered[i] = p->exprs[i];
-    if (module_is_current(target)) {
+    /* Built before for the same cubin (hence the same source and options),
+     * and after the emulator's headers, which it also depends on. */
+    if (avo_emu_module_current(target, AVO_EMU_INCLUDE)) {
         rc = 0;
         goto done;
     }
@@ -440,6 +425,8 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
     snprintf(log, sizeof log, "%s/log", work);
     for (int i = 0; i < p->nheaders; i++) {
         char path[2048];
+        if (emulator_provides(p->header_names[i]))
+            continue; /* the toolkit's mma.h, say: `#include "mma.h"` gets ours */
         snprintf(path, sizeof path, "%s/%s", work, p->header_names[i]);
         if (write_file(path, p->headers[i]) < 0) {
             *ret_msg = strdup("avo emulator: cannot write a header for the host compile");

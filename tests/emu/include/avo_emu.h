@@ -8,8 +8,12 @@
  * built-in indices, __syncthreads, warp shuffles and votes, atomics (the
  * fibers of a launch never run at the same time, so plain read-modify-write
  * is atomic), vector types, the fast-math intrinsics, bf16 and fp16
- * (cuda_bf16.h, cuda_fp16.h beside this file) — and nothing of tensor cores,
- * inline PTX, cooperative groups or cp.async: a kernel using them fails its
+ * (cuda_bf16.h, cuda_fp16.h beside this file), tensor cores through WMMA
+ * (mma.h: the m16n16k16, m32n8k16 and m8n32k16 f16/bf16 shapes and tf32
+ * m16n16k8, with a GPU's fragment layout and warp-collective checks) and
+ * cp.async through the pipeline primitives (cuda_pipeline_primitives.h) —
+ * and nothing of inline PTX (hence wgmma, TMA, hand-written cp.async),
+ * cuda::pipeline or cooperative groups: a kernel using them fails its
  * emulated compile with the host compiler's message.
  *
  * Storage: __shared__ variables become function statics (one block runs at a
@@ -43,7 +47,7 @@ extern "C" avo_emu_ctx *avo_emu_current;
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n))) /* anywhere among the specifiers, as in CUDA */
 #define __grid_constant__
 #define __CUDACC__ 1
 #define __CUDA_ARCH__ 900
@@ -452,6 +456,13 @@ static inline unsigned __umulhi(unsigned a, unsigned b)
 static inline int __mulhi(int a, int b)
 {
     return (int)(((long long)a * b) >> 32);
+}
+
+/* The address of a shared-memory object in the shared window: here the host
+ * address, which only inline PTX (not emulated) could tell apart. */
+static inline size_t __cvta_generic_to_shared(const void *p)
+{
+    return (size_t)(uintptr_t)p;
 }
 
 template <class T> static inline T __ldg(const T *p)
