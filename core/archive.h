@@ -36,8 +36,8 @@ typedef struct avo_run_info {
     const char *config_json; /* JSON object: CLI options, budgets, jobs */
     uint64_t seed;
     const char *engine_version;
-    const char *compiler; /* e.g. "cc (Debian 12.2.0-14) 12.2.0" */
-    const char *host;     /* hostname, cores, cpu model */
+    const char *compiler;    /* e.g. "cc (Debian 12.2.0-14) 12.2.0" */
+    const char *host;        /* hostname, cores, cpu model */
 } avo_run_info;
 
 /* A candidate at the moment it is submitted for evaluation. */
@@ -82,8 +82,8 @@ void avo_archive_free(avo_archive *ar);
 /* Schema version found on disk when opened (before migration). */
 int avo_archive_opened_version(const avo_archive *ar);
 
-int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id, char *err,
-                          size_t errlen);
+int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id,
+                          char *err, size_t errlen);
 
 /* Mark a run finished with status "done", "stopped", "interrupted" or
  * "failed". */
@@ -138,8 +138,8 @@ int avo_archive_event(avo_archive *ar, int64_t run_id, const char *kind, const c
  * created_at, evaluated_at, parents ([{id, role}]), children ([ids]),
  * configs ([...]) and, if with_source, source. *ret NULL and AVO_ENOTFOUND if
  * absent. */
-int avo_archive_candidate_get(avo_archive *ar, int64_t id, int with_source, json_t **ret, char *err,
-                              size_t errlen);
+int avo_archive_candidate_get(avo_archive *ar, int64_t id, int with_source, json_t **ret,
+                              char *err, size_t errlen);
 
 /* Finished candidate with this dedupe key in any run, or AVO_ENOTFOUND. */
 int avo_archive_candidate_by_key(avo_archive *ar, const char *key, json_t **ret, char *err,
@@ -155,8 +155,8 @@ int avo_archive_lineage(avo_archive *ar, int64_t id, json_t **ret, char *err, si
 
 /* Nearest common ancestor of a and b (either may be an ancestor of the other);
  * *ret_id = 0 when they share none. */
-int avo_archive_common_ancestor(avo_archive *ar, int64_t a, int64_t b, int64_t *ret_id, char *err,
-                                size_t errlen);
+int avo_archive_common_ancestor(avo_archive *ar, int64_t a, int64_t b, int64_t *ret_id,
+                                char *err, size_t errlen);
 
 /* The run row as an object; run_id 0 = the latest run. */
 int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
@@ -185,11 +185,12 @@ int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, jso
 /* LLM spend of run_id (0: all runs): {"calls": n} plus the sums of whichever
  * of input_tokens, output_tokens, tokens, cost, cost_usd, latency_s the
  * llm_calls table has.  {"calls": 0} when the archive has no such table. */
-int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
+int avo_archive_llm_spend(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                          size_t errlen);
 
 /* Events of a run, oldest first, optionally of one kind: [{id, t, kind, data}]. */
-int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret, char *err,
-                       size_t errlen);
+int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t **ret,
+                       char *err, size_t errlen);
 
 /* A rebench evaluation set of a run (avo rebench), and its per-round results. */
 int avo_archive_rebench_begin(avo_archive *ar, int64_t run_id, const char *config_json,
@@ -204,12 +205,13 @@ int avo_archive_rebench_add(avo_archive *ar, int64_t set_id, int64_t candidate_i
  * cost_usd, latency_s, attempts; missing numbers are 0.  run_id 0: no run.
  * The caller guarantees the request holds no credentials.
  */
-int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call, int64_t *ret_id,
-                             char *err, size_t errlen);
+int avo_archive_llm_call_add(avo_archive *ar, int64_t run_id, const json_t *call,
+                             int64_t *ret_id, char *err, size_t errlen);
 
 /* LLM calls of run_id (0: all runs), oldest first, each an object with the
  * columns of llm_calls; request and response parsed. */
-int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
+int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                          size_t errlen);
 
 /*
  * Record one agent attempt (an evaluation an agent made, schema step 4).
@@ -218,13 +220,13 @@ int avo_archive_llm_calls(avo_archive *ar, int64_t run_id, json_t **ret, char *e
  * ("evaluated", "committed", "rejected_slower", ...), reason, candidate_id
  * (integer or null), configs (any JSON, stored as text).
  */
-int avo_archive_attempt_add(avo_archive *ar, int64_t run_id, const json_t *attempt, int64_t *ret_id,
-                            char *err, size_t errlen);
+int avo_archive_attempt_add(avo_archive *ar, int64_t run_id, const json_t *attempt,
+                            int64_t *ret_id, char *err, size_t errlen);
 
 /* Set attempt `id`'s outcome; reason (NULL) and candidate_id (0) are left
  * unchanged when not given.  AVO_ENOTFOUND for an unknown id. */
-int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome, const char *reason,
-                               int64_t candidate_id, char *err, size_t errlen);
+int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
+                               const char *reason, int64_t candidate_id, char *err, size_t errlen);
 
 /* Attempts of run_id (0: all runs), oldest first, each an object with the
  * columns of attempts; knobs and configs parsed. */
@@ -243,7 +245,8 @@ int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *base
 
 /* Baselines of run_id (0: all runs) ordered by run, name and device, each an
  * object with the columns of baselines; result parsed.  [] when none. */
-int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
+int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                          size_t errlen);
 
 /* Set a run back to "running" (used by resume). */
 int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);

@@ -804,8 +804,11 @@ static int rng_state(lua_State *L)
 }
 
 static const luaL_Reg rng_methods[] = {
-    {"next", rng_next},   {"below", rng_below}, {"double", rng_double},
-    {"state", rng_state}, {NULL, NULL},
+    {"next", rng_next},
+    {"below", rng_below},
+    {"double", rng_double},
+    {"state", rng_state},
+    {NULL, NULL},
 };
 
 /* -------------------------------------------------------------- functions */
