@@ -245,8 +245,7 @@ int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *base
 
 /* Baselines of run_id (0: all runs) ordered by run, name and device, each an
  * object with the columns of baselines; result parsed.  [] when none. */
-int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
-                          size_t errlen);
+int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
 
 /* Set a run back to "running" (used by resume). */
 int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);

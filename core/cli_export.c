@@ -77,8 +77,8 @@ int avo_cli_export(int argc, char **argv)
     else
         rc = export_run(avo_cli_opt_string(opts, "db", "avo.db"),
                         json_integer_value(json_object_get(opts, "run")),
-                        format == 'C' && strcmp(avo_cli_opt_string(opts, "what", ""),
-                                                "baselines") == 0
+                        format == 'C' &&
+                                strcmp(avo_cli_opt_string(opts, "what", ""), "baselines") == 0
                             ? 'B'
                             : format,
                         target);

@@ -154,7 +154,8 @@ static void print_candidate(const json_t *c, int with_source)
     if (json_array_size(baselines) > 0) {
         /* The run's baselines: the candidate's ratio to each one that measured,
          * the status and reason of each one that did not. */
-        printf("\nbaselines of run %lld:\n", (long long)json_integer_value(json_object_get(c, "run_id")));
+        printf("\nbaselines of run %lld:\n",
+               (long long)json_integer_value(json_object_get(c, "run_id")));
         json_array_foreach(baselines, i, item)
         {
             char text[600];

@@ -139,13 +139,12 @@ static const char csv_baseline_header[] =
 int avo_export_csv_baselines(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
                              size_t errlen)
 {
-    static const char *const row_keys[] = {"run_id",  "device",  "device_name", "name",
-                                           "status",  "reason",  "library",     "version",
-                                           "path",    "score",   "created_at"};
-    static const char *const config_keys[] = {"name",     "correct", "unavailable",
-                                              "max_error", "median_s", "spread",
-                                              "samples",  "gflops",  "gbs",
-                                              "reason"};
+    static const char *const row_keys[] = {"run_id", "device", "device_name", "name",
+                                           "status", "reason", "library",     "version",
+                                           "path",   "score",  "created_at"};
+    static const char *const config_keys[] = {"name",     "correct", "unavailable", "max_error",
+                                              "median_s", "spread",  "samples",     "gflops",
+                                              "gbs",      "reason"};
     if (!ar || !out)
         return avo_error(err, errlen, AVO_EINVAL, "export_csv_baselines: missing argument");
     if (run_id) {

@@ -1117,7 +1117,8 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
             size_t m;
             json_t *n;
             int seen = 0;
-            json_array_foreach(names, m, n) seen |= strcmp(json_string_value(n), str(cfg, "name")) == 0;
+            json_array_foreach(names, m, n) seen |=
+                strcmp(json_string_value(n), str(cfg, "name")) == 0;
             if (!seen)
                 json_array_append_new(names, json_string(str(cfg, "name")));
         }
