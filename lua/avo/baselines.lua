@@ -92,7 +92,16 @@ function M.start(r, ev)
     end
   end
   local tickets = {}
+  r.baseline_owner = r.baseline_owner or {}
   for _, b in ipairs(list) do
+    -- Rows are keyed by (run, device, name): a second evaluator of the run
+    -- naming the same baseline gets its rows as "name@evaluator".
+    local owner = r.baseline_owner[b.name]
+    if owner and owner ~= ev.fingerprint then
+      local copy = setmetatable({ name = b.name .. "@" .. ev.name }, { __index = b })
+      b = copy
+    end
+    r.baseline_owner[b.name] = r.baseline_owner[b.name] or ev.fingerprint
     for _, d in ipairs(devices_for(r, ev)) do
       local key = b.name .. "\0" .. (d and ("cuda:%d"):format(d) or "*")
       if not stored[key] then

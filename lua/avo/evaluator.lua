@@ -215,7 +215,8 @@ local KERNEL_BASELINE_FIELDS = {
 -- would be.  Fills ev.baseline_list with one normalized entry each:
 -- {name, kind = "vendor" | "kernel", library, version, path, and for
 -- kernels source, entry, knobs (values), declared (knob list), launch and
--- compiler fields}.  Errors name the evaluator and the entry.
+-- compiler fields; vendor: the registry's name}.  Errors name the evaluator
+-- and the entry.
 local function validate_baselines(ev)
   ev.baseline_list = {}
   local list = ev.baselines
@@ -252,7 +253,7 @@ local function validate_baselines(ev)
         field_error(ev, f, ("'%s' (%s) serves %s evaluators, and this evaluator's backend is '%s'")
           :format(b, info.library, info.backend, ev.backend))
       end
-      entry = { name = b, kind = "vendor", library = info.library }
+      entry = { name = b, kind = "vendor", vendor = b, library = info.library }
     elseif type(b) == "table" then
       for k in pairs(b) do
         if not KERNEL_BASELINE_FIELDS[k] then
@@ -701,7 +702,7 @@ function Evaluator:baseline_job(b, seed, cache_dir, device)
     end
     job.source, job.entry, job.knobs, job.nvrtc_options = nil, nil, nil, nil
     job.headers, job.name_expressions = nil, nil
-    job.baseline = b.name
+    job.baseline = b.vendor
   else
     local declared = {}
     for _, k in ipairs(self.knobs) do declared[#declared + 1] = k end

@@ -97,6 +97,18 @@ expect_exit 0 "$AVO" resume --db "$db"
 [ "$(q "$db" "SELECT group_concat(name || ':' || status) FROM (SELECT * FROM baselines ORDER BY name)")" = \
   "broken:wrong,plain:ok" ] || fail "resume did not measure the missing baselines: $(q "$db" "SELECT * FROM baselines")"
 
+# Two evaluators of one run naming the same baseline: both kept.
+cat > "$tmp/second.lua" <<LUA
+local ev = dofile("$AVO_SOURCE_ROOT/$ev")
+ev.name = "axpy_second"
+ev.configs = { ev.configs[1] }
+ev.baselines = { ev.baselines[1] }
+return ev
+LUA
+BASELINES_SECOND=$tmp/second.lua expect_exit 0 "$AVO" run $script --db "$tmp/two.db" --jobs 1
+[ "$(q "$tmp/two.db" "SELECT group_concat(name) FROM (SELECT name FROM baselines ORDER BY name)")" = \
+  "broken,plain,plain@axpy_second" ] || fail "baselines of two evaluators: $(q "$tmp/two.db" "SELECT name FROM baselines")"
+
 # avo eval: a row per baseline beside the candidate.
 expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator $ev
 expect_in "$tmp/out" "baselines:"

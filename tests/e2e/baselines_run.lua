@@ -10,7 +10,14 @@ for i = 1, 2 do
   avo.evaluate(ev, { source = seed.source .. "\n// variant " .. i, knobs = { UNROLL = 1 },
                      operator = "manual" })
 end
+-- A second evaluator naming a baseline of the same name: its rows are
+-- "plain@<its name>", never over the first one's.
+if os.getenv("BASELINES_SECOND") then
+  local second = avo.evaluator(os.getenv("BASELINES_SECOND"))
+  avo.evaluate(second, second:seed())
+end
 avo.progress{ generation = 1 }
 local rows = avo.baselines()
 print(("baselines seen by the script: %d"):format(#rows))
-assert(avo.budget().evaluations == 3, "baselines counted as evaluations")
+assert(avo.budget().evaluations == (os.getenv("BASELINES_SECOND") and 4 or 3),
+  "baselines counted as evaluations")
