@@ -206,7 +206,8 @@ end
 -- The fields a kernel baseline (a table in `baselines`) may have.
 local KERNEL_BASELINE_FIELDS = {
   name = true, kernel = true, source = true, entry = true, knobs = true, grid = true,
-  block = true, shared_bytes = true, nvrtc_options = true, cflags = true,
+  block = true, shared_bytes = true, nvrtc_options = true, name_expressions = true,
+  cflags = true,
 }
 
 -- The evaluator's `baselines` (docs/evaluators.md): names of vendor
@@ -258,7 +259,7 @@ local function validate_baselines(ev)
       for k in pairs(b) do
         if not KERNEL_BASELINE_FIELDS[k] then
           field_error(ev, f, ("has an unknown field '%s' (a kernel baseline has name, kernel or " ..
-            "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, cflags)")
+            "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, name_expressions, cflags)")
             :format(tostring(k)))
         end
       end
@@ -304,7 +305,7 @@ local function validate_baselines(ev)
         check_launch_field(ev, f .. ".shared_bytes", b.shared_bytes, true)
         entry.grid, entry.block, entry.shared_bytes = b.grid, b.block, b.shared_bytes
       else
-        for _, k in ipairs({ "grid", "block", "shared_bytes", "nvrtc_options" }) do
+        for _, k in ipairs({ "grid", "block", "shared_bytes", "nvrtc_options", "name_expressions" }) do
           if b[k] ~= nil then field_error(ev, f .. "." .. k, "applies to CUDA evaluators only") end
         end
       end
@@ -314,7 +315,7 @@ local function validate_baselines(ev)
       if ev.backend == "cuda" and b.cflags ~= nil then
         field_error(ev, f .. ".cflags", "applies to CPU evaluators (CUDA ones take nvrtc_options)")
       end
-      for _, k in ipairs({ "nvrtc_options", "cflags" }) do
+      for _, k in ipairs({ "nvrtc_options", "name_expressions", "cflags" }) do
         check_type(ev, f .. "." .. k, b[k], "table", true)
         for j, o in ipairs(b[k] or {}) do
           check_type(ev, ("%s.%s[%d]"):format(f, k, j), o, "string")
@@ -711,6 +712,7 @@ function Evaluator:baseline_job(b, seed, cache_dir, device)
       entry = b.entry, knobs = declared, grid = b.grid or self.grid, block = b.block or self.block,
       shared_bytes = b.shared_bytes or self.shared_bytes,
       nvrtc_options = b.nvrtc_options or self.nvrtc_options, cflags = b.cflags or self.cflags,
+      name_expressions = b.name_expressions or self.name_expressions,
     }, { __index = self })
     job = Evaluator.job(view, { source = b.source, knobs = b.knobs }, seed, cache_dir)
   end

@@ -77,6 +77,9 @@ expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm
   grid = 1 } } end, "'baselines[1].grid' applies to CUDA evaluators only")
 expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c",
   cflags = { 3 } } } end, "'baselines[1].cflags[1]' must be a string")
+expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c",
+  name_expressions = { "k<1>" } } } end,
+  "'baselines[1].name_expressions' applies to CUDA evaluators only")
 expect(function(e) e.baselines = { { name = "cublas", source = "x" } } end,
   "'cublas' is a vendor baseline's name")
 expect(function(e) e.baselines = { { name = "a b", source = "x" } } end,
