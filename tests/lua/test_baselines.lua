@@ -64,4 +64,24 @@ assert(baselines.row(cuda_ev, b, { device = 2 }, { status = "error", reason = "x
 assert(baselines.row(cuda_ev, b, {}, { status = "error", reason = "x", worker = { device = 1 } }).device
   == "cuda:1")
 assert(baselines.row(cuda_ev, b, {}, { status = "error", reason = "x" }).device == "cuda")
+-- The vendor baseline job (docs/protocol.md "Baseline jobs"): a CUDA job
+-- with "baseline" instead of source, entry and knobs, configs without launch.
+local spec = dofile("tests/e2e/evaluators/cuda_vadd.lua")
+spec.baselines = { "cublas", { name = "again", kernel = spec.kernel, block = 128 } }
+local cev = avo.evaluator(spec)
+local vjob = cev:baseline_job(cev.baseline_list[1], 7, "/tmp", 1)
+assert(vjob.baseline == "cublas" and vjob.backend == "cuda" and vjob.device == 1)
+assert(vjob.source == nil and vjob.entry == nil and vjob.knobs == nil and vjob.nvrtc_options == nil)
+assert(vjob.headers == nil and vjob.name_expressions == nil and vjob.reference.source)
+for _, c in ipairs(vjob.configs) do
+  assert(c.launch == nil and c.reference_launch and c.reference_launch.grid, "launch left in a config")
+end
+-- A kernel baseline's job is a candidate's, with its own block.
+local kjob = cev:baseline_job(cev.baseline_list[2], 7, "/tmp")
+assert(kjob.baseline == nil and kjob.source == cev.baseline_list[2].source and kjob.device == nil)
+assert(kjob.configs[1].launch.block == 128, "the kernel baseline's block")
+spec = dofile("tests/e2e/evaluators/cuda_vadd.lua")
+spec.baselines = { { name = "k", kernel = spec.kernel, cflags = { "-O2" } } }
+local okc, errc = pcall(avo.evaluator, spec)
+assert(not okc and errc:find("'baselines[1].cflags' applies to CPU evaluators", 1, true), errc)
 print("test_baselines: ok")
