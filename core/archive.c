@@ -165,6 +165,24 @@ static const char *const migrations[] = {
     /* 5: the process that drives a run ({pid, host, since}), written when it
      * claims the run (avo_archive_run_claim), for refusals to name it. */
     [5] = "ALTER TABLE runs ADD COLUMN owner TEXT;",
+    /* 6: the evaluator's baselines (vendor libraries, reference kernels)
+     * measured once per run and device (lua/avo/baselines.lua). */
+    [6] = "CREATE TABLE baselines ("
+          "  id INTEGER PRIMARY KEY,"
+          "  run_id INTEGER NOT NULL REFERENCES runs(id),"
+          "  device TEXT NOT NULL,"
+          "  device_name TEXT,"
+          "  name TEXT NOT NULL,"
+          "  status TEXT NOT NULL,"
+          "  reason TEXT,"
+          "  library TEXT,"
+          "  version TEXT,"
+          "  path TEXT,"
+          "  result TEXT,"
+          "  score REAL,"
+          "  created_at REAL NOT NULL,"
+          "  UNIQUE (run_id, device, name)"
+          ") STRICT;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof(migrations) / sizeof(migrations[0])) - 1)
@@ -1873,6 +1891,12 @@ int avo_archive_run_summary(avo_archive *ar, int64_t run_id, json_t **ret, char 
         rc = run_add_attempts(ar, run, id, err, errlen);
     if (rc == 0)
         rc = run_add_unit(ar, run, id, err, errlen);
+    if (rc == 0) {
+        json_t *baselines = NULL;
+        rc = avo_archive_baselines(ar, id, &baselines, err, errlen);
+        if (rc == 0 && put(run, "baselines", baselines))
+            rc = oom(err, errlen);
+    }
     if (rc < 0) {
         json_decref(run);
         return rc;
@@ -2439,4 +2463,77 @@ int avo_archive_attempts(avo_archive *ar, int64_t run_id, json_t **ret, char *er
                       " outcome, reason, candidate_id, configs FROM attempts"
                       " WHERE ?1 = 0 OR run_id = ?1 ORDER BY id",
                       run_id, row_object, &shape, ret, err, errlen, "read attempts");
+}
+
+/* -------------------------------------------------------------- baselines */
+
+/*
+ * Record the measurement of one baseline on one device (see archive.h):
+ * one row per (run, device, name); a second put for the same key replaces
+ * the first (a baseline that failed on infrastructure, measured again on
+ * resume).
+ */
+int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *baseline,
+                             int64_t *ret_id, char *err, size_t errlen)
+{
+    if (!ar || !json_is_object(baseline))
+        return avo_error(err, errlen, AVO_EINVAL, "baseline_put: missing argument");
+    if (!opt_string(baseline, "name") || !opt_string(baseline, "device") ||
+        !opt_string(baseline, "status"))
+        return avo_error(err, errlen, AVO_EINVAL, "baseline needs name, device and status strings");
+    const json_t *score = json_object_get(baseline, "score");
+    if (has_value(score) && !json_is_number(score))
+        return avo_error(err, errlen, AVO_EINVAL, "baseline score must be a number or null");
+    const json_t *result = json_object_get(baseline, "result");
+    char *result_text = has_value(result) ? json_text(result) : NULL;
+    if (has_value(result) && !result_text)
+        return avo_error(err, errlen, AVO_ENOMEM, "baseline: cannot encode the result");
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "INSERT OR REPLACE INTO baselines (run_id, device, device_name, name, status,"
+                  " reason, library, version, path, result, score, created_at)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  &st, err, errlen, "record baseline");
+    if (rc < 0) {
+        free(result_text);
+        return rc;
+    }
+    sqlite3_bind_int64(st, 1, run_id);
+    bind_text(st, 2, opt_string(baseline, "device"));
+    bind_text(st, 3, opt_string(baseline, "device_name"));
+    bind_text(st, 4, opt_string(baseline, "name"));
+    bind_text(st, 5, opt_string(baseline, "status"));
+    bind_text(st, 6, opt_string(baseline, "reason"));
+    bind_text(st, 7, opt_string(baseline, "library"));
+    bind_text(st, 8, opt_string(baseline, "version"));
+    bind_text(st, 9, opt_string(baseline, "path"));
+    bind_text(st, 10, result_text);
+    bind_json_real(st, 11, score);
+    sqlite3_bind_double(st, 12, avo_now());
+    rc = step_done(ar, st, err, errlen, "record baseline");
+    free(result_text);
+    if (rc == 0 && ret_id)
+        *ret_id = sqlite3_last_insert_rowid(ar->db);
+    return rc;
+}
+
+/* Baselines of run_id (0: all runs) in (run, name, device) order; result parsed. */
+int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
+{
+    static const column columns[] = {
+        {"id", COL_VALUE},          {"run_id", COL_VALUE},  {"device", COL_VALUE},
+        {"device_name", COL_VALUE}, {"name", COL_VALUE},    {"status", COL_VALUE},
+        {"reason", COL_VALUE},      {"library", COL_VALUE}, {"version", COL_VALUE},
+        {"path", COL_VALUE},        {"result", COL_JSON},   {"score", COL_VALUE},
+        {"created_at", COL_VALUE},
+    };
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "baselines: missing argument");
+    *ret = NULL;
+    return rows_by_id(ar,
+                      "SELECT id, run_id, device, device_name, name, status, reason, library,"
+                      " version, path, result, score, created_at FROM baselines"
+                      " WHERE ?1 = 0 OR run_id = ?1 ORDER BY run_id, name, device",
+                      run_id, row_object, &shape, ret, err, errlen, "read baselines");
 }

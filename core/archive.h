@@ -25,7 +25,7 @@
 
 #include "avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 5
+#define AVO_ARCHIVE_SCHEMA_VERSION 6
 
 typedef struct avo_archive avo_archive;
 
@@ -168,8 +168,9 @@ int avo_archive_source_get(avo_archive *ar, const char *hash, char **ret_text, c
 /* The run_get object of run_id (0: the latest run) plus its summary:
  * candidates, ok, failed (finished, not ok), best_id and best_score (null
  * without an ok candidate), attempts ({explored, committed, outcomes}, the
- * agent's attempts; re-timings count in outcomes only) and unit (of the
- * scores, from the run's evaluator event; null when not recorded). */
+ * agent's attempts; re-timings count in outcomes only), unit (of the
+ * scores, from the run's evaluator event; null when not recorded) and
+ * baselines (avo_archive_baselines of the run). */
 int avo_archive_run_summary(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
                             size_t errlen);
 
@@ -230,6 +231,21 @@ int avo_archive_attempt_update(avo_archive *ar, int64_t id, const char *outcome,
 /* Attempts of run_id (0: all runs), oldest first, each an object with the
  * columns of attempts; knobs and configs parsed. */
 int avo_archive_attempts(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
+
+/*
+ * Record one baseline measurement (schema step 6): `baseline` (borrowed) has
+ * name, device ("cpu", "cuda:N"), status (strings, required), device_name,
+ * reason, library, version, path (strings or null), result (any JSON: the
+ * worker's result, stored as text) and score (number, or null when the
+ * baseline has no aggregate score).  One row per (run, device, name): a
+ * second put replaces the first.
+ */
+int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *baseline,
+                             int64_t *ret_id, char *err, size_t errlen);
+
+/* Baselines of run_id (0: all runs) ordered by run, name and device, each an
+ * object with the columns of baselines; result parsed.  [] when none. */
+int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen);
 
 /* Set a run back to "running" (used by resume). */
 int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);

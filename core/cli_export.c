@@ -11,11 +11,15 @@
 #include "export.h"
 
 static const char usage_export[] =
-    "usage: avo export [--db FILE] [--run ID] (--csv FILE | --json FILE | --git DIR)\n"
+    "usage: avo export [--db FILE] [--run ID] (--csv FILE [--what WHAT] | --json FILE |\n"
+    "                  --git DIR)\n"
     "\n"
     "Export candidates (default: of every run).  FILE may be - for stdout.\n"
     "  --csv FILE         one row per candidate and config (RFC 4180)\n"
-    "  --json FILE        {\"runs\": [...], \"candidates\": [...]} with sources\n"
+    "  --what WHAT        with --csv: candidates (default) or baselines (one row per\n"
+    "                     baseline, device and config: the evaluator's baselines)\n"
+    "  --json FILE        {\"runs\": [...], \"candidates\": [...], \"baselines\": [...]}\n"
+    "                     with sources\n"
     "  --git DIR          a new git repository: one commit per candidate, crossovers\n"
     "                     as merge commits, tags c<ID>, branches main and best\n"
     "  --run ID           only this run\n"
@@ -27,6 +31,7 @@ static const avo_cli_option export_options[] = {
     {"csv", AVO_OPT_STRING, "csv", 0, 0, 0, NULL},
     {"json", AVO_OPT_STRING, "json", 0, 0, 0, NULL},
     {"git", AVO_OPT_STRING, "git", 0, 0, 0, NULL},
+    {"what", AVO_OPT_STRING, "what", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
@@ -60,16 +65,29 @@ int avo_cli_export(int argc, char **argv)
         rc = avo_cli_usage_error(usage_export, "%s", "export needs --csv, --json or --git");
     else if (!*target)
         rc = avo_cli_usage_error(usage_export, "%s", "empty output path");
+    else if (json_object_get(opts, "what") && format != 'C')
+        rc = avo_cli_usage_error(usage_export, "%s", "--what applies to --csv");
+    else if (json_object_get(opts, "what") &&
+             strcmp(avo_cli_opt_string(opts, "what", ""), "candidates") != 0 &&
+             strcmp(avo_cli_opt_string(opts, "what", ""), "baselines") != 0)
+        rc = avo_cli_usage_error(usage_export, "--what must be candidates or baselines, got '%s'",
+                                 avo_cli_opt_string(opts, "what", ""));
     else if (avo_cli_check_output(target, avo_cli_opt_string(opts, "db", "avo.db"), "the export"))
         rc = AVO_CLI_EXIT_USAGE;
     else
         rc = export_run(avo_cli_opt_string(opts, "db", "avo.db"),
-                        json_integer_value(json_object_get(opts, "run")), format, target);
+                        json_integer_value(json_object_get(opts, "run")),
+                        format == 'C' &&
+                                strcmp(avo_cli_opt_string(opts, "what", ""), "baselines") == 0
+                            ? 'B'
+                            : format,
+                        target);
     json_decref(opts);
     return rc;
 }
 
-/* Export run `run` (0: every run) of `db` as CSV ('C'), JSON ('J') or git ('G'). */
+/* Export run `run` (0: every run) of `db` as CSV ('C'), the baselines' CSV
+ * ('B'), JSON ('J') or git ('G'). */
 static int export_run(const char *db, int64_t run, int format, const char *target)
 {
     avo_archive *ar = avo_cli_open_archive(db);
@@ -84,8 +102,9 @@ static int export_run(const char *db, int64_t run, int format, const char *targe
             fprintf(stderr, "avo: exported %zu candidates as commits to %s\n", commits, target);
     } else {
         avo_strbuf text = {0};
-        rc = format == 'C' ? avo_export_csv(ar, run, &text, err, sizeof err)
-                           : avo_export_json(ar, run, &text, err, sizeof err);
+        rc = format == 'C'   ? avo_export_csv(ar, run, &text, err, sizeof err)
+             : format == 'B' ? avo_export_csv_baselines(ar, run, &text, err, sizeof err)
+                             : avo_export_json(ar, run, &text, err, sizeof err);
         if (rc == 0 && strcmp(target, "-") == 0) {
             if (fwrite(avo_strbuf_text(&text), 1, text.len, stdout) != text.len ||
                 fflush(stdout) != 0)

@@ -9,6 +9,7 @@
 #include "archive.h"
 #include "avo.h"
 #include "cli.h"
+#include "compare.h"
 
 static const char usage_best[] =
     "usage: avo best [--db FILE] [--run ID] [--json]\n"
@@ -149,6 +150,22 @@ static void print_candidate(const json_t *c, int with_source)
                 printf("  %s\n", str(item, "reason"));
         }
     }
+    const json_t *baselines = json_object_get(c, "run_baselines");
+    if (json_array_size(baselines) > 0) {
+        /* The run's baselines: the candidate's ratio to each one that measured,
+         * the status and reason of each one that did not. */
+        printf("\nbaselines of run %lld:\n",
+               (long long)json_integer_value(json_object_get(c, "run_id")));
+        json_array_foreach(baselines, i, item)
+        {
+            char text[600];
+            avo_compare_describe(item, NULL, text, sizeof text);
+            printf("  %s (%s)", text, str(item, "device"));
+            if (avo_compare_usable(item) && strcmp(str(c, "status"), "ok") == 0)
+                printf(": this candidate %.2fx", num(c, "score") / num(item, "score"));
+            printf("\n");
+        }
+    }
     if (*str(c, "log") && strcmp(str(c, "status"), "ok") != 0)
         printf("\nlog:\n%s\n", str(c, "log"));
     if (with_source)
@@ -166,6 +183,19 @@ typedef struct query_command {
     const char *missing; /* printf format taking the id (or nothing) and the db */
     void (*print)(const json_t *value, const query_opts *q);
 } query_command;
+
+/* For the text of best and show: the baselines of a candidate's run as its
+ * "run_baselines" (none when it is not a candidate or they cannot be read). */
+static void attach_baselines(avo_archive *ar, json_t *value)
+{
+    const json_t *run = json_object_get(value, "run_id");
+    if (!json_is_object(value) || !json_is_integer(run) || !json_object_get(value, "score"))
+        return;
+    json_t *rows = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_archive_baselines(ar, json_integer_value(run), &rows, err, sizeof err) == 0)
+        json_object_set_new(value, "run_baselines", rows);
+}
 
 /* Parse, open the archive, fetch, print: the shape every query shares. */
 static int run_query(const query_command *cmd, int argc, char **argv)
@@ -192,10 +222,12 @@ static int run_query(const query_command *cmd, int argc, char **argv)
     } else if (found < 0) {
         fprintf(stderr, "avo: %s\n", err);
     } else {
-        if (q.json)
+        if (q.json) {
             print_json(value);
-        else
+        } else {
+            attach_baselines(ar, value);
             cmd->print(value, &q);
+        }
         rc = 0;
     }
 out:

@@ -13,8 +13,10 @@ static const char usage_report[] =
     "usage: avo report [--db FILE] [--run ID] -o FILE.html\n"
     "\n"
     "Write one self-contained HTML page about a run (default: the latest): score\n"
-    "trajectory, scores per generation, the best candidate's lineage, the top\n"
-    "versions with sources and diffs, run metadata and LLM spend.\n"
+    "trajectory (with the baselines measured in the run as reference lines), the\n"
+    "baselines against the best per config, scores per generation, the best\n"
+    "candidate's lineage, the top versions with sources and diffs, run metadata\n"
+    "and LLM spend.\n"
     "  -o, --output FILE  where to write the page (required)\n"
     "  --run ID           the run to report on\n"
     "  --db FILE          archive (default avo.db)\n";

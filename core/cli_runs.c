@@ -11,6 +11,7 @@
 
 #include "avo.h"
 #include "cli.h"
+#include "compare.h"
 
 static const char usage_runs[] =
     "usage: avo runs [--db FILE] [--json]\n"
@@ -18,7 +19,9 @@ static const char usage_runs[] =
     "List the runs in an archive: script, seed, status, start and end, candidates\n"
     "(ok/failed), the best candidate and its score (with its unit when the run\n"
     "recorded one), the budgets and, for runs with an agent, its attempts:\n"
-    "directions explored / versions committed.\n"
+    "directions explored / versions committed, and the best against the strongest\n"
+    "baseline measured in the run (\"0.41x cublas\"; a baseline that did not\n"
+    "measure shows its status, e.g. \"cublas unavailable\"; - without baselines).\n"
     "  --db FILE          archive (default avo.db)\n"
     "  --json             print the runs as JSON\n";
 
@@ -121,7 +124,7 @@ static int list_runs(const char *db, int json)
            "ended", "cands", "ok", "failed", "best");
     if (agent)
         printf("%-18s ", "explored/committed");
-    printf("%-26s %s\n", "budgets", "script");
+    printf("%-24s %-26s %s\n", "vs baseline", "budgets", "script");
     json_array_foreach(runs, i, r)
     {
         const json_t *best = json_object_get(r, "best_id");
@@ -154,7 +157,11 @@ static int list_runs(const char *db, int json)
                (long long)json_integer_value(json_object_get(r, "failed")), best_text);
         if (agent)
             printf("%-18s ", attempts_text);
-        printf("%-26s %s\n", budget_text, script ? script : "-");
+        char vs_text[160];
+        avo_compare_column(json_object_get(r, "baselines"),
+                           json_number_value(json_object_get(r, "best_score")),
+                           json_is_integer(best), vs_text, sizeof vs_text);
+        printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
     }
     json_decref(runs);
     return 0;

@@ -132,13 +132,64 @@ int avo_export_csv(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, 
     return out->failed ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
 }
 
+static const char csv_baseline_header[] =
+    "run_id,device,device_name,baseline,status,reason,library,version,path,score,created_at,"
+    "config,correct,unavailable,max_error,median_s,spread,samples,gflops,gbs,config_reason\r\n";
+
+int avo_export_csv_baselines(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
+                             size_t errlen)
+{
+    static const char *const row_keys[] = {"run_id", "device", "device_name", "name",
+                                           "status", "reason", "library",     "version",
+                                           "path",   "score",  "created_at"};
+    static const char *const config_keys[] = {"name",     "correct", "unavailable", "max_error",
+                                              "median_s", "spread",  "samples",     "gflops",
+                                              "gbs",      "reason"};
+    if (!ar || !out)
+        return avo_error(err, errlen, AVO_EINVAL, "export_csv_baselines: missing argument");
+    if (run_id) {
+        json_t *run = NULL;
+        int rc = avo_archive_run_get(ar, run_id, &run, err, errlen);
+        json_decref(run);
+        if (rc < 0)
+            return rc;
+    }
+    json_t *rows = NULL;
+    int rc = avo_archive_baselines(ar, run_id, &rows, err, errlen);
+    if (rc < 0)
+        return rc;
+    avo_strbuf_puts(out, csv_baseline_header);
+    size_t i, j;
+    json_t *row, *cfg;
+    json_array_foreach(rows, i, row)
+    {
+        const json_t *configs = json_object_get(json_object_get(row, "result"), "configs");
+        size_t n = json_array_size(configs);
+        for (j = 0; j < (n ? n : 1); j++) {
+            cfg = json_array_get(configs, j);
+            for (size_t k = 0; k < sizeof row_keys / sizeof row_keys[0]; k++) {
+                if (k)
+                    avo_strbuf_puts(out, ",");
+                csv_value(out, json_object_get(row, row_keys[k]));
+            }
+            for (size_t k = 0; k < sizeof config_keys / sizeof config_keys[0]; k++) {
+                avo_strbuf_puts(out, ",");
+                csv_value(out, cfg ? json_object_get(cfg, config_keys[k]) : NULL);
+            }
+            avo_strbuf_puts(out, "\r\n");
+        }
+    }
+    json_decref(rows);
+    return out->failed ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
+}
+
 /* ------------------------------------------------------------------ JSON */
 
 int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
 {
     if (!ar || !out)
         return avo_error(err, errlen, AVO_EINVAL, "export_json: missing argument");
-    json_t *runs = NULL, *all = NULL, *doc = NULL;
+    json_t *runs = NULL, *all = NULL, *doc = NULL, *baselines = NULL;
     int rc;
     if (run_id) {
         json_t *run = NULL;
@@ -153,8 +204,10 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     }
     if (rc == 0)
         rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
+    if (rc == 0)
+        rc = avo_archive_baselines(ar, run_id, &baselines, err, errlen);
     if (rc == 0) {
-        doc = json_pack("{sOsO}", "runs", runs, "candidates", all);
+        doc = json_pack("{sOsOsO}", "runs", runs, "candidates", all, "baselines", baselines);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
         if (!text || avo_strbuf_puts(out, text) < 0 || avo_strbuf_puts(out, "\n") < 0)
             rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
@@ -163,6 +216,7 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     json_decref(doc);
     json_decref(runs);
     json_decref(all);
+    json_decref(baselines);
     return rc;
 }
 

@@ -31,8 +31,23 @@ int avo_export_csv_field(avo_strbuf *out, const char *field);
  */
 int avo_export_csv(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen);
 
+/*
+ * Append the CSV of run_id's baselines (the archive's baselines table) to
+ * out: a header line, then one CRLF-terminated row per (baseline row,
+ * config of its result); a baseline without configs (it failed before any
+ * ran) gets one row with the config columns empty.  Columns: run_id,
+ * device, device_name, baseline, status, reason, library, version, path,
+ * score (empty when it has none: never 0 for a baseline that did not
+ * measure), created_at, config, correct, unavailable (the reason a library
+ * could not serve the config), max_error, median_s, spread, samples,
+ * gflops, gbs, config_reason.  AVO_ENOTFOUND for a run_id naming no run.
+ */
+int avo_export_csv_baselines(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
+                             size_t errlen);
+
 /* Append {"runs": [run objects], "candidates": [candidate objects with
- * source]} (docs/archive.md shapes) as indented JSON to out. */
+ * source], "baselines": [baseline rows]} (docs/archive.md shapes) as
+ * indented JSON to out. */
 int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen);
 
 /*

@@ -469,6 +469,9 @@ int avo_pool_submit(avo_pool *pool, json_t *job, double deadline_s, uint64_t *re
     j->ticket = ++pool->next_ticket;
     j->job = job;
     j->deadline_s = deadline_s > 0 ? deadline_s : 3600;
+    /* A vendor-library baseline job (docs/protocol.md) has nothing to compile. */
+    if (json_is_string(json_object_get(job, "baseline")))
+        j->stage = STAGE_COMPILED;
     json_object_set_new(job, "id", json_integer((json_int_t)j->ticket));
     if (pool->queue_tail)
         pool->queue_tail->next = j;

@@ -10,12 +10,14 @@
 #include "report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "avo.h"
 #include "avo_config.h"
+#include "compare.h"
 #include "diff.h"
 
 #define TOP_N 10
@@ -332,6 +334,13 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     json_object_foreach((json_t *)baselines, key,
                         v) if (json_is_number(v) && json_number_value(v) > y_max) y_max =
         json_number_value(v);
+    /* The baselines measured in the run (only those with a score). */
+    const json_t *measured = json_object_get(run, "baselines");
+    json_array_foreach(measured, i, c)
+    {
+        if (avo_compare_usable(c) && num(c, "score") > y_max)
+            y_max = num(c, "score");
+    }
 
     plot p = {.left = 70, .top = 15, .width = 720, .height = 330};
     avo_report_nice_axis(0, y_max > 0 ? y_max * 1.05 : 1, 6, &p.y_lo, &p.y_hi, &p.y_step);
@@ -387,6 +396,15 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
             continue;
         hline(out, &p, json_number_value(v), "#7f7f7f", key);
         legend(out, &p, row++, "#7f7f7f", "6 4", 0, key);
+    }
+    json_array_foreach(measured, i, c)
+    {
+        if (!avo_compare_usable(c))
+            continue; /* shown in the Baselines section with its status, never as a line at 0 */
+        char label[160];
+        snprintf(label, sizeof label, "%s (%s)", str(c, "name"), str(c, "device"));
+        hline(out, &p, num(c, "score"), "#17becf", label);
+        legend(out, &p, row++, "#17becf", "6 4", 0, label);
     }
 
     /* Every evaluation, then the running best on top. */
@@ -1028,6 +1046,142 @@ static void section_llm(avo_strbuf *out, const json_t *spend, const json_t *call
 }
 
 /*
+ * The baselines measured in the run (lua/avo/baselines.lua): one row per
+ * baseline and device with its library, status and score and the best's
+ * ratio to it, then per config the best candidate's throughput against
+ * each baseline's.  A baseline or config that did not measure shows its
+ * status and reason, never a zero.
+ */
+static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *best)
+{
+    const json_t *rows = json_object_get(run, "baselines");
+    avo_strbuf_puts(out, "<h2 id=\"baselines\">Baselines</h2>\n");
+    if (!json_array_size(rows)) {
+        avo_strbuf_puts(out, "<p class=\"muted\">the evaluator names no baselines (its"
+                             " <code>baselines</code> field), or none was measured</p>\n");
+        return;
+    }
+    avo_strbuf_puts(out, "<table><tr><th>baseline</th><th>device</th><th>library</th>"
+                         "<th>version</th><th>status</th><th>score</th><th>best vs it</th></tr>\n");
+    size_t i, k;
+    const json_t *row;
+    json_array_foreach(rows, i, row)
+    {
+        avo_strbuf_puts(out, "<tr><td>");
+        avo_strbuf_html(out, str(row, "name"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, str(row, "device"));
+        if (*str(row, "device_name")) {
+            avo_strbuf_puts(out, " (");
+            avo_strbuf_html(out, str(row, "device_name"));
+            avo_strbuf_puts(out, ")");
+        }
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, str(row, "library"));
+        if (*str(row, "path")) {
+            avo_strbuf_puts(out, " <span class=\"muted\">");
+            avo_strbuf_html(out, str(row, "path"));
+            avo_strbuf_puts(out, "</span>");
+        }
+        avo_strbuf_puts(out, "</td><td><code>");
+        char version[16];
+        snprintf(version, sizeof version, "%.12s", str(row, "version"));
+        avo_strbuf_html(out, version);
+        avo_strbuf_puts(out, "</code></td><td>");
+        if (avo_compare_usable(row)) {
+            avo_strbuf_puts(out, "ok</td><td class=\"num\">");
+            html_number(out, num(row, "score"));
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            if (best)
+                avo_strbuf_printf(out, "%.2fx", num(best, "score") / num(row, "score"));
+        } else {
+            char text[600];
+            avo_compare_describe(row, NULL, text, sizeof text);
+            const char *colon = strstr(text, ": ");
+            avo_strbuf_html(out, colon ? colon + 2 : text);
+            avo_strbuf_puts(out, "</td><td>—</td><td>—");
+        }
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+
+    /* Per config: the best candidate against each baseline. */
+    json_t *names = json_array();
+    json_array_foreach(json_object_get(best, "configs"), k, row)
+        json_array_append_new(names, json_string(str(row, "name")));
+    json_array_foreach(rows, i, row)
+    {
+        const json_t *cfg;
+        json_array_foreach(json_object_get(json_object_get(row, "result"), "configs"), k, cfg)
+        {
+            size_t m;
+            json_t *n;
+            int seen = 0;
+            json_array_foreach(names, m, n) seen |=
+                strcmp(json_string_value(n), str(cfg, "name")) == 0;
+            if (!seen)
+                json_array_append_new(names, json_string(str(cfg, "name")));
+        }
+    }
+    if (!json_array_size(names)) {
+        json_decref(names);
+        return;
+    }
+    avo_strbuf_puts(out, "<p>Per config: the best candidate's throughput and each baseline's,"
+                         " with the best's ratio to it.</p>\n<table><tr><th>config</th>"
+                         "<th>best");
+    if (best)
+        avo_strbuf_printf(out, " #%lld", integer(best, "id"));
+    avo_strbuf_puts(out, "</th>");
+    json_array_foreach(rows, i, row)
+    {
+        avo_strbuf_puts(out, "<th>");
+        avo_strbuf_html(out, str(row, "name"));
+        avo_strbuf_puts(out, " (");
+        avo_strbuf_html(out, str(row, "device"));
+        avo_strbuf_puts(out, ")</th>");
+    }
+    avo_strbuf_puts(out, "</tr>\n");
+    json_t *name;
+    json_array_foreach(names, k, name)
+    {
+        const char *config = json_string_value(name);
+        const char *unit = NULL;
+        double mine = best ? config_metric(best, config, &unit) : NAN;
+        avo_strbuf_puts(out, "<tr><td>");
+        avo_strbuf_html(out, config);
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        if (isfinite(mine) && mine > 0) {
+            html_number(out, mine);
+            avo_strbuf_printf(out, " %s", unit ? unit : "");
+        } else {
+            avo_strbuf_puts(out, "—");
+        }
+        avo_strbuf_puts(out, "</td>");
+        json_array_foreach(rows, i, row)
+        {
+            double theirs = 0;
+            const char *their_unit = NULL;
+            char why[600];
+            if (avo_compare_config(row, config, &theirs, &their_unit, why, sizeof why)) {
+                avo_strbuf_puts(out, "<td class=\"num\">");
+                html_number(out, theirs);
+                avo_strbuf_printf(out, " %s", their_unit ? their_unit : "");
+                if (isfinite(mine) && mine > 0)
+                    avo_strbuf_printf(out, " (%.2fx)", mine / theirs);
+            } else {
+                avo_strbuf_puts(out, "<td>");
+                avo_strbuf_html(out, why);
+            }
+            avo_strbuf_puts(out, "</td>");
+        }
+        avo_strbuf_puts(out, "</tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+    json_decref(names);
+}
+
+/*
  * Build the whole page.  Reads the run with its summary (unit, attempts),
  * its candidates with sources, the best candidate's lineage and the LLM
  * spend, then writes the sections in order.  Returns the first archive
@@ -1107,13 +1261,20 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
             avo_strbuf_printf(out, ", %.2fx the seed (#%lld: %.4g)",
                               num(best, "score") / num(seed, "score"), integer(seed, "id"),
                               num(seed, "score"));
+        const json_t *strongest = avo_compare_strongest(json_object_get(run, "baselines"));
+        if (strongest) {
+            avo_strbuf_printf(out, ", %.2fx ", num(best, "score") / num(strongest, "score"));
+            avo_strbuf_html(out, str(strongest, "name"));
+            avo_strbuf_printf(out, " (the strongest baseline: %.4g)", num(strongest, "score"));
+        }
         avo_strbuf_puts(out, ". ");
     } else {
         avo_strbuf_puts(out, "no verified candidate. ");
     }
     avo_strbuf_printf(out, "%zu evaluations, %zu failed.</p>\n", n_ok + n_failed, n_failed);
     avo_strbuf_puts(out, "<p><a href=\"#trajectory\">trajectory</a> · <a href=\"#generations\">"
-                         "generations</a> · <a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
+                         "generations</a> · <a href=\"#baselines\">baselines</a> · "
+                         "<a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
                          "top versions</a> · <a href=\"#run\">run</a> · <a href=\"#llm\">LLM "
                          "spend</a></p>\n");
 
@@ -1128,6 +1289,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
         avo_strbuf_puts(out, "<p>no finished evaluations</p>\n<h2 id=\"generations\">"
                              "Score per generation</h2>\n<p>no finished evaluations</p>\n");
     }
+    section_baselines(out, run, best);
 
     avo_strbuf_puts(out, "<h2 id=\"lineage\">Lineage of the best candidate</h2>\n");
     if (best) {

@@ -27,6 +27,7 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "avo_git.h"
+#include "baseline.h"
 #include "diff.h"
 #include "hash.h"
 #include "loop.h"
@@ -558,7 +559,39 @@ static int archive_attempts(lua_State *L)
     return push_json_result(L, rc, value, err);
 }
 
+/* archive:baseline_put(run_id, baseline_table) -> id  (fields: avo_archive_baseline_put) */
+static int archive_baseline_put(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    char err[AVO_ERRLEN];
+    json_t *baseline = avo_lua_to_json(L, 3, err, sizeof err);
+    if (!baseline)
+        return luaL_argerror(L, 3, err);
+    int64_t id;
+    int rc = avo_archive_baseline_put(ar, run_id, baseline, &id, err, sizeof err);
+    json_decref(baseline);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* archive:baselines([run_id]) -> array of rows (0 or none: all runs) */
+static int archive_baselines(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer run_id = luaL_optinteger(L, 2, 0);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_baselines(ar, run_id, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
 static const luaL_Reg archive_methods[] = {
+    {"baseline_put", archive_baseline_put},
+    {"baselines", archive_baselines},
     {"attempt_add", archive_attempt_add},
     {"attempt_update", archive_attempt_update},
     {"attempts", archive_attempts},
@@ -847,6 +880,27 @@ static int core_cores(lua_State *L)
     return 1;
 }
 
+/* core.baselines() -> array of {name, backend, library, summary}: the named
+ * vendor baselines evaluators may list (core/baseline.h). */
+static int core_baselines(lua_State *L)
+{
+    const avo_baseline_info *list = avo_baseline_list();
+    lua_newtable(L);
+    for (int i = 0; list[i].name; i++) {
+        lua_createtable(L, 0, 4);
+        lua_pushstring(L, list[i].name);
+        lua_setfield(L, -2, "name");
+        lua_pushstring(L, list[i].backend);
+        lua_setfield(L, -2, "backend");
+        lua_pushstring(L, list[i].library);
+        lua_setfield(L, -2, "library");
+        lua_pushstring(L, list[i].summary);
+        lua_setfield(L, -2, "summary");
+        lua_rawseti(L, -2, i + 1); /* list[i + 1] = entry */
+    }
+    return 1;
+}
+
 static int core_hostname(lua_State *L)
 {
     char name[256] = "unknown";
@@ -1014,6 +1068,7 @@ static const luaL_Reg core_functions[] = {
     {"now", core_now},
     {"monotonic", core_monotonic},
     {"cores", core_cores},
+    {"baselines", core_baselines},
     {"hostname", core_hostname},
     {"exe", core_exe},
     {"catch_interrupts", core_catch_interrupts},

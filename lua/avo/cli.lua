@@ -137,6 +137,78 @@ local function eval_compile_only(opts, ev, source, values)
   return result.status == "ok" and 0 or 1
 end
 
+-- The unit of per-config rates: the score's where that is a rate, else GFLOP/s.
+local function config_unit(ev)
+  return (ev.unit == "GB/s" or ev.unit == "TFLOPS") and ev.unit or "GFLOP/s"
+end
+
+-- One config's rate in `unit`, or nil.
+local function rate_of(c, unit)
+  if unit == "GB/s" then return c.gbs end
+  if unit == "TFLOPS" then return c.gflops and c.gflops / 1000 end
+  return c.gflops
+end
+
+-- avo eval: a row per baseline beside the candidate's score (its score and
+-- the candidate's ratio to it, or its status and reason), then per config
+-- the candidate's rate against each baseline's.  A baseline or config that
+-- did not measure is named as such, never shown as 0.
+local function eval_baselines(ev, rec, rows, unit, rate)
+  io.stdout:write("baselines:\n")
+  local width = 12
+  for _, row in ipairs(rows) do width = math.max(width, #row.name) end
+  for _, row in ipairs(rows) do
+    local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
+    local lib = ("%s %s"):format(row.library or "?", row.version and row.version:sub(1, 12) or "?")
+    if row.status == "ok" and row.score then
+      local ratio = rec.status == "ok" and rec.score > 0 and
+        (", candidate %.2fx"):format(rec.score / row.score) or ""
+      io.stdout:write(("  %-" .. width .. "s %-8s score %.4g %s%s (%s; %s)\n"):format(row.name,
+        row.status, row.score, ev.unit, ratio, lib, where))
+    else
+      io.stdout:write(("  %-" .. width .. "s %-8s %s (%s; %s)\n"):format(row.name,
+        row.status == "ok" and "partial" or row.status,
+        row.reason or "no reason given", lib, where))
+    end
+  end
+  local mine = {}
+  for _, c in ipairs(rec.configs or {}) do mine[c.name] = c end
+  local measured = {}
+  for _, row in ipairs(rows) do
+    if row.result and row.result.configs and #row.result.configs > 0 then
+      measured[#measured + 1] = row
+    end
+  end
+  if #measured == 0 then return end
+  io.stdout:write(("per config (%s; candidate / baseline):\n"):format(unit))
+  for _, c in ipairs(ev.configs) do
+    local own = mine[c.name]
+    local own_rate = own and own.correct and own.median_s and own.median_s > 0 and rate(own, unit)
+    local cells = {}
+    for _, row in ipairs(measured) do
+      local theirs
+      for _, bc in ipairs(row.result.configs) do
+        if bc.name == c.name then theirs = bc end
+      end
+      local text
+      if not theirs then
+        text = "not measured"
+      elseif theirs.unavailable then
+        text = "unavailable (" .. tostring(theirs.unavailable) .. ")"
+      elseif not theirs.correct then
+        text = "wrong" .. (theirs.reason and (" (" .. theirs.reason .. ")") or "")
+      else
+        local r = rate(theirs, unit)
+        text = r and r > 0 and (own_rate and ("%.4g (%.2fx)"):format(r, own_rate / r)
+          or ("%.4g"):format(r)) or "no time"
+      end
+      cells[#cells + 1] = row.name .. " " .. text
+    end
+    io.stdout:write(("  %-16s %s | %s\n"):format(c.name, own_rate and ("%.4g"):format(own_rate) or "-",
+      table.concat(cells, " | ")))
+  end
+end
+
 local function parse_value(s)
   return math.tointeger(tonumber(s)) or tonumber(s) or s
 end
@@ -210,8 +282,11 @@ function M.eval(opts)
   }
   sched.init(pool)
   local ok, rec = pcall(sched.run, function()
-    return avo.evaluate(ev, { source = source, knobs = values, operator = "manual",
+    local rec = avo.evaluate(ev, { source = source, knobs = values, operator = "manual",
       note = "avo eval " .. opts.kernel })
+    -- The evaluator's baselines, started beside the candidate, are shown with it.
+    for _, t in ipairs(run.baseline_tickets) do sched.await(t) end
+    return rec
   end)
   avo._end()
   pool:close()
@@ -224,20 +299,20 @@ function M.eval(opts)
   if opts.json then
     rec.source = nil
     rec.unit = ev.unit
+    rec.baselines = setmetatable(run.baseline_rows, core.json_array_mt)
     io.stdout:write(core.json_encode(rec), "\n")
   else
     io.stdout:write(("%s on %s: %s"):format(opts.kernel, ev.name, rec.status))
     if rec.reason then io.stdout:write(" — ", rec.reason) end
     io.stdout:write("\n")
     -- Each config's rate in the score's unit where that is a rate, else GFLOP/s.
-    local per_config = (ev.unit == "GB/s" or ev.unit == "TFLOPS") and ev.unit or "GFLOP/s"
+    local per_config = config_unit(ev)
     local width = 16
     for _, c in ipairs(rec.configs) do width = math.max(width, #c.name) end
     local row = "%-" .. width .. "s %8s %12s %10s %8s %11s\n"
     io.stdout:write(row:format("config", "correct", per_config, "median", "spread", "max error"))
     for _, c in ipairs(rec.configs) do
-      local rate = per_config == "GB/s" and c.gbs
-        or per_config == "TFLOPS" and c.gflops and c.gflops / 1000 or c.gflops
+      local rate = rate_of(c, per_config)
       local timed = c.correct and c.median_s and c.median_s > 0
       io.stdout:write(row:format(c.name,
         c.correct and "yes" or "NO",
@@ -251,6 +326,9 @@ function M.eval(opts)
       io.stdout:write(("score %.4g %s\n"):format(rec.score, ev.unit))
     elseif rec.log and rec.log ~= "" then
       io.stdout:write("log:\n", rec.log, "\n")
+    end
+    if #run.baseline_rows > 0 then
+      eval_baselines(ev, rec, run.baseline_rows, per_config, rate_of)
     end
   end
   return rec.status == "ok" and 0 or 1

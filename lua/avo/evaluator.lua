@@ -202,6 +202,136 @@ validate_cuda = function(ev)
   end
 end
 
+
+-- The fields a kernel baseline (a table in `baselines`) may have.
+local KERNEL_BASELINE_FIELDS = {
+  name = true, kernel = true, source = true, entry = true, knobs = true, grid = true,
+  block = true, shared_bytes = true, nvrtc_options = true, name_expressions = true,
+  cflags = true,
+}
+
+-- The evaluator's `baselines` (docs/evaluators.md): names of vendor
+-- baselines (core/baseline.h) for this backend, and kernel baselines
+-- {name =, kernel = file | source = text, ...} measured as a candidate
+-- would be.  Fills ev.baseline_list with one normalized entry each:
+-- {name, kind = "vendor" | "kernel", library, version, path, and for
+-- kernels source, entry, knobs (values), declared (knob list), launch and
+-- compiler fields; vendor: the registry's name}.  Errors name the evaluator
+-- and the entry.
+local function validate_baselines(ev)
+  ev.baseline_list = {}
+  local list = ev.baselines
+  if list == nil then return end
+  if type(list) ~= "table" then
+    field_error(ev, "baselines", ("must be an array of names or {name =, kernel =} tables, got %s")
+      :format(type(list)))
+  end
+  for k in pairs(list) do
+    if math.type(k) ~= "integer" or k < 1 or k > #list then
+      field_error(ev, "baselines", ("must be an array, has key '%s'"):format(tostring(k)))
+    end
+  end
+  if #list > 0 and ev.backend ~= "cpu" and ev.backend ~= "cuda" then
+    field_error(ev, "baselines", "is not supported by the " .. ev.backend .. " backend")
+  end
+  local registry, known = {}, {}
+  for _, b in ipairs(core.baselines()) do
+    registry[b.name] = b
+    known[#known + 1] = ("%s (%s)"):format(b.name, b.backend)
+  end
+  local known_text = table.concat(known, ", ")
+  local seen = {}
+  for i, b in ipairs(list) do
+    local f = ("baselines[%d]"):format(i)
+    local entry
+    if type(b) == "string" then
+      local info = registry[b]
+      if not info then
+        field_error(ev, f, ("names an unknown baseline '%s' (known: %s; or a table {name =, " ..
+          "kernel =} for a kernel baseline)"):format(b, known_text))
+      end
+      if info.backend ~= ev.backend then
+        field_error(ev, f, ("'%s' (%s) serves %s evaluators, and this evaluator's backend is '%s'")
+          :format(b, info.library, info.backend, ev.backend))
+      end
+      entry = { name = b, kind = "vendor", vendor = b, library = info.library }
+    elseif type(b) == "table" then
+      for k in pairs(b) do
+        if not KERNEL_BASELINE_FIELDS[k] then
+          field_error(ev, f, ("has an unknown field '%s' (a kernel baseline has name, kernel or " ..
+            "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, name_expressions, cflags)")
+            :format(tostring(k)))
+        end
+      end
+      check_type(ev, f .. ".name", b.name, "string")
+      if not b.name:match("^[%w_.%-]+$") then
+        field_error(ev, f .. ".name", ("must be letters, digits, '_', '-' or '.', got %q"):format(b.name))
+      end
+      if registry[b.name] then
+        field_error(ev, f .. ".name", ("'%s' is a vendor baseline's name; name the kernel " ..
+          "baseline differently"):format(b.name))
+      end
+      if (b.kernel == nil) == (b.source == nil) then
+        field_error(ev, f, "needs exactly one of 'kernel' (a file) or 'source' (the text)")
+      end
+      entry = { name = b.name, kind = "kernel", library = "kernel" }
+      if b.kernel ~= nil then
+        check_type(ev, f .. ".kernel", b.kernel, "string")
+        entry.source, entry.path = resolve_file(ev, f .. ".kernel", b.kernel)
+      else
+        check_type(ev, f .. ".source", b.source, "string")
+        entry.source = b.source
+      end
+      entry.version = core.hash(entry.source)
+      check_type(ev, f .. ".entry", b.entry, "string", true)
+      entry.entry = b.entry or ev.entry
+      local ok, declared = pcall(knobs.parse, entry.source)
+      if not ok then field_error(ev, f, ("has a bad knob declaration: %s"):format(declared)) end
+      entry.declared = declared
+      entry.knobs = knobs.defaults(declared)
+      check_type(ev, f .. ".knobs", b.knobs, "table", true)
+      for name, v in pairs(b.knobs or {}) do
+        if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+          field_error(ev, f .. ".knobs", ("must be keyed by knob names, got '%s'"):format(tostring(name)))
+        end
+        if type(v) ~= "number" and type(v) ~= "string" then
+          field_error(ev, f .. ".knobs." .. name, "must be a number or a string")
+        end
+        entry.knobs[name] = v
+      end
+      if ev.backend == "cuda" then
+        check_launch_field(ev, f .. ".grid", b.grid, true)
+        check_launch_field(ev, f .. ".block", b.block, true)
+        check_launch_field(ev, f .. ".shared_bytes", b.shared_bytes, true)
+        entry.grid, entry.block, entry.shared_bytes = b.grid, b.block, b.shared_bytes
+      else
+        for _, k in ipairs({ "grid", "block", "shared_bytes", "nvrtc_options", "name_expressions" }) do
+          if b[k] ~= nil then field_error(ev, f .. "." .. k, "applies to CUDA evaluators only") end
+        end
+      end
+      if ev.backend == "cpu" and b.nvrtc_options ~= nil then
+        field_error(ev, f .. ".nvrtc_options", "applies to CUDA evaluators only")
+      end
+      if ev.backend == "cuda" and b.cflags ~= nil then
+        field_error(ev, f .. ".cflags", "applies to CPU evaluators (CUDA ones take nvrtc_options)")
+      end
+      for _, k in ipairs({ "nvrtc_options", "name_expressions", "cflags" }) do
+        check_type(ev, f .. "." .. k, b[k], "table", true)
+        for j, o in ipairs(b[k] or {}) do
+          check_type(ev, ("%s.%s[%d]"):format(f, k, j), o, "string")
+        end
+        entry[k] = b[k]
+      end
+    else
+      field_error(ev, f, ("must be a baseline's name or a {name =, kernel =} table, got %s")
+        :format(type(b)))
+    end
+    if seen[entry.name] then field_error(ev, f, ("repeats the name '%s'"):format(entry.name)) end
+    seen[entry.name] = true
+    ev.baseline_list[i] = entry
+  end
+end
+
 local function validate(ev)
   -- A field named like a method would hide it (ev:score_of is the engine's
   -- scoring): refused by name rather than silently mis-scoring.
@@ -234,6 +364,7 @@ local function validate(ev)
   ev.knobs = parsed
 
   if ev.backend == "test" then
+    validate_baselines(ev)
     -- The deterministic in-process backend: test_score(candidate, config)
     -- stands in for compiling and timing (used by the engine's own tests).
     check_type(ev, "test_score", ev.test_score, "function")
@@ -262,6 +393,7 @@ local function validate(ev)
   check_type(ev, "compile_timeout", ev.compile_timeout, "number", true)
   check_type(ev, "unit", ev.unit, "string", true)
   if ev.backend == "cuda" then validate_cuda(ev) end
+  validate_baselines(ev)
   ev.unit = ev.score and (ev.unit or "score") or (ev.flops and "GFLOP/s" or "GB/s")
   ev.resolved = resolve_configs(ev)
   if ev.threads ~= nil and (math.type(ev.threads) ~= "integer" or ev.threads < 1
@@ -553,6 +685,76 @@ function Evaluator:cuda_job(cand, seed, cache_dir)
   job.headers = next(self.header_texts or {}) and self.header_texts or nil
   job.arch = self.arch
   return job
+end
+
+-- The job that measures baseline `b` (an entry of ev.baseline_list).  A
+-- vendor baseline is a CUDA job whose "baseline" names the library call in
+-- place of source, entry and knobs, and whose configs carry no launch
+-- (docs/protocol.md, "Baseline jobs"); a kernel baseline is a candidate's
+-- job for its source, with its entry, knobs, launch and compiler fields
+-- where it gives them and the evaluator's elsewhere.  `device` (an ordinal
+-- or nil) pins it to one GPU.
+function Evaluator:baseline_job(b, seed, cache_dir, device)
+  local job
+  if b.kind == "vendor" then
+    job = self:cuda_job({ source = "", knobs = knobs.defaults(self.knobs) }, seed, cache_dir)
+    for _, list in ipairs({ job.configs, job.check_configs or {} }) do
+      for _, c in ipairs(list) do c.launch = nil end
+    end
+    job.source, job.entry, job.knobs, job.nvrtc_options = nil, nil, nil, nil
+    job.headers, job.name_expressions = nil, nil
+    job.baseline = b.vendor
+  else
+    local declared = {}
+    for _, k in ipairs(self.knobs) do declared[#declared + 1] = k end
+    for _, k in ipairs(b.declared) do declared[#declared + 1] = k end
+    local view = setmetatable({
+      entry = b.entry, knobs = declared, grid = b.grid or self.grid, block = b.block or self.block,
+      shared_bytes = b.shared_bytes or self.shared_bytes,
+      nvrtc_options = b.nvrtc_options or self.nvrtc_options, cflags = b.cflags or self.cflags,
+      name_expressions = b.name_expressions or self.name_expressions,
+    }, { __index = self })
+    job = Evaluator.job(view, { source = b.source, knobs = b.knobs }, seed, cache_dir)
+  end
+  job.device = device
+  return job
+end
+
+-- Local: the configs that a baseline result marks unavailable (a library
+-- that cannot serve them), by name.
+local function unavailable_configs(result)
+  local out = {}
+  for _, c in ipairs(result.configs or {}) do
+    if c.unavailable then out[#out + 1] = c.name end
+  end
+  return out
+end
+
+-- The verdict on a baseline's result, checked like a candidate's:
+-- status (the worker's, "wrong" when a config that ran disagrees with the
+-- reference), reason, and the score (score_of; nil unless every config is
+-- correct, so a baseline missing a config has no aggregate to compare).
+function Evaluator:baseline_verdict(result)
+  local status, reason = result.status, result.reason
+  local missing = unavailable_configs(result)
+  if status == "ok" then
+    local wrong = #missing == 0 and not self:verified(result)
+    for _, c in ipairs(result.configs or {}) do
+      if not c.correct and not c.unavailable then wrong = true end
+    end
+    if wrong then
+      status = "wrong"
+      reason = reason or "not every config was verified"
+    elseif #missing > 0 then
+      reason = reason or ("unavailable for %s"):format(table.concat(missing, ", "))
+    end
+  end
+  local score
+  if status == "ok" and #missing == 0 then
+    score = self:score_of(result)
+    if not (score > 0) then score = nil end
+  end
+  return status, reason, score
 end
 
 -- Compile status of the test backend: `test_compile(cand)` (optional)

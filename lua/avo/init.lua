@@ -9,6 +9,7 @@ local knobs = require "avo.knobs"
 local evaluator = require "avo.evaluator"
 local paths = require "avo.paths"
 local llm = require "avo.llm"
+local baselines = require "avo.baselines"
 
 local avo = {}
 avo.version = core.version
@@ -213,6 +214,13 @@ function avo.budget()
 end
 
 function avo.best() return need_run("best").best end
+
+-- The baselines of this run measured so far (rows of the archive's
+-- baselines table: name, device, status, reason, score, ...).
+function avo.baselines()
+  local r = need_run("baselines")
+  return table.move(r.baseline_rows, 1, #r.baseline_rows, 1, {})
+end
 function avo.seed_record() return need_run("seed_record").seed_record end
 
 local function check_candidate(c, i)
@@ -391,6 +399,9 @@ local function note_evaluator(r, ev)
   end
   emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
     backend = ev.backend, unit = ev.unit })
+  -- The evaluator's baselines run beside the search (avo.baselines).
+  local tickets = baselines.start(r, ev)
+  for _, t in ipairs(tickets) do r.baseline_tickets[#r.baseline_tickets + 1] = t end
 end
 
 -- Submit one candidate; returns a ticket key and whether it is a duplicate.
@@ -912,6 +923,7 @@ function avo._begin(state)
   run.submitted, run.finished, run.failed = 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
+  run.baseline_rows, run.baseline_tickets = {}, {}
   run.attempts, run.trials = 0, {}
   run.outcomes, run.outcome_order = {}, {}
   run.infra_streak, run.infra_faults, run.infra_unfinished = 0, 0, 0

@@ -8,6 +8,7 @@ local core = require "avo.core"
 local avo = require "avo"
 local sched = require "avo.sched"
 local scaleout = require "avo.scaleout"
+local baselines = require "avo.baselines"
 
 local S = {}
 
@@ -87,7 +88,12 @@ function Status:line()
     if r.seed_record and r.seed_record.score > 0 then
       best = best .. (" (%.2fx seed)"):format(r.best.score / r.seed_record.score)
     end
+    local against = baselines.status_text(r, r.best.score)
+    if against then best = best .. ", " .. against end
     parts[#parts + 1] = best
+  else
+    local against = baselines.status_text(r)
+    if against then parts[#parts + 1] = against end
   end
   local llm = avo.llm.status_text(avo.outcomes())
   if llm then parts[#parts + 1] = llm end
@@ -218,6 +224,22 @@ function S.execute(ctx)
   return ok, result, run
 end
 
+-- One line per baseline of the run: its score and the best's ratio to it,
+-- or its status and reason (never a zero for one that did not measure).
+function S.print_baselines(rows, unit, best_score)
+  for _, row in ipairs(rows or {}) do
+    local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
+    if row.status == "ok" and row.score then
+      io.stdout:write(("baseline %s (%s %s, %s): %.4g %s%s\n"):format(row.name, row.library or "?",
+        row.version and row.version:sub(1, 12) or "?", where, row.score, unit,
+        best_score and (", best is %.2fx"):format(best_score / row.score) or ""))
+    else
+      io.stdout:write(("baseline %s (%s): %s\n"):format(row.name, where,
+        (baselines.describe(row, unit):gsub("^[^:]*: ", ""))))
+    end
+  end
+end
+
 -- The closing lines of a run.
 function S.summarise(run, final, db)
   local unit = run.unit or "score"
@@ -236,10 +258,13 @@ function S.summarise(run, final, db)
       io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
+    S.print_baselines(run.baseline_rows, unit, best.score)
     io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
   elseif run.finished == 0 then
+    S.print_baselines(run.baseline_rows, unit)
     io.stdout:write("no candidate was evaluated\n")
   else
+    S.print_baselines(run.baseline_rows, unit)
     io.stdout:write("no candidate passed verification\n")
   end
 end

@@ -55,6 +55,58 @@ expect(function(e) e.flops = nil end, "'flops' or 'bytes' is required")
 expect(function(e) e.args[4].length = function() return 0 end end, "'args[4].length' must return a positive integer")
 expect(function(e) e.args[4].length = function() error("oops") end end, "oops")
 
+-- Baselines: names checked against the registry (core/baseline.h) and the
+-- backend; kernel baselines checked field by field.
+expect(function(e) e.baselines = "cublas" end, "'baselines' must be an array")
+expect(function(e) e.baselines = { "cublass" } end,
+  "'baselines[1]' names an unknown baseline 'cublass' (known: cublas (cuda), cudnn_sdpa (cuda)")
+expect(function(e) e.baselines = { "cublas" } end,
+  "'baselines[1]' 'cublas' (cuBLASLt) serves cuda evaluators, and this evaluator's backend is 'cpu'")
+expect(function(e) e.baselines = { 7 } end, "'baselines[1]' must be a baseline's name")
+expect(function(e) e.baselines = { { kernel = "kernels/cpu/sgemm.c" } } end,
+  "'baselines[1].name' is missing")
+expect(function(e) e.baselines = { { name = "naive" } } end,
+  "'baselines[1]' needs exactly one of 'kernel' (a file) or 'source' (the text)")
+expect(function(e) e.baselines = { { name = "naive", kernel = "k.c", source = "x" } } end,
+  "needs exactly one of 'kernel'")
+expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/none.c" } } end,
+  "'baselines[1].kernel' names 'kernels/cpu/none.c', which cannot be read")
+expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c", knob = {} } } end,
+  "'baselines[1]' has an unknown field 'knob'")
+expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c",
+  grid = 1 } } end, "'baselines[1].grid' applies to CUDA evaluators only")
+expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c",
+  cflags = { 3 } } } end, "'baselines[1].cflags[1]' must be a string")
+expect(function(e) e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c",
+  name_expressions = { "k<1>" } } } end,
+  "'baselines[1].name_expressions' applies to CUDA evaluators only")
+expect(function(e) e.baselines = { { name = "cublas", source = "x" } } end,
+  "'cublas' is a vendor baseline's name")
+expect(function(e) e.baselines = { { name = "a b", source = "x" } } end,
+  "'baselines[1].name' must be letters")
+expect(function(e) e.baselines = { { name = "n", source = "x" }, { name = "n", source = "y" } } end,
+  "'baselines[2]' repeats the name 'n'")
+expect(function(e) e.baselines = { { name = "n", source = "// avo:param X\n" } } end,
+  "'baselines[1]' has a bad knob declaration")
+do
+  local e = good()
+  e.baselines = { { name = "naive", kernel = "kernels/cpu/sgemm.c", knobs = { ORDER = 1 } } }
+  local ev = avo.evaluator(e)
+  local b = ev.baseline_list[1]
+  assert(b.kind == "kernel" and b.library == "kernel" and b.path:find("kernels/cpu/sgemm.c", 1, true))
+  assert(b.knobs.ORDER == 1 and b.entry == "sgemm" and #b.version == 40, b.version)
+  local job = ev:baseline_job(b, 5, "/tmp")
+  assert(job.source == b.source and job.knobs.ORDER == 1 and job.entry == "sgemm")
+end
+do
+  local e = good()
+  e.backend = "test"
+  e.test_score = function() return 1 end
+  e.baselines = { { name = "n", source = "x" } }
+  local ok, err = pcall(avo.evaluator, e)
+  assert(not ok and err:find("'baselines' is not supported by the test backend", 1, true), err)
+end
+
 local ok, err = pcall(avo.evaluator, "no/such/evaluator")
 assert(not ok and err:find("not found"), err)
 print("test_evaluator_errors: ok")

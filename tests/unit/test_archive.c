@@ -853,9 +853,114 @@ static void test_migrate_old_archive(void)
     CHECK_INT(raw_int(path, "SELECT count(*) FROM evaluations"), evals);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM attempts"), 0);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM llm_calls"), 0);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM baselines"), 0);
     char *check = raw_text(path, "PRAGMA integrity_check");
     CHECK_STR(check, "ok");
     free(check);
+}
+
+/*
+ * Baselines (schema step 6): put and read back with the result parsed, one
+ * row per (run, device, name) with a second put replacing the first, bad
+ * rows refused naming what is missing, the run summary lists them, and the
+ * foreign key holds.
+ */
+static void test_baselines(void)
+{
+    const char *path = tmp_path("baselines.db");
+    avo_archive *ar = open_ok(path);
+    avo_run_info info = {.seed = 1};
+    int64_t run = 0, id1 = 0, id2 = 0;
+    char err[AVO_ERRLEN];
+    CHECK_INT(avo_archive_run_begin(ar, &info, &run, err, sizeof err), 0);
+
+    json_t *b = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:f, s:{s:s, s:[{s:s, s:b, s:f}]}}",
+                          "name", "cublas", "device", "cuda:0", "device_name", "NVIDIA H200",
+                          "status", "ok", "library", "cuBLASLt", "version", "13.1.0", "path",
+                          "/usr/lib/libcublasLt.so.13", "score", 812.5, "result", "status", "ok",
+                          "configs", "name", "4096", "correct", 1, "gflops", 812.5);
+    CHECK_INT(avo_archive_baseline_put(ar, run, b, &id1, err, sizeof err), 0);
+    /* The same baseline on another device is another row. */
+    json_object_set_new(b, "device", json_string("cuda:1"));
+    CHECK_INT(avo_archive_baseline_put(ar, run, b, &id2, err, sizeof err), 0);
+    CHECK(id2 != id1);
+    /* The same (run, device, name) again replaces the row. */
+    json_t *u = json_pack("{s:s, s:s, s:s, s:s, s:n}", "name", "cudnn_sdpa", "device", "cuda:0",
+                          "status", "unavailable", "reason", "libcudnn.so.9 not found", "score");
+    CHECK_INT(avo_archive_baseline_put(ar, run, u, NULL, err, sizeof err), 0);
+    json_object_set_new(u, "reason", json_string("still not found"));
+    CHECK_INT(avo_archive_baseline_put(ar, run, u, NULL, err, sizeof err), 0);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM baselines WHERE name = 'cudnn_sdpa'"), 1);
+
+    json_t *rows = NULL;
+    CHECK_INT(avo_archive_baselines(ar, run, &rows, err, sizeof err), 0);
+    CHECK_INT((long long)json_array_size(rows), 3);
+    json_t *r0 = json_array_get(rows, 0), *r2 = json_array_get(rows, 2);
+    CHECK_STR(jstr(r0, "name"), "cublas");
+    CHECK_STR(jstr(r0, "device"), "cuda:0");
+    CHECK_STR(jstr(r0, "device_name"), "NVIDIA H200");
+    CHECK_STR(jstr(r0, "version"), "13.1.0");
+    CHECK(json_number_value(json_object_get(r0, "score")) == 812.5);
+    CHECK(json_is_array(json_object_get(json_object_get(r0, "result"), "configs")));
+    CHECK_STR(jstr(r2, "name"), "cudnn_sdpa");
+    CHECK_STR(jstr(r2, "status"), "unavailable");
+    CHECK_STR(jstr(r2, "reason"), "still not found");
+    CHECK(json_is_null(json_object_get(r2, "score")));
+    CHECK(json_is_null(json_object_get(r2, "result")));
+    json_decref(rows);
+
+    /* In the run summary; none for another run. */
+    json_t *summary = NULL;
+    CHECK_INT(avo_archive_run_summary(ar, run, &summary, err, sizeof err), 0);
+    CHECK_INT((long long)json_array_size(json_object_get(summary, "baselines")), 3);
+    json_decref(summary);
+    int64_t run2 = 0;
+    CHECK_INT(avo_archive_run_begin(ar, &info, &run2, err, sizeof err), 0);
+    CHECK_INT(avo_archive_baselines(ar, run2, &rows, err, sizeof err), 0);
+    CHECK_INT((long long)json_array_size(rows), 0);
+    json_decref(rows);
+
+    /* Bad rows. */
+    json_object_del(u, "status");
+    CHECK_INT(avo_archive_baseline_put(ar, run, u, NULL, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "name, device and status");
+    json_object_set_new(u, "status", json_string("ok"));
+    json_object_set_new(u, "score", json_string("fast"));
+    CHECK_INT(avo_archive_baseline_put(ar, run, u, NULL, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "score must be a number or null");
+    json_object_set_new(u, "score", json_real(1.0));
+    CHECK(avo_archive_baseline_put(ar, 999, u, NULL, err, sizeof err) < 0); /* no such run */
+    json_decref(u);
+    json_decref(b);
+    avo_archive_free(ar);
+}
+
+/*
+ * An archive of schema 5 (before baselines) migrates to 6 and keeps its
+ * rows; the baselines table is then usable.
+ */
+static void test_migrate_v5(void)
+{
+    const char *path = tmp_path("v5.db");
+    avo_archive *ar = open_ok(path);
+    avo_run_info info = {.seed = 1};
+    int64_t run = 0;
+    char err[AVO_ERRLEN];
+    CHECK_INT(avo_archive_run_begin(ar, &info, &run, err, sizeof err), 0);
+    avo_archive_free(ar);
+    /* Make it what avo with schema 5 wrote. */
+    CHECK_INT(raw_exec(path, "DROP TABLE baselines; PRAGMA user_version = 5;"), SQLITE_OK);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'baselines'"), 0);
+
+    ar = open_ok(path);
+    CHECK_INT(avo_archive_opened_version(ar), 5);
+    json_t *b = json_pack("{s:s, s:s, s:s}", "name", "k", "device", "cpu", "status", "ok");
+    CHECK_INT(avo_archive_baseline_put(ar, run, b, NULL, err, sizeof err), 0);
+    json_decref(b);
+    avo_archive_free(ar);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), 6);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM runs"), 1);
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM baselines"), 1);
 }
 
 /*
@@ -948,6 +1053,8 @@ int main(void)
     test_crash_safety();
     test_attempts();
     test_migrate_old_archive();
+    test_baselines();
+    test_migrate_v5();
     test_run_claim();
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();

@@ -1,0 +1,159 @@
+-- avo.baselines — measure an evaluator's baselines (its `baselines` field,
+-- docs/evaluators.md) once per run and device, store them in the archive's
+-- baselines table, and say how the run's best compares with them.
+--
+-- Baseline jobs run beside the search: they are submitted to the pool when
+-- a run first uses the evaluator and recorded by their completion handler,
+-- so no task waits for them.  They are not evaluations: they do not count
+-- against --max-evals, draw no input seed from the run's stream, make no
+-- candidate and never become the best.  A baseline already stored for the
+-- run and device is not measured again on resume (one stored with status
+-- "error", an infrastructure fault, is).
+
+local core = require "avo.core"
+local sched = require "avo.sched"
+
+local M = {}
+
+-- The device key of a result: "cpu" for the CPU backend, "cuda:N" for the
+-- GPU that ran it (pinned, or as the pool's worker label says), "cuda" when
+-- no GPU answered.
+local function device_of(ev, job, result)
+  if ev.backend ~= "cuda" then return "cpu" end
+  if job.device then return ("cuda:%d"):format(job.device) end
+  local worker = type(result.worker) == "table" and result.worker or {}
+  if math.type(worker.device) == "integer" and worker.device >= 0 then
+    return ("cuda:%d"):format(worker.device)
+  end
+  return "cuda"
+end
+
+-- The archive row of one baseline measurement.
+function M.row(ev, b, job, result)
+  local status, reason, score = ev:baseline_verdict(result)
+  local lib = type(result.baseline) == "table" and result.baseline or {}
+  local device = type(result.device) == "table" and result.device or {}
+  local stored = {}
+  for k, v in pairs(result) do
+    if k ~= "log" or status ~= "ok" then stored[k] = v end
+  end
+  stored.configs = result.configs or setmetatable({}, core.json_array_mt)
+  return {
+    name = b.name, device = device_of(ev, job, result),
+    device_name = type(device.name) == "string" and device.name or nil,
+    status = status, reason = reason,
+    library = lib.library or b.library, version = lib.version or b.version,
+    path = lib.path or b.path, result = stored, score = score,
+  }
+end
+
+-- The GPUs to measure on: one job per device worker the pool was given
+-- (--devices), else one job for whichever GPU takes it (false).
+local function devices_for(r, ev)
+  if ev.backend ~= "cuda" or not (r.pool and r.pool.devices) then return { false } end
+  local list = r.pool:devices()
+  if #list == 0 then return { false } end
+  return list
+end
+
+-- A seed for baseline inputs drawn from the run's own "baselines" stream,
+-- never from the candidates' (which must stay in step on resume).
+local function baseline_seed(r)
+  r.baseline_rng = r.baseline_rng or core.rng(r.seed, "baselines")
+  return r.baseline_rng:next() << 21 ~ r.baseline_rng:next()
+end
+
+-- Text for one stored row: "cublas: unavailable (libcublasLt.so.13 not found)".
+function M.describe(row, unit)
+  if row.status == "ok" and row.score then
+    return ("%s: %.4g %s"):format(row.name, row.score, unit or "")
+  end
+  local what = row.status == "ok" and "partial" or row.status
+  return ("%s: %s (%s)"):format(row.name, what, row.reason or "no reason given")
+end
+
+-- Start the baselines of `ev` for run `r` (the state avo._begin made).
+-- Rows land in r.baseline_rows as they finish; returns the tickets of the
+-- jobs submitted (avo eval awaits them).
+function M.start(r, ev)
+  local list = ev.baseline_list or {}
+  if #list == 0 or ev.backend == "test" then return {} end
+  r.baseline_rows = r.baseline_rows or {}
+  local rec = r.recorded
+  if rec and (rec.mode == "replay" or rec.origin) then return {} end -- replays measure nothing
+  local stored = {}
+  if rec and rec.mode == "resume" then
+    for _, row in ipairs(assert(r.archive:baselines(r.run_id))) do
+      if row.status ~= "error" then
+        stored[row.name .. "\0" .. row.device] = true
+        stored[row.name .. "\0*"] = true
+        r.baseline_rows[#r.baseline_rows + 1] = row
+      end
+    end
+  end
+  local tickets = {}
+  r.baseline_owner = r.baseline_owner or {}
+  for _, b in ipairs(list) do
+    -- Rows are keyed by (run, device, name): a second evaluator of the run
+    -- naming the same baseline gets its rows as "name@evaluator".
+    local owner = r.baseline_owner[b.name]
+    if owner and owner ~= ev.fingerprint then
+      local copy = setmetatable({ name = b.name .. "@" .. ev.name }, { __index = b })
+      b = copy
+    end
+    r.baseline_owner[b.name] = r.baseline_owner[b.name] or ev.fingerprint
+    for _, d in ipairs(devices_for(r, ev)) do
+      local key = b.name .. "\0" .. (d and ("cuda:%d"):format(d) or "*")
+      if not stored[key] then
+        local job = ev:baseline_job(b, baseline_seed(r), r.cache_dir, d or nil)
+        r.baselines_running = (r.baselines_running or 0) + 1
+        tickets[#tickets + 1] = sched.submit(job, ev:deadline(), function(result)
+          r.baselines_running = r.baselines_running - 1
+          local row = M.row(ev, b, job, result)
+          local id, err = r.archive:baseline_put(r.run_id, row)
+          if not id then error("avo: cannot record a baseline in the archive: " .. err, 0) end
+          row.id = id
+          r.baseline_rows[#r.baseline_rows + 1] = row
+          if r.on_log and row.status ~= "ok" then
+            r.on_log(("avo: baseline %s on %s: %s"):format(row.name, row.device,
+              (M.describe(row, ev.unit):gsub("^[^:]*: ", ""))))
+          end
+          return row
+        end)
+      end
+    end
+  end
+  return tickets
+end
+
+-- The strongest baseline with a score among `rows`: the row, or nil.
+function M.strongest(rows)
+  local best
+  for _, row in ipairs(rows or {}) do
+    if row.status == "ok" and type(row.score) == "number" and row.score > 0
+        and (not best or row.score > best.score) then
+      best = row
+    end
+  end
+  return best
+end
+
+-- The status line's words on baselines: "0.41x cudnn_sdpa" against the
+-- strongest, "cublas unavailable" when none has a score, "baselines
+-- running" while they run; nil without baselines.
+function M.status_text(r, best_score)
+  local rows = r.baseline_rows or {}
+  local strongest = M.strongest(rows)
+  if strongest and best_score then
+    return ("%.2fx %s"):format(best_score / strongest.score, strongest.name)
+  end
+  if strongest then return nil end
+  if (r.baselines_running or 0) > 0 then return "baselines running" end
+  local failed = {}
+  for _, row in ipairs(rows) do
+    failed[#failed + 1] = ("%s %s"):format(row.name, row.status == "ok" and "partial" or row.status)
+  end
+  return #failed > 0 and table.concat(failed, ", ") or nil
+end
+
+return M
