@@ -701,8 +701,9 @@ function Evaluator:baseline_job(b, seed, cache_dir, device)
     for _, list in ipairs({ job.configs, job.check_configs or {} }) do
       for _, c in ipairs(list) do c.launch = nil end
     end
-    job.source, job.entry, job.knobs, job.nvrtc_options = nil, nil, nil, nil
-    job.headers, job.name_expressions = nil, nil
+    -- nvrtc_options and headers stay: the reference is compiled with them
+    -- (docs/protocol.md, "Baseline jobs").
+    job.source, job.entry, job.knobs, job.name_expressions = nil, nil, nil, nil
     job.baseline = b.vendor
   else
     local declared = {}

@@ -216,9 +216,14 @@ end
 function avo.best() return need_run("best").best end
 
 -- The baselines of this run measured so far (rows of the archive's
--- baselines table: name, device, status, reason, score, ...).
-function avo.baselines()
+-- baselines table: name, device, status, reason, score, ...).  With
+-- { wait = true }, first waits for every baseline started so far.
+function avo.baselines(opts)
   local r = need_run("baselines")
+  if opts ~= nil and type(opts) ~= "table" then error("avo.baselines: options must be a table", 2) end
+  if opts and opts.wait then
+    for _, t in ipairs(r.baseline_tickets) do sched.await(t) end
+  end
   return table.move(r.baseline_rows, 1, #r.baseline_rows, 1, {})
 end
 function avo.seed_record() return need_run("seed_record").seed_record end

@@ -71,8 +71,8 @@ spec.baselines = { "cublas", { name = "again", kernel = spec.kernel, block = 128
 local cev = avo.evaluator(spec)
 local vjob = cev:baseline_job(cev.baseline_list[1], 7, "/tmp", 1)
 assert(vjob.baseline == "cublas" and vjob.backend == "cuda" and vjob.device == 1)
-assert(vjob.source == nil and vjob.entry == nil and vjob.knobs == nil and vjob.nvrtc_options == nil)
-assert(vjob.headers == nil and vjob.name_expressions == nil and vjob.reference.source)
+assert(vjob.source == nil and vjob.entry == nil and vjob.knobs == nil)
+assert(vjob.name_expressions == nil and vjob.reference.source)
 for _, c in ipairs(vjob.configs) do
   assert(c.launch == nil and c.reference_launch and c.reference_launch.grid, "launch left in a config")
 end
