@@ -622,7 +622,11 @@ static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t err
         return avo_transport_send(w->to_fd, j->job, SEND_SECONDS, err, errlen);
     const json_t *msg = j->job;
     json_t *compile = NULL;
-    if (w->kind == SLOT_CPU && needs_device(j->job)) {
+    /* Only a pool with device slots splits the job: without one, a CPU
+     * worker takes the whole job (and its backend says what is missing);
+     * sending the compile-only copy there would requeue it forever. */
+    if (w->kind == SLOT_CPU && needs_device(j->job) && j->stage == STAGE_NEW &&
+        avo_pool_devices(pool, NULL, 0) > 0) {
         compile = json_copy(j->job);
         if (!compile)
             return avo_error(err, errlen, AVO_ENOMEM, "out of memory");

@@ -331,6 +331,9 @@ function M.eval(opts)
       eval_baselines(ev, rec, run.baseline_rows, per_config, rate_of)
     end
   end
+  -- An infrastructure fault (no driver, a dead worker) says nothing about
+  -- the kernel: exit 3, as a run that stops on one does.
+  if rec.status == "error" or rec.worker_lost then return S.EXIT_ENVIRONMENT end
   return rec.status == "ok" and 0 or 1
 end
 
