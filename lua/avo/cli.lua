@@ -322,6 +322,17 @@ function M.eval(opts)
         c.max_error and ("%.3g"):format(c.max_error) or "-"))
       if c.reason then io.stdout:write("  ", c.reason, "\n") end
     end
+    -- Check configs: verified only, never timed.
+    if rec.checks and #rec.checks > 0 then
+      local good = 0
+      for _, c in ipairs(rec.checks) do if c.correct then good = good + 1 end end
+      io.stdout:write(("checks: %d of %d correct\n"):format(good, #rec.checks))
+      for _, c in ipairs(rec.checks) do
+        if not c.correct then
+          io.stdout:write(("  %s: %s\n"):format(c.name, c.reason or "wrong"))
+        end
+      end
+    end
     if rec.status == "ok" then
       io.stdout:write(("score %.4g %s\n"):format(rec.score, ev.unit))
     elseif rec.log and rec.log ~= "" then

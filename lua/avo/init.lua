@@ -250,7 +250,8 @@ local function make_record(r, id, cand, result, score)
     operator = cand.operator or "manual", parents = cand.parents or {},
     note = cand.note, generation = cand.generation or 0, model = cand.model,
     status = result.status, reason = result.reason, log = result.log,
-    score = score, configs = result.configs or {}, artifacts = result.artifacts,
+    score = score, configs = result.configs or {}, checks = result.checks,
+    artifacts = result.artifacts,
   }
   return rec
 end

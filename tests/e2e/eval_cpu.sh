@@ -35,5 +35,15 @@ expect_in "$tmp/out" "compile_error"
 
 # The shipped CPU workloads evaluate their seed kernels.
 expect_exit 0 "$AVO" eval kernels/cpu/sgemm.c --evaluator cpu/sgemm
+expect_in "$tmp/out" "checks: 2 of 2 correct"
+# Check configs in both outputs: a kernel correct only at the listed sizes
+# fails its check, named, and --json carries the checks.
+expect_exit 1 "$AVO" eval tests/integrity/attacks/sizes_listed_only.c \
+    --evaluator tests/integrity/evaluators/mm.lua
+expect_in "$tmp/out" "checks: 0 of 1 correct"
+expect_in "$tmp/out" "  check-1: config check-1: output not fully written"
+expect_exit 1 "$AVO" eval tests/integrity/attacks/sizes_listed_only.c \
+    --evaluator tests/integrity/evaluators/mm.lua --json
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["status"] == "wrong" and [(c["name"], c["correct"]) for c in r["checks"]] == [("check-1", False)], r' "$tmp/out"
 expect_exit 0 "$AVO" eval kernels/cpu/softmax.c --evaluator cpu/softmax
 echo "eval_cpu: ok"
