@@ -13,10 +13,9 @@
  * entry exists only complete).
  *
  * Headers: #include resolves only to headers the evaluator provides (passed
- * to NVRTC in memory) and to headers of the toolkit itself which NVRTC 13
- * does not build in, read from the toolkit next to libnvrtc: cuda_fp16.h/.hpp
- * and cuda_bf16.h/.hpp, mma.h (WMMA, with crt/mma.h and mma.hpp) and
- * cuda_pipeline.h (cp.async, with the headers it includes).  Every #include is checked before
+ * to NVRTC in memory) and to four headers of the toolkit itself
+ * (cuda_fp16.h/.hpp, cuda_bf16.h/.hpp, which NVRTC 13 does not build in),
+ * read from the toolkit next to libnvrtc.  Every #include is checked before
  * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
  * kernel cannot read a host file.
  */
@@ -45,31 +44,10 @@
 #define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
 #define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
 
-/* Toolkit headers NVRTC may include; read from the toolkit, never from -I.
- * `name` is how a source includes it, `path` where it lies under the include
- * directory.  A group is passed whole when a source includes any header of
- * it (group 0, fp16/bf16, with every group: mma.h includes it); `optional`
- * headers may be missing from a toolkit. */
-static const struct toolkit_header {
-    const char *name, *path;
-    int group, optional;
-} toolkit_headers[] = {
-    {"cuda_fp16.h", "cuda_fp16.h", 0, 0},
-    {"cuda_fp16.hpp", "cuda_fp16.hpp", 0, 1},
-    {"cuda_bf16.h", "cuda_bf16.h", 0, 0},
-    {"cuda_bf16.hpp", "cuda_bf16.hpp", 0, 1},
-    {"mma.h", "mma.h", 1, 0},
-    {"crt/mma.h", "crt/mma.h", 1, 0},
-    {"mma.hpp", "crt/mma.hpp", 1, 0},
-    {"cuda_pipeline.h", "cuda_pipeline.h", 2, 0},
-    {"cuda_pipeline_primitives.h", "cuda_pipeline_primitives.h", 2, 0},
-    {"cuda_pipeline_helpers.h", "cuda_pipeline_helpers.h", 2, 0},
-    {"cuda_awbarrier.h", "cuda_awbarrier.h", 2, 0},
-    {"cuda_awbarrier_primitives.h", "cuda_awbarrier_primitives.h", 2, 0},
-    {"cuda_awbarrier_helpers.h", "cuda_awbarrier_helpers.h", 2, 0},
-};
-#define N_TOOLKIT_HEADERS ((int)(sizeof toolkit_headers / sizeof toolkit_headers[0]))
-#define N_TOOLKIT_GROUPS 3
+/* Toolkit headers NVRTC may include; read from the toolkit, never from -I. */
+static const char *const toolkit_headers[] = {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h",
+                                              "cuda_bf16.hpp"};
+#define N_TOOLKIT_HEADERS 4
 
 /* What marks the line of an NVRTC log that a reason quotes. */
 static const char *const nvrtc_error_markers[] = {"error", NULL};
@@ -430,7 +408,7 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
     for (size_t i = 0; i < job->nheaders; i++)
         allowed[nallowed++] = job->header_names[i];
     for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
-        allowed[nallowed++] = toolkit_headers[i].name;
+        allowed[nallowed++] = toolkit_headers[i];
     if (avo_cuda_check_includes(source, is_candidate ? "kernel" : "reference", allowed, nallowed,
                                 used, err, sizeof err) < 0) {
         avo_result_fail(result, is_candidate ? "compile_error" : "invalid", "%s%s",
@@ -451,47 +429,37 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
         in->header_names[in->nheaders] = job->header_names[i];
         in->headers[in->nheaders++] = job->header_texts[i];
     }
-    int need_group[N_TOOLKIT_GROUPS] = {0}, need_toolkit = 0;
+    int need_toolkit = 0;
     for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
-        if (used[job->nheaders + i])
-            need_group[toolkit_headers[i].group] = need_toolkit = 1;
-    need_group[0] |= need_toolkit;
+        need_toolkit |= used[job->nheaders + i];
     if (need_toolkit) {
         char dirs[3][PATH_MAX];
-        const char *missing = NULL;
         toolkit_include_dirs(nvrtc->path, dirs);
-        for (int d = 0; d < 3; d++) {
+        for (int d = 0; d < 3 && !in->toolkit_texts[0]; d++) {
             if (!dirs[d][0])
                 continue;
-            missing = NULL;
             for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
-                const struct toolkit_header *t = &toolkit_headers[i];
-                if (!need_group[t->group])
-                    continue;
-                char path[PATH_MAX + 64];
-                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d], t->path);
+                char path[PATH_MAX + 32];
+                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d], toolkit_headers[i]);
                 in->toolkit_texts[i] = read_text_file(path, 16u << 20);
-                if (!in->toolkit_texts[i] && !t->optional && !missing)
-                    missing = t->name;
             }
-            if (!missing)
-                break;
-            for (int i = 0; i < N_TOOLKIT_HEADERS; i++) { /* all from one toolkit */
-                free(in->toolkit_texts[i]);
-                in->toolkit_texts[i] = NULL;
-            }
+            if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) /* the .h files at least */
+                for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
+                    free(in->toolkit_texts[i]);
+                    in->toolkit_texts[i] = NULL;
+                }
         }
-        if (missing || !in->toolkit_texts[0]) {
+        if (!in->toolkit_texts[0]) {
             avo_result_fail(result, "error",
-                            "the kernel includes toolkit headers, but %s was not found in the "
-                            "CUDA toolkit's include directory next to %s, in "
+                            "the kernel includes cuda_fp16.h/cuda_bf16.h, but the CUDA "
+                            "toolkit's include directory was not found next to %s, in "
                             "$CUDA_HOME/include or /usr/local/cuda/include",
-                            missing ? missing : "cuda_fp16.h", nvrtc->path);
+                            nvrtc->path);
             return AVO_ENOTFOUND;
         }
         for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
             if (in->toolkit_texts[i]) {
-                in->header_names[in->nheaders] = toolkit_headers[i].name;
+                in->header_names[in->nheaders] = toolkit_headers[i];
                 in->headers[in->nheaders++] = in->toolkit_texts[i];
             }
     }
