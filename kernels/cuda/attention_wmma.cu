@@ -11,7 +11,7 @@
  * HEAD_DIM output columns, as accumulator fragments in registers.  The Q
  * tile stays in shared memory; K and V stream through STAGES buffers of
  * BLOCK_N keys, filled with cp.async (__pipeline_memcpy_async) while earlier
- * tiles are used (STAGES = 1: load, wait, use).  Per KV tile a warp:
+ * tiles are used, one barrier per tile (STAGES = 1: load, wait, use).  Per KV tile a warp:
  *   1. S = Q K^T for its rows with WMMA m16n16k16 (bf16 in, fp32 out),
  *      stored to shared memory: WMMA's accumulator layout is opaque, so the
  *      row statistics are computed there, one row at a time by the warp;
@@ -150,16 +150,25 @@ extern "C" __global__ void attention_fwd(const bf16 *__restrict__ Q, const bf16 
     }
 
     for (int t = 0; t < ntiles; t++) {
-        const int next = t + STAGES - 1;
-        if (next < ntiles) { /* the stage tile t-1 used; freed by the barrier ending it */
-            bf16 *Ks = KVs + (next % STAGES) * 2 * KV_TILE;
+#if STAGES > 1
+        __pipeline_wait_prior(STAGES - 2); /* tile t (and Q) have landed for this thread */
+        __syncthreads(); /* ... for all threads, and all are done with tile t-1 */
+        const int next = t + STAGES - 1; /* into the stage tile t-1 used */
+        if (next < ntiles) {
+            bf16 *Kn = KVs + (next % STAGES) * 2 * KV_TILE;
             int kv0 = next * BLOCK_N;
-            load_rows(Ks, Kg + (size_t)kv0 * HEAD_DIM, BLOCK_N, S - kv0);
-            load_rows(Ks + KV_TILE, Vg + (size_t)kv0 * HEAD_DIM, BLOCK_N, S - kv0);
+            load_rows(Kn, Kg + (size_t)kv0 * HEAD_DIM, BLOCK_N, S - kv0);
+            load_rows(Kn + KV_TILE, Vg + (size_t)kv0 * HEAD_DIM, BLOCK_N, S - kv0);
         }
+        __pipeline_commit(); /* even when empty: keeps the group count simple */
+#else
+        __syncthreads(); /* all are done with tile t-1 */
+        load_rows(KVs, Kg + (size_t)t * BLOCK_N * HEAD_DIM, BLOCK_N, S - t * BLOCK_N);
+        load_rows(KVs + KV_TILE, Vg + (size_t)t * BLOCK_N * HEAD_DIM, BLOCK_N, S - t * BLOCK_N);
         __pipeline_commit();
-        __pipeline_wait_prior(STAGES - 1); /* tile t (and Q) have landed */
+        __pipeline_wait_prior(0);
         __syncthreads();
+#endif
 
         const bf16 *Ks = KVs + (t % STAGES) * 2 * KV_TILE, *Vs = Ks + KV_TILE;
         const int kv0 = t * BLOCK_N;
@@ -249,7 +258,6 @@ extern "C" __global__ void attention_fwd(const bf16 *__restrict__ Q, const bf16 
                 }
             }
         }
-        __syncthreads(); /* the next iteration refills this stage */
     }
 
     /* O / l, through this warp's rows of S as fp32 staging, to bf16. */

@@ -12,8 +12,8 @@
  * needs).  Tiles are filled with cp.async (__pipeline_memcpy_async, 16
  * bytes) where a whole aligned 8-element chunk is inside the matrix, and
  * with plain bounds-checked loads (zeros outside) elsewhere, so every size
- * works.  STAGES - 1 tiles are in flight while one is multiplied; STAGES = 1
- * loads, waits and multiplies in turn.  The epilogue goes through a 16 x 16
+ * works.  STAGES - 1 tiles are in flight while one is multiplied, with one
+ * barrier per K step; STAGES = 1 loads, waits and multiplies in turn.  The epilogue goes through a 16 x 16
  * fp32 staging area per warp so that C needs no alignment and edges are
  * bounds-checked.
  *
@@ -129,16 +129,23 @@ extern "C" __global__ void gemm(int M, int N, int K, const IN_T *__restrict__ A,
         __pipeline_commit();
     }
     for (int kt = 0; kt < ktiles; kt++) {
-        /* Refill the stage the previous iteration used (all warps left it at
-         * the barrier ending that iteration). */
+#if STAGES > 1
+        __pipeline_wait_prior(STAGES - 2); /* tile kt has landed (for this thread) */
+        __syncthreads(); /* ... for all threads, and all are done with tile kt-1 */
+        /* Refill the stage tile kt-1 used with tile kt+STAGES-1. */
         const int next = kt + STAGES - 1;
         if (next < ktiles) {
             IN_T *As = tiles + (next % STAGES) * STAGE_ELEMS;
             load_tile(As, As + BM * LDA, A, B, M, N, K, row0, col0, next * BK, tid, nthreads);
         }
+        __pipeline_commit(); /* even when empty: keeps the group count simple */
+#else
+        __syncthreads(); /* all are done with tile kt-1 */
+        load_tile(tiles, tiles + BM * LDA, A, B, M, N, K, row0, col0, kt * BK, tid, nthreads);
         __pipeline_commit();
-        __pipeline_wait_prior(STAGES - 1); /* tile kt has landed */
+        __pipeline_wait_prior(0);
         __syncthreads();
+#endif
 
         const IN_T *As = tiles + (kt % STAGES) * STAGE_ELEMS;
         const IN_T *Bs = As + BM * LDA;
@@ -158,7 +165,6 @@ extern "C" __global__ void gemm(int M, int N, int K, const IN_T *__restrict__ A,
                 for (int j = 0; j < FN; j++)
                     wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
         }
-        __syncthreads();
     }
 
 #pragma unroll
