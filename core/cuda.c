@@ -44,10 +44,37 @@
 #define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
 #define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
 
-/* Toolkit headers NVRTC may include; read from the toolkit, never from -I. */
-static const char *const toolkit_headers[] = {"cuda_fp16.h", "cuda_fp16.hpp", "cuda_bf16.h",
-                                              "cuda_bf16.hpp"};
-#define N_TOOLKIT_HEADERS 4
+/* Toolkit headers NVRTC may include, by the name NVRTC looks them up by;
+ * read from the toolkit (at toolkit_paths[i] under its include directory),
+ * never from -I.  The first four must be there; mma.h (WMMA) and
+ * cuda_pipeline.h (cp.async) come with what they include themselves. */
+static const char *const toolkit_headers[] = {"cuda_fp16.h",
+                                              "cuda_fp16.hpp",
+                                              "cuda_bf16.h",
+                                              "cuda_bf16.hpp",
+                                              "mma.h",
+                                              "crt/mma.h",
+                                              "mma.hpp",
+                                              "cuda_pipeline.h",
+                                              "cuda_pipeline_primitives.h",
+                                              "cuda_pipeline_helpers.h",
+                                              "cuda_awbarrier.h",
+                                              "cuda_awbarrier_primitives.h",
+                                              "cuda_awbarrier_helpers.h"};
+static const char *const toolkit_paths[] = {"cuda_fp16.h",
+                                            "cuda_fp16.hpp",
+                                            "cuda_bf16.h",
+                                            "cuda_bf16.hpp",
+                                            "mma.h",
+                                            "crt/mma.h",
+                                            "crt/mma.hpp",
+                                            "cuda_pipeline.h",
+                                            "cuda_pipeline_primitives.h",
+                                            "cuda_pipeline_helpers.h",
+                                            "cuda_awbarrier.h",
+                                            "cuda_awbarrier_primitives.h",
+                                            "cuda_awbarrier_helpers.h"};
+#define N_TOOLKIT_HEADERS 13
 
 /* What marks the line of an NVRTC log that a reason quotes. */
 static const char *const nvrtc_error_markers[] = {"error", NULL};
@@ -440,7 +467,7 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
                 continue;
             for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
                 char path[PATH_MAX + 32];
-                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d], toolkit_headers[i]);
+                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d], toolkit_paths[i]);
                 in->toolkit_texts[i] = read_text_file(path, 16u << 20);
             }
             if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) /* the .h files at least */

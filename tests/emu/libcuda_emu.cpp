@@ -604,7 +604,15 @@ static void rt_trap(avo_emu_ctx *self, const char *what)
     siglongjmp(L.fault, -1);
 }
 
-static const avo_emu_rt runtime = {rt_sync_block, rt_warp_exchange, rt_clock, rt_trap};
+static void rt_misaligned(avo_emu_ctx *self, const char *what)
+{
+    (void)self;
+    snprintf(L.trap_what, sizeof L.trap_what, "%s", what);
+    siglongjmp(L.fault, -2);
+}
+
+static const avo_emu_rt runtime = {rt_sync_block, rt_warp_exchange, rt_clock, rt_trap,
+                                   rt_misaligned};
 
 static void thread_main(bc::transfer_t from)
 {
@@ -634,8 +642,10 @@ static void *stack_top(size_t i)
  * wait at barriers that can never complete. */
 static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim, void *shared)
 {
+    static unsigned long long serial;
     const unsigned n = bdim.x * bdim.y * bdim.z;
     L.threads.resize(n);
+    serial++;
     for (unsigned i = 0; i < n; i++) {
         thread &t = L.threads[i];
         t.ctx.thread_idx = {i % bdim.x, i / bdim.x % bdim.y, i / (bdim.x * bdim.y)};
@@ -646,6 +656,7 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
         t.ctx.warp = i / 32;
         t.ctx.dynamic_shared = shared;
         t.ctx.rt = &runtime;
+        t.ctx.block_serial = serial;
         t.state = READY;
         void *top = stack_top(i);
         if (!top) {
@@ -763,7 +774,9 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
     void *shared = guarded_alloc(shared_bytes, &mapped, &base);
     if (!shared)
         return OUT_OF_MEMORY;
-    shared = (char *)shared + (round_up(shared_bytes, 256) - shared_bytes); /* ends at the guard */
+    /* 128-byte aligned (as a GPU's dynamic shared memory is, at least), and
+     * as close to the guard page as that allows. */
+    shared = (char *)shared + (round_up(shared_bytes, 256) - round_up(shared_bytes, 128));
 
     static char alt_stack[64 * 1024];
     stack_t ss = {}, old_ss;
@@ -798,6 +811,7 @@ extern "C" CUresult cuLaunchKernel(function *fn, unsigned gx, unsigned gy, unsig
         note("kernel %s: %s", fn->name.c_str(), L.trap_what);
         rc = why == SIGILL                     ? ILLEGAL_INSTRUCTION
              : why == SIGSEGV || why == SIGBUS ? ILLEGAL_ADDRESS
+             : why == -2                       ? MISALIGNED_ADDRESS
                                                : LAUNCH_FAILED; /* __trap, SIGFPE */
     }
     for (int i = 0; i < 4; i++)

@@ -6,7 +6,8 @@
  * lowered names and errors.  After a successful compile the program is
  * compiled once more, for the emulated driver (libcuda_emu.cpp): the source
  * with `extern __shared__` arrays rewritten into pointers at the launch's
- * dynamic shared memory, the evaluator's headers written beside it, the -D,
+ * dynamic shared memory, the evaluator's headers written beside it (but for
+ * the toolkit headers the emulator has its own of: tests/emu/include), the -D,
  * -U and -I options of the compile, avo_emu.h force-included, and a table of
  * the name expressions' entries appended; the host C++ compiler ($AVO_EMU_CXX,
  * default c++) makes <dir>/<cubin id>.so of it (emu_common.h).  When the host
@@ -393,6 +394,15 @@ static int module_is_current(const char *path)
     return current;
 }
 
+/* Whether the emulator's include directory has its own header of this name
+ * (mma.h, cuda_bf16.h, ...), which the host compile must use instead. */
+static int emulator_provides(const char *name)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", AVO_EMU_INCLUDE, name);
+    return access(path, R_OK) == 0;
+}
+
 /*
  * The host module for a program NVRTC compiled.  Returns 0, or -1 with
  * *ret_msg the reason (malloc'd).
@@ -440,6 +450,8 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
     snprintf(log, sizeof log, "%s/log", work);
     for (int i = 0; i < p->nheaders; i++) {
         char path[2048];
+        if (emulator_provides(p->header_names[i]))
+            continue; /* the toolkit's mma.h, say: `#include "mma.h"` gets ours */
         snprintf(path, sizeof path, "%s/%s", work, p->header_names[i]);
         if (write_file(path, p->headers[i]) < 0) {
             *ret_msg = strdup("avo emulator: cannot write a header for the host compile");

@@ -43,7 +43,7 @@ extern "C" avo_emu_ctx *avo_emu_current;
 #define __forceinline__ inline
 #define __noinline__
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n))) /* anywhere among the specifiers, as in CUDA */
 #define __grid_constant__
 #define __CUDACC__ 1
 #define __CUDA_ARCH__ 900
@@ -452,6 +452,13 @@ static inline unsigned __umulhi(unsigned a, unsigned b)
 static inline int __mulhi(int a, int b)
 {
     return (int)(((long long)a * b) >> 32);
+}
+
+/* The address of a shared-memory object in the shared window: here the host
+ * address, which only inline PTX (not emulated) could tell apart. */
+static inline size_t __cvta_generic_to_shared(const void *p)
+{
+    return (size_t)(uintptr_t)p;
 }
 
 template <class T> static inline T __ldg(const T *p)

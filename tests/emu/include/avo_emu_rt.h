@@ -33,6 +33,9 @@ typedef struct avo_emu_rt {
     long long (*clock)(void);
     /* __trap() and friends: ends the launch with a sticky error. */
     void (*trap)(struct avo_emu_ctx *self, const char *what);
+    /* A misaligned access the hardware refuses (WMMA, cp.async): ends the
+     * launch with CUDA_ERROR_MISALIGNED_ADDRESS. */
+    void (*misaligned)(struct avo_emu_ctx *self, const char *what);
 } avo_emu_rt;
 
 typedef struct avo_emu_ctx {
@@ -40,6 +43,7 @@ typedef struct avo_emu_ctx {
     unsigned lane, warp; /* of this thread in its block */
     void *dynamic_shared;
     const avo_emu_rt *rt;
+    unsigned long long block_serial; /* differs for every block the driver runs */
 } avo_emu_ctx;
 
 /* The module's kernels, ended by {NULL, NULL}: the name the driver is asked
