@@ -24,17 +24,18 @@ return {
     return 32 * k.WARPS
   end,
   -- Q [BLOCK_M][D+8] bf16, STAGES x K and V [BLOCK_N][D+8] bf16, S
-  -- [BLOCK_M][BLOCK_N+4] fp32, P [BLOCK_M][BLOCK_N+8] bf16, 3 fp32 per row.
+  -- [BLOCK_M][BLOCK_N+4] fp32, P hi and lo [BLOCK_M][BLOCK_N+8] bf16, 3 fp32
+  -- per row.
   shared_bytes = function(c, k)
     rows_per_warp(k)
     local m, n = k.BLOCK_M, k.BLOCK_N
-    return 2 * m * (D + 8) + k.STAGES * 4 * n * (D + 8) + 4 * m * (n + 4) + 2 * m * (n + 8) + 12 * m
+    return 2 * m * (D + 8) + k.STAGES * 4 * n * (D + 8) + 4 * m * (n + 4) + 4 * m * (n + 8) + 12 * m
   end,
   launch = [[
 Tensor cores: mma.h (nvcuda::wmma) and cuda_pipeline.h (cp.async) may be
 included. Launch: grid = (ceil(S/BLOCK_M), B*Hq), block = WARPS*32 threads,
 dynamic shared memory 2*BLOCK_M*136 + STAGES*4*BLOCK_N*136 +
-4*BLOCK_M*(BLOCK_N+4) + 2*BLOCK_M*(BLOCK_N+8) + 12*BLOCK_M bytes (the opt-in
+4*BLOCK_M*(BLOCK_N+4) + 4*BLOCK_M*(BLOCK_N+8) + 12*BLOCK_M bytes (the opt-in
 above 48 KiB is automatic); BLOCK_M/WARPS not a multiple of 16 or more shared
 memory than the GPU has is invalid.]],
 }

@@ -15,11 +15,15 @@
  *   1. S = Q K^T for its rows with WMMA m16n16k16 (bf16 in, fp32 out),
  *      stored to shared memory: WMMA's accumulator layout is opaque, so the
  *      row statistics are computed there, one row at a time by the warp;
- *   2. writes P = exp2(S*scale*log2e - m_new) as bf16 and each row's
- *      correction exp2(m_old - m_new) to shared memory;
+ *   2. writes P = exp2(S*scale*log2e - m_new) and each row's correction
+ *      exp2(m_old - m_new) to shared memory; P as two bf16 matrices, P_hi =
+ *      bf16(P) and P_lo = bf16(P - P_hi): bf16 P alone is off by up to
+ *      2^-8 relative per weight, which on rows with few keys (causal) moves
+ *      O by more than the evaluator's atol (1e-4); hi + lo carry 16 bits;
  *   3. rescales its O fragments by the correction of each element's row (the
  *      row of fragment element e is learnt once, by loading a matrix whose
- *      entries are their row indices: `rowmap`), then O += P V with WMMA.
+ *      entries are their row indices: `rowmap`), then O += P_hi V + P_lo V
+ *      with WMMA.
  * Keys past S are zero in shared memory and masked to -inf, as are keys
  * after the query when causal; query rows past S are computed but not
  * stored.
@@ -28,7 +32,7 @@
  *   Q  [BLOCK_M][HEAD_DIM+8] bf16
  *   KV STAGES x (K, V) [BLOCK_N][HEAD_DIM+8] bf16
  *   S  [BLOCK_M][BLOCK_N+4] fp32 (also the rowmap and the output staging)
- *   P  [BLOCK_M][BLOCK_N+8] bf16
+ *   P  2 x [BLOCK_M][BLOCK_N+8] bf16 (hi, lo)
  *   m, l, corr [BLOCK_M] fp32
  *
  * Launch (evaluators/cuda/attention_*_tc.lua): grid = (ceil(S/BLOCK_M),
@@ -101,7 +105,8 @@ extern "C" __global__ void attention_fwd(const bf16 *__restrict__ Q, const bf16 
     bf16 *KVs = Qs + BLOCK_M * LDQ;
     float *Ss = reinterpret_cast<float *>(KVs + STAGES * 2 * KV_TILE);
     bf16 *Ps = reinterpret_cast<bf16 *>(Ss + BLOCK_M * LDS);
-    float *row_m = reinterpret_cast<float *>(Ps + BLOCK_M * LDP);
+    bf16 *Ps_lo = Ps + BLOCK_M * LDP;
+    float *row_m = reinterpret_cast<float *>(Ps_lo + BLOCK_M * LDP);
     float *row_l = row_m + BLOCK_M, *row_corr = row_l + BLOCK_M;
 
     const int b = blockIdx.y / Hq, h = blockIdx.y % Hq, g = h / (Hq / Hkv);
@@ -222,7 +227,9 @@ extern "C" __global__ void attention_fwd(const bf16 *__restrict__ Q, const bf16 
                 int c = lane + 32 * k;
                 float p = exp2f(x[k] - m_use);
                 if (c < BLOCK_N) {
-                    Ps[r * LDP + c] = __float2bfloat16(p);
+                    const bf16 hi = __float2bfloat16(p);
+                    Ps[r * LDP + c] = hi;
+                    Ps_lo[r * LDP + c] = __float2bfloat16(p - __bfloat162float(hi));
                     sum += p;
                 }
             }
@@ -238,7 +245,7 @@ extern "C" __global__ void attention_fwd(const bf16 *__restrict__ Q, const bf16 
         }
         __syncwarp();
 
-        /* 3. O = O * corr + P V. */
+        /* 3. O = O * corr + P_hi V + P_lo V. */
 #pragma unroll
         for (int i = 0; i < RM; i++) {
             const float *corr = row_corr + wrow0 + i * 16;
@@ -248,13 +255,15 @@ extern "C" __global__ void attention_fwd(const bf16 *__restrict__ Q, const bf16 
                 for (int e = 0; e < o[i][j].num_elements; e++)
                     o[i][j].x[e] *= corr[(int)rowmap.x[e]];
             for (int n = 0; n < BLOCK_N / 16; n++) {
-                wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> pa;
+                wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> pa, pl;
                 wmma::load_matrix_sync(pa, Ps + (wrow0 + i * 16) * LDP + n * 16, LDP);
+                wmma::load_matrix_sync(pl, Ps_lo + (wrow0 + i * 16) * LDP + n * 16, LDP);
 #pragma unroll
                 for (int j = 0; j < DF; j++) {
                     wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> vb;
                     wmma::load_matrix_sync(vb, Vs + n * 16 * LDQ + j * 16, LDQ);
                     wmma::mma_sync(o[i][j], pa, vb, o[i][j]);
+                    wmma::mma_sync(o[i][j], pl, vb, o[i][j]);
                 }
             }
         }
