@@ -1,6 +1,7 @@
 /* emu_common.c — see emu_common.h. */
 #include "emu_common.h"
 
+#include <dirent.h>
 #include <elf.h>
 #include <git2.h>
 #include <stdio.h>
@@ -63,4 +64,25 @@ int avo_emu_module_path(const void *cubin, size_t len, char *buf, size_t buflen)
     git_oid_tostr(hex, sizeof hex, &id);
     snprintf(buf, buflen, "%s/%s.so", dir, hex);
     return 0;
+}
+
+int avo_emu_module_current(const char *path, const char *include_dir)
+{
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return 0;
+    DIR *d = opendir(include_dir);
+    if (!d)
+        return 0;
+    int current = 1;
+    struct dirent *e;
+    while (current && (e = readdir(d))) {
+        char header[1200];
+        struct stat hs;
+        snprintf(header, sizeof header, "%s/%s", include_dir, e->d_name);
+        if (e->d_name[0] != '.' && stat(header, &hs) == 0 && hs.st_mtime >= st.st_mtime)
+            current = 0;
+    }
+    closedir(d);
+    return current;
 }

@@ -28,6 +28,10 @@ size_t avo_emu_elf_size(const void *image);
 /* Path of the host module for a cubin of `len` ELF bytes into buf. */
 int avo_emu_module_path(const void *cubin, size_t len, char *buf, size_t buflen);
 
+/* Whether the host module at `path` exists and is newer than every header
+ * in include_dir (the emulator's own, which every module is built with). */
+int avo_emu_module_current(const char *path, const char *include_dir);
+
 #ifdef __cplusplus
 }
 #endif

@@ -11,3 +11,9 @@ if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
     echo "skip: NVRTC not available"
     exit 77
 fi
+# Cubins cached before the emulator's headers last changed have host modules
+# built with the old headers, which the driver refuses: compile them again.
+if [ -d "${AVO_CACHE:-}/cuda" ] &&
+    [ -n "$(find "$AVO_SOURCE_ROOT/tests/emu/include" -newer "$AVO_CACHE/cuda" 2>/dev/null)" ]; then
+    rm -rf "$AVO_CACHE/cuda"
+fi

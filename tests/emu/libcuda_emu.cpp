@@ -21,8 +21,9 @@
  * the block's dynamic shared memory end at an inaccessible page, so a kernel
  * that runs past one faults; a fault (or __trap) is the sticky error a GPU
  * reports — CUDA_ERROR_ILLEGAL_ADDRESS (also for a misaligned vector access,
- * which x86 cannot tell from a wild address), ..._ILLEGAL_INSTRUCTION,
- * ..._LAUNCH_FAILED (__trap, integer division by zero) — returned by every
+ * which x86 cannot tell from a wild address), ..._MISALIGNED_ADDRESS (a WMMA
+ * or cp.async pointer the hardware refuses), ..._ILLEGAL_INSTRUCTION,
+ * ..._LAUNCH_FAILED (__trap, integer division by zero, misused WMMA) — returned by every
  * later call, as the driver does.
  * A kernel that never ends never returns, like on a GPU.
  *
@@ -442,6 +443,13 @@ extern "C" CUresult cuModuleLoadDataEx(module **out, const void *image, unsigned
              path);
         return INVALID_IMAGE;
     }
+    if (!avo_emu_module_current(path, AVO_EMU_INCLUDE)) {
+        /* avo's cache had the cubin, so NVRTC (which rebuilds it) never ran. */
+        note("the host module %s is older than the emulator's headers (%s): remove the cached "
+             "cubins ($AVO_CACHE/cuda) so that NVRTC compiles the program again",
+             path, AVO_EMU_INCLUDE);
+        return INVALID_IMAGE;
+    }
     /* A private copy: dlopen of the same file twice would share its globals. */
     avo_emu_dir(dir, sizeof dir);
     snprintf(copy, sizeof copy, "%s/load.XXXXXX.so", dir);
@@ -564,7 +572,7 @@ static struct launch_state {
     bc::fcontext_t scheduler;   /* where a fiber returns to */
     sigjmp_buf fault;           /* where a fault or trap ends the launch */
     volatile sig_atomic_t in_kernel;
-    char trap_what[128];
+    char trap_what[256];
 } L;
 
 static void yield_to_scheduler(void)
@@ -692,6 +700,8 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
             live += alive;
             if (!waiting || waiting != alive)
                 continue;
+            static unsigned long long exchanges;
+            exchanges++;
             unsigned long long all[32] = {0};
             for (unsigned i = first; i < last; i++)
                 if (L.threads[i].state == AT_WARP)
@@ -702,6 +712,7 @@ static int run_block(avo_emu_index block, avo_emu_index bdim, avo_emu_index gdim
                     continue;
                 memcpy(t.out, all, sizeof all);
                 t.present = present;
+                t.ctx.exchange_serial = exchanges;
                 t.state = READY;
             }
             progress = true;

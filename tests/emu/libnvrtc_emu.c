@@ -368,32 +368,6 @@ static char *read_file(const char *path)
     return t.s ? t.s : strdup("");
 }
 
-/*
- * Whether the host module at `path` can be used as it is: built before for
- * the same cubin (hence the same source and options), and no older than the
- * emulator's headers, which it also depends on.
- */
-static int module_is_current(const char *path)
-{
-    struct stat st;
-    if (stat(path, &st) < 0)
-        return 0;
-    DIR *d = opendir(AVO_EMU_INCLUDE);
-    if (!d)
-        return 0;
-    int current = 1;
-    struct dirent *e;
-    while (current && (e = readdir(d))) {
-        char header[1200];
-        struct stat hs;
-        snprintf(header, sizeof header, "%s/%s", AVO_EMU_INCLUDE, e->d_name);
-        if (e->d_name[0] != '.' && stat(header, &hs) == 0 && hs.st_mtime >= st.st_mtime)
-            current = 0;
-    }
-    closedir(d);
-    return current;
-}
-
 /* Whether the emulator's include directory has its own header of this name
  * (mma.h, cuda_bf16.h, ...), which the host compile must use instead. */
 static int emulator_provides(const char *name)
@@ -435,7 +409,9 @@ static int build_host_module(nvrtcProgram p, int nopts, const char *const *opts,
     for (size_t i = 0; i < p->nexprs; i++)
         if (R.GetLoweredName(p->real, p->exprs[i], &lowered[i]) != NVRTC_SUCCESS || !lowered[i])
             lowered[i] = p->exprs[i];
-    if (module_is_current(target)) {
+    /* Built before for the same cubin (hence the same source and options),
+     * and after the emulator's headers, which it also depends on. */
+    if (avo_emu_module_current(target, AVO_EMU_INCLUDE)) {
         rc = 0;
         goto done;
     }

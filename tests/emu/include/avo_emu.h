@@ -8,8 +8,12 @@
  * built-in indices, __syncthreads, warp shuffles and votes, atomics (the
  * fibers of a launch never run at the same time, so plain read-modify-write
  * is atomic), vector types, the fast-math intrinsics, bf16 and fp16
- * (cuda_bf16.h, cuda_fp16.h beside this file) — and nothing of tensor cores,
- * inline PTX, cooperative groups or cp.async: a kernel using them fails its
+ * (cuda_bf16.h, cuda_fp16.h beside this file), tensor cores through WMMA
+ * (mma.h: the m16n16k16, m32n8k16 and m8n32k16 f16/bf16 shapes and tf32
+ * m16n16k8, with a GPU's fragment layout and warp-collective checks) and
+ * cp.async through the pipeline primitives (cuda_pipeline_primitives.h) —
+ * and nothing of inline PTX (hence wgmma, TMA, hand-written cp.async),
+ * cuda::pipeline or cooperative groups: a kernel using them fails its
  * emulated compile with the host compiler's message.
  *
  * Storage: __shared__ variables become function statics (one block runs at a

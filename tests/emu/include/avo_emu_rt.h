@@ -44,6 +44,9 @@ typedef struct avo_emu_ctx {
     void *dynamic_shared;
     const avo_emu_rt *rt;
     unsigned long long block_serial; /* differs for every block the driver runs */
+    /* Set by each warp exchange this thread takes part in: the same for all
+     * its lanes, different for every exchange of the launch. */
+    unsigned long long exchange_serial;
 } avo_emu_ctx;
 
 /* The module's kernels, ended by {NULL, NULL}: the name the driver is asked

@@ -55,7 +55,7 @@ static inline queue &mine(void)
 static inline void __pipeline_memcpy_async(void *dst_shared, const void *src_global,
                                            size_t size_and_align, size_t zfill = 0)
 {
-    char what[128];
+    char what[200];
     if ((size_and_align != 4 && size_and_align != 8 && size_and_align != 16) ||
         zfill > size_and_align) {
         snprintf(what, sizeof what,

@@ -16,10 +16,11 @@
  * has: 8 for a 16x16 float accumulator) in a fixed element-to-lane mapping,
  * the one of sm_80's mma.sync (m16n8k16, m16n8k8 for tf32).  WMMA leaves
  * that mapping unspecified, so a kernel that assumes another one (that lane
- * l holds row l, say) computes wrong results here, as it may on a GPU.  The
- * 16-bit fragments the toolkit sizes for Volta (16 elements where 8 carry
- * the matrix) hold every element twice; mma_sync traps when the two copies
- * differ, which only layout-dependent code can cause.
+ * l holds row l, say) computes wrong results here, as it may on a GPU.
+ * __half matrix_a/matrix_b fragments, which the toolkit gives 16 elements
+ * for every shape, hold each element of their matrix twice (m16n16k16) or
+ * four times (m32n8k16 matrix_b, m8n32k16 matrix_a); mma_sync traps when
+ * the copies differ, which only layout-dependent code can cause.
  *
  * load_matrix_sync, store_matrix_sync and mma_sync are warp-collective: all
  * 32 lanes must call them together with the same pointer, ldm and layout
@@ -27,7 +28,7 @@
  * must be 256-bit aligned and ldm a multiple of 16 bytes (else the launch
  * fails with CUDA_ERROR_MISALIGNED_ADDRESS).  fill_fragment and element-wise
  * code on x[] are per lane.  mma_sync multiplies 16-bit inputs exactly in
- * float and accumulates in float (one fmaf per product, in k order; the
+ * float and accumulates in float (one rounding per product, in k order; the
  * tensor cores' order is unspecified); __half accumulators are rounded once
  * at the end; tf32 inputs are truncated to tf32 as the tensor cores read
  * them (__float_to_tf32 rounds to nearest, ties away).
@@ -94,7 +95,7 @@ template <> struct traits<precision::tf32> {
     enum { type_id = 4 };
 };
 
-enum use_id { USE_A = 0, USE_B = 1, USE_C = 2 };
+const int USE_A = 0, USE_B = 1, USE_C = 2;
 template <class Use> struct use_of;
 template <> struct use_of<matrix_a> {
     enum { id = USE_A };
@@ -134,7 +135,7 @@ template <int Use, int M, int N, int K, int Type> struct count {
                 ? ((shape16 || (M == 16 && N == 16 && K == 8)) && (Type == 1 || Type == 3) ? 8 : 0)
             : Type == 4 ? (M == 16 && N == 16 && K == 8 ? 4 : 0)
             : !shape16  ? 0
-            : Type == 1 ? 16 /* Volta-sized: every element twice */
+            : Type == 1 ? 16 /* as the toolkit's: elements repeat */
             : Type == 2 ? M * N * K / (Use == USE_A ? N : M) / 32
                         : 0,
     };
@@ -220,9 +221,6 @@ static inline unsigned bits_of(__nv_bfloat16 v)
     return v.__x;
 }
 
-/* The D of the warps' mma_sync in flight (one block runs at a time). */
-inline float scratch[32][256];
-
 [[noreturn]] static inline void trap(const char *what)
 {
     avo_emu_current->rt->trap(avo_emu_current, what);
@@ -244,7 +242,7 @@ static inline void collective_check(const char *op, const void *p, unsigned ldm,
                               (unsigned long long)ldm_field << 53;
     unsigned long long all[32];
     unsigned present = avo_emu_exchange(mine, all);
-    char what[128];
+    char what[200];
     if (present != 0xffffffffu) {
         snprintf(what, sizeof what,
                  "WMMA %s in a partial warp (lanes 0x%08x of warp %u): all 32 lanes must call it",
@@ -268,11 +266,13 @@ static inline void collective_check(const char *op, const void *p, unsigned ldm,
                 trap(what);
             }
     }
-    if ((addr & 31) || (ldm * elem_bytes) % 16 != 0) {
-        snprintf(what, sizeof what,
-                 "WMMA %s: pointer %p (must be 256-bit aligned) or ldm %u (a multiple of %u "
-                 "elements)",
-                 op, p, ldm, 16 / elem_bytes);
+    if (addr & 31) {
+        snprintf(what, sizeof what, "WMMA %s: pointer %p is not 256-bit aligned", op, p);
+        avo_emu_current->rt->misaligned(avo_emu_current, what);
+    }
+    if ((ldm * elem_bytes) % 16 != 0) {
+        snprintf(what, sizeof what, "WMMA %s: ldm %u is not a multiple of %u elements (16 bytes)",
+                 op, ldm, 16 / elem_bytes);
         avo_emu_current->rt->misaligned(avo_emu_current, what);
     }
 }
@@ -367,7 +367,11 @@ namespace avo_detail
 /* One lane's operands of an mma_sync, which lane 0 reads. */
 struct operands {
     const void *a, *b, *c;
+    void *d;
 };
+
+/* The exchange whose mma_sync each warp has computed (one block at a time). */
+inline unsigned long long computed[32];
 
 /* Gathers every lane's fragment into the rows x cols matrix m (row-major);
  * copies of one element must agree. */
@@ -387,9 +391,9 @@ static inline void gather(const operands *lanes[32], int which, int use, int M, 
                 memcpy(&v, &u, 4);
             }
             if (i >= distinct && bits_of(v) != bits_of(m[r * cols + c]))
-                trap(which == 0 ? "WMMA mma_sync: the two copies of an element of a matrix_a "
+                trap(which == 0 ? "WMMA mma_sync: the copies of an element of a matrix_a "
                                   "fragment differ (code that assumes the fragment layout?)"
-                                : "WMMA mma_sync: the two copies of an element of a matrix_b "
+                                : "WMMA mma_sync: the copies of an element of a matrix_b "
                                   "fragment differ (code that assumes the fragment layout?)");
             m[r * cols + c] = v;
         }
@@ -398,10 +402,9 @@ static inline void gather(const operands *lanes[32], int which, int use, int M, 
 } // namespace avo_detail
 
 template <int M, int N, int K, class Td, class Ta, class La, class Tb, class Lb, class Tc>
-static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
-                            const fragment<matrix_a, M, N, K, Ta, La> &a,
-                            const fragment<matrix_b, M, N, K, Tb, Lb> &b,
-                            const fragment<accumulator, M, N, K, Tc> &c, bool satf = false)
+static inline void
+mma_sync(fragment<accumulator, M, N, K, Td> &d, const fragment<matrix_a, M, N, K, Ta, La> &a,
+         const fragment<matrix_b, M, N, K, Tb, Lb> &b, const fragment<accumulator, M, N, K, Tc> &c)
 {
     using namespace avo_detail;
     typedef fragment<accumulator, M, N, K, Td> FD;
@@ -413,16 +416,20 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
     static_assert(traits<Ta>::type_id == 1 ||
                       (std::is_same<Td, float>::value && std::is_same<Tc, float>::value),
                   "mma_sync: __nv_bfloat16 and tf32 inputs accumulate in float");
-    operands mine = {&a, &b, &c};
-    unsigned tag = (unsigned)(M + 3 * N + 7 * K) ^ (unsigned)(traits<Ta>::type_id << 8) ^
-                   (unsigned)(layout_of<La>::id << 11) ^ (unsigned)(layout_of<Lb>::id << 12) ^
-                   (unsigned)(traits<Tc>::type_id << 13) ^ (unsigned)(traits<Td>::type_id << 16) ^
-                   (satf ? 1u << 15 : 0);
+    operands mine = {&a, &b, &c, &d};
+    /* The call's shape and types (distinct from every load and store tag). */
+    unsigned tag = 1u << 16 |
+                   (unsigned)(M == 16   ? 0
+                              : M == 32 ? 1
+                                        : 2) |
+                   (unsigned)traits<Ta>::type_id << 2 | (unsigned)layout_of<La>::id << 5 |
+                   (unsigned)layout_of<Lb>::id << 6 | (unsigned)traits<Tc>::type_id << 7 |
+                   (unsigned)traits<Td>::type_id << 10;
     unsigned long long deposit = (unsigned long long)(uintptr_t)&mine |
                                  (unsigned long long)(tag & 0x1ffff) << 47,
                        all[32];
     unsigned present = avo_emu_exchange(deposit, all);
-    char what[128];
+    char what[200];
     if (present != 0xffffffffu) {
         snprintf(what, sizeof what,
                  "WMMA mma_sync in a partial warp (lanes 0x%08x of warp %u): all 32 lanes must "
@@ -438,35 +445,38 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Td> &d,
                      avo_emu_current->lane, l, avo_emu_current->warp);
             trap(what);
         }
-    float *out = scratch[avo_emu_current->warp & 31];
-    if (avo_emu_current->lane == 0) {
-        const operands *lanes[32];
-        for (int l = 0; l < 32; l++)
-            lanes[l] = (const operands *)(uintptr_t)(all[l] & ((1ull << 47) - 1));
-        const bool tf32 = traits<Ta>::type_id == 4;
-        float A[M * K], B[K * N];
-        gather<FA>(lanes, 0, USE_A, M, N, K, M, K, tf32, A);
-        gather<FB>(lanes, 1, USE_B, M, N, K, K, N, tf32, B);
-        gather<FC>(lanes, 2, USE_C, M, N, K, M, N, false, out);
-        for (int r = 0; r < M; r++)
-            for (int col = 0; col < N; col++) {
-                float acc = out[r * N + col];
-                for (int k = 0; k < K; k++)
-                    acc = fmaf(A[r * K + k], B[k * N + col], acc);
-                if (satf)
-                    acc = acc != acc               ? 0.0f
-                          : acc > 3.402823466e38f  ? 3.402823466e38f
-                          : acc < -3.402823466e38f ? -3.402823466e38f
-                                                   : acc;
-                out[r * N + col] = acc;
-            }
-    }
-    avo_emu_exchange(0, all); /* lane 0 has written D; no lane changed a, b or c */
-    int lane = (int)avo_emu_current->lane;
-    for (int i = 0; i < FD::num_elements; i++) {
-        int r, col;
-        position(USE_C, M, N, K, lane, i, 8, &r, &col);
-        d.x[i] = from_float<typename FD::storage_element_type>(out[r * N + col]);
+    /*
+     * The first lane of the warp to run after the exchange computes D for
+     * all: the others still wait inside this call, their fragments intact
+     * (d may alias c: A, B and C are gathered before any d is written).
+     */
+    const unsigned w = avo_emu_current->warp & 31;
+    if (computed[w] == avo_emu_current->exchange_serial)
+        return;
+    computed[w] = avo_emu_current->exchange_serial;
+    const operands *lanes[32];
+    for (int l = 0; l < 32; l++)
+        lanes[l] = (const operands *)(uintptr_t)(all[l] & ((1ull << 47) - 1));
+    const bool tf32 = traits<Ta>::type_id == 4;
+    float A[M * K], B[K * N], D[M * N];
+    gather<FA>(lanes, 0, USE_A, M, N, K, M, K, tf32, A);
+    gather<FB>(lanes, 1, USE_B, M, N, K, K, N, tf32, B);
+    gather<FC>(lanes, 2, USE_C, M, N, K, M, N, false, D);
+    /* In k order per element; each product of 16-bit (or tf32) inputs is
+     * exact in float, so a multiply and an add round as one fmaf. */
+    for (int r = 0; r < M; r++)
+        for (int k = 0; k < K; k++) {
+            const float av = A[r * K + k];
+            for (int col = 0; col < N; col++)
+                D[r * N + col] += av * B[k * N + col];
+        }
+    for (int l = 0; l < 32; l++) {
+        FD *out = (FD *)lanes[l]->d;
+        for (int i = 0; i < FD::num_elements; i++) {
+            int r, col;
+            position(USE_C, M, N, K, l, i, 8, &r, &col);
+            out->x[i] = from_float<typename FD::storage_element_type>(D[r * N + col]);
+        }
     }
 }
 } // namespace wmma
