@@ -4,10 +4,13 @@
 --   return require "evaluators.cuda.attention_common" {
 --     name = "attention_mha", configs = {...}, timeout = 900, timing = {...} }
 --
--- Each config gives B, Hq, Hkv, S and causal (0 or 1).
--- Seed: kernels/cuda/attention.cu (FlashAttention-style online softmax on CUDA
--- cores; knobs BLOCK_M BLOCK_N TPR).  Reference: kernels/cuda/attention_ref.cu
--- (exact two-pass softmax, fp32).
+-- Each config gives B, Hq, Hkv, S and causal (0 or 1).  `seed` (optional)
+-- replaces the seed kernel and its launch: { kernel =, block =,
+-- shared_bytes =, launch = } (`launch` is the description's text about them).
+-- Default seed: kernels/cuda/attention.cu (FlashAttention-style online
+-- softmax on CUDA cores; knobs BLOCK_M BLOCK_N TPR); the *_tc evaluators pass
+-- attention_tc.lua (kernels/cuda/attention_wmma.cu, tensor cores).
+-- Reference: kernels/cuda/attention_ref.cu (exact two-pass softmax, fp32).
 
 local D = 128
 
@@ -20,8 +23,19 @@ local function geomean(values)
   return math.exp(sum / #values)
 end
 
--- The evaluator table for `spec` (name, configs, timeout, timing).
+-- The SIMT seed: TPR threads per query row.
+local SIMT_SEED = {
+  kernel = "kernels/cuda/attention.cu",
+  block = function(c, k) return k.BLOCK_M * k.TPR end,
+  shared_bytes = function(c, k) return 8 * k.BLOCK_N * D end,
+  launch = [[
+Launch: grid = (ceil(S/BLOCK_M), B*Hq), block = BLOCK_M*TPR threads, dynamic
+shared memory 8*BLOCK_N*128 bytes (the opt-in above 48 KiB is automatic).]],
+}
+
+-- The evaluator table for `spec` (name, configs, timeout, timing, seed).
 return function(spec)
+  local seed = spec.seed or SIMT_SEED
   return {
     name = spec.name,
     description = [[
@@ -34,12 +48,12 @@ Accumulate in fp32; O is output only (every element written). Signature:
   extern "C" __global__ void attention_fwd(const __nv_bfloat16 *Q,
       const __nv_bfloat16 *K, const __nv_bfloat16 *V, __nv_bfloat16 *O,
       int B, int Hq, int Hkv, int S, int causal, float scale)
-Launch: grid = (ceil(S/BLOCK_M), B*Hq), block = BLOCK_M*TPR threads, dynamic
-shared memory 8*BLOCK_N*128 bytes (the opt-in above 48 KiB is automatic).
+]] .. seed.launch .. [[
+
 Score: geometric mean of TFLOPS over the configs, FLOPs = 4*B*Hq*S*S*128,
 halved when causal.]],
     backend = "cuda",
-    kernel = "kernels/cuda/attention.cu",
+    kernel = seed.kernel,
     entry = "attention_fwd",
     nvrtc_options = { "-DHEAD_DIM=128" },
     reference = {
@@ -48,8 +62,8 @@ halved when causal.]],
       block = 128,
     },
     grid = function(c, k) return { (c.S + k.BLOCK_M - 1) // k.BLOCK_M, c.B * c.Hq } end,
-    block = function(c, k) return k.BLOCK_M * k.TPR end,
-    shared_bytes = function(c, k) return 8 * k.BLOCK_N * D end,
+    block = seed.block,
+    shared_bytes = seed.shared_bytes,
     args = {
       { name = "Q", kind = "in", type = "bf16", length = function(c) return c.B * c.Hq * c.S * D end },
       { name = "K", kind = "in", type = "bf16", length = function(c) return c.B * c.Hkv * c.S * D end },

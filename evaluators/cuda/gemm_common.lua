@@ -5,14 +5,27 @@
 --     name = "gemm_bf16", type = "bf16", c_type = "__nv_bfloat16", bytes = 2 }
 --
 -- `type` is the evaluator element type of A and B, `c_type` its CUDA name
--- (the kernel's IN_T), `bytes` its size.
+-- (the kernel's IN_T), `bytes` its size.  `seed` (optional) replaces the
+-- seed kernel and its launch: { kernel =, block =, shared_bytes =, launch = }
+-- (`launch` is the description's text about them); by default:
 -- Seed: kernels/cuda/gemm.cu (shared-memory tiles, register tiles; knobs BM BN BK TM TN UNROLL).
+-- gemm_bf16_tc/gemm_f16_tc pass kernels/cuda/gemm_wmma.cu (tensor cores).
 
 local TYPE_NAMES = { f32 = "fp32", bf16 = "bf16", f16 = "fp16" }
+
+-- The SIMT seed: one thread per TM x TN register tile.
+local SIMT_SEED = {
+  kernel = "kernels/cuda/gemm.cu",
+  block = function(c, k) return { k.BN // k.TN, k.BM // k.TM } end,
+  launch = [[
+Launch: grid = (ceil(N/BN), ceil(M/BM)), block =
+(BN/TN, BM/TM); more than 1024 threads per block is invalid.]],
+}
 
 -- The evaluator table for `spec` (name, type, c_type, bytes).
 return function(spec)
   local type_name, in_bytes = TYPE_NAMES[spec.type], spec.bytes
+  local seed = spec.seed or SIMT_SEED
   return {
     name = spec.name,
     description = ([[
@@ -22,11 +35,9 @@ written. Products are accumulated in fp32. Signature:
   extern "C" __global__ void gemm(int M, int N, int K, const %s *A,
                                   const %s *B, float *C)
 M, N, K are arbitrary positive sizes (one config is 1000x777x513), so tiles
-need bounds checks. Launch: grid = (ceil(N/BN), ceil(M/BM)), block =
-(BN/TN, BM/TM); more than 1024 threads per block is invalid.]]):format(spec.c_type, type_name,
-      spec.c_type, spec.c_type),
+need bounds checks. %s]]):format(spec.c_type, type_name, spec.c_type, spec.c_type, seed.launch),
     backend = "cuda",
-    kernel = "kernels/cuda/gemm.cu",
+    kernel = seed.kernel,
     entry = "gemm",
     nvrtc_options = { "-DIN_T=" .. spec.c_type },
     reference = {
@@ -35,7 +46,8 @@ need bounds checks. Launch: grid = (ceil(N/BN), ceil(M/BM)), block =
       block = { 16, 16 },
     },
     grid = function(c, k) return { (c.N + k.BN - 1) // k.BN, (c.M + k.BM - 1) // k.BM } end,
-    block = function(c, k) return { k.BN // k.TN, k.BM // k.TM } end,
+    block = seed.block,
+    shared_bytes = seed.shared_bytes,
     args = {
       { name = "M", kind = "scalar", type = "i32" },
       { name = "N", kind = "scalar", type = "i32" },

@@ -15,7 +15,9 @@ expect_in "$tmp/doctor" "driver"
 
 # evaluator -> seed kernel
 for pair in gemm_f32:gemm gemm_bf16:gemm gemm_f16:gemm softmax:softmax \
-            attention_small:attention attention_mha:attention attention_gqa:attention; do
+            attention_small:attention attention_mha:attention attention_gqa:attention \
+            gemm_bf16_tc:gemm_wmma gemm_f16_tc:gemm_wmma attention_small_tc:attention_wmma \
+            attention_mha_tc:attention_wmma attention_gqa_tc:attention_wmma; do
     ev=${pair%%:*} kernel=${pair#*:}
     for arch in sm_80 sm_90a; do
         expect_exit 0 "$AVO" eval "kernels/cuda/$kernel.cu" --evaluator "cuda/$ev" --compile-only --arch "$arch"
@@ -30,7 +32,7 @@ done
 # every .cu file in kernels/cuda is covered above (seeds) or is a reference
 for f in kernels/cuda/*.cu; do
     case "$f" in
-    *_ref.cu|*/gemm.cu|*/softmax.cu|*/attention.cu) ;;
+    *_ref.cu|*/gemm.cu|*/softmax.cu|*/attention.cu|*/gemm_wmma.cu|*/attention_wmma.cu) ;;
     *) fail "kernels/cuda/$(basename "$f") is not compiled by this test" ;;
     esac
 done
@@ -43,6 +45,14 @@ done
 
 # knobs reach NVRTC; opt-in shared memory (64 KiB dynamic) is accepted
 expect_exit 0 "$AVO" eval kernels/cuda/attention.cu --evaluator cuda/attention_small --compile-only --arch sm_90a --param BLOCK_N=64 --param TPR=4
+# the tensor-core seeds' knobs reach NVRTC (a larger warp tile, more stages);
+# the pipeline depth shows in the seed's dynamic shared memory, which a
+# combination too large for the target makes invalid
+expect_exit 0 "$AVO" eval kernels/cuda/gemm_wmma.cu --evaluator cuda/gemm_f16_tc --compile-only --arch sm_80 --param WN=64 --param STAGES=4
+expect_exit 1 "$AVO" eval kernels/cuda/attention_wmma.cu --evaluator cuda/attention_mha_tc --compile-only --arch sm_90a --param BLOCK_M=128 --param BLOCK_N=128 --param STAGES=3
+expect_in "$tmp/out" "too much shared memory: 0 bytes static + 382464 dynamic"
+expect_exit 1 "$AVO" eval kernels/cuda/gemm_wmma.cu --evaluator cuda/gemm_bf16_tc --compile-only --arch sm_80 --param WM=16 --param WN=16
+expect_in "$tmp/out" "block.x = 2048 is larger than the device allows (1024)"
 # JSON report
 expect_exit 0 "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_f32 --compile-only --arch sm_80 --param BM=64 --param TM=4 --json
 python3 -c '

@@ -1,0 +1,11 @@
+-- Attention forward on the GPU's tensor cores: the configs, timing and time
+-- limit of attention_mha.lua, the seed of attention_tc.lua
+-- (kernels/cuda/attention_wmma.cu).  Reference and score: attention_common.lua.
+local base = require "evaluators.cuda.attention_mha"
+return require "evaluators.cuda.attention_common" {
+  name = "attention_mha_tc",
+  configs = base.configs,
+  timing = base.timing,
+  timeout = base.timeout,
+  seed = require "evaluators.cuda.attention_tc",
+}
