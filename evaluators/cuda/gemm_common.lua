@@ -66,6 +66,8 @@ need bounds checks. %s]]):format(spec.c_type, type_name, spec.c_type, spec.c_typ
     -- sums in any order: |error| ~ sqrt(K) * 6e-8 * |terms| ~ 1e-5 typically,
     -- < 1e-3 always; one dropped product (~0.25) fails at once.
     tolerance = { atol = 2e-3, rtol = 2e-3 },
+    -- cuBLASLt, timed in the same run by the same harness (docs/evaluators.md).
+    baselines = { "cublas" },
     flops = function(c) return 2 * c.M * c.N * c.K end,
     bytes = function(c) return in_bytes * (c.M * c.K + c.K * c.N) + 4 * c.M * c.N end,
     timeout = 120,

@@ -7,6 +7,10 @@ if [ -z "${AVO_EMU_LIB_DIR:-}" ]; then
     exit 77
 fi
 export LD_LIBRARY_PATH="$AVO_EMU_LIB_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The vendor baselines (cublas, cudnn_sdpa) of the shipped evaluators run on
+# the mock libraries beside the emulator: the real ones need a real GPU.
+export AVO_CUBLASLT="${AVO_CUBLASLT:-$AVO_EMU_LIB_DIR/libcublasLt.so.13}"
+export AVO_CUDNN="${AVO_CUDNN:-$AVO_EMU_LIB_DIR/libcudnn.so.9}"
 if ! "$AVO" doctor | grep -q "^NVRTC  *[0-9]"; then
     echo "skip: NVRTC not available"
     exit 77
