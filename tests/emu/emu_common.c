@@ -80,7 +80,9 @@ int avo_emu_module_current(const char *path, const char *include_dir)
         char header[1200];
         struct stat hs;
         snprintf(header, sizeof header, "%s/%s", include_dir, e->d_name);
-        if (e->d_name[0] != '.' && stat(header, &hs) == 0 && hs.st_mtime >= st.st_mtime)
+        if (e->d_name[0] != '.' && stat(header, &hs) == 0 &&
+            (hs.st_mtim.tv_sec > st.st_mtim.tv_sec ||
+             (hs.st_mtim.tv_sec == st.st_mtim.tv_sec && hs.st_mtim.tv_nsec >= st.st_mtim.tv_nsec)))
             current = 0;
     }
     closedir(d);

@@ -17,7 +17,6 @@
  * The real library: $AVO_EMU_REAL_NVRTC, else libnvrtc.so.13/.12 under
  * $CUDA_HOME/lib64 and /usr/local/cuda/lib64.
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
