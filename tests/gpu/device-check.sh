@@ -2,9 +2,12 @@
 # One script for a GPU machine: the GPU test suite (seed kernels, planted
 # wrong / out-of-bounds / stale / second-call / crash / hang kernels), the
 # seed attention kernel timed on the AVO paper's MHA configs (cheapest first,
-# 120 s in all), and a 5-minute GA on the GEMM.  The summary table comes
-# last, within AVO_GPU_CHECK_SECONDS (570) of the start on one H200: the GA
-# ends early when the parts before it overran.
+# 90 s in all), the vendor comparison (tests/gpu/vendor_table.lua, 200 s: per
+# config of the tensor-core GEMM and attention evaluators, seed / best of a
+# short search / cuBLAS or cuDNN in TFLOPS and the ratio), and a GA on the
+# GEMM with what is left.  The summary table comes last, within
+# AVO_GPU_CHECK_SECONDS (570) of the start on one H200: the GA ends early
+# when the parts before it overran.
 #
 #   tests/gpu/device-check.sh [BUILD_DIR]
 #
@@ -30,6 +33,7 @@ export AVO="$build/avo" AVO_SOURCE_ROOT="$root"
 # The device tool runs one command for at most 600 s: the summary must be out
 # by then, so the GA (5 minutes) gives up what the earlier parts overran.
 export AVO_GPU_DEADLINE=$((started + ${AVO_GPU_CHECK_SECONDS:-570}))
-export AVO_GPU_PAPER=1 AVO_GPU_PAPER_SECONDS=${AVO_GPU_PAPER_SECONDS:-120}
+export AVO_GPU_PAPER=1 AVO_GPU_PAPER_SECONDS=${AVO_GPU_PAPER_SECONDS:-90}
+export AVO_GPU_VENDOR=1 AVO_GPU_VENDOR_SECONDS=${AVO_GPU_VENDOR_SECONDS:-200}
 export AVO_GPU_GA_SECONDS=${AVO_GPU_GA_SECONDS:-300} AVO_GPU_GA_GENERATIONS=${AVO_GPU_GA_GENERATIONS:-1000}
 exec sh "$root/tests/gpu/run.sh"

@@ -12,6 +12,10 @@
 #                           is shortened to end 20 s before it
 #   AVO_GPU_PAPER=1         also time the seed attention on the paper's MHA configs,
 #                           one config at a time within AVO_GPU_PAPER_SECONDS (900)
+#   AVO_GPU_VENDOR=1        also print the vendor comparison (tests/gpu/vendor_table.lua):
+#                           seed / best / cuBLAS or cuDNN per config, within
+#                           AVO_GPU_VENDOR_SECONDS (180), searching AVO_GPU_VENDOR_SEARCH
+#                           (30) s per evaluator, on AVO_GPU_VENDOR_EVALUATORS (comma list)
 #   AVO_GPU_EVALUATORS=DIR  take gemm_*, softmax and attention_small from DIR/*.lua
 #                           instead of evaluators/cuda (tests/emu/evaluators: small
 #                           configs for the CPU emulator, tests/emu/gpu_suite.sh)
@@ -144,6 +148,31 @@ if [ "${AVO_GPU_PAPER:-0}" = 1 ]; then
     fi
 fi
 
+if [ "${AVO_GPU_VENDOR:-0}" = 1 ]; then
+    # Where avo stands against the vendor libraries (tests/gpu/vendor_table.lua):
+    # per config of the tensor-core evaluators, the seed, the best of a short
+    # search and cuBLAS / cuDNN, timed in this run by the same harness.
+    vs=${AVO_GPU_VENDOR_SECONDS:-180}
+    start=$(date +%s)
+    timeout $((vs + 90)) "$AVO" run tests/gpu/vendor_table.lua --db "$tmp/vendor.db" --jobs 1 \
+        --max-time "$vs" seconds="$vs" search="${AVO_GPU_VENDOR_SEARCH:-30}" \
+        ${AVO_GPU_VENDOR_EVALUATORS:+evaluators=$AVO_GPU_VENDOR_EVALUATORS} \
+        >"$tmp/vendor" 2>"$tmp/vendor.err"
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+    # Each baseline's line: "  NAME: LIBRARY VERSION on GPU, STATUS[ (reason)]".
+    statuses=$(grep -E "^  [a-z_@0-9]+: .* on .*, [a-z]+" "$tmp/vendor" |
+        sed -E 's/^  ([^:]+): .*, ([a-z_]+)( \(.*)?$/\1 \2/' | tr '\n' ' ')
+    if [ "$rc" -ne 0 ] || ! grep -q "^vendor comparison" "$tmp/vendor"; then
+        record "vendor comparison (cuBLAS, cuDNN)" FAIL "${secs}s exit $rc  $(tail -n 1 "$tmp/vendor.err" | cut -c1-100)"
+        sed 's/^/    /' "$tmp/vendor.err" | tail -n 20
+    elif echo "$statuses" | grep -Eq " (wrong|crashed|timeout|invalid|error)( |$)"; then
+        record "vendor comparison (cuBLAS, cuDNN)" FAIL "${secs}s baselines: $statuses"
+    else
+        record "vendor comparison (cuBLAS, cuDNN)" PASS "${secs}s baselines: $statuses"
+    fi
+fi
+
 ga=${AVO_GPU_GA_SECONDS:-60}
 if [ -n "${AVO_GPU_DEADLINE:-}" ]; then
     left=$((AVO_GPU_DEADLINE - $(date +%s) - 20))
@@ -161,6 +190,11 @@ if [ -s "$tmp/paper" ]; then
     echo
 fi
 [ -n "$ga_best" ] && echo "GA: $ga_best"
+if [ -s "${tmp}/vendor" ]; then
+    # The tables only: the run's own summary after them mixes evaluators.
+    sed -n '/^vendor comparison/,/^(end of the vendor comparison)/p' "$tmp/vendor" | sed '$d'
+    echo
+fi
 echo
 echo "GPU test summary ($(grep -c . "$summary") checks, $failures failed) on $(grep '^  \[0\]' "$tmp/doctor" | sed 's/^ *//')"
 printf '%-34s %-6s %s\n' "check" "result" "detail"

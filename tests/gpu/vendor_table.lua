@@ -122,3 +122,4 @@ for _, s in ipairs(sections) do
     end
   end
 end
+io.write("(end of the vendor comparison)\n")
