@@ -188,6 +188,7 @@ function S.execute(ctx)
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
   -- strategy-like table is run with them.
   local args = ctx.args or {}
+  local run_line -- the line below that runs a returned strategy
   local ok, result = pcall(sched.run, function()
     local ret = ctx.chunk(args)
     if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
@@ -200,21 +201,25 @@ function S.execute(ctx)
         typed[k] = (n and n == n and n ~= math.huge and n ~= -math.huge)
           and (math.tointeger(n) or n) or v
       end
+      run_line = debug.getinfo(1, "l").currentline + 1
       ret = ret.run(typed)
     end
     return ret
   end)
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
-  -- An error the strategy blames on the engine's call of it (error(msg, 2)
-  -- from its option check: the caller's arguments are wrong) is a usage
-  -- error of the command line, like one from avo.options: exit status 2,
-  -- naming the script.
+  -- An error raised for the script from the engine's call of it names the
+  -- script.  One the returned strategy blames on that call with the command
+  -- line's KEY=VALUE (error(msg, 2) from its option check) is a usage error,
+  -- like one from avo.options: exit status 2.  (Options the script itself
+  -- passes through a tail call are the script's error: exit 1.)
   if not ok and type(result) == "string" and ctx.script then
-    local msg = result:match("^lua/avo/session%.lua:%d+: (.*)$")
-    if msg then
+    local line, msg = result:match("^lua/avo/session%.lua:(%d+): (.*)$")
+    if msg and run_line and tonumber(line) == run_line then
       msg = msg:gsub("\nstack traceback:.*$", "")
       result = { avo_exit = S.EXIT_USAGE, message = "avo: " .. ctx.script .. ": " .. msg }
+    elseif msg then
+      result = ctx.script .. ": " .. msg
     end
   end
   status:clear()
