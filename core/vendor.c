@@ -293,92 +293,95 @@ static int bind_all(void *h, const symbol *syms, const char *path, char *err, si
     return 0;
 }
 
+/* One vendor library's loading: tried once per process, its failure kept. */
+typedef struct library_state {
+    int state; /* 0 untried, 1 loaded, -1 failed */
+    char failure[AVO_ERRLEN];
+} library_state;
+
+/*
+ * Load a library once (open_library, then bind_all on `syms`) and fill its
+ * path and its version "major.minor.patch" from *get_version (bound among
+ * syms; the libraries say major*10000 + minor*100 + patch).  Returns 0, or
+ * -1 with err saying what is missing (the same on every later call).
+ */
+static int load_library(library_state *ls, const char *env, const char *const *names, size_t nnames,
+                        const symbol *syms, size_t (*const *get_version)(void), char *path,
+                        size_t pathlen, char *version, size_t versionlen, char *err, size_t errlen)
+{
+    if (ls->state == 0) {
+        char opened[512];
+        void *h = open_library(env, names, nnames, opened, sizeof opened, ls->failure,
+                               sizeof ls->failure);
+        if (h && bind_all(h, syms, opened, ls->failure, sizeof ls->failure) == 0) {
+            handle_path(h, opened, path, pathlen);
+            size_t v = (*get_version)();
+            snprintf(version, versionlen, "%zu.%zu.%zu", v / 10000, v / 100 % 100, v % 100);
+            ls->state = 1;
+        } else {
+            if (h)
+                dlclose(h);
+            ls->state = -1;
+        }
+    }
+    if (ls->state == 1)
+        return 0;
+    avo_error(err, errlen, AVO_ENOTFOUND, "%s", ls->failure);
+    return -1;
+}
+
 /* The cuBLASLt table, loaded on first call; NULL with err when missing. */
 static const cublaslt_api *load_cublaslt(char *err, size_t errlen)
 {
     static cublaslt_api api;
-    static int state; /* 0 untried, 1 loaded, -1 failed */
-    static char failure[AVO_ERRLEN];
-    if (state == 1)
-        return &api;
-    if (state == 0) {
-        static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12"};
-        char opened[512];
-        void *h =
-            open_library("AVO_CUBLASLT", names, 2, opened, sizeof opened, failure, sizeof failure);
-        const symbol syms[] = {
-            {"cublasLtGetVersion", &api.GetVersion},
-            {"cublasLtGetStatusString", &api.GetStatusString},
-            {"cublasLtCreate", &api.Create},
-            {"cublasLtMatmulDescCreate", &api.MatmulDescCreate},
-            {"cublasLtMatmulDescDestroy", &api.MatmulDescDestroy},
-            {"cublasLtMatmulDescSetAttribute", &api.MatmulDescSetAttribute},
-            {"cublasLtMatrixLayoutCreate", &api.MatrixLayoutCreate},
-            {"cublasLtMatrixLayoutDestroy", &api.MatrixLayoutDestroy},
-            {"cublasLtMatmulPreferenceCreate", &api.MatmulPreferenceCreate},
-            {"cublasLtMatmulPreferenceDestroy", &api.MatmulPreferenceDestroy},
-            {"cublasLtMatmulPreferenceSetAttribute", &api.MatmulPreferenceSetAttribute},
-            {"cublasLtMatmulAlgoGetHeuristic", &api.MatmulAlgoGetHeuristic},
-            {"cublasLtMatmul", &api.Matmul},
-            {NULL, NULL},
-        };
-        if (h && bind_all(h, syms, opened, failure, sizeof failure) == 0) {
-            handle_path(h, opened, api.path, sizeof api.path);
-            size_t v = api.GetVersion();
-            snprintf(api.version, sizeof api.version, "%zu.%zu.%zu", v / 10000, v / 100 % 100,
-                     v % 100);
-            state = 1;
-            return &api;
-        }
-        if (h)
-            dlclose(h);
-        state = -1;
-    }
-    avo_error(err, errlen, AVO_ENOTFOUND, "%s", failure);
-    return NULL;
+    static library_state ls;
+    static const char *const names[] = {"libcublasLt.so.13", "libcublasLt.so.12"};
+    const symbol syms[] = {
+        {"cublasLtGetVersion", &api.GetVersion},
+        {"cublasLtGetStatusString", &api.GetStatusString},
+        {"cublasLtCreate", &api.Create},
+        {"cublasLtMatmulDescCreate", &api.MatmulDescCreate},
+        {"cublasLtMatmulDescDestroy", &api.MatmulDescDestroy},
+        {"cublasLtMatmulDescSetAttribute", &api.MatmulDescSetAttribute},
+        {"cublasLtMatrixLayoutCreate", &api.MatrixLayoutCreate},
+        {"cublasLtMatrixLayoutDestroy", &api.MatrixLayoutDestroy},
+        {"cublasLtMatmulPreferenceCreate", &api.MatmulPreferenceCreate},
+        {"cublasLtMatmulPreferenceDestroy", &api.MatmulPreferenceDestroy},
+        {"cublasLtMatmulPreferenceSetAttribute", &api.MatmulPreferenceSetAttribute},
+        {"cublasLtMatmulAlgoGetHeuristic", &api.MatmulAlgoGetHeuristic},
+        {"cublasLtMatmul", &api.Matmul},
+        {NULL, NULL},
+    };
+    if (load_library(&ls, "AVO_CUBLASLT", names, 2, syms, &api.GetVersion, api.path,
+                     sizeof api.path, api.version, sizeof api.version, err, errlen) < 0)
+        return NULL;
+    return &api;
 }
 
 /* The cuDNN table, loaded on first call; NULL with err when missing. */
 static const cudnn_api *load_cudnn(char *err, size_t errlen)
 {
     static cudnn_api api;
-    static int state;
-    static char failure[AVO_ERRLEN];
-    if (state == 1)
-        return &api;
-    if (state == 0) {
-        static const char *const names[] = {"libcudnn.so.9"};
-        char opened[512];
-        void *h =
-            open_library("AVO_CUDNN", names, 1, opened, sizeof opened, failure, sizeof failure);
-        const symbol syms[] = {
-            {"cudnnGetVersion", &api.GetVersion},
-            {"cudnnGetErrorString", &api.GetErrorString},
-            {"cudnnGetLastErrorString", &api.GetLastErrorString},
-            {"cudnnCreate", &api.Create},
-            {"cudnnSetStream", &api.SetStream},
-            {"cudnnBackendCreateDescriptor", &api.BackendCreateDescriptor},
-            {"cudnnBackendDestroyDescriptor", &api.BackendDestroyDescriptor},
-            {"cudnnBackendFinalize", &api.BackendFinalize},
-            {"cudnnBackendSetAttribute", &api.BackendSetAttribute},
-            {"cudnnBackendGetAttribute", &api.BackendGetAttribute},
-            {"cudnnBackendExecute", &api.BackendExecute},
-            {NULL, NULL},
-        };
-        if (h && bind_all(h, syms, opened, failure, sizeof failure) == 0) {
-            handle_path(h, opened, api.path, sizeof api.path);
-            size_t v = api.GetVersion();
-            snprintf(api.version, sizeof api.version, "%zu.%zu.%zu", v / 10000, v / 100 % 100,
-                     v % 100);
-            state = 1;
-            return &api;
-        }
-        if (h)
-            dlclose(h);
-        state = -1;
-    }
-    avo_error(err, errlen, AVO_ENOTFOUND, "%s", failure);
-    return NULL;
+    static library_state ls;
+    static const char *const names[] = {"libcudnn.so.9"};
+    const symbol syms[] = {
+        {"cudnnGetVersion", &api.GetVersion},
+        {"cudnnGetErrorString", &api.GetErrorString},
+        {"cudnnGetLastErrorString", &api.GetLastErrorString},
+        {"cudnnCreate", &api.Create},
+        {"cudnnSetStream", &api.SetStream},
+        {"cudnnBackendCreateDescriptor", &api.BackendCreateDescriptor},
+        {"cudnnBackendDestroyDescriptor", &api.BackendDestroyDescriptor},
+        {"cudnnBackendFinalize", &api.BackendFinalize},
+        {"cudnnBackendSetAttribute", &api.BackendSetAttribute},
+        {"cudnnBackendGetAttribute", &api.BackendGetAttribute},
+        {"cudnnBackendExecute", &api.BackendExecute},
+        {NULL, NULL},
+    };
+    if (load_library(&ls, "AVO_CUDNN", names, 1, syms, &api.GetVersion, api.path, sizeof api.path,
+                     api.version, sizeof api.version, err, errlen) < 0)
+        return NULL;
+    return &api;
 }
 
 static int is_cublas(const avo_baseline_info *b)
