@@ -51,35 +51,10 @@ local function search(ev, best, until_s)
   return best, round
 end
 
-local sections, owner = {}, {}
-local names = {}
-for name in args.evaluators:gmatch("[^,%s]+") do names[#names + 1] = name end
-for i, name in ipairs(names) do
-  local s = { name = name }
-  sections[#sections + 1] = s
-  local left = args.seconds - elapsed()
-  if left < 15 then
-    s.skipped = ("not run: %d s budget spent"):format(args.seconds)
-  else
-    local ev = avo.evaluator(name)
-    s.ev = ev
-    for _, b in ipairs(ev.baseline_list or {}) do owner[b.name] = owner[b.name] or s end
-    s.seed = avo.evaluate(ev, ev:seed())
-    s.best, s.rounds = s.seed, 0
-    -- This evaluator's share of what is left, the search at most `search`.
-    local share = left / (#names - i + 1)
-    local until_s = math.min(elapsed() + args.search, elapsed() + share - 5)
-    if s.seed.status == "ok" and args.search > 0 then
-      s.best, s.rounds = search(ev, s.seed, until_s)
-    end
-  end
-end
-
-local rows = avo.baselines{ wait = true }
-
 local function cell(v) return v and ("%.4g"):format(v) or "-" end
-io.write("\nvendor comparison (TFLOPS; ratio = best / baseline)\n")
-for _, s in ipairs(sections) do
+local owner = {} -- baseline name -> the section whose evaluator named it first
+-- One evaluator's table, from the baselines measured so far.
+local function print_section(s, rows)
   io.write(("\n%s"):format(s.name))
   if s.skipped then
     io.write(": ", s.skipped, "\n")
@@ -121,5 +96,33 @@ for _, s in ipairs(sections) do
       io.write("\n")
     end
   end
+end
+
+local names = {}
+for name in args.evaluators:gmatch("[^,%s]+") do names[#names + 1] = name end
+io.write("\nvendor comparison (TFLOPS; ratio = best / baseline)\n")
+io.stdout:flush()
+-- Each evaluator's table is printed once it is measured, so a run cut
+-- short still shows what it finished.
+for i, name in ipairs(names) do
+  local s = { name = name }
+  local left = args.seconds - elapsed()
+  if left < 15 then
+    s.skipped = ("not run: %d s budget spent"):format(args.seconds)
+  else
+    local ev = avo.evaluator(name)
+    s.ev = ev
+    for _, b in ipairs(ev.baseline_list or {}) do owner[b.name] = owner[b.name] or s end
+    s.seed = avo.evaluate(ev, ev:seed())
+    s.best, s.rounds = s.seed, 0
+    -- This evaluator's share of what is left, the search at most `search`.
+    local share = left / (#names - i + 1)
+    local until_s = math.min(elapsed() + args.search, elapsed() + share - 5)
+    if s.seed.status == "ok" and args.search > 0 then
+      s.best, s.rounds = search(ev, s.seed, until_s)
+    end
+  end
+  print_section(s, avo.baselines{ wait = true })
+  io.stdout:flush()
 end
 io.write("(end of the vendor comparison)\n")
