@@ -10,18 +10,25 @@ asserts what the case is about.  Run by baselines.sh.
 `baselines.py gpu` (not part of the suite) runs the real libraries on a GPU:
   AVO=build-gpu/avo AVO_SOURCE_ROOT=. AVO_EMU_LIB_DIR=. python3 tests/emu/baselines.py gpu
 """
+import atexit
 import json
 import math
 import os
 import struct
+import shutil
 import subprocess
 import sys
+import tempfile
 
 AVO = os.environ["AVO"]
 ROOT = os.environ["AVO_SOURCE_ROOT"]
 LIB = os.environ["AVO_EMU_LIB_DIR"]
 CUBLAS = os.path.join(LIB, "libcublasLt.so.13")
 CUDNN = os.path.join(LIB, "libcudnn.so.9")
+# A compile cache of this run's own: a cubin cached by another checkout has
+# no host module in this build's emulator directory (CUDA_ERROR_INVALID_IMAGE).
+CACHE = tempfile.mkdtemp(prefix="avo-baselines-")
+atexit.register(shutil.rmtree, CACHE, True)
 D = 128
 TIMING = {"enabled": True, "min_samples": 2, "max_samples": 3, "max_seconds": 0.3,
           "min_sample_s": 0.0002}
@@ -34,6 +41,8 @@ def frame(obj):
 
 def run(job, env=None):
     """The worker's result for `job` (one worker process per job)."""
+    job = dict(job)
+    job.setdefault("cache_dir", CACHE)
     e = dict(os.environ)
     e.setdefault("AVO_CUBLASLT", CUBLAS)
     e.setdefault("AVO_CUDNN", CUDNN)
