@@ -248,13 +248,14 @@ static int parse_launch_list(const json_t *job, const char *key, const avo_confi
             json_string_value(json_object_get(json_object_get(cj, "reference_launch"), "error"));
         if (baseline)
             launch_error = NULL; /* a baseline job has no candidate launch */
-        if (launch_error && !compile_only)
+        /* Also when only compiling: the knobs that fail the evaluator's
+         * launch functions make the candidate invalid, and the compile
+         * tool says so rather than "ok". */
+        if (launch_error)
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name,
                              launch_error);
-        if (ref_error && !compile_only)
+        if (ref_error)
             return avo_error(err, errlen, AVO_EINVAL, "config '%s': evaluator %s", name, ref_error);
-        if (launch_error || ref_error)
-            continue;
         if (!baseline && (!compile_only || json_object_get(cj, "launch"))) {
             if (avo_cuda_launch_parse(json_object_get(cj, "launch"), &launches[c], why,
                                       sizeof why) < 0)

@@ -53,6 +53,10 @@ expect_exit 1 "$AVO" eval kernels/cuda/attention_wmma.cu --evaluator cuda/attent
 expect_in "$tmp/out" "too much shared memory: 0 bytes static + 382464 dynamic"
 expect_exit 1 "$AVO" eval kernels/cuda/gemm_wmma.cu --evaluator cuda/gemm_bf16_tc --compile-only --arch sm_80 --param WM=16 --param WN=16
 expect_in "$tmp/out" "block.x = 2048 is larger than the device allows (1024)"
+# Knobs the evaluator's launch functions refuse are invalid when only
+# compiling too (the agent's compile tool must not say "ok").
+expect_exit 1 "$AVO" eval kernels/cuda/gemm_wmma.cu --evaluator cuda/gemm_bf16_tc --compile-only --arch sm_90a --param WM=48
+expect_in "$tmp/out" "invalid (compile only, sm_90a, NVRTC) — config '512': evaluator block(512) failed: the warp tile 48x32 does not divide the CTA tile 128x128"
 # JSON report
 expect_exit 0 "$AVO" eval kernels/cuda/gemm.cu --evaluator cuda/gemm_f32 --compile-only --arch sm_80 --param BM=64 --param TM=4 --json
 python3 -c '
