@@ -1,7 +1,7 @@
 #!/bin/sh
 # Infrastructure faults are not charged to candidates: a compiler that runs
 # out of memory or is killed, and workers killed from outside mid-job, are
-# retried; when they persist the run stops (exit 3) with the candidates left
+# retried; when they persist the run stops (exit 3, as `avo eval` does) with the candidates left
 # pending, and resume in a working environment finishes them.
 . "$(dirname "$0")/lib.sh"
 fake="$tmp/cc"
@@ -20,7 +20,7 @@ SH
 for how in oom killed; do
     fake_cc $how
     export AVO_CACHE="$tmp/cache-$how"
-    CC="$fake" expect_exit 1 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
+    CC="$fake" expect_exit 3 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
     expect_in "$tmp/out" ": error — "
     CC="$fake" expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/$how.db" --jobs 1 --max-evals 6
     expect_in "$tmp/err" "the environment is broken"
