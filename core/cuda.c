@@ -51,36 +51,28 @@
 #define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
 
 /* Toolkit headers NVRTC may include, by the name NVRTC looks them up by;
- * read from the toolkit (at toolkit_paths[i] under its include directory),
+ * read from the toolkit (at toolkit_headers[i].path under its include directory),
  * never from -I.  The first four must be there; mma.h (WMMA) and
  * cuda_pipeline.h (cp.async) come with what they include themselves. */
-static const char *const toolkit_headers[] = {"cuda_fp16.h",
-                                              "cuda_fp16.hpp",
-                                              "cuda_bf16.h",
-                                              "cuda_bf16.hpp",
-                                              "mma.h",
-                                              "crt/mma.h",
-                                              "mma.hpp",
-                                              "cuda_pipeline.h",
-                                              "cuda_pipeline_primitives.h",
-                                              "cuda_pipeline_helpers.h",
-                                              "cuda_awbarrier.h",
-                                              "cuda_awbarrier_primitives.h",
-                                              "cuda_awbarrier_helpers.h"};
-static const char *const toolkit_paths[] = {"cuda_fp16.h",
-                                            "cuda_fp16.hpp",
-                                            "cuda_bf16.h",
-                                            "cuda_bf16.hpp",
-                                            "mma.h",
-                                            "crt/mma.h",
-                                            "crt/mma.hpp",
-                                            "cuda_pipeline.h",
-                                            "cuda_pipeline_primitives.h",
-                                            "cuda_pipeline_helpers.h",
-                                            "cuda_awbarrier.h",
-                                            "cuda_awbarrier_primitives.h",
-                                            "cuda_awbarrier_helpers.h"};
-#define N_TOOLKIT_HEADERS 13
+static const struct toolkit_header {
+    const char *name; /* as #include names it */
+    const char *path; /* under the toolkit's include directory */
+} toolkit_headers[] = {
+    {"cuda_fp16.h", "cuda_fp16.h"},
+    {"cuda_fp16.hpp", "cuda_fp16.hpp"},
+    {"cuda_bf16.h", "cuda_bf16.h"},
+    {"cuda_bf16.hpp", "cuda_bf16.hpp"},
+    {"mma.h", "mma.h"},
+    {"crt/mma.h", "crt/mma.h"},
+    {"mma.hpp", "crt/mma.hpp"}, /* crt/mma.h includes it by this name */
+    {"cuda_pipeline.h", "cuda_pipeline.h"},
+    {"cuda_pipeline_primitives.h", "cuda_pipeline_primitives.h"},
+    {"cuda_pipeline_helpers.h", "cuda_pipeline_helpers.h"},
+    {"cuda_awbarrier.h", "cuda_awbarrier.h"},
+    {"cuda_awbarrier_primitives.h", "cuda_awbarrier_primitives.h"},
+    {"cuda_awbarrier_helpers.h", "cuda_awbarrier_helpers.h"},
+};
+#define N_TOOLKIT_HEADERS ((int)(sizeof toolkit_headers / sizeof toolkit_headers[0]))
 
 /* What marks the line of an NVRTC log that a reason quotes. */
 static const char *const nvrtc_error_markers[] = {"error", NULL};
@@ -476,7 +468,7 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
     for (size_t i = 0; i < job->nheaders; i++)
         allowed[nallowed++] = job->header_names[i];
     for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
-        allowed[nallowed++] = toolkit_headers[i];
+        allowed[nallowed++] = toolkit_headers[i].name;
     if (avo_cuda_check_includes(source, is_candidate ? "kernel" : "reference", allowed, nallowed,
                                 used, err, sizeof err) < 0) {
         avo_result_fail(result, is_candidate ? "compile_error" : "invalid", "%s%s",
@@ -508,7 +500,8 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
                 continue;
             for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
                 char path[PATH_MAX + 32];
-                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d], toolkit_paths[i]);
+                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d],
+                         toolkit_headers[i].path);
                 in->toolkit_texts[i] = read_text_file(path, 16u << 20);
             }
             if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) /* the .h files at least */
@@ -527,7 +520,7 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
         }
         for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
             if (in->toolkit_texts[i]) {
-                in->header_names[in->nheaders] = toolkit_headers[i];
+                in->header_names[in->nheaders] = toolkit_headers[i].name;
                 in->headers[in->nheaders++] = in->toolkit_texts[i];
             }
     }
