@@ -5,11 +5,6 @@
 # emulator or NVRTC.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/lib.sh"
-sweep() {
-    expect_exit 0 "$AVO" run tests/emu/knob_space.lua --db "$tmp/$1.db" --jobs 2 \
-        evaluator=tests/emu/evaluators/$1.lua ${2:-}
-    grep "^knob space" "$tmp/out"
-}
 sweep softmax
 expect_in "$tmp/out" "knob space of softmax: 24 of 24 combinations: ok 24"
 # 9 of the 48 ask for more than 1024 threads per block (BLOCK_M * TPR).

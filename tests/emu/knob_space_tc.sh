@@ -8,11 +8,6 @@
 # NVRTC.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/lib.sh"
-sweep() {
-    expect_exit 0 "$AVO" run tests/emu/knob_space.lua --db "$tmp/$1.db" --jobs 2 \
-        evaluator=tests/emu/evaluators/$1.lua ${2:-}
-    grep "^knob space" "$tmp/out"
-}
 # Invalid: 27 of the 81 give a warp fewer than 16 rows (BLOCK_M / WARPS), 12
 # need more shared memory than the device has (BLOCK_N = 128 with 2 or 3
 # stages, or BLOCK_M = 128 with 3).

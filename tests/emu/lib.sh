@@ -21,3 +21,11 @@ if [ -d "${AVO_CACHE:-}/cuda" ] &&
     [ -n "$(find "$AVO_SOURCE_ROOT/tests/emu/include" -newer "$AVO_CACHE/cuda" 2>/dev/null)" ]; then
     rm -rf "$AVO_CACHE/cuda"
 fi
+# sweep EVALUATOR [sample=N]: the knob space of tests/emu/evaluators/EVALUATOR.lua
+# (tests/emu/knob_space.lua; needs tests/e2e/lib.sh): every combination, or a
+# seeded sample, must be ok or invalid; prints the tally line.
+sweep() {
+    expect_exit 0 "$AVO" run tests/emu/knob_space.lua --db "$tmp/$1.db" --jobs 2 \
+        evaluator=tests/emu/evaluators/$1.lua ${2:-}
+    grep "^knob space" "$tmp/out"
+}
