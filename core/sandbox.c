@@ -351,9 +351,10 @@ typedef struct landlock_attr {
     uint64_t scoped;             /* ABI 6 */
 } landlock_attr;
 
-#define LL_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define LL_READ                                                                                    \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define LL_FILE_ONLY                                                                               \
-    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |    \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |   \
      LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /* The Landlock ABI of the running kernel, or a negative errno. */
@@ -474,8 +475,8 @@ static int bind_holding(const avo_sandbox_opts *o, const char *path, const char 
  * confines the filesystem; unisolated leaves it as the uid can see it.
  * `ret_cwd_writable` tells whether the working directory is a writable bind.
  */
-static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m,
-                              int root_started, int *ret_cwd_writable, char *err, size_t errlen)
+static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m, int root_started,
+                              int *ret_cwd_writable, char *err, size_t errlen)
 {
     int fds[AVO_SANDBOX_MAX_BINDS];
     if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
@@ -495,8 +496,8 @@ static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m
     int b = o->chdir_to ? bind_holding(o, o->chdir_to, &rest) : -1;
     if (b >= 0) {
         if (fchdir(fds[b]) < 0 || (*rest && chdir(rest) < 0))
-            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s (%s): %s",
-                             o->chdir_to, o->binds[b].source, strerror(errno));
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s (%s): %s", o->chdir_to,
+                             o->binds[b].source, strerror(errno));
         *ret_cwd_writable = o->binds[b].writable;
     } else if (chdir(o->chdir_to ? o->chdir_to : "/") < 0) {
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s: %s",
@@ -510,7 +511,7 @@ static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m
 /* ------------------------------------------------------ choosing a mechanism */
 
 static const char *const mechanism_names[AVO_SANDBOX_NMECHANISMS] = {"namespaces", "landlock",
-                                                                      "unisolated"};
+                                                                     "unisolated"};
 
 const char *avo_sandbox_mechanism_name(avo_sandbox_mechanism m)
 {
@@ -535,8 +536,8 @@ const char *avo_sandbox_remedy(avo_sandbox_mechanism m)
 }
 
 int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMECHANISMS],
-                       const char *const why[AVO_SANDBOX_NMECHANISMS],
-                       avo_sandbox_mechanism *ret, char *err, size_t errlen)
+                       const char *const why[AVO_SANDBOX_NMECHANISMS], avo_sandbox_mechanism *ret,
+                       char *err, size_t errlen)
 {
     int weak = 0;
     if (setting && *setting && strcmp(setting, "auto") != 0) {
@@ -632,8 +633,9 @@ static int probe_landlock(char *why, size_t len)
     if (abi >= 1)
         return 1;
     if (abi == -ENOSYS)
-        snprintf(why, len, "the kernel has no Landlock system calls (or a seccomp profile "
-                           "refuses them)");
+        snprintf(why, len,
+                 "the kernel has no Landlock system calls (or a seccomp profile "
+                 "refuses them)");
     else if (abi == -EOPNOTSUPP)
         snprintf(why, len, "Landlock is built into the kernel but disabled at boot");
     else
