@@ -589,7 +589,9 @@ static struct {
 
 /* Try the namespace view in a throwaway child, as avo_sandbox_enter would
  * build it (in a chroot "/" cannot be made private; a container's seccomp
- * refuses unshare).  Returns 1 if it works, else 0 with `why` filled. */
+ * refuses unshare).  The child answers on a pipe ("+", or "-" and why), so
+ * the answer holds even where someone else reaps the child.  Returns 1 if
+ * the view works, else 0 with `why` filled. */
 static int probe_namespaces(char *why, size_t len)
 {
     int pipefd[2];
@@ -600,30 +602,33 @@ static int probe_namespaces(char *why, size_t len)
     pid_t pid = fork();
     if (pid == 0) {
         close(pipefd[0]);
-        char err[AVO_ERRLEN] = "";
+        char err[AVO_ERRLEN] = "-";
         avo_sandbox_opts none = {.profile = AVO_SANDBOX_COMPILER};
-        int rc = geteuid() == 0 ? enter_as_root(&none, err, sizeof err)
-                                : enter_unprivileged(&none, err, sizeof err);
-        if (rc < 0 && write(pipefd[1], err, strlen(err)) < 0)
-            _exit(2);
-        _exit(rc < 0 ? 1 : 0);
+        int rc = geteuid() == 0 ? enter_as_root(&none, err + 1, sizeof err - 1)
+                                : enter_unprivileged(&none, err + 1, sizeof err - 1);
+        const char *answer = rc < 0 ? err : "+";
+        _exit(write(pipefd[1], answer, strlen(answer)) < 0 ? 2 : 0);
     }
     close(pipefd[1]);
-    int status = 0;
-    ssize_t n = 0;
+    char answer[AVO_ERRLEN + 1] = "";
+    size_t got = 0;
     if (pid < 0) {
-        snprintf(why, len, "fork: %s", strerror(errno));
-        status = 1;
+        snprintf(answer, sizeof answer, "-fork: %s", strerror(errno));
     } else {
-        n = read(pipefd[0], why, len - 1);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ssize_t n;
+        while (got < sizeof answer - 1 &&
+               ((n = read(pipefd[0], answer + got, sizeof answer - 1 - got)) > 0 ||
+                (n < 0 && errno == EINTR)))
+            got += n > 0 ? (size_t)n : 0;
+        answer[got] = '\0';
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
-        why[n > 0 ? n : 0] = '\0';
-        if (status != 0 && !why[0])
-            snprintf(why, len, "the probe ended with status %d", status);
     }
     close(pipefd[0]);
-    return status == 0;
+    if (answer[0] == '+')
+        return 1;
+    snprintf(why, len, "%s", answer[0] == '-' ? answer + 1 : "the probe died without an answer");
+    return 0;
 }
 
 /* Landlock: the kernel's ABI; 0 with `why` filled where it is missing. */
