@@ -79,8 +79,16 @@ CONF
     cluster_pids="$cluster_pids $!"
     slurmd -D -N "$host" -f "$SLURM_CONF" >"$cluster_dir/slurmd.out" 2>&1 &
     cluster_pids="$cluster_pids $!"
-    for _ in $(seq 60); do
-        if [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; then
+    # 30 s by the clock (sinfo itself waits when slurmctld does not answer);
+    # a daemon that exits at start ends the wait at once.
+    deadline=$(($(date +%s) + 30))
+    while [ "$(date +%s)" -lt $deadline ]; do
+        for p in $cluster_pids; do
+            if cluster_gone "$p"; then
+                cluster_error="a Slurm daemon (pid $p) exited at start"; return 1
+            fi
+        done
+        if [ "$(timeout 5 sinfo -h -o %T 2>/dev/null)" = idle ]; then
             if timeout 60 srun -n 1 true >"$cluster_dir/probe.out" 2>&1; then
                 return 0
             fi
