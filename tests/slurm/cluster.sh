@@ -118,7 +118,7 @@ cluster_wait_gone() {
 
 cluster_stop() {
     [ -n "$cluster_dir" ] || return 0
-    scancel --user=root >/dev/null 2>&1 || true
+    timeout 10 scancel --user=root >/dev/null 2>&1 || true
     munged_pid=$(cat "$cluster_dir/munged.pid" 2>/dev/null || true)
     for p in $cluster_pids $munged_pid; do kill "$p" 2>/dev/null || true; done
     # Wait for each: a daemon still writing its state or seed file into
