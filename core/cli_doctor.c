@@ -1,6 +1,7 @@
 /*
  * cli_doctor.c — `avo doctor`: what this machine offers avo.  Reports NVRTC
- * (version, path, architectures), the toolkit headers kernels may include,
+ * (version, path, where it was found: $AVO_NVRTC, a toolkit or NVIDIA's pip
+ * wheels; architectures), the folder of CUDA headers kernels may include,
  * the NVIDIA driver and each GPU (name, compute capability, SMs, memory, L2),
  * the host C compiler, the sandbox mechanism kernels run under (and what a
  * stronger one lacks), and each vendor baseline an evaluator may name
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "avo.h"
 #include "baseline.h"
@@ -32,7 +32,12 @@ static const char usage_doctor[] =
     "running CUDA kernels needs the driver and a GPU.  Each vendor baseline an\n"
     "evaluator may name (`baselines = {...}`) is listed with its library's version\n"
     "and path, or why it is unavailable ($AVO_CUBLASLT and $AVO_CUDNN name the\n"
-    "library files to use instead of the toolkit's).\n";
+    "library files to use instead of the toolkit's).\n"
+    "\n"
+    "NVRTC is $AVO_NVRTC (a library file) when set, else the first found in a CUDA\n"
+    "toolkit (the loader's path, $CUDA_HOME/lib64, $CUDA_PATH/lib64,\n"
+    "/usr/local/cuda/lib64), else in NVIDIA's pip wheels ($AVO_CUDA_WHEELS, default\n"
+    "/opt/avo/cuda-wheels, where `tools/install-deps --tests` puts them).\n";
 
 static void report_compiler(void)
 {
@@ -97,7 +102,7 @@ static int report_nvrtc(void)
     }
     int major = 0, minor = 0, n = 0;
     nvrtc->Version(&major, &minor);
-    printf("NVRTC           %d.%d (%s)\n", major, minor, nvrtc->path);
+    printf("NVRTC           %d.%d (%s; from %s)\n", major, minor, nvrtc->path, nvrtc->source);
     if (nvrtc->GetNumSupportedArchs(&n) == 0 && n > 0 && n < 256) {
         int archs[256];
         if (nvrtc->GetSupportedArchs(archs) == 0) {
@@ -107,26 +112,12 @@ static int report_nvrtc(void)
             printf("\n");
         }
     }
-    /* The toolkit headers kernels may include (cuda_fp16.h, cuda_bf16.h). */
-    char dir[600];
-    snprintf(dir, sizeof dir, "%s", nvrtc->path);
-    char *slash = strrchr(dir, '/');
-    if (slash) {
-        *slash = '\0';
-        slash = strrchr(dir, '/');
-    }
-    char path[700] = "";
-    if (slash) {
-        strcpy(slash, "/include");
-        snprintf(path, sizeof path, "%s/cuda_bf16.h", dir);
-    }
-    if (path[0] && access(path, R_OK) == 0)
-        printf("  fp16/bf16     %s/cuda_fp16.h, cuda_bf16.h\n", dir);
-    else if (access("/usr/local/cuda/include/cuda_bf16.h", R_OK) == 0)
-        printf("  fp16/bf16     /usr/local/cuda/include/cuda_fp16.h, cuda_bf16.h\n");
+    /* The CUDA headers kernels may include, found as a compile finds them. */
+    char dir[1024];
+    if (avo_cuda_include_dir(nvrtc, dir, sizeof dir, err, sizeof err) == 0)
+        printf("  headers       %s (cuda_fp16.h, cuda_bf16.h, mma.h, cuda_pipeline.h)\n", dir);
     else
-        printf("  fp16/bf16     MISSING: cuda_fp16.h/cuda_bf16.h not found next to NVRTC; "
-               "install the toolkit headers (cuda-cudart-dev) or set CUDA_HOME\n");
+        printf("  headers       MISSING: %s\n", err);
     return 1;
 }
 
@@ -199,8 +190,9 @@ int avo_cli_doctor(int argc, char **argv)
     report_driver(have_nvrtc);
     report_baselines();
     if (!have_nvrtc)
-        printf("\nto compile CUDA kernels install NVRTC: the CUDA toolkit (developer.nvidia.com/"
-               "cuda-downloads, or Debian's nvidia-cuda-toolkit), then set CUDA_HOME if it is "
-               "not in /usr/local/cuda\n");
+        printf("\nto compile CUDA kernels install NVRTC: NVIDIA's pip wheels "
+               "(tools/install-deps --tests puts them in /opt/avo/cuda-wheels) or the CUDA "
+               "toolkit (developer.nvidia.com/cuda-downloads; set CUDA_HOME if it is not in "
+               "/usr/local/cuda), or name the library in AVO_NVRTC\n");
     return 0;
 }

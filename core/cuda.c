@@ -13,9 +13,11 @@
  * entry exists only complete).
  *
  * Headers: #include resolves only to headers the evaluator provides (passed
- * to NVRTC in memory) and to four headers of the toolkit itself
- * (cuda_fp16.h/.hpp, cuda_bf16.h/.hpp, which NVRTC 13 does not build in),
- * read from the toolkit next to libnvrtc.  Every #include is checked before
+ * to NVRTC in memory) and to headers of the toolkit itself
+ * (cuda_fp16.h/.hpp, cuda_bf16.h/.hpp, which NVRTC 13 does not build in,
+ * and those of mma.h and cuda_pipeline.h), read from the include folder
+ * avo_cuda_include_dir finds for the NVRTC in use (the toolkit's or the pip
+ * wheels').  Every #include is checked before
  * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
  * kernel cannot read a host file.
  *
@@ -398,29 +400,6 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
 /* ------------------------------------------------------------------------ */
 /* Compiling                                                                */
 
-/* The toolkit's include directory next to a libnvrtc path (.../lib64/x.so ->
- * .../include), falling back to $CUDA_HOME/include and /usr/local/cuda. */
-static void toolkit_include_dirs(const char *nvrtc_path, char dirs[3][PATH_MAX])
-{
-    dirs[0][0] = dirs[1][0] = dirs[2][0] = '\0';
-    if (nvrtc_path && *nvrtc_path) {
-        snprintf(dirs[0], PATH_MAX, "%s", nvrtc_path);
-        char *slash = strrchr(dirs[0], '/');
-        if (slash) {
-            *slash = '\0';
-            slash = strrchr(dirs[0], '/');
-        }
-        if (slash)
-            strcpy(slash, "/include");
-        else
-            dirs[0][0] = '\0';
-    }
-    const char *home = getenv("CUDA_HOME");
-    if (home && *home)
-        snprintf(dirs[1], PATH_MAX, "%.3000s/include", home);
-    snprintf(dirs[2], PATH_MAX, "/usr/local/cuda/include");
-}
-
 /* Everything one NVRTC compile needs; strings borrowed or owned as marked. */
 typedef struct compile_input {
     const char *what; /* "candidate" / "reference" */
@@ -493,30 +472,19 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
     for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
         need_toolkit |= used[job->nheaders + i];
     if (need_toolkit) {
-        char dirs[3][PATH_MAX];
-        toolkit_include_dirs(nvrtc->path, dirs);
-        for (int d = 0; d < 3 && !in->toolkit_texts[0]; d++) {
-            if (!dirs[d][0])
-                continue;
-            for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
-                char path[PATH_MAX + 32];
-                snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dirs[d],
-                         toolkit_headers[i].path);
-                in->toolkit_texts[i] = read_text_file(path, 16u << 20);
-            }
-            if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) /* the .h files at least */
-                for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
-                    free(in->toolkit_texts[i]);
-                    in->toolkit_texts[i] = NULL;
-                }
-        }
-        if (!in->toolkit_texts[0]) {
-            avo_result_fail(result, "error",
-                            "the kernel includes cuda_fp16.h/cuda_bf16.h, but the CUDA "
-                            "toolkit's include directory was not found next to %s, in "
-                            "$CUDA_HOME/include or /usr/local/cuda/include",
-                            nvrtc->path);
+        char dir[PATH_MAX];
+        if (avo_cuda_include_dir(nvrtc, dir, sizeof dir, err, sizeof err) < 0) {
+            avo_result_fail(result, "error", "the kernel includes CUDA headers, but %s", err);
             return AVO_ENOTFOUND;
+        }
+        for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
+            char path[PATH_MAX + 32];
+            snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dir, toolkit_headers[i].path);
+            in->toolkit_texts[i] = read_text_file(path, 16u << 20);
+        }
+        if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) { /* the .h files at least */
+            avo_result_fail(result, "error", "cannot read cuda_fp16.h and cuda_bf16.h in %s", dir);
+            return AVO_EIO;
         }
         for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
             if (in->toolkit_texts[i]) {

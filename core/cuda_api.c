@@ -7,16 +7,29 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "avo.h"
 #include "cuda_api.h"
 
-/* Where libnvrtc is looked for, newest first; bare names go through the
- * loader's search path (LD_LIBRARY_PATH, ld.so.cache). */
+/* Where libnvrtc is looked for (open_nvrtc): the versioned names below,
+ * through the loader's search path (LD_LIBRARY_PATH, ld.so.cache) and in
+ * each toolkit folder, then NVIDIA's pip wheels. */
 static const char *const nvrtc_names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
                                           "libnvrtc.so"};
-static const char *const nvrtc_dirs_env[] = {"CUDA_HOME", "CUDA_PATH"};
-static const char nvrtc_default_dir[] = "/usr/local/cuda/lib64";
+static const char *const toolkit_env[] = {"CUDA_HOME", "CUDA_PATH"};
+static const char toolkit_default[] = "/usr/local/cuda";
+/* The wheels nvidia-cuda-nvrtc, -runtime and -crt (CUDA 13) installed with
+ * `pip install --target DIR` (tools/install-deps --tests: the default DIR),
+ * or into a venv (DIR = its site-packages): DIR/nvidia/cu13/{lib,include}. */
+static const char wheels_default[] = "/opt/avo/cuda-wheels";
+static const char wheels_subdir[] = "nvidia/cu13";
+
+static const char *wheels_dir(void)
+{
+    const char *dir = getenv("AVO_CUDA_WHEELS");
+    return dir && *dir ? dir : wheels_default;
+}
 
 /* Path of the object behind a dlopen handle, or "" when unknown. */
 static void handle_path(void *handle, char *buf, size_t len)
@@ -32,32 +45,147 @@ static void *try_open(const char *path)
     return dlopen(path, RTLD_NOW | RTLD_LOCAL);
 }
 
-/* Open libnvrtc from the first place that has it; NULL when none does. */
-static void *open_nvrtc(void)
+/* The first of nvrtc_names that loads from folder `dir`; NULL when none. */
+static void *open_nvrtc_in(const char *dir)
 {
-    void *h;
-    for (size_t i = 0; i < sizeof nvrtc_names / sizeof nvrtc_names[0]; i++)
-        if ((h = try_open(nvrtc_names[i])))
+    char path[1200];
+    for (size_t i = 0; i < sizeof nvrtc_names / sizeof nvrtc_names[0]; i++) {
+        snprintf(path, sizeof path, "%.1000s/%s", dir, nvrtc_names[i]);
+        void *h = try_open(path);
+        if (h)
             return h;
-    char path[1024];
-    for (size_t d = 0; d < sizeof nvrtc_dirs_env / sizeof nvrtc_dirs_env[0] + 1; d++) {
-        const char *dir = d < 2 ? getenv(nvrtc_dirs_env[d]) : NULL;
-        char tmp[900];
-        if (d < 2) {
-            if (!dir || !*dir)
-                continue;
-            snprintf(tmp, sizeof tmp, "%s/lib64", dir);
-            dir = tmp;
-        } else {
-            dir = nvrtc_default_dir;
-        }
-        for (size_t i = 0; i < sizeof nvrtc_names / sizeof nvrtc_names[0]; i++) {
-            snprintf(path, sizeof path, "%s/%s", dir, nvrtc_names[i]);
-            if ((h = try_open(path)))
-                return h;
-        }
     }
     return NULL;
+}
+
+/*
+ * Open libnvrtc from the first place that has it, in this order:
+ *   1. $AVO_NVRTC, the library file itself; when it is set nothing else is
+ *      tried, so a wrong path is an error rather than another NVRTC;
+ *   2. a toolkit: the versioned names through the loader's path (the
+ *      emulator's LD_LIBRARY_PATH, Debian's nvidia-cuda-toolkit, a toolkit
+ *      registered with ldconfig), then $CUDA_HOME/lib64, $CUDA_PATH/lib64
+ *      and /usr/local/cuda/lib64;
+ *   3. NVIDIA's pip wheels: $AVO_CUDA_WHEELS (default /opt/avo/cuda-wheels)
+ *      /nvidia/cu13/lib.
+ * Returns the handle with api->source saying which place it came from, or
+ * NULL with the reason (what was tried, what to install) in err.
+ */
+static void *open_nvrtc(avo_nvrtc_api *api, char *err, size_t errlen)
+{
+    const char *explicit = getenv("AVO_NVRTC");
+    if (explicit && *explicit) {
+        void *h = try_open(explicit);
+        if (!h) {
+            const char *why = dlerror();
+            avo_error(err, errlen, AVO_ENOTFOUND, "cannot load $AVO_NVRTC (%s): %s", explicit,
+                      why ? why : "dlopen failed");
+            return NULL;
+        }
+        snprintf(api->source, sizeof api->source, "$AVO_NVRTC");
+        return h;
+    }
+    void *h;
+    for (size_t i = 0; i < sizeof nvrtc_names / sizeof nvrtc_names[0]; i++)
+        if ((h = try_open(nvrtc_names[i]))) {
+            snprintf(api->source, sizeof api->source,
+                     "a toolkit in the loader's path (LD_LIBRARY_PATH, ld.so.cache)");
+            return h;
+        }
+    char dir[1100];
+    for (size_t e = 0; e < sizeof toolkit_env / sizeof toolkit_env[0]; e++) {
+        const char *home = getenv(toolkit_env[e]);
+        if (!home || !*home)
+            continue;
+        snprintf(dir, sizeof dir, "%.1000s/lib64", home);
+        if ((h = open_nvrtc_in(dir))) {
+            snprintf(api->source, sizeof api->source, "the toolkit in $%s", toolkit_env[e]);
+            return h;
+        }
+    }
+    snprintf(dir, sizeof dir, "%s/lib64", toolkit_default);
+    if ((h = open_nvrtc_in(dir))) {
+        snprintf(api->source, sizeof api->source, "the toolkit in %s", toolkit_default);
+        return h;
+    }
+    snprintf(dir, sizeof dir, "%.1000s/%s/lib", wheels_dir(), wheels_subdir);
+    if ((h = open_nvrtc_in(dir))) {
+        snprintf(api->source, sizeof api->source, "the pip wheels in %.500s", wheels_dir());
+        return h;
+    }
+    avo_error(err, errlen, AVO_ENOTFOUND,
+              "cannot load libnvrtc (tried libnvrtc.so.13/.12/.11.2 and libnvrtc.so in the "
+              "loader's path, $CUDA_HOME/lib64, $CUDA_PATH/lib64, %s/lib64 and the pip wheels "
+              "in %s); install NVIDIA's NVRTC wheels (tools/install-deps --tests) or the CUDA "
+              "toolkit, or name the library in AVO_NVRTC",
+              toolkit_default, dir);
+    return NULL;
+}
+
+/* 1 when `dir` holds cuda_fp16.h and cuda_bf16.h, the headers every include
+ * folder avo takes must have. */
+static int has_fp16_headers(const char *dir)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%.1000s/cuda_fp16.h", dir);
+    if (access(path, R_OK) != 0)
+        return 0;
+    snprintf(path, sizeof path, "%.1000s/cuda_bf16.h", dir);
+    return access(path, R_OK) == 0;
+}
+
+int avo_cuda_include_dir(const avo_nvrtc_api *nvrtc, char *dir, size_t len, char *err,
+                         size_t errlen)
+{
+    char dirs[4][1100];
+    int n = 0;
+    /* beside the library: .../lib64/libnvrtc.so.13 -> .../include */
+    snprintf(dirs[n], sizeof dirs[n], "%s", nvrtc && nvrtc->path[0] ? nvrtc->path : "");
+    char *slash = strrchr(dirs[n], '/');
+    if (slash) {
+        *slash = '\0';
+        slash = strrchr(dirs[n], '/');
+    }
+    if (slash) {
+        strcpy(slash, "/include");
+        n++;
+    }
+    const char *home = getenv("CUDA_HOME");
+    if (home && *home)
+        snprintf(dirs[n++], sizeof dirs[0], "%.1000s/include", home);
+    snprintf(dirs[n++], sizeof dirs[0], "%s/include", toolkit_default);
+    snprintf(dirs[n++], sizeof dirs[0], "%.1000s/%s/include", wheels_dir(), wheels_subdir);
+    char tried[4500] = "";
+    for (int i = 0; i < n; i++) {
+        if (has_fp16_headers(dirs[i])) {
+            if (strlen(dirs[i]) >= len)
+                return avo_error(err, errlen, AVO_EINVAL, "include folder name too long: %s",
+                                 dirs[i]);
+            memcpy(dir, dirs[i], strlen(dirs[i]) + 1);
+            return 0;
+        }
+        size_t used = strlen(tried);
+        snprintf(tried + used, sizeof tried - used, "%s%s", i ? ", " : "", dirs[i]);
+    }
+    return avo_error(err, errlen, AVO_ENOTFOUND,
+                     "the CUDA headers cuda_fp16.h and cuda_bf16.h are in none of %s; install "
+                     "NVIDIA's wheels (tools/install-deps --tests) or the CUDA toolkit",
+                     tried);
+}
+
+/* NVRTC opens libnvrtc-builtins.so.MAJOR.MINOR by name when it compiles;
+ * outside the loader's path (the pip wheels, $AVO_NVRTC) that fails unless
+ * the one beside libnvrtc is loaded first, which makes the name resolve to
+ * it.  The handle is kept for the life of the process. */
+static void preload_builtins(const char *nvrtc_path, int major, int minor)
+{
+    const char *slash = strrchr(nvrtc_path, '/');
+    if (!slash)
+        return; /* found by name: the loader finds the builtins likewise */
+    char path[1200];
+    snprintf(path, sizeof path, "%.*s/libnvrtc-builtins.so.%d.%d", (int)(slash - nvrtc_path),
+             nvrtc_path, major, minor);
+    (void)try_open(path); /* missing: NVRTC's own error names it at compile time */
 }
 
 /* Resolve `name` into *slot; returns 0 or -1 with err naming the symbol. */
@@ -83,13 +211,8 @@ const avo_nvrtc_api *avo_cuda_nvrtc(char *err, size_t errlen)
         avo_error(err, errlen, AVO_ENOTFOUND, "%s", failure);
         return NULL;
     }
-    void *h = open_nvrtc();
+    void *h = open_nvrtc(&api, failure, sizeof failure);
     if (!h) {
-        snprintf(failure, sizeof failure,
-                 "cannot load libnvrtc (tried libnvrtc.so.13/.12/.11.2 and libnvrtc.so in the "
-                 "loader path, $CUDA_HOME/lib64 and %s); install the CUDA toolkit's NVRTC "
-                 "(Debian: nvidia-cuda-toolkit or cuda-nvrtc-13-0) or set CUDA_HOME",
-                 nvrtc_default_dir);
         state = -1;
         avo_error(err, errlen, AVO_ENOTFOUND, "%s", failure);
         return NULL;
@@ -120,6 +243,20 @@ const avo_nvrtc_api *avo_cuda_nvrtc(char *err, size_t errlen)
             return NULL;
         }
     handle_path(h, api.path, sizeof api.path);
+    /* A library with the symbols that cannot say its version is not a
+     * working NVRTC (the emulator's stand-in without a real one behind it). */
+    int major = 0, minor = 0;
+    nvrtcResult rc = api.Version(&major, &minor);
+    if (rc != AVO_NVRTC_SUCCESS) {
+        snprintf(failure, sizeof failure,
+                 "%.300s (from %.300s) does not work: nvrtcVersion returned %d", api.path,
+                 api.source, rc);
+        dlclose(h);
+        state = -1;
+        avo_error(err, errlen, AVO_ENOTFOUND, "%s", failure);
+        return NULL;
+    }
+    preload_builtins(api.path, major, minor);
     state = 1;
     return &api;
 }

@@ -6,9 +6,12 @@
  * signatures of the public CUDA headers (cuda.h, nvrtc.h; stable ABI since
  * CUDA 11).  Each library is opened at most once per process, on first use:
  *
- *   libnvrtc   versioned names (libnvrtc.so.13, .12, .11.2, libnvrtc.so) in
- *              the loader's path, then $CUDA_HOME/lib64, then
- *              /usr/local/cuda/lib64.  Needed to compile; no GPU needed.
+ *   libnvrtc   $AVO_NVRTC (that file and nothing else), else the first of:
+ *              versioned names (libnvrtc.so.13, .12, .11.2, libnvrtc.so) in
+ *              the loader's path, $CUDA_HOME/lib64, $CUDA_PATH/lib64,
+ *              /usr/local/cuda/lib64 (a toolkit), then NVIDIA's pip wheels
+ *              ($AVO_CUDA_WHEELS, default /opt/avo/cuda-wheels, at
+ *              nvidia/cu13/lib).  Needed to compile; no GPU needed.
  *   libcuda    the driver's libcuda.so.1 (never the toolkit's stub), then
  *              libcuda.so.  Needed to load, launch and time.
  *
@@ -32,7 +35,8 @@ enum {
 };
 
 typedef struct avo_nvrtc_api {
-    char path[512]; /* the library actually opened */
+    char path[512];   /* the library actually opened */
+    char source[600]; /* where it was found: "$AVO_NVRTC", "the toolkit in /usr/local/cuda", ... */
     const char *(*GetErrorString)(nvrtcResult);
     nvrtcResult (*Version)(int *major, int *minor);
     nvrtcResult (*GetNumSupportedArchs)(int *n);
@@ -155,6 +159,16 @@ typedef struct avo_driver_api {
  * cannot be opened or lacks a function.  The table is process-wide.
  */
 const avo_nvrtc_api *avo_cuda_nvrtc(char *err, size_t errlen);
+
+/* The folder of the CUDA headers kernels may include (cuda_fp16.h,
+ * cuda_bf16.h, mma.h, cuda_pipeline.h) for `nvrtc`: the first of the include
+ * folder beside the library (.../lib64/libnvrtc.so.13 -> .../include),
+ * $CUDA_HOME/include, /usr/local/cuda/include and the pip wheels'
+ * nvidia/cu13/include that holds cuda_fp16.h and cuda_bf16.h.  Writes it
+ * into dir (len bytes) and returns 0, or AVO_ENOTFOUND with the folders
+ * tried in err. */
+int avo_cuda_include_dir(const avo_nvrtc_api *nvrtc, char *dir, size_t len, char *err,
+                         size_t errlen);
 
 /*
  * The Driver API table, loading libcuda and calling cuInit(0) on first call.

@@ -40,6 +40,8 @@ static const char usage_main[] =
     "  resume             continue a run that was killed or stopped\n"
     "  replay             re-execute a recorded run and check it is identical\n"
     "  rebench            re-time the top candidates and the seed, interleaved\n"
+    "  worker             serve a run's evaluations from this machine (--connect to\n"
+    "                     an `avo run --listen`)\n"
     "  kb                 knowledge base: add notes, search, read, list\n"
     "\n"
     "`avo COMMAND --help` describes each command.  avo " AVO_VERSION "\n";
@@ -48,7 +50,7 @@ static const char usage_run[] =
     "usage: avo run SCRIPT.lua [--db FILE] [--seed N] [--jobs N] [--max-evals N]\n"
     "               [--max-time SECONDS] [--max-usd X] [--max-tokens N]\n"
     "               [--llm-replay OLD.db] [--devices LIST] [--listen HOST:PORT]\n"
-    "               [--slurm 'SRUN OPTIONS'] [KEY=VALUE ...]\n"
+    "               [--slurm 'SRUN OPTIONS'] [--debug] [KEY=VALUE ...]\n"
     "\n"
     "Run an evolution script.  Every candidate, its parents, sources and per-config\n"
     "scores are committed to the archive as they finish.\n"
@@ -78,7 +80,8 @@ static const char usage_run[] =
 
 static const char usage_eval[] =
     "usage: avo eval KERNEL --evaluator NAME|FILE [--param NAME=VALUE ...]\n"
-    "                [--config NAME ...] [--json] [--compile-only] [--arch sm_XX]\n"
+    "                [--config NAME ...] [--seed N] [--json] [--compile-only]\n"
+    "                [--arch sm_XX]\n"
     "\n"
     "Compile, verify and time one kernel on every config of an evaluator and print\n"
     "its score vector.  The evaluator's baselines (its `baselines` field) are\n"

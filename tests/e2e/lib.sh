@@ -2,7 +2,8 @@
 set -eu
 cd "$AVO_SOURCE_ROOT"
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# the test's status survives the cleanup: a failing rm only says so
+trap 'rc=$?; rm -rf "$tmp" 2>/dev/null || echo "note: could not remove $tmp" >&2; exit $rc' EXIT
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
 

@@ -14,13 +14,16 @@
  * compile fails, so does nvrtcCompileProgram, with the host compiler's
  * messages after NVRTC's log: the kernel uses something the emulator lacks.
  *
- * The real library: $AVO_EMU_REAL_NVRTC, else libnvrtc.so.13/.12 under
- * $CUDA_HOME/lib64 and /usr/local/cuda/lib64.
+ * The real library: $AVO_EMU_REAL_NVRTC (tests/emu/lib.sh sets it to the
+ * NVRTC `avo doctor` finds), else libnvrtc.so.13/.12 under $CUDA_HOME/lib64,
+ * /usr/local/cuda/lib64 and the pip wheels' nvidia/cu13/lib
+ * ($AVO_CUDA_WHEELS, default /opt/avo/cuda-wheels), as avo looks for it.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <link.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -72,16 +75,23 @@ static int load_real(void)
     char path[1024];
     const char *env = getenv("AVO_EMU_REAL_NVRTC");
     const char *home = getenv("CUDA_HOME");
-    const char *dirs[] = {home && *home ? home : NULL, "/usr/local/cuda"};
+    const char *wheels = getenv("AVO_CUDA_WHEELS");
+    char wheels_lib[900];
+    snprintf(wheels_lib, sizeof wheels_lib, "%.800s/nvidia/cu13/lib",
+             wheels && *wheels ? wheels : "/opt/avo/cuda-wheels");
+    char home_lib[900];
+    snprintf(home_lib, sizeof home_lib, "%.800s/lib64", home && *home ? home : "");
+    const char *dirs[] = {home && *home ? home_lib : NULL, "/usr/local/cuda/lib64", wheels_lib};
     const char *names[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
     void *h = env && *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
-    for (size_t d = 0; !h && d < 2; d++)
+    for (size_t d = 0; !h && d < 3; d++)
         for (size_t n = 0; !h && dirs[d] && n < 3; n++) {
-            snprintf(path, sizeof path, "%s/lib64/%s", dirs[d], names[n]);
+            snprintf(path, sizeof path, "%s/%s", dirs[d], names[n]);
             h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         }
     if (!h || dlsym(h, "avo_emu_nvrtc_shim")) { /* never ourselves */
-        fprintf(stderr, "avo emulator: no real libnvrtc (set AVO_EMU_REAL_NVRTC or CUDA_HOME)\n");
+        fprintf(stderr, "avo emulator: no real libnvrtc (set AVO_EMU_REAL_NVRTC or CUDA_HOME, "
+                        "or install the pip wheels: tools/install-deps --tests)\n");
         return -1;
     }
 #define BIND(f)                                                                                    \
@@ -105,6 +115,16 @@ static int load_real(void)
     BIND(AddNameExpression);
     BIND(GetLoweredName);
 #undef BIND
+    /* The real NVRTC opens libnvrtc-builtins by name; outside the loader's
+     * path (the pip wheels) only the one beside it, loaded first, answers. */
+    struct link_map *map = NULL;
+    int major = 0, minor = 0;
+    if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && strrchr(map->l_name, '/') &&
+        R.Version(&major, &minor) == NVRTC_SUCCESS) {
+        snprintf(path, sizeof path, "%.*s/libnvrtc-builtins.so.%d.%d",
+                 (int)(strrchr(map->l_name, '/') - map->l_name), map->l_name, major, minor);
+        dlopen(path, RTLD_NOW | RTLD_LOCAL); /* kept open; missing: NVRTC says so */
+    }
     R.state = 1;
     return 0;
 }

@@ -2,7 +2,8 @@
 # and slurmd as root with their config, state and logs in one directory,
 # on free ports, stopped by PID.
 #   cluster_start DIR   -> 0 with SLURM_CONF exported, or 1 with $cluster_error
-#   cluster_stop        cancel every job, stop the daemons (safe to repeat)
+#   cluster_stop        cancel every job, stop the daemons and wait until they
+#                       have exited (safe to repeat; never fails)
 #   cluster_logs        tail of the daemons' logs (for a skip message)
 # Needs python3 (free ports).
 
@@ -78,8 +79,16 @@ CONF
     cluster_pids="$cluster_pids $!"
     slurmd -D -N "$host" -f "$SLURM_CONF" >"$cluster_dir/slurmd.out" 2>&1 &
     cluster_pids="$cluster_pids $!"
-    for _ in $(seq 60); do
-        if [ "$(sinfo -h -o %T 2>/dev/null)" = idle ]; then
+    # 30 s by the clock (sinfo itself waits when slurmctld does not answer);
+    # a daemon that exits at start ends the wait at once.
+    deadline=$(($(date +%s) + 30))
+    while [ "$(date +%s)" -lt $deadline ]; do
+        for p in $cluster_pids; do
+            if cluster_gone "$p"; then
+                cluster_error="a Slurm daemon (pid $p) exited at start"; return 1
+            fi
+        done
+        if [ "$(timeout 5 sinfo -h -o %T 2>/dev/null)" = idle ]; then
             if timeout 60 srun -n 1 true >"$cluster_dir/probe.out" 2>&1; then
                 return 0
             fi
@@ -91,13 +100,31 @@ CONF
     return 1
 }
 
+# cluster_gone PID: the process has exited (a zombie child of ours counts)
+cluster_gone() {
+    state=$(ps -o stat= -p "$1" 2>/dev/null || true)
+    [ -z "$state" ] || [ "${state#Z}" != "$state" ]
+}
+
+# cluster_wait_gone PID: wait up to 10 s for it to exit after SIGTERM, then
+# SIGKILL it and wait up to 5 s more
+cluster_wait_gone() {
+    for _ in $(seq 100); do cluster_gone "$1" && return 0; sleep 0.1; done
+    kill -9 "$1" 2>/dev/null || true
+    for _ in $(seq 50); do cluster_gone "$1" && return 0; sleep 0.1; done
+    echo "cluster: process $1 did not exit" >&2
+    return 0
+}
+
 cluster_stop() {
     [ -n "$cluster_dir" ] || return 0
-    scancel --user=root >/dev/null 2>&1 || true
-    for p in $cluster_pids; do kill "$p" 2>/dev/null || true; done
-    sleep 1
-    for p in $cluster_pids; do kill -9 "$p" 2>/dev/null || true; done
-    [ -f "$cluster_dir/munged.pid" ] && kill "$(cat "$cluster_dir/munged.pid")" 2>/dev/null || true
+    timeout 10 scancel --user=root >/dev/null 2>&1 || true
+    munged_pid=$(cat "$cluster_dir/munged.pid" 2>/dev/null || true)
+    for p in $cluster_pids $munged_pid; do kill "$p" 2>/dev/null || true; done
+    # Wait for each: a daemon still writing its state or seed file into
+    # cluster_dir makes the caller's rm -rf fail ("Directory not empty").
+    for p in $cluster_pids $munged_pid; do cluster_wait_gone "$p"; done
+    for p in $cluster_pids; do wait "$p" 2>/dev/null || true; done
     cluster_pids=""
     cluster_dir=""
 }

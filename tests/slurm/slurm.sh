@@ -16,10 +16,19 @@ command -v sqlite3 >/dev/null || { echo "skip: sqlite3 not found"; exit 77; }
 
 s="$tmp/slurm"
 engine=""
+# The test's own status survives its cleanup (a skip stays a skip), and a
+# cleanup that cannot remove everything only says so.
 cleanup() {
-    [ -n "$engine" ] && kill -9 $engine 2>/dev/null || true
+    rc=$?
+    set +e
+    [ -n "$engine" ] && kill -9 $engine 2>/dev/null
     cluster_stop
-    rm -rf "$tmp"
+    for _ in 1 2 3 4 5; do
+        rm -rf "$tmp" 2>/dev/null && break
+        sleep 1
+    done
+    [ ! -e "$tmp" ] || echo "note: could not remove $tmp" >&2
+    exit $rc
 }
 trap cleanup EXIT
 . "$(dirname "$0")/cluster.sh"
@@ -105,12 +114,16 @@ for sig in INT KILL; do
         sleep 0.1
     done
     [ "$(avo_jobs)" -ge 1 ] || fail "SIG$sig: no Slurm job while the run is going"
+    run_token=$(sed -n 's/.*(Slurm job name avo-\([^;]*\);.*/\1/p' "$db.err" | head -n1)
+    [ -n "$run_token" ] || { cat "$db.err"; fail "SIG$sig: the engine did not name its Slurm job"; }
     kill -$sig $engine
     set +e
     wait $engine
     set -e
     engine=""
     wait_no_avo_jobs "after SIG$sig to the engine"
-    [ -z "$(pgrep -f -- "worker --connect .*" || true)" ] || { pgrep -af -- "worker --connect"; fail "SIG$sig: workers outlived the run"; }
+    # this run's workers only: other avo workers on the machine are not ours
+    [ -z "$(pgrep -f -- "worker --connect .* --run $run_token" || true)" ] ||
+        { pgrep -af -- "worker --connect .* --run $run_token"; fail "SIG$sig: workers outlived the run"; }
 done
 echo "slurm: ok"
