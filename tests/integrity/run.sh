@@ -4,7 +4,10 @@
 # Every kernel in tests/integrity/attacks/ is an attack on the evaluation,
 # written as an adversary who has read avo's source would; its header says
 # what it tries, which defence must stop it, and what the verdict must be
-# ("integrity: expect=fail|noinflate|any"). Each attack is evaluated twice:
+# ("integrity: expect=fail|noinflate|any", optionally followed by
+# "status=S" and "reason=TEXT": the verdict must be S and its reason must
+# contain TEXT, so the attack is known to fail BY the defence it names).
+# Each attack is evaluated twice:
 # by `avo eval --json` and by a one-candidate `avo run` into an archive that
 # already holds earlier candidates. An attack is CAUGHT when all of these
 # hold, otherwise it ESCAPED:
@@ -208,9 +211,14 @@ if [ ${#attacks[@]} = 0 ]; then
     for f in "$here"/attacks/*.c; do attacks+=("$(basename "$f" .c)"); done
 fi
 
-# judge NAME STATUS SCORE REASON EXPECT: appends to $why what is wrong with a verdict.
+# judge NAME STATUS SCORE REASON EXPECT [WANT_STATUS WANT_REASON]: appends to
+# $why what is wrong with a verdict.
 judge() {
-    local name=$1 status=$2 score=$3 reason=$4 expect=$5
+    local name=$1 status=$2 score=$3 reason=$4 expect=$5 want_status=${6:-} want_reason=${7:-}
+    [ -n "$want_status" ] && [ "$status" != "$want_status" ] &&
+        why+="$name status '${status:-none}', expected $want_status; "
+    [ -n "$want_reason" ] && [[ "$reason" != *"$want_reason"* ]] &&
+        why+="$name reason does not say '$want_reason'; "
     case $status in
         ok)
             if [ "$expect" = fail ]; then
@@ -230,6 +238,8 @@ for name in "${attacks[@]}"; do
     [ -f "$kernel" ] || { echo "integrity: no attack $kernel" >&2; exit 1; }
     expect=$(sed -n 's/.*integrity: expect=\([a-z]*\).*/\1/p' "$kernel" | head -n 1)
     [ -n "$expect" ] || { echo "integrity: $kernel has no 'integrity: expect=' line" >&2; exit 1; }
+    want_status=$(sed -n 's/.*integrity: expect=[a-z]* .*status=\([a-z_]*\).*/\1/p' "$kernel" | head -n 1)
+    want_reason=$(sed -n 's/.*integrity: expect=[a-z]* .*reason=\(.*\)$/\1/p' "$kernel" | head -n 1)
     log=$root/logs/$name
     why=""
     cp "$archive" "$root/archive.bak" # no avo holds it open now, so the copy is whole
@@ -249,7 +259,7 @@ for name in "${attacks[@]}"; do
     score=$(field "$log.out" score)
     reason=$(field "$log.out" reason)
     [ "$eval_rc" = 0 ] || [ "$eval_rc" = 1 ] || why+="avo eval exited $eval_rc; "
-    judge "eval" "$status" "$score" "$reason" "$expect"
+    judge "eval" "$status" "$score" "$reason" "$expect" "$want_status" "$want_reason"
 
     # a one-candidate avo run into the archive
     in_env timeout 240 "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$kernel" \
@@ -258,7 +268,8 @@ for name in "${attacks[@]}"; do
     record=$(grep -o 'integrity-record .*' "$log.run.out" | head -n 1)
     run_status=$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$record")
     run_score=$(sed -n 's/.* score=\([^ ]*\).*/\1/p' <<<"$record")
-    judge "run" "$run_status" "$run_score" "$reason" "$expect"
+    run_reason=$(sed -n 's/.* reason=\(.*\)$/\1/p' <<<"$record")
+    judge "run" "$run_status" "$run_score" "$run_reason" "$expect" "$want_status" "$want_reason"
     if [ "$run_rc" != 0 ]; then
         why+="avo run exited $run_rc; "
         # a run that died must at least resume (issue 10: "avo resume aborts the same way")
