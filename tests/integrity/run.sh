@@ -32,8 +32,10 @@
 #   - include_dev_zero: no process of the evaluation grew past 1 GiB
 #     resident (it runs under an outer 3 GiB address-space cap).
 # Then a GA is seeded with kernels/ga_cheat.c, whose CHEAT knob skips the
-# work on timed calls; its best candidate must not be CHEAT=1 with an
-# inflated score.
+# work on timed calls and whose ADAPT knob is the gap-measuring adaptive
+# cheat (attacks/time_adaptive_gaps.c): no candidate with either knob on may
+# be ok (each must be "wrong" by the checks of timed runs), and `avo
+# rebench` of the run must rank none of them.
 #
 # Started as root, the suite runs twice: as root, then as nobody (setpriv
 # to uid/gid 65534, HOME, caches and archive in a directory that user owns).
@@ -332,7 +334,7 @@ for name in "${attacks[@]}"; do
     printf '%-22s %-14s %-9s %-10s %s\n' "$name" "${status:-none}" "$ratio" "$result" "${detail:0:160}"
 done
 
-# ------------------------------------------------- a GA with a cheating knob
+# ------------------------------------------------- a GA with cheating knobs
 if [ ${#@} = 0 ]; then
     ga_db=$root/ga.db
     why=""
@@ -340,28 +342,41 @@ if [ ${#@} = 0 ]; then
         evaluator="$here/evaluators/mm_ga.lua" >"$root/logs/ga.out" 2>&1 </dev/null
     ga_rc=$?
     [ "$ga_rc" = 0 ] || why+="avo run exited $ga_rc; "
-    best=$(sqlite3 -separator ' ' "$ga_db" "SELECT id, json_extract(knobs, '\$.CHEAT'), score
+    cheats="(json_extract(knobs, '\$.CHEAT') = 1 OR json_extract(knobs, '\$.ADAPT') = 1)"
+    best=$(sqlite3 -separator ' ' "$ga_db" "SELECT id, json_extract(knobs, '\$.CHEAT'),
+        json_extract(knobs, '\$.ADAPT'), score
         FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1" 2>&1)
-    tried=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE json_extract(knobs, '\$.CHEAT') = 1" 2>&1)
-    read -r best_id best_cheat best_score <<<"$best"
-    [ "${tried:-0}" -gt 0 ] 2>/dev/null || why+="the GA never tried CHEAT=1 (test too short); "
+    tried=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE $cheats" 2>&1)
+    tried_adapt=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE json_extract(knobs, '\$.ADAPT') = 1" 2>&1)
+    ok_cheats=$(sqlite3 "$ga_db" "SELECT group_concat(id || ':' || status || ':' || coalesce(reason, ''), ' | ')
+        FROM candidates WHERE $cheats AND status = 'ok'" 2>&1)
+    unjudged=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE $cheats AND
+        (status != 'wrong' OR reason NOT LIKE '%timed runs%')" 2>&1)
+    read -r best_id best_cheat best_adapt best_score <<<"$best"
+    [ "${tried_adapt:-0}" -gt 0 ] 2>/dev/null || why+="the GA never tried ADAPT=1 (test too short); "
+    [ -n "$ok_cheats" ] && why+="cheating candidates ok: ${ok_cheats:0:200}; "
+    [ "${unjudged:-1}" = 0 ] || why+="$unjudged cheating candidates not failed by the timed-run checks; "
     ratio=-
     if [ -n "${best_score:-}" ]; then
         ratio=$("$python" -c "print('%.3g' % (float('$best_score') / $honest))")
-        if [ "$best_cheat" = 1 ] && "$python" -c "import sys; sys.exit(0 if $best_score > $INFLATION * $honest else 1)"; then
-            why+="best #$best_id has CHEAT=1 at ${ratio}x the honest kernel; "
-        fi
     else
         why+="no ok candidate ($best); "
     fi
+    # avo rebench re-times the run's best: it must rank no cheating candidate.
+    in_env timeout 300 "$avo" rebench --db "$ga_db" --top 3 --rounds 2 >"$root/logs/ga.rebench.out" 2>&1 </dev/null ||
+        why+="avo rebench exited $?; "
+    ranked=$(sqlite3 "$ga_db" "SELECT count(*) FROM rebench_results r JOIN candidates c
+        ON c.id = r.candidate_id WHERE (json_extract(c.knobs, '\$.CHEAT') = 1 OR
+        json_extract(c.knobs, '\$.ADAPT') = 1)" 2>&1)
+    [ "$ranked" = 0 ] || why+="avo rebench ranked cheating candidates ($ranked); "
     if [ -z "$why" ]; then
         result=CAUGHT caught=$((caught + 1))
-        detail="best #$best_id CHEAT=$best_cheat ($tried CHEAT=1 candidates tried)"
+        detail="best #$best_id CHEAT=$best_cheat ADAPT=$best_adapt; $tried cheating candidates tried ($tried_adapt ADAPT=1), none ok"
     else
         result=ESCAPED escaped=$((escaped + 1))
         detail=$why
     fi
-    printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best CHEAT=${best_cheat:-?}" "$ratio" "$result" "${detail:0:160}"
+    printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best C${best_cheat:-?}A${best_adapt:-?}" "$ratio" "$result" "${detail:0:160}"
 fi
 
 echo "integrity ($mode): $caught caught, $escaped escaped"
