@@ -3,8 +3,10 @@
  *
  * Buffers the judge owns, per argument: the reference's copy, the inputs as
  * generated for the current verification trial, and during timing a saved
- * copy of every slot's inputs.  The candidate's buffers belong to the
- * device; the judge reads them through dev->data.
+ * copy of every slot's inputs; per config, the records of the timed calls
+ * kept for the reference (inputs and outputs of one slot per kept sample).
+ * The candidate's buffers belong to the device; the judge reads them
+ * through dev->data.
  */
 #include <errno.h>
 #include <math.h>
