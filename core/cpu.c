@@ -1032,8 +1032,8 @@ typedef struct cpu_device {
     const char *status;  /* verdict when the device fails: crashed, timeout, wrong, error */
     clockid_t cpu_clock; /* the candidate process's CPU-time clock */
     int have_cpu_clock, use_cpu_clock; /* it exists; samples are read from it */
-    int stopped;        /* SIGSTOPped after its last command, until the next one */
-    double stopped_cpu; /* its CPU time when it stopped */
+    int stopped;                       /* SIGSTOPped after its last command, until the next one */
+    double stopped_cpu;                /* its CPU time when it stopped */
 } cpu_device;
 
 /* Name how the candidate ended (wait status and usage of its reap). */

@@ -354,7 +354,7 @@ static int parse_settings(const json_t *job, const avo_jobspec_rules *rules, avo
                                                   : (int)max_samples;
     if (!(s->check_rate > 0 && s->check_rate <= 1))
         return avo_error(err, errlen, AVO_EINVAL, "timing.check_rate must be in (0, 1]");
-    s->min_checks = min_checks < 1                  ? 1
+    s->min_checks = min_checks < 1                ? 1
                     : min_checks > s->max_samples ? s->max_samples
                                                   : (int)min_checks;
     const json_t *enabled = json_object_get(timing, "enabled");

@@ -382,8 +382,7 @@ static int compare_kept(judge *j)
         if (avo_measure_check(j->views, spec->nargs, 0, &error, j->why, j->why_len) < 0) {
             char detail[512];
             snprintf(detail, sizeof detail, "%s", j->why);
-            snprintf(j->why, j->why_len, "output of timed runs differs from reference: %s",
-                     detail);
+            snprintf(j->why, j->why_len, "output of timed runs differs from reference: %s", detail);
             return -1;
         }
         if (error > j->max_error || isnan(error))

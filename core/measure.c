@@ -324,7 +324,8 @@ int avo_measure_time(const avo_jobspec *spec, uint64_t max_batch, avo_measure_sa
      * samples count: which ones count is the sampler's secret, and the
      * reported time is made of them alone. */
     size_t n = 0;
-    while (n < cap && (n < least || (ret->taken < cap && avo_monotonic() - start < spec->max_seconds))) {
+    while (n < cap &&
+           (n < least || (ret->taken < cap && avo_monotonic() - start < spec->max_seconds))) {
         if (n >= (size_t)spec->min_samples && n >= least) {
             avo_measure_stats(samples, n, &ret->median_s, &ret->spread);
             if (ret->spread < spec->target_spread)

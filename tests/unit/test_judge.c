@@ -36,8 +36,8 @@ typedef struct fake {
     int fail_timing; /* run_candidate fails once timing starts */
     int wrong_every; /* > 0: timed calls whose number is a multiple write -(x + y) */
     int late;        /* timed calls write -(x + y); the "reference" then fixes every slot */
-    size_t refs, timed_refs, refs_amid; /* reference runs; after timing began; while calls remained */
-    size_t ref_calls[64];               /* candidate calls done at each reference run */
+    size_t refs;          /* reference runs */
+    size_t ref_calls[64]; /* candidate calls done at each reference run */
     float *seen;     /* x[0] of every call */
     float first_x[N];
 } fake;
@@ -91,10 +91,10 @@ static int fk_run(void *self, const avo_config_spec *cfg, size_t nslots, double 
         if (f->skip_after > 0 && f->calls > (size_t)f->skip_after)
             continue;
         int timed = f->calls > (size_t)f->spec->trials;
-        float sign = timed && ((f->wrong_every > 0 && f->calls % (size_t)f->wrong_every == 0) ||
-                               f->late)
-                         ? -1.0f
-                         : 1.0f;
+        float sign =
+            timed && ((f->wrong_every > 0 && f->calls % (size_t)f->wrong_every == 0) || f->late)
+                ? -1.0f
+                : 1.0f;
         for (int i = 0; i < N; i++)
             f->out[s * N + i] = sign * (f->x[s * N + i] + f->y[s * N + i]);
     }
