@@ -32,13 +32,13 @@ typedef struct fake {
     const avo_jobspec *spec;
     float *x, *y, *out; /* MAX_SLOTS * N each */
     size_t slots, most_slots_asked, calls;
-    int skip_after;  /* > 0: calls after this many write nothing */
-    int fail_timing; /* run_candidate fails once timing starts */
-    int wrong_every; /* > 0: timed calls whose number is a multiple write -(x + y) */
-    int late;        /* timed calls write -(x + y); the "reference" then fixes every slot */
+    int skip_after;       /* > 0: calls after this many write nothing */
+    int fail_timing;      /* run_candidate fails once timing starts */
+    int wrong_every;      /* > 0: timed calls whose number is a multiple write -(x + y) */
+    int late;             /* timed calls write -(x + y); the "reference" then fixes every slot */
     size_t refs;          /* reference runs */
     size_t ref_calls[64]; /* candidate calls done at each reference run */
-    float *seen;     /* x[0] of every call */
+    float *seen;          /* x[0] of every call */
     float first_x[N];
 } fake;
 
