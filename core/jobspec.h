@@ -53,7 +53,7 @@ typedef struct avo_config_spec {
 
 #define AVO_JOBSPEC_MAX_ARGS 64     /* arguments of a kernel */
 #define AVO_JOBSPEC_MAX_THREADS 256 /* threads an evaluator may allow a kernel */
-#define AVO_JOBSPEC_CHECK_RATE 1.0  /* default timing.check_rate: every timed sample */
+#define AVO_JOBSPEC_CHECK_RATE 0.25 /* default timing.check_rate */
 #define AVO_JOBSPEC_MIN_CHECKS 3    /* default timing.min_checks */
 
 typedef struct avo_jobspec {
@@ -72,8 +72,9 @@ typedef struct avo_jobspec {
     int trials, timing;
     double min_sample_s, target_spread, max_seconds;
     int min_samples, max_samples;
-    /* Timed samples compared with the reference: each with probability
-     * check_rate, drawn in secret; at least min_checks per config (core/judge.c). */
+    /* Timed samples compared with the reference: the median's, each other
+     * with probability check_rate (secret draws), at least min_checks per
+     * config (core/judge.c). */
     double check_rate;
     int min_checks;
     double timeout_s, compile_timeout_s;

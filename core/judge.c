@@ -22,15 +22,17 @@
 #include "judge.h"
 #include "measure.h"
 
-/* Past this many bytes of kept outputs per config, a drawn sample is not
- * kept (and so not counted) once min_checks are. */
+/* Past this many bytes of kept records per config, a measured sample is not
+ * kept (and so does not count) once min_checks are. */
 #define JUDGE_RECORD_BUDGET ((size_t)512 << 20)
 
-/* One timed call kept for the reference: the inputs it was given and the
- * outputs it left, copied at its answer, in one block laid out by
- * judge.rec_in / judge.rec_out. */
+/* One call of a measured sample, kept for the reference: the inputs it was
+ * given and the outputs it left, copied at its answer, in one block laid
+ * out by judge.rec_in / judge.rec_out; and the sample's time per call. */
 typedef struct judge_record {
     unsigned char *bytes;
+    double s;
+    int compare; /* chosen to be compared with the reference */
 } judge_record;
 
 typedef struct judge {
@@ -48,8 +50,8 @@ typedef struct judge {
     size_t why_len;
     int failed; /* the device failed (not a wrong answer) */
     double max_error;
-    /* Timing: one call of every measured sample is copied into `scratch` at
-     * its answer; a secret draw keeps it in `kept` for the reference. */
+    /* Timing: one call of every measured sample, copied into `scratch` at
+     * its answer and kept in `kept` (the samples that count). */
     size_t *rec_in, *rec_out; /* per argument: offset in a record, SIZE_MAX if none */
     size_t rec_bytes;
     unsigned char *scratch;
@@ -234,7 +236,7 @@ static int secret_draw(size_t n, double *ret_u, size_t *ret_index)
  * not count) only past JUDGE_RECORD_BUDGET with min_checks already kept, so
  * a config whose outputs are huge still gets its minimum.
  */
-static int keep_scratch(judge *j)
+static int keep_scratch(judge *j, double s)
 {
     if (j->nkept >= (size_t)j->spec->min_checks &&
         (j->nkept + 1) * j->rec_bytes > JUDGE_RECORD_BUDGET)
@@ -250,7 +252,7 @@ static int keep_scratch(judge *j)
     unsigned char *next = malloc(j->rec_bytes ? j->rec_bytes : 1);
     if (!next)
         return -1;
-    j->kept[j->nkept++].bytes = j->scratch;
+    j->kept[j->nkept++] = (judge_record){.bytes = j->scratch, .s = s};
     j->scratch = next;
     return 1;
 }
@@ -260,15 +262,13 @@ static int keep_scratch(judge *j)
  * then every slot checked cheaply (guards, inputs untouched, outputs
  * written where the reference writes, floats finite).
  *
- * Of a measured sample, one slot picked after the calls is copied at once
- * (the candidate is stopped: what it might write later is never looked at)
- * and, with probability check_rate, kept to be compared with the reference
- * after the config's last timed call; only kept samples count towards the
- * reported time.  The judge does the same work whatever the draw, and no
- * reference runs while the candidate is still being timed, so nothing the
- * candidate can observe (gaps between calls, their number, the reference's
- * speed) tells it which calls are compared.  A failed check stops timing
- * with the reason in j->why.
+ * Of a measured sample, one slot picked in secret after the calls is copied
+ * at once (the candidate is stopped: what it might write later is never
+ * looked at) and kept; which kept samples are compared with the reference
+ * is decided only after the config's last timed call (choose_compared), so
+ * nothing the candidate can observe while it is timed (gaps between calls,
+ * their number, the reference's speed) depends on it.  A failed check
+ * stops timing with the reason in j->why.
  */
 static int timed_sample(void *opaque, uint64_t batch, int measured, double *ret_s)
 {
@@ -301,8 +301,8 @@ static int timed_sample(void *opaque, uint64_t batch, int measured, double *ret_
         return device_failed(j, rc);
     *ret_s = t / (double)slots;
 
-    /* The draw is made, and one slot's buffers copied, whatever comes of it. */
-    double u = 1;
+    /* One slot's buffers copied, before anything else reads the slots. */
+    double u;
     size_t pick = 0;
     if (measured) {
         if (secret_draw(slots, &u, &pick) < 0)
@@ -342,22 +342,74 @@ static int timed_sample(void *opaque, uint64_t batch, int measured, double *ret_
     }
     if (!measured)
         return 0;
-    if (!(u < spec->check_rate))
-        return AVO_MEASURE_UNCOUNTED;
-    rc = keep_scratch(j);
+    rc = keep_scratch(j, *ret_s);
     if (rc < 0)
         return device_failed(j, wrong(j, "%s", "judge out of memory for timed outputs"));
     return rc ? 0 : AVO_MEASURE_UNCOUNTED;
 }
 
+static int by_time(const void *a, const void *b)
+{
+    double x = (*(judge_record *const *)a)->s, y = (*(judge_record *const *)b)->s;
+    return (x > y) - (x < y);
+}
+
 /*
- * After the config's timed calls: every kept call against the reference,
- * run on a copy of the inputs that call was given.
+ * Which kept samples are compared, decided after the config's last timed
+ * call: the one or two whose time is the reported median, every other one
+ * with probability check_rate (secret draws), and more drawn uniformly
+ * among the rest until min_checks are.  *ret_n: how many.
  */
-static int compare_kept(judge *j)
+static int choose_compared(judge *j, size_t *ret_n)
+{
+    size_t n = j->nkept, chosen = 0;
+    judge_record **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        order[k] = &j->kept[k];
+    qsort(order, n, sizeof *order, by_time);
+    if (n > 0) {
+        order[n / 2]->compare = 1;
+        order[(n - 1) / 2]->compare = 1;
+    }
+    free(order);
+    for (size_t k = 0; k < n; k++) {
+        double u;
+        size_t unused;
+        if (secret_draw(1, &u, &unused) < 0)
+            return -1;
+        if (u < j->spec->check_rate)
+            j->kept[k].compare = 1;
+        chosen += (size_t)j->kept[k].compare;
+    }
+    size_t least = (size_t)j->spec->min_checks < n ? (size_t)j->spec->min_checks : n;
+    while (chosen < least) {
+        double u;
+        size_t k;
+        if (secret_draw(n, &u, &k) < 0)
+            return -1;
+        if (!j->kept[k].compare) {
+            j->kept[k].compare = 1;
+            chosen++;
+        }
+    }
+    *ret_n = chosen;
+    return 0;
+}
+
+/*
+ * After the config's last timed call: every chosen kept call against the
+ * reference, run on a copy of the inputs that call was given.
+ */
+static int compare_kept(judge *j, size_t *ret_compared)
 {
     const avo_jobspec *spec = j->spec;
+    if (choose_compared(j, ret_compared) < 0)
+        return device_failed(j, wrong(j, "%s", "judge out of memory or randomness"));
     for (size_t k = 0; k < j->nkept; k++) {
+        if (!j->kept[k].compare)
+            continue;
         const unsigned char *rec = j->kept[k].bytes;
         for (size_t i = 0; i < spec->nargs; i++) {
             const avo_arg_spec *a = &spec->args[i];
@@ -432,12 +484,13 @@ int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
             snprintf(why, sizeof why, "judge out of memory for timing samples");
             j.failed = 1;
         }
+        size_t compared = 0;
         if (rc == 0)
-            rc = compare_kept(&j);
+            rc = compare_kept(&j, &compared);
         json_object_set_new(entry, "max_error", json_real(j.max_error));
         if (rc < 0)
             goto done;
-        json_object_set_new(entry, "compared", json_integer((json_int_t)j.nkept));
+        json_object_set_new(entry, "compared", json_integer((json_int_t)compared));
         json_object_set_new(entry, "median_s", json_real(t.median_s));
         json_object_set_new(entry, "spread", json_real(t.spread));
         json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));

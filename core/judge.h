@@ -16,13 +16,13 @@
  *      from a CSPRNG (never seen before, never predictable from the seed),
  *      outputs poisoned; after every sample all slots are checked (guards,
  *      inputs untouched, outputs written and finite), and of each measured
- *      sample one slot picked afterwards is copied and, with probability
- *      timing.check_rate (secret draws), kept; after the config's last
- *      timed call every kept slot is compared with the reference, and the
- *      reported time is the median of the compared samples alone (at least
- *      timing.min_checks of them), so skipping work on timed calls,
- *      caching across calls, answering from a clock or learning from the
- *      judge's rhythm fails the candidate or gains nothing;
+ *      sample one slot picked afterwards is copied; after the config's
+ *      last timed call, the copies of the median's samples, of each other
+ *      sample with probability timing.check_rate (secret draws) and of
+ *      more until timing.min_checks are compared with the reference, so
+ *      skipping work on timed calls, caching across calls, answering from
+ *      a clock or learning from the judge's rhythm fails the candidate or
+ *      gains nothing;
  *   3. check configs: sizes outside the listed configs, verified like (1).
  */
 #ifndef AVO_JUDGE_H

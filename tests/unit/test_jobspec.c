@@ -235,7 +235,7 @@ static void test_defaults(void)
     CHECK(spec.max_seconds == 3.0 && spec.min_sample_s == 0.0002);
     CHECK(spec.args[0].atol == 1e-4 && spec.args[0].rtol == 1e-4);
     CHECK_INT(spec.trials, 2);
-    CHECK(spec.check_rate == 1.0); /* every timed sample compared */
+    CHECK(spec.check_rate == 0.25);
     CHECK_INT(spec.min_checks, 3);
     CHECK_STR(spec.cache_dir, "/tmp/avo-xdg/avo/cuda");
     avo_jobspec_free(&spec);

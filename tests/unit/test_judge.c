@@ -32,10 +32,12 @@ typedef struct fake {
     const avo_jobspec *spec;
     float *x, *y, *out; /* MAX_SLOTS * N each */
     size_t slots, most_slots_asked, calls;
-    int skip_after;       /* > 0: calls after this many write nothing */
-    int fail_timing;      /* run_candidate fails once timing starts */
-    int wrong_every;      /* > 0: timed calls whose number is a multiple write -(x + y) */
-    int late;             /* timed calls write -(x + y); the "reference" then fixes every slot */
+    int skip_after;    /* > 0: calls after this many write nothing */
+    int fail_timing;   /* run_candidate fails once timing starts */
+    int wrong_every;   /* > 0: timed calls whose number is a multiple write -(x + y) */
+    int late;          /* timed calls write -(x + y); the "reference" then fixes every slot */
+    int cheat_samples; /* timed samples but every 4th: -(x + y), claiming 1000x faster */
+    size_t samples_run;
     size_t refs;          /* reference runs */
     size_t ref_calls[64]; /* candidate calls done at each reference run */
     float *seen;          /* x[0] of every call */
@@ -82,6 +84,8 @@ static int fk_run(void *self, const avo_config_spec *cfg, size_t nslots, double 
         snprintf(why, len, "the fake device failed");
         return -1;
     }
+    int cheat =
+        f->cheat_samples && f->calls >= (size_t)f->spec->trials && f->samples_run++ % 4 != 0;
     for (size_t s = 0; s < nslots; s++) {
         if (f->calls == 0)
             memcpy(f->first_x, f->x, sizeof f->first_x);
@@ -92,13 +96,14 @@ static int fk_run(void *self, const avo_config_spec *cfg, size_t nslots, double 
             continue;
         int timed = f->calls > (size_t)f->spec->trials;
         float sign =
-            timed && ((f->wrong_every > 0 && f->calls % (size_t)f->wrong_every == 0) || f->late)
+            cheat || (timed &&
+                      ((f->wrong_every > 0 && f->calls % (size_t)f->wrong_every == 0) || f->late))
                 ? -1.0f
                 : 1.0f;
         for (int i = 0; i < N; i++)
             f->out[s * N + i] = sign * (f->x[s * N + i] + f->y[s * N + i]);
     }
-    *ret_s = 1e-7 * (double)nslots; /* fast: the batch grows to its cap */
+    *ret_s = (cheat ? 1e-10 : 1e-7) * (double)nslots; /* fast: the batch grows to its cap */
     return 0;
 }
 
@@ -244,7 +249,8 @@ static void test_device_failure(const avo_jobspec *spec)
 }
 
 /* Every reference run after verification comes after the last candidate
- * call; as many as samples compared, each counted in the median. */
+ * call, one per compared sample: every sample with check_rate 1, at least
+ * min_checks otherwise. */
 static void test_no_reference_amid_timing(const avo_jobspec *spec, int all)
 {
     fake f = {0};
@@ -256,7 +262,7 @@ static void test_no_reference_amid_timing(const avo_jobspec *spec, int all)
     CHECK_INT((long long)f.refs, (long long)((size_t)spec->trials + compared));
     for (size_t r = (size_t)spec->trials; r < f.refs && r < 64; r++)
         CHECK_INT((long long)f.ref_calls[r], (long long)f.calls);
-    CHECK_INT((long long)samples, (long long)compared);
+    CHECK(compared <= samples);
     CHECK((long long)compared >= spec->min_checks);
     if (all) /* check_rate 1, target_spread 0: max_samples samples, every one compared */
         CHECK_INT((long long)compared, spec->max_samples);
@@ -301,12 +307,31 @@ static void test_work_after_answer(const avo_jobspec *spec)
     fake_free(&f);
 }
 
+/* Wrong, and 1000x faster, on three samples in four: the median is such a
+ * sample and always compared, so even a rate near 0 (min_checks 1) fails it
+ * every time. */
+static void test_median_compared(const avo_jobspec *spec)
+{
+    for (int round = 0; round < 5; round++) {
+        fake f = {.cheat_samples = 1};
+        json_t *entry;
+        char reason[1024];
+        CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_WRONG);
+        CHECK_CONTAINS(reason, "config c64: output of timed runs differs from reference");
+        json_decref(entry);
+        fake_free(&f);
+    }
+}
+
 int main(void)
 {
-    avo_jobspec spec, half;
-    json_t *job, *half_job;
+    avo_jobspec spec, half, rare;
+    json_t *job, *half_job, *rare_job;
     parse_spec(&spec, &job, 1.0);
     parse_spec(&half, &half_job, 0.5);
+    parse_spec(&rare, &rare_job, 1e-9);
+    rare.min_checks = 1;
+    test_median_compared(&rare);
     test_batch_and_fresh_inputs(&spec);
     test_draw(&spec);
     test_skips_after_verification(&spec);
@@ -317,7 +342,9 @@ int main(void)
     test_work_after_answer(&spec);
     avo_jobspec_free(&spec);
     avo_jobspec_free(&half);
+    avo_jobspec_free(&rare);
     json_decref(job);
     json_decref(half_job);
+    json_decref(rare_job);
     return check_finish();
 }

@@ -13,8 +13,8 @@
  * evaluations at 5-120x the honest score.
  * Stopped by: which timed calls are compared is a secret draw at a fixed
  * rate, all comparisons run after the config's last timed call (no gap
- * during timing), and the reported time is made of compared samples only
- * (issue 18, item 1). Here the two verification calls of a config already
+ * during timing), and the samples that make the reported median are always
+ * compared (issue 18, item 1). Here the two verification calls of a config already
  * make two gaps, so every timed call is zeros, and every comparison fails.
  * integrity: expect=fail status=wrong reason=output of timed runs differs from reference
  */

@@ -5,9 +5,10 @@
  * others do the work: no pattern in the call count that a judge could
  * learn. It would score about 4x the honest kernel.
  * Stopped by: one call of every timed sample, drawn in secret after the
- * calls, is compared with the reference, and only compared samples make
- * the time (issue 18, item 1); nothing the clock tells the kernel predicts
- * the draw. A compared call is wrong with probability about 3/4.
+ * calls, is kept, and at least 3 of them (the median's always) are compared
+ * with the reference after the config's timed calls (issue 18, item 1);
+ * nothing the clock tells the kernel predicts the draw. A compared call is
+ * wrong with probability about 3/4.
  * integrity: expect=fail status=wrong reason=output of timed runs differs from reference
  */
 #define _GNU_SOURCE

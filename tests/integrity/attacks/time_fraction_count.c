@@ -5,11 +5,12 @@
  * one in four does the work. A judge that compares a fixed, small number of
  * timed calls misses it often; this one would score about 4x the honest
  * kernel.
- * Stopped by: every timed sample has one call, drawn in secret after the
- * calls, compared with the reference (timing.check_rate 1 by default), and
- * only compared samples make the time (issue 18, item 1). A compared call
- * is wrong with probability 3/4, so a config with k compared samples
- * passes with probability 4^-k (k >= 3 here; two configs).
+ * Stopped by: of every timed sample one call, drawn in secret after the
+ * calls, is kept; after the config's timed calls the median's samples and
+ * a secret share of the others, at least timing.min_checks (3), are
+ * compared with the reference (issue 18, item 1). A compared call is wrong
+ * with probability 3/4, so a config with k compared samples passes with
+ * probability 4^-k (k >= 3 here; two configs).
  * integrity: expect=fail status=wrong reason=output of timed runs differs from reference
  */
 #include <stdint.h>
