@@ -1041,8 +1041,9 @@ typedef struct cpu_device {
     call_sig sig;
     const char *status;  /* verdict when the device fails: crashed, timeout, wrong, error */
     clockid_t cpu_clock; /* the candidate process's CPU-time clock */
-    int use_cpu_clock;
-    int stopped; /* SIGSTOPped after its last call, until the next command */
+    int have_cpu_clock, use_cpu_clock; /* it exists; samples are read from it */
+    int stopped;                       /* SIGSTOPped after its last command, until the next one */
+    double stopped_cpu;                /* its CPU time when it stopped */
 } cpu_device;
 
 /* Name how the candidate ended (wait status and usage of its reap). */
@@ -1082,9 +1083,10 @@ static int candidate_gone(cpu_device *d, char *why, size_t len)
 }
 
 /*
- * Stop the candidate once it has answered a call, so nothing it does after
- * its acknowledgement (finishing outputs while the judge checks them, off
- * the clock) can happen: it stays stopped until the next command.
+ * Stop the candidate once it has answered a command, so nothing it does
+ * after its acknowledgement (finishing outputs while the judge checks them,
+ * reading the next call's inputs while the judge fills them, all off the
+ * clock) can happen: it stays stopped until the next command.
  */
 static int candidate_stop(cpu_device *d, char *why, size_t len)
 {
@@ -1116,7 +1118,31 @@ static double candidate_clock(const cpu_device *d)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Send a command and wait for its acknowledgement. */
+/* The candidate process's CPU time (all its threads), -1 if unknown. */
+static double candidate_cpu(const cpu_device *d)
+{
+    struct timespec t;
+    if (!d->have_cpu_clock || clock_gettime(d->cpu_clock, &t) < 0)
+        return -1;
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* CPU time a stopped candidate may seem to gain: the stop itself (signal
+ * delivery after the judge's wait returned).  A process that woke itself
+ * to work off the clock gains far more. */
+#define STOPPED_CPU_SLACK_S 200e-6
+
+/*
+ * Send a command and wait for its acknowledgement; the candidate is
+ * stopped again afterwards (all but CMD_EXIT).
+ *
+ * A stopped candidate must still be stopped, having used no CPU time, when
+ * the next command comes: one that woke itself (a timer's signal, SIGCONT
+ * from a handler) broke the protocol.  The sample's clock starts before the
+ * SIGCONT, so a SIGCONT handler's work counts, and on the CPU-time clock it
+ * ends once the candidate is stopped, so work after the acknowledgement
+ * counts too.
+ */
 static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_t nslots,
                    double *ret_s, char *why, size_t len)
 {
@@ -1127,24 +1153,42 @@ static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_
         snprintf(why, len, "no randomness from getrandom");
         return -1;
     }
+    double t0 = candidate_clock(d);
     if (d->stopped) {
+        double cpu = candidate_cpu(d);
+        if (cpu >= 0 && d->stopped_cpu >= 0 && cpu - d->stopped_cpu > STOPPED_CPU_SLACK_S) {
+            d->status = "wrong";
+            snprintf(why, len,
+                     "ran while stopped after answering (%.0f us of CPU time off the clock: "
+                     "it woke itself)",
+                     (cpu - d->stopped_cpu) * 1e6);
+            return -1;
+        }
         kill(d->cand, SIGCONT);
         d->stopped = 0;
     }
-    double t0 = candidate_clock(d);
     if (write_all(d->cmd_fd, &cmd, sizeof cmd) < 0)
         return candidate_gone(d, why, len);
     uint64_t ack;
     if (read_all(d->ack_fd, &ack, sizeof ack) < 0)
         return candidate_gone(d, why, len);
-    if (ret_s)
-        *ret_s = candidate_clock(d) - t0;
+    double t1 = candidate_clock(d);
     if (ack != cmd.nonce + 1) {
         d->status = "wrong";
         snprintf(why, len, "broke the harness protocol (a forged or early acknowledgement)");
         return -1;
     }
-    return op == CMD_CALL ? candidate_stop(d, why, len) : 0;
+    if (op != CMD_EXIT) {
+        int rc = candidate_stop(d, why, len);
+        if (rc < 0)
+            return rc;
+        if (d->use_cpu_clock)
+            t1 = candidate_clock(d);
+        d->stopped_cpu = candidate_cpu(d);
+    }
+    if (ret_s)
+        *ret_s = t1 - t0;
+    return 0;
 }
 
 static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max_slots,
@@ -1304,7 +1348,8 @@ static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_
     d.cand = start_candidate(job, cmd[0], ack[1], region_fd, so_fd);
     if (d.cand < 0)
         judge_done("error", "cannot fork the kernel process");
-    d.use_cpu_clock = spec->threads == 1 && clock_getcpuclockid(d.cand, &d.cpu_clock) == 0;
+    d.have_cpu_clock = clock_getcpuclockid(d.cand, &d.cpu_clock) == 0;
+    d.use_cpu_clock = spec->threads == 1 && d.have_cpu_clock;
     close(cmd[0]);
     close(ack[1]);
     close(so_fd);

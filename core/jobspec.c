@@ -316,7 +316,7 @@ static int parse_settings(const json_t *job, const avo_jobspec_rules *rules, avo
     const json_t *tol = json_object_get(job, "tolerance");
     const json_t *timing = json_object_get(job, "timing");
     const json_t *limits = json_object_get(job, "limits");
-    double atol = 0, rtol = 0, trials, min_samples, max_samples;
+    double atol = 0, rtol = 0, trials, min_samples, max_samples, min_checks;
     int global_tolerance = !rules->per_type_tolerance;
     if ((global_tolerance && (avo_jobspec_number(tol, "atol", 1e-4, &atol) < 0 ||
                               avo_jobspec_number(tol, "rtol", 1e-4, &rtol) < 0)) ||
@@ -326,6 +326,8 @@ static int parse_settings(const json_t *job, const avo_jobspec_rules *rules, avo
         avo_jobspec_number(timing, "max_samples", rules->max_samples, &max_samples) < 0 ||
         avo_jobspec_number(timing, "target_spread", rules->target_spread, &s->target_spread) < 0 ||
         avo_jobspec_number(timing, "max_seconds", rules->max_seconds, &s->max_seconds) < 0 ||
+        avo_jobspec_number(timing, "check_rate", AVO_JOBSPEC_CHECK_RATE, &s->check_rate) < 0 ||
+        avo_jobspec_number(timing, "min_checks", AVO_JOBSPEC_MIN_CHECKS, &min_checks) < 0 ||
         avo_jobspec_number(limits, "timeout_s", rules->timeout_s, &s->timeout_s) < 0 ||
         avo_jobspec_number(limits, "compile_timeout_s", rules->compile_timeout_s,
                            &s->compile_timeout_s) < 0 ||
@@ -350,6 +352,11 @@ static int parse_settings(const json_t *job, const avo_jobspec_rules *rules, avo
     s->max_samples = max_samples < s->min_samples ? s->min_samples
                      : max_samples > cap          ? (int)cap
                                                   : (int)max_samples;
+    if (!(s->check_rate > 0 && s->check_rate <= 1))
+        return avo_error(err, errlen, AVO_EINVAL, "timing.check_rate must be in (0, 1]");
+    s->min_checks = min_checks < 1                ? 1
+                    : min_checks > s->max_samples ? s->max_samples
+                                                  : (int)min_checks;
     const json_t *enabled = json_object_get(timing, "enabled");
     s->timing = enabled ? json_is_true(enabled) : 1;
     const json_t *seed = json_object_get(job, "seed");

@@ -53,6 +53,8 @@ typedef struct avo_config_spec {
 
 #define AVO_JOBSPEC_MAX_ARGS 64     /* arguments of a kernel */
 #define AVO_JOBSPEC_MAX_THREADS 256 /* threads an evaluator may allow a kernel */
+#define AVO_JOBSPEC_CHECK_RATE 0.25 /* default timing.check_rate */
+#define AVO_JOBSPEC_MIN_CHECKS 3    /* default timing.min_checks */
 
 typedef struct avo_jobspec {
     const char *source, *entry;         /* the candidate (borrowed) */
@@ -70,6 +72,11 @@ typedef struct avo_jobspec {
     int trials, timing;
     double min_sample_s, target_spread, max_seconds;
     int min_samples, max_samples;
+    /* Timed samples compared with the reference: the median's, each other
+     * with probability check_rate (secret draws), at least min_checks per
+     * config (core/judge.c). */
+    double check_rate;
+    int min_checks;
     double timeout_s, compile_timeout_s;
     double cpu_s, memory_mb; /* only when the rules' process_limits is set */
     char *cache_dir;

@@ -3,8 +3,10 @@
  *
  * Buffers the judge owns, per argument: the reference's copy, the inputs as
  * generated for the current verification trial, and during timing a saved
- * copy of every slot's inputs.  The candidate's buffers belong to the
- * device; the judge reads them through dev->data.
+ * copy of every slot's inputs; per config, the records of the timed calls
+ * kept for the reference (inputs and outputs of one slot per kept sample).
+ * The candidate's buffers belong to the device; the judge reads them
+ * through dev->data.
  */
 #include <errno.h>
 #include <math.h>
@@ -20,7 +22,18 @@
 #include "judge.h"
 #include "measure.h"
 
-#define JUDGE_MIN_CHECKS 2 /* timed samples compared with the reference, per config */
+/* Past this many bytes of kept records per config, a measured sample is not
+ * kept (and so does not count) once min_checks are. */
+#define JUDGE_RECORD_BUDGET ((size_t)512 << 20)
+
+/* One call of a measured sample, kept for the reference: the inputs it was
+ * given and the outputs it left, copied at its answer, in one block laid
+ * out by judge.rec_in / judge.rec_out; and the sample's time per call. */
+typedef struct judge_record {
+    unsigned char *bytes;
+    double s;
+    int compare; /* chosen to be compared with the reference */
+} judge_record;
 
 typedef struct judge {
     const avo_jobspec *spec;
@@ -35,10 +48,15 @@ typedef struct judge {
     avo_measure_view *views;
     char *why;
     size_t why_len;
-    int failed;                   /* the device failed (not a wrong answer) */
-    int checked, force_check;     /* timed samples compared with the reference; next one must be */
-    double cand_spent, ref_spent; /* seconds of timed samples, of reference checks */
+    int failed; /* the device failed (not a wrong answer) */
     double max_error;
+    /* Timing: one call of every measured sample, copied into `scratch` at
+     * its answer and kept in `kept` (the samples that count). */
+    size_t *rec_in, *rec_out; /* per argument: offset in a record, SIZE_MAX if none */
+    size_t rec_bytes;
+    unsigned char *scratch;
+    judge_record *kept;
+    size_t nkept, kept_cap;
 } judge;
 
 static int is_buffer(const avo_arg_spec *a)
@@ -65,6 +83,12 @@ static void judge_free(judge *j)
     free(j->timed_saved);
     free(j->bytes);
     free(j->views);
+    for (size_t k = 0; k < j->nkept; k++)
+        free(j->kept[k].bytes);
+    free(j->kept);
+    free(j->scratch);
+    free(j->rec_in);
+    free(j->rec_out);
 }
 
 static int judge_alloc(judge *j)
@@ -76,7 +100,10 @@ static int judge_alloc(judge *j)
     j->timed_saved = calloc(n, sizeof *j->timed_saved);
     j->bytes = calloc(n, sizeof *j->bytes);
     j->views = calloc(n, sizeof *j->views);
-    if (!j->ref || !j->saved || !j->ref_wrote || !j->timed_saved || !j->bytes || !j->views)
+    j->rec_in = calloc(n, sizeof *j->rec_in);
+    j->rec_out = calloc(n, sizeof *j->rec_out);
+    if (!j->ref || !j->saved || !j->ref_wrote || !j->timed_saved || !j->bytes || !j->views ||
+        !j->rec_in || !j->rec_out)
         return -1;
     for (size_t i = 0; i < n; i++) {
         const avo_arg_spec *a = &j->spec->args[i];
@@ -90,6 +117,19 @@ static int judge_alloc(judge *j)
             return -1;
         if (a->kind == AVO_ARG_OUT && !(j->ref_wrote[i] = calloc(j->cfg->lengths[i] + 1, 1)))
             return -1;
+    }
+    /* A record: inputs as given (in, inout), then outputs as left (out, inout). */
+    for (size_t i = 0; i < n; i++) {
+        const avo_arg_spec *a = &j->spec->args[i];
+        j->rec_in[i] = j->rec_out[i] = SIZE_MAX;
+        if (a->kind == AVO_ARG_IN || a->kind == AVO_ARG_INOUT) {
+            j->rec_in[i] = j->rec_bytes;
+            j->rec_bytes += j->bytes[i];
+        }
+        if (a->kind == AVO_ARG_OUT || a->kind == AVO_ARG_INOUT) {
+            j->rec_out[i] = j->rec_bytes;
+            j->rec_bytes += j->bytes[i];
+        }
     }
     return 0;
 }
@@ -180,21 +220,57 @@ static int reserve_timed(judge *j, size_t slots)
     return 0;
 }
 
-static int secret_index(size_t n, size_t *ret)
+/* A secret uniform draw in [0, 1) and a secret index in [0, n). */
+static int secret_draw(size_t n, double *ret_u, size_t *ret_index)
 {
-    uint64_t r;
-    if (getrandom(&r, sizeof r, 0) != sizeof r)
+    uint64_t r[2];
+    if (getrandom(r, sizeof r, 0) != sizeof r)
         return -1;
-    *ret = (size_t)(r % n);
+    *ret_u = (double)(r[0] >> 11) * 0x1p-53;
+    *ret_index = (size_t)(r[1] % n);
     return 0;
 }
 
 /*
- * The timing sampler: `batch` calls, each on a slot of fresh secret inputs;
- * then every slot checked cheaply and one, chosen after the calls, against
- * the reference.  A failed check stops timing with the reason in j->why.
+ * Keep the scratch record for the reference.  Refused (the sample then does
+ * not count) only past JUDGE_RECORD_BUDGET with min_checks already kept, so
+ * a config whose outputs are huge still gets its minimum.
  */
-static int timed_sample(void *opaque, uint64_t batch, double *ret_s)
+static int keep_scratch(judge *j, double s)
+{
+    if (j->nkept >= (size_t)j->spec->min_checks &&
+        (j->nkept + 1) * j->rec_bytes > JUDGE_RECORD_BUDGET)
+        return 0;
+    if (j->nkept == j->kept_cap) {
+        size_t cap = j->kept_cap ? 2 * j->kept_cap : 16;
+        judge_record *p = realloc(j->kept, cap * sizeof *p);
+        if (!p)
+            return -1;
+        j->kept = p;
+        j->kept_cap = cap;
+    }
+    unsigned char *next = malloc(j->rec_bytes ? j->rec_bytes : 1);
+    if (!next)
+        return -1;
+    j->kept[j->nkept++] = (judge_record){.bytes = j->scratch, .s = s};
+    j->scratch = next;
+    return 1;
+}
+
+/*
+ * The timing sampler: `batch` calls, each on a slot of fresh secret inputs,
+ * then every slot checked cheaply (guards, inputs untouched, outputs
+ * written where the reference writes, floats finite).
+ *
+ * Of a measured sample, one slot picked in secret after the calls is copied
+ * at once (the candidate is stopped: what it might write later is never
+ * looked at) and kept; which kept samples are compared with the reference
+ * is decided only after the config's last timed call (choose_compared), so
+ * nothing the candidate can observe while it is timed (gaps between calls,
+ * their number, the reference's speed) depends on it.  A failed check
+ * stops timing with the reason in j->why.
+ */
+static int timed_sample(void *opaque, uint64_t batch, int measured, double *ret_s)
 {
     judge *j = opaque;
     const avo_jobspec *spec = j->spec;
@@ -223,9 +299,24 @@ static int timed_sample(void *opaque, uint64_t batch, double *ret_s)
     double t = 0;
     if ((rc = j->dev->run_candidate(j->dev->self, j->cfg, slots, &t, j->why, j->why_len)) < 0)
         return device_failed(j, rc);
+    *ret_s = t / (double)slots;
 
-    /* Every slot: guards, inputs untouched, outputs written where the
-     * reference writes, floats finite. */
+    /* One slot's buffers copied, before anything else reads the slots. */
+    double u;
+    size_t pick = 0;
+    if (measured) {
+        if (secret_draw(slots, &u, &pick) < 0)
+            return device_failed(j, wrong(j, "%s", "no randomness from getrandom"));
+        for (size_t i = 0; i < spec->nargs; i++) {
+            if (j->rec_in[i] != SIZE_MAX)
+                memcpy(j->scratch + j->rec_in[i], j->timed_saved[i] + pick * j->bytes[i],
+                       j->bytes[i]);
+            if (j->rec_out[i] != SIZE_MAX)
+                memcpy(j->scratch + j->rec_out[i], j->dev->data(j->dev->self, pick, i),
+                       j->bytes[i]);
+        }
+    }
+
     for (size_t s = 0; s < slots; s++) {
         const char *arg = "";
         if (!j->dev->guards_intact(j->dev->self, s, &arg))
@@ -249,42 +340,105 @@ static int timed_sample(void *opaque, uint64_t batch, double *ret_s)
                         return wrong(j, "timed runs wrote a non-finite value to %s", a->name);
         }
     }
-
-    /* Half of the samples, chosen in secret, and of those one slot, picked
-     * now that the calls are done: against the reference, while the time
-     * spent on the reference stays within the time spent timing (a slow
-     * reference would otherwise multiply the cost of timing a fast kernel),
-     * and at least JUDGE_MIN_CHECKS per config.  A kernel skipping work on
-     * a fraction f of its calls fails with probability at least
-     * 1 - (1 - f)^JUDGE_MIN_CHECKS per config. */
-    size_t pick, coin;
-    if (secret_index(slots, &pick) < 0 || secret_index(2, &coin) < 0)
-        return device_failed(j, wrong(j, "%s", "no randomness from getrandom"));
-    *ret_s = t / (double)slots;
-    j->cand_spent += t;
-    int check = j->force_check ||
-                (coin && (j->checked < JUDGE_MIN_CHECKS || j->ref_spent <= j->cand_spent));
-    if (!check)
+    if (!measured)
         return 0;
-    j->checked++;
-    for (size_t i = 0; i < spec->nargs; i++) {
-        const avo_arg_spec *a = &spec->args[i];
-        if (a->kind == AVO_ARG_OUT)
-            avo_measure_poison(j->ref[i], a->type, j->cfg->lengths[i]);
-        else if (is_buffer(a)) {
-            memcpy(j->ref[i], j->timed_saved[i] + pick * j->bytes[i], j->bytes[i]);
-            memcpy(j->saved[i], j->ref[i], j->bytes[i]);
+    rc = keep_scratch(j, *ret_s);
+    if (rc < 0)
+        return device_failed(j, wrong(j, "%s", "judge out of memory for timed outputs"));
+    return rc ? 0 : AVO_MEASURE_UNCOUNTED;
+}
+
+static int by_time(const void *a, const void *b)
+{
+    double x = (*(judge_record *const *)a)->s, y = (*(judge_record *const *)b)->s;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Which kept samples are compared, decided after the config's last timed
+ * call: the one or two whose time is the reported median, every other one
+ * with probability check_rate (secret draws), and more drawn uniformly
+ * among the rest until min_checks are.  *ret_n: how many.
+ */
+static int choose_compared(judge *j, size_t *ret_n)
+{
+    size_t n = j->nkept, chosen = 0;
+    judge_record **order = malloc((n ? n : 1) * sizeof *order);
+    if (!order)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        order[k] = &j->kept[k];
+    qsort(order, n, sizeof *order, by_time);
+    if (n > 0) {
+        order[n / 2]->compare = 1;
+        order[(n - 1) / 2]->compare = 1;
+    }
+    free(order);
+    for (size_t k = 0; k < n; k++) {
+        double u;
+        size_t unused;
+        if (secret_draw(1, &u, &unused) < 0)
+            return -1;
+        if (u < j->spec->check_rate)
+            j->kept[k].compare = 1;
+        chosen += (size_t)j->kept[k].compare;
+    }
+    size_t least = (size_t)j->spec->min_checks < n ? (size_t)j->spec->min_checks : n;
+    while (chosen < least) {
+        double u;
+        size_t k;
+        if (secret_draw(n, &u, &k) < 0)
+            return -1;
+        if (!j->kept[k].compare) {
+            j->kept[k].compare = 1;
+            chosen++;
         }
     }
-    double r0 = avo_monotonic();
-    if ((rc = j->dev->run_reference(j->dev->self, j->cfg, j->ref, j->why, j->why_len)) < 0)
-        return device_failed(j, rc);
-    j->ref_spent += avo_monotonic() - r0;
-    if (check_slot(j, pick, j->saved) < 0) {
-        char detail[512];
-        snprintf(detail, sizeof detail, "%s", j->why);
-        snprintf(j->why, j->why_len, "output of timed runs differs from reference: %s", detail);
-        return -1;
+    *ret_n = chosen;
+    return 0;
+}
+
+/*
+ * After the config's last timed call: every chosen kept call against the
+ * reference, run on a copy of the inputs that call was given.
+ */
+static int compare_kept(judge *j, size_t *ret_compared)
+{
+    const avo_jobspec *spec = j->spec;
+    if (choose_compared(j, ret_compared) < 0)
+        return device_failed(j, wrong(j, "%s", "judge out of memory or randomness"));
+    for (size_t k = 0; k < j->nkept; k++) {
+        if (!j->kept[k].compare)
+            continue;
+        const unsigned char *rec = j->kept[k].bytes;
+        for (size_t i = 0; i < spec->nargs; i++) {
+            const avo_arg_spec *a = &spec->args[i];
+            if (a->kind == AVO_ARG_OUT)
+                avo_measure_poison(j->ref[i], a->type, j->cfg->lengths[i]);
+            else if (is_buffer(a))
+                memcpy(j->ref[i], rec + j->rec_in[i], j->bytes[i]);
+        }
+        int rc = j->dev->run_reference(j->dev->self, j->cfg, j->ref, j->why, j->why_len);
+        if (rc < 0)
+            return device_failed(j, rc);
+        for (size_t i = 0; i < spec->nargs; i++) {
+            j->views[i].ref = j->ref[i];
+            j->views[i].cand = NULL;
+            j->views[i].saved = NULL;
+            if (j->rec_out[i] != SIZE_MAX)
+                j->views[i].cand = rec + j->rec_out[i];
+            else if (j->rec_in[i] != SIZE_MAX)
+                j->views[i].cand = j->views[i].saved = rec + j->rec_in[i];
+        }
+        double error = 0;
+        if (avo_measure_check(j->views, spec->nargs, 0, &error, j->why, j->why_len) < 0) {
+            char detail[512];
+            snprintf(detail, sizeof detail, "%s", j->why);
+            snprintf(j->why, j->why_len, "output of timed runs differs from reference: %s", detail);
+            return -1;
+        }
+        if (error > j->max_error || isnan(error))
+            j->max_error = error;
     }
     return 0;
 }
@@ -320,15 +474,23 @@ int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
         while (max_batch * 2 <= max_slots)
             max_batch *= 2;
         avo_measure_timing t;
-        rc = avo_measure_time(spec, max_batch, timed_sample, &j, &t);
-        /* More samples like the others, until enough were checked. */
-        j.force_check = 1;
-        while (rc == 0 && j.checked < JUDGE_MIN_CHECKS) {
-            double s;
-            rc = timed_sample(&j, t.batch ? t.batch : 1, &s);
+        if (!(j.scratch = malloc(j.rec_bytes ? j.rec_bytes : 1))) {
+            snprintf(why, sizeof why, "judge out of memory for timed outputs");
+            j.failed = 1;
+            goto done;
         }
+        rc = avo_measure_time(spec, max_batch, timed_sample, &j, &t);
+        if (rc < 0 && !why[0]) { /* the sampler always says why; this is AVO_ENOMEM */
+            snprintf(why, sizeof why, "judge out of memory for timing samples");
+            j.failed = 1;
+        }
+        size_t compared = 0;
+        if (rc == 0)
+            rc = compare_kept(&j, &compared);
+        json_object_set_new(entry, "max_error", json_real(j.max_error));
         if (rc < 0)
             goto done;
+        json_object_set_new(entry, "compared", json_integer((json_int_t)compared));
         json_object_set_new(entry, "median_s", json_real(t.median_s));
         json_object_set_new(entry, "spread", json_real(t.spread));
         json_object_set_new(entry, "samples", json_integer((json_int_t)t.samples));

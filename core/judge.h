@@ -15,12 +15,14 @@
  *      runs the candidate once on each of `batch` slots holding inputs drawn
  *      from a CSPRNG (never seen before, never predictable from the seed),
  *      outputs poisoned; after every sample all slots are checked (guards,
- *      inputs untouched, outputs written and finite), and in half of the
- *      samples, chosen in secret, one slot picked afterwards is compared
- *      with the reference (at least JUDGE_MIN_CHECKS per config, more while
- *      reference time stays within timed time), so skipping work on timed
- *      calls, caching across calls or answering from a clock fails the
- *      candidate;
+ *      inputs untouched, outputs written and finite), and of each measured
+ *      sample one slot picked afterwards is copied; after the config's
+ *      last timed call, the copies of the median's samples, of each other
+ *      sample with probability timing.check_rate (secret draws) and of
+ *      more until timing.min_checks are compared with the reference, so
+ *      skipping work on timed calls, caching across calls, answering from
+ *      a clock or learning from the judge's rhythm fails the candidate or
+ *      gains nothing;
  *   3. check configs: sizes outside the listed configs, verified like (1).
  */
 #ifndef AVO_JUDGE_H

@@ -302,36 +302,43 @@ int avo_measure_time(const avo_jobspec *spec, uint64_t max_batch, avo_measure_sa
     uint64_t batch = 1;
     int rc;
     memset(ret, 0, sizeof *ret);
-    if ((rc = sample(ctx, 1, &t)) < 0) /* warm-up */
+    if ((rc = sample(ctx, 1, 0, &t)) < 0) /* warm-up */
         return rc;
-    if ((rc = sample(ctx, 1, &t)) < 0)
+    if ((rc = sample(ctx, 1, 0, &t)) < 0)
         return rc;
     while (t * (double)batch < spec->min_sample_s && batch < max_batch &&
            avo_monotonic() - start < spec->max_seconds) {
         batch *= 2;
-        if ((rc = sample(ctx, batch, &t)) < 0)
+        if ((rc = sample(ctx, batch, 0, &t)) < 0)
             return rc;
     }
     ret->batch = batch;
-    double *samples = malloc((size_t)spec->max_samples * sizeof *samples);
-    if (!samples) {
-        ret->median_s = t;
-        ret->samples = 1;
-        return 0;
-    }
+    size_t cap = spec->max_samples > 0 ? (size_t)spec->max_samples : 1;
+    size_t least = spec->min_checks < 1 ? 1 : (size_t)spec->min_checks;
+    if (least > cap)
+        least = cap;
+    double *samples = malloc(cap * sizeof *samples);
+    if (!samples)
+        return AVO_ENOMEM;
+    /* Neither max_samples nor max_seconds ends timing before `least`
+     * samples count: which ones count is the sampler's secret, and the
+     * reported time is made of them alone. */
     size_t n = 0;
-    samples[n++] = t; /* the sample that ended calibration counts */
-    while (n < (size_t)spec->max_samples && avo_monotonic() - start < spec->max_seconds) {
-        if (n >= (size_t)spec->min_samples) {
+    while (n < cap &&
+           (n < least || (ret->taken < cap && avo_monotonic() - start < spec->max_seconds))) {
+        if (n >= (size_t)spec->min_samples && n >= least) {
             avo_measure_stats(samples, n, &ret->median_s, &ret->spread);
             if (ret->spread < spec->target_spread)
                 break;
         }
-        if ((rc = sample(ctx, batch, &samples[n])) < 0) {
+        double s = 0;
+        if ((rc = sample(ctx, batch, 1, &s)) < 0) {
             free(samples);
             return rc;
         }
-        n++;
+        ret->taken++;
+        if (rc != AVO_MEASURE_UNCOUNTED)
+            samples[n++] = s;
     }
     avo_measure_stats(samples, n, &ret->median_s, &ret->spread);
     ret->samples = n;

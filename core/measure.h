@@ -102,23 +102,32 @@ int avo_measure_check(const avo_measure_view *views, size_t n, size_t guard_byte
 /* Median of v[0..n) and MAD/median (0 when the median is 0); n >= 1. */
 void avo_measure_stats(const double *v, size_t n, double *ret_median, double *ret_spread);
 
-/* Seconds per call of `batch` back-to-back calls; negative to stop timing
- * (the sampler has recorded why). */
-typedef int (*avo_measure_sampler)(void *ctx, uint64_t batch, double *ret_s);
+/*
+ * One sample: seconds per call of `batch` back-to-back calls in *ret_s.
+ * `measured` is 0 for the warm-up and calibration samples (they only size
+ * the batch) and 1 for the samples the reported time may be made of.
+ * Returns 0 when the sample counts, AVO_MEASURE_UNCOUNTED when it must not
+ * be part of the statistics (the judge counts only samples it compares with
+ * the reference), negative to stop timing (the sampler has recorded why).
+ */
+#define AVO_MEASURE_UNCOUNTED 1
+typedef int (*avo_measure_sampler)(void *ctx, uint64_t batch, int measured, double *ret_s);
 
 typedef struct avo_measure_timing {
     double median_s, spread;
-    size_t samples;
+    size_t samples; /* counted samples, the median's */
+    size_t taken;   /* measured samples, counted or not */
     uint64_t batch;
 } avo_measure_timing;
 
 /*
  * The sampling policy both backends share: one warm-up sample, a batch size
  * doubled (up to max_batch) until one sample lasts the job's min_sample_s,
- * then samples until min_samples are in and the spread is under
- * target_spread, or max_samples or max_seconds is reached.  When the sample
- * array cannot be allocated the calibration sample alone is the result.
- * Returns 0, or the sampler's negative code.
+ * then measured samples until min_samples are counted and their spread is
+ * under target_spread, or max_samples were taken or max_seconds passed, but
+ * never fewer than the job's min_checks counted.  Median and spread are of
+ * the counted samples only.  Returns 0, AVO_ENOMEM, or the sampler's
+ * negative code.
  */
 int avo_measure_time(const avo_jobspec *spec, uint64_t max_batch, avo_measure_sampler sample,
                      void *ctx, avo_measure_timing *ret);

@@ -815,6 +815,16 @@ static int deny_detach(scmp_filter_ctx ctx)
     return rc;
 }
 
+/* No timer that signals: a candidate stopped after answering a call must
+ * stay stopped until the judge's next command, not wake itself (SIGCONT or
+ * any handled signal from its own timer) to work off the clock.  timerfd
+ * only makes an fd readable, which wakes no stopped process. */
+static int deny_timers(scmp_filter_ctx ctx)
+{
+    static const char *const timers[] = {"timer_create", "setitimer", "alarm", NULL};
+    return deny_list(ctx, timers);
+}
+
 static int load_filter(scmp_filter_ctx ctx, int rc, char *err, size_t errlen)
 {
     if (rc == 0)
@@ -846,6 +856,8 @@ static int sandbox_seccomp(const avo_sandbox_opts *o, char *err, size_t errlen)
             rc = deny_foreign_signals(ctx);
         if (rc == 0)
             rc = deny_detach(ctx);
+        if (rc == 0)
+            rc = deny_timers(ctx);
     }
     return load_filter(ctx, rc, err, errlen);
 }

@@ -4,7 +4,10 @@
 # Every kernel in tests/integrity/attacks/ is an attack on the evaluation,
 # written as an adversary who has read avo's source would; its header says
 # what it tries, which defence must stop it, and what the verdict must be
-# ("integrity: expect=fail|noinflate|any"). Each attack is evaluated twice:
+# ("integrity: expect=fail|noinflate|any", optionally followed by
+# "status=S" and "reason=TEXT": the verdict must be S and its reason must
+# contain TEXT, so the attack is known to fail BY the defence it names).
+# Each attack is evaluated twice:
 # by `avo eval --json` and by a one-candidate `avo run` into an archive that
 # already holds earlier candidates. An attack is CAUGHT when all of these
 # hold, otherwise it ESCAPED:
@@ -29,8 +32,10 @@
 #   - include_dev_zero: no process of the evaluation grew past 1 GiB
 #     resident (it runs under an outer 3 GiB address-space cap).
 # Then a GA is seeded with kernels/ga_cheat.c, whose CHEAT knob skips the
-# work on timed calls; its best candidate must not be CHEAT=1 with an
-# inflated score.
+# work on timed calls and whose ADAPT knob is the gap-measuring adaptive
+# cheat (attacks/time_adaptive_gaps.c): no candidate with either knob on may
+# be ok (each must be "wrong" by the checks of timed runs), and `avo
+# rebench` of the run must rank none of them.
 #
 # Started as root, the suite runs twice: as root, then as nobody (setpriv
 # to uid/gid 65534, HOME, caches and archive in a directory that user owns).
@@ -250,9 +255,14 @@ if [ ${#attacks[@]} = 0 ]; then
     for f in "$here"/attacks/*.c; do attacks+=("$(basename "$f" .c)"); done
 fi
 
-# judge NAME STATUS SCORE REASON EXPECT: appends to $why what is wrong with a verdict.
+# judge NAME STATUS SCORE REASON EXPECT [WANT_STATUS WANT_REASON]: appends to
+# $why what is wrong with a verdict.
 judge() {
-    local name=$1 status=$2 score=$3 reason=$4 expect=$5
+    local name=$1 status=$2 score=$3 reason=$4 expect=$5 want_status=${6:-} want_reason=${7:-}
+    [ -n "$want_status" ] && [ "$status" != "$want_status" ] &&
+        why+="$name status '${status:-none}', expected $want_status; "
+    [ -n "$want_reason" ] && [[ "$reason" != *"$want_reason"* ]] &&
+        why+="$name reason does not say '$want_reason'; "
     case $status in
         ok)
             if [ "$expect" = fail ]; then
@@ -278,6 +288,8 @@ for name in "${attacks[@]}"; do
         *",$mechanism,"* | *",$mechanism/$starter,"*) known_escape=1 ;;
         *) known_escape= ;;
     esac
+    want_status=$(sed -n 's/.*integrity: expect=[a-z]* .*status=\([a-z_]*\).*/\1/p' "$kernel" | head -n 1)
+    want_reason=$(sed -n 's/.*integrity: expect=[a-z]* .*reason=\(.*\)$/\1/p' "$kernel" | head -n 1)
     log=$root/logs/$name
     why=""
     cp "$archive" "$root/archive.bak" # no avo holds it open now, so the copy is whole
@@ -297,7 +309,7 @@ for name in "${attacks[@]}"; do
     score=$(field "$log.out" score)
     reason=$(field "$log.out" reason)
     [ "$eval_rc" = 0 ] || [ "$eval_rc" = 1 ] || why+="avo eval exited $eval_rc; "
-    judge "eval" "$status" "$score" "$reason" "$expect"
+    judge "eval" "$status" "$score" "$reason" "$expect" "$want_status" "$want_reason"
 
     # a one-candidate avo run into the archive
     in_env timeout 240 "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$kernel" \
@@ -306,7 +318,8 @@ for name in "${attacks[@]}"; do
     record=$(grep -o 'integrity-record .*' "$log.run.out" | head -n 1)
     run_status=$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$record")
     run_score=$(sed -n 's/.* score=\([^ ]*\).*/\1/p' <<<"$record")
-    judge "run" "$run_status" "$run_score" "$reason" "$expect"
+    run_reason=$(sed -n 's/.* reason=\(.*\)$/\1/p' <<<"$record")
+    judge "run" "$run_status" "$run_score" "$run_reason" "$expect" "$want_status" "$want_reason"
     if [ "$run_rc" != 0 ]; then
         why+="avo run exited $run_rc; "
         # a run that died must at least resume (issue 10: "avo resume aborts the same way")
@@ -377,7 +390,7 @@ for name in "${attacks[@]}"; do
     printf '%-22s %-14s %-9s %-10s %s\n' "$name" "${status:-none}" "$ratio" "$result" "${detail:0:160}"
 done
 
-# ------------------------------------------------- a GA with a cheating knob
+# ------------------------------------------------- a GA with cheating knobs
 if [ ${#@} = 0 ]; then
     ga_db=$root/ga.db
     why=""
@@ -385,28 +398,41 @@ if [ ${#@} = 0 ]; then
         evaluator="$here/evaluators/mm_ga.lua" >"$root/logs/ga.out" 2>&1 </dev/null
     ga_rc=$?
     [ "$ga_rc" = 0 ] || why+="avo run exited $ga_rc; "
-    best=$(sqlite3 -separator ' ' "$ga_db" "SELECT id, json_extract(knobs, '\$.CHEAT'), score
+    cheats="(json_extract(knobs, '\$.CHEAT') = 1 OR json_extract(knobs, '\$.ADAPT') = 1)"
+    best=$(sqlite3 -separator ' ' "$ga_db" "SELECT id, json_extract(knobs, '\$.CHEAT'),
+        json_extract(knobs, '\$.ADAPT'), score
         FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1" 2>&1)
-    tried=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE json_extract(knobs, '\$.CHEAT') = 1" 2>&1)
-    read -r best_id best_cheat best_score <<<"$best"
-    [ "${tried:-0}" -gt 0 ] 2>/dev/null || why+="the GA never tried CHEAT=1 (test too short); "
+    tried=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE $cheats" 2>&1)
+    tried_adapt=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE json_extract(knobs, '\$.ADAPT') = 1" 2>&1)
+    ok_cheats=$(sqlite3 "$ga_db" "SELECT group_concat(id || ':' || status || ':' || coalesce(reason, ''), ' | ')
+        FROM candidates WHERE $cheats AND status = 'ok'" 2>&1)
+    unjudged=$(sqlite3 "$ga_db" "SELECT count(*) FROM candidates WHERE $cheats AND
+        (status != 'wrong' OR reason NOT LIKE '%timed runs%')" 2>&1)
+    read -r best_id best_cheat best_adapt best_score <<<"$best"
+    [ "${tried_adapt:-0}" -gt 0 ] 2>/dev/null || why+="the GA never tried ADAPT=1 (test too short); "
+    [ -n "$ok_cheats" ] && why+="cheating candidates ok: ${ok_cheats:0:200}; "
+    [ "${unjudged:-1}" = 0 ] || why+="$unjudged cheating candidates not failed by the timed-run checks; "
     ratio=-
     if [ -n "${best_score:-}" ]; then
         ratio=$("$python" -c "print('%.3g' % (float('$best_score') / $honest))")
-        if [ "$best_cheat" = 1 ] && "$python" -c "import sys; sys.exit(0 if $best_score > $INFLATION * $honest else 1)"; then
-            why+="best #$best_id has CHEAT=1 at ${ratio}x the honest kernel; "
-        fi
     else
         why+="no ok candidate ($best); "
     fi
+    # avo rebench re-times the run's best: it must rank no cheating candidate.
+    in_env timeout 300 "$avo" rebench --db "$ga_db" --top 3 --rounds 2 >"$root/logs/ga.rebench.out" 2>&1 </dev/null ||
+        why+="avo rebench exited $?; "
+    ranked=$(sqlite3 "$ga_db" "SELECT count(*) FROM rebench_results r JOIN candidates c
+        ON c.id = r.candidate_id WHERE (json_extract(c.knobs, '\$.CHEAT') = 1 OR
+        json_extract(c.knobs, '\$.ADAPT') = 1)" 2>&1)
+    [ "$ranked" = 0 ] || why+="avo rebench ranked cheating candidates ($ranked); "
     if [ -z "$why" ]; then
         result=CAUGHT caught=$((caught + 1))
-        detail="best #$best_id CHEAT=$best_cheat ($tried CHEAT=1 candidates tried)"
+        detail="best #$best_id CHEAT=$best_cheat ADAPT=$best_adapt; $tried cheating candidates tried ($tried_adapt ADAPT=1), none ok"
     else
         result=ESCAPED escaped=$((escaped + 1))
         detail=$why
     fi
-    printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best CHEAT=${best_cheat:-?}" "$ratio" "$result" "${detail:0:160}"
+    printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best C${best_cheat:-?}A${best_adapt:-?}" "$ratio" "$result" "${detail:0:160}"
 fi
 
 echo "integrity ($mechanism, $mode): $caught caught, $documented escape as documented for $mechanism, $escaped not as documented"

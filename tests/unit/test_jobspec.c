@@ -28,13 +28,14 @@ static json_t *base_job(void)
         "{s:{s:i, s:b, s:s, s:f},"
         " s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s, s:[f, f]}, {s:s, s:s, s:s}],"
         " s:[{s:s, s:{s:i, s:f}, s:{s:i, s:i}, s:f, s:f}],"
-        " s:{s:f, s:f}, s:i, s:i, s:{s:i}, s:s}",
+        " s:{s:f, s:f}, s:i, s:i, s:{s:i, s:f, s:i}, s:s}",
         "knobs", "TILE", 64, "UNROLL", 1, "MODE", "fast", "SCALE", 0.5, "args", "name", "n", "kind",
         "scalar", "type", "i32", "name", "alpha", "kind", "scalar", "type", "f32", "name", "x",
         "kind", "in", "type", "f32", "range", 0.0, 2.0, "name", "y", "kind", "inout", "type", "f32",
         "configs", "name", "small", "scalars", "n", 100, "alpha", 2.5, "lengths", "x", 100, "y",
         100, "flops", 200.0, "bytes", 1200.0, "tolerance", "atol", 1e-5, "rtol", 1e-3, "seed", 99,
-        "trials", 5000, "timing", "max_samples", 7, "cache_dir", "/tmp/avo-x/cpu");
+        "trials", 5000, "timing", "max_samples", 7, "check_rate", 0.25, "min_checks", 50,
+        "cache_dir", "/tmp/avo-x/cpu");
     if (!job) {
         fprintf(stderr, "cannot build the test job\n");
         exit(1);
@@ -95,6 +96,8 @@ static void test_good_job(void)
     CHECK_INT(spec.trials, 1000); /* clamped to the rules' cap */
     CHECK_INT(spec.max_samples, 7);
     CHECK_INT(spec.min_samples, 5);
+    CHECK(spec.check_rate == 0.25);
+    CHECK_INT(spec.min_checks, 7); /* at most max_samples */
     CHECK(spec.timing == 1);
     CHECK(spec.timeout_s == 30 && spec.memory_mb == 4096 && spec.cpu_s == 60);
     CHECK_STR(spec.cache_dir, "/tmp/avo-x/cpu");
@@ -205,6 +208,13 @@ static void test_errors(void)
     expect_error(job, &cpu_like, "\"seed\" must be an integer");
     json_decref(job);
 
+    for (int bad = 0; bad < 2; bad++) { /* a rate of 0 would compare nothing */
+        job = base_job();
+        json_object_set_new(job, "timing", json_pack("{s:f}", "check_rate", bad ? 1.5 : 0.0));
+        expect_error(job, &cpu_like, "timing.check_rate must be in (0, 1]");
+        json_decref(job);
+    }
+
     job = base_job();
     json_object_set_new(job, "configs", json_array());
     expect_error(job, &cpu_like, "job has no \"configs\" list");
@@ -225,6 +235,8 @@ static void test_defaults(void)
     CHECK(spec.max_seconds == 3.0 && spec.min_sample_s == 0.0002);
     CHECK(spec.args[0].atol == 1e-4 && spec.args[0].rtol == 1e-4);
     CHECK_INT(spec.trials, 2);
+    CHECK(spec.check_rate == 0.25);
+    CHECK_INT(spec.min_checks, 3);
     CHECK_STR(spec.cache_dir, "/tmp/avo-xdg/avo/cuda");
     avo_jobspec_free(&spec);
 }

@@ -5,7 +5,12 @@
  * inputs follow the device's draw (AVO_DRAW_FLOAT for CUDA, DOUBLE for the
  * CPU); every candidate call sees inputs no earlier call saw; a candidate
  * that skips the work after verification is caught; a device failure is
- * reported as such.
+ * reported as such.  Against an adaptive kernel: no reference runs between
+ * the config's first and last timed call (so no gap tells a candidate which
+ * calls are compared), outputs are compared from copies taken at the answer
+ * (work the candidate does later is never looked at), a kernel wrong on
+ * some calls by call count is caught, and only compared samples make the
+ * reported time.
  */
 #include "judge.h"
 
@@ -27,9 +32,15 @@ typedef struct fake {
     const avo_jobspec *spec;
     float *x, *y, *out; /* MAX_SLOTS * N each */
     size_t slots, most_slots_asked, calls;
-    int skip_after;  /* > 0: calls after this many write nothing */
-    int fail_timing; /* run_candidate fails once timing starts */
-    float *seen;     /* x[0] of every call */
+    int skip_after;    /* > 0: calls after this many write nothing */
+    int fail_timing;   /* run_candidate fails once timing starts */
+    int wrong_every;   /* > 0: timed calls whose number is a multiple write -(x + y) */
+    int late;          /* timed calls write -(x + y); the "reference" then fixes every slot */
+    int cheat_samples; /* timed samples but every 4th: -(x + y), claiming 1000x faster */
+    size_t samples_run;
+    size_t refs;          /* reference runs */
+    size_t ref_calls[64]; /* candidate calls done at each reference run */
+    float *seen;          /* x[0] of every call */
     float first_x[N];
 } fake;
 
@@ -73,6 +84,8 @@ static int fk_run(void *self, const avo_config_spec *cfg, size_t nslots, double 
         snprintf(why, len, "the fake device failed");
         return -1;
     }
+    int cheat =
+        f->cheat_samples && f->calls >= (size_t)f->spec->trials && f->samples_run++ % 4 != 0;
     for (size_t s = 0; s < nslots; s++) {
         if (f->calls == 0)
             memcpy(f->first_x, f->x, sizeof f->first_x);
@@ -81,16 +94,30 @@ static int fk_run(void *self, const avo_config_spec *cfg, size_t nslots, double 
         f->calls++;
         if (f->skip_after > 0 && f->calls > (size_t)f->skip_after)
             continue;
+        int timed = f->calls > (size_t)f->spec->trials;
+        float sign =
+            cheat || (timed &&
+                      ((f->wrong_every > 0 && f->calls % (size_t)f->wrong_every == 0) || f->late))
+                ? -1.0f
+                : 1.0f;
         for (int i = 0; i < N; i++)
-            f->out[s * N + i] = f->x[s * N + i] + f->y[s * N + i];
+            f->out[s * N + i] = sign * (f->x[s * N + i] + f->y[s * N + i]);
     }
-    *ret_s = 1e-7 * (double)nslots; /* fast: the batch grows to its cap */
+    *ret_s = (cheat ? 1e-10 : 1e-7) * (double)nslots; /* fast: the batch grows to its cap */
     return 0;
 }
 
 static int fk_ref(void *self, const avo_config_spec *cfg, void **buffers, char *why, size_t len)
 {
-    (void)self, (void)cfg, (void)why, (void)len;
+    fake *f = self;
+    (void)cfg, (void)why, (void)len;
+    if (f->refs < 64)
+        f->ref_calls[f->refs] = f->calls;
+    f->refs++;
+    if (f->late) /* the candidate finishing its outputs while the judge is busy */
+        for (size_t s = 0; s < f->slots; s++)
+            for (int i = 0; i < N; i++)
+                f->out[s * N + i] = f->x[s * N + i] + f->y[s * N + i];
     const float *x = buffers[1], *y = buffers[2];
     float *out = buffers[3];
     for (int i = 0; i < N; i++)
@@ -99,7 +126,7 @@ static int fk_ref(void *self, const avo_config_spec *cfg, void **buffers, char *
 }
 
 /* The spec borrows the job's strings: the caller keeps *ret_job. */
-static void parse_spec(avo_jobspec *spec, json_t **ret_job)
+static void parse_spec(avo_jobspec *spec, json_t **ret_job, double check_rate)
 {
     json_t *job =
         json_pack("{s:[{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:s, s:s}],"
@@ -111,6 +138,7 @@ static void parse_spec(avo_jobspec *spec, json_t **ret_job)
                   N, "y", N, "out", N, "flops", 64.0, "bytes", 768.0, "tolerance", "atol", 1e-6,
                   "rtol", 1e-6, "seed", 7, "trials", 2, "timing", "min_sample_s", 0.01,
                   "min_samples", 5, "max_samples", 8, "target_spread", 0.0, "max_seconds", 5.0);
+    json_object_set_new(json_object_get(job, "timing"), "check_rate", json_real(check_rate));
     char err[AVO_ERRLEN] = "";
     int rc = avo_jobspec_parse(job, avo_backend_cpu.rules, spec, err, sizeof err);
     *ret_job = job;
@@ -220,16 +248,103 @@ static void test_device_failure(const avo_jobspec *spec)
     fake_free(&f);
 }
 
+/* Every reference run after verification comes after the last candidate
+ * call, one per compared sample: every sample with check_rate 1, at least
+ * min_checks otherwise. */
+static void test_no_reference_amid_timing(const avo_jobspec *spec, int all)
+{
+    fake f = {0};
+    json_t *entry;
+    char reason[1024];
+    CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_OK);
+    size_t compared = (size_t)json_integer_value(json_object_get(entry, "compared"));
+    size_t samples = (size_t)json_integer_value(json_object_get(entry, "samples"));
+    CHECK_INT((long long)f.refs, (long long)((size_t)spec->trials + compared));
+    for (size_t r = (size_t)spec->trials; r < f.refs && r < 64; r++)
+        CHECK_INT((long long)f.ref_calls[r], (long long)f.calls);
+    CHECK(compared <= samples);
+    CHECK((long long)compared >= spec->min_checks);
+    if (all) /* check_rate 1, target_spread 0: max_samples samples, every one compared */
+        CHECK_INT((long long)compared, spec->max_samples);
+    json_decref(entry);
+    fake_free(&f);
+}
+
+/* Wrong on every 3rd call by count (the gap- or count-driven cheat): one
+ * in three compared calls is wrong, so with 8 compared the chance to pass
+ * is (2/3)^8 < 4%; run it 3 times, each must fail with the reference's
+ * verdict, or pass (never any other failure). At least one must fail. */
+static void test_wrong_by_count(const avo_jobspec *spec)
+{
+    int caught = 0;
+    for (int round = 0; round < 3; round++) {
+        fake f = {.wrong_every = 3};
+        json_t *entry;
+        char reason[1024];
+        int rc = judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason);
+        if (rc == AVO_JUDGE_WRONG) {
+            CHECK_CONTAINS(reason, "config c64: output of timed runs differs from reference");
+            caught++;
+        } else {
+            CHECK_INT(rc, AVO_JUDGE_OK);
+        }
+        json_decref(entry);
+        fake_free(&f);
+    }
+    CHECK(caught > 0);
+}
+
+/* Outputs fixed after the answer, while the judge runs the reference: the
+ * judge compares what the candidate had answered, and it is wrong. */
+static void test_work_after_answer(const avo_jobspec *spec)
+{
+    fake f = {.late = 1};
+    json_t *entry;
+    char reason[1024];
+    CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_WRONG);
+    CHECK_CONTAINS(reason, "config c64: output of timed runs differs from reference: max error");
+    json_decref(entry);
+    fake_free(&f);
+}
+
+/* Wrong, and 1000x faster, on three samples in four: the median is such a
+ * sample and always compared, so even a rate near 0 (min_checks 1) fails it
+ * every time. */
+static void test_median_compared(const avo_jobspec *spec)
+{
+    for (int round = 0; round < 5; round++) {
+        fake f = {.cheat_samples = 1};
+        json_t *entry;
+        char reason[1024];
+        CHECK_INT(judge(spec, &f, AVO_DRAW_FLOAT, &entry, reason, sizeof reason), AVO_JUDGE_WRONG);
+        CHECK_CONTAINS(reason, "config c64: output of timed runs differs from reference");
+        json_decref(entry);
+        fake_free(&f);
+    }
+}
+
 int main(void)
 {
-    avo_jobspec spec;
-    json_t *job;
-    parse_spec(&spec, &job);
+    avo_jobspec spec, half, rare;
+    json_t *job, *half_job, *rare_job;
+    parse_spec(&spec, &job, 1.0);
+    parse_spec(&half, &half_job, 0.5);
+    parse_spec(&rare, &rare_job, 1e-9);
+    rare.min_checks = 1;
+    test_median_compared(&rare);
     test_batch_and_fresh_inputs(&spec);
     test_draw(&spec);
     test_skips_after_verification(&spec);
     test_device_failure(&spec);
+    test_no_reference_amid_timing(&spec, 1);
+    test_no_reference_amid_timing(&half, 0);
+    test_wrong_by_count(&spec);
+    test_work_after_answer(&spec);
     avo_jobspec_free(&spec);
+    avo_jobspec_free(&half);
+    avo_jobspec_free(&rare);
     json_decref(job);
+    json_decref(half_job);
+    json_decref(rare_job);
     return check_finish();
 }

@@ -183,14 +183,17 @@ static void test_stats(void)
     CHECK(med == 0 && spread == 0);
 }
 
-/* A fake device: a call costs 1 ms; counts what it was asked for. */
+/* A fake device: a call costs 1 ms; counts what it was asked for.  With
+ * count_every > 0 only every count_every-th measured sample counts, and the
+ * others claim 1 us (a kernel skipping work on samples it was told are not
+ * compared): they must not move the median. */
 typedef struct fake {
-    int calls;
+    int calls, measured;
     uint64_t last_batch;
-    int fail_at;
+    int fail_at, count_every;
 } fake;
 
-static int fake_sample(void *ctx, uint64_t batch, double *ret_s)
+static int fake_sample(void *ctx, uint64_t batch, int measured, double *ret_s)
 {
     fake *f = ctx;
     f->calls++;
@@ -198,7 +201,12 @@ static int fake_sample(void *ctx, uint64_t batch, double *ret_s)
     if (f->fail_at && f->calls == f->fail_at)
         return -7;
     *ret_s = 1e-3;
-    return 0;
+    if (!measured || f->count_every <= 0)
+        return 0;
+    if (++f->measured % f->count_every == 0)
+        return 0;
+    *ret_s = 1e-6;
+    return AVO_MEASURE_UNCOUNTED;
 }
 
 static void test_time(void)
@@ -219,6 +227,21 @@ static void test_time(void)
     f = (fake){0};
     CHECK_INT(avo_measure_time(&spec, 2, fake_sample, &f, &t), 0);
     CHECK_INT(t.batch, 2); /* max_batch caps the calibration */
+
+    /* Only counted samples make the statistics. */
+    f = (fake){.count_every = 3};
+    CHECK_INT(avo_measure_time(&spec, 1024, fake_sample, &f, &t), 0);
+    CHECK(t.median_s == 1e-3 && t.spread == 0);
+    CHECK_INT(t.samples, 3);
+    CHECK_INT(t.taken, 9);
+    /* max_samples (10 taken) ends timing, but not before min_checks count. */
+    spec.min_checks = 5;
+    spec.target_spread = 0; /* never reached: the limits end it */
+    f = (fake){.count_every = 4};
+    CHECK_INT(avo_measure_time(&spec, 1024, fake_sample, &f, &t), 0);
+    CHECK_INT(t.samples, 5);
+    CHECK_INT(t.taken, 20);
+    CHECK(t.median_s == 1e-3);
 }
 
 int main(void)
