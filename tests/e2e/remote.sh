@@ -4,12 +4,19 @@
 # `avo worker --connect` processes; impostors are refused with clear reasons
 # (wrong secret, another run, another version, an unknown evaluator
 # fingerprint, garbage, an oversized hello); a worker that answers another
-# job's id is dropped; a worker killed mid-job has its job run elsewhere; the
+# job's id is dropped, and so is one that knows the secret but claims a rate
+# its FLOPs and median time do not give (issue 18); a worker killed mid-job
+# has its job run elsewhere; the
 # archive has every evaluation exactly once.  Then workers gone for good end
 # a run with a message, and bad worker invocations fail clearly.
 . "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
-peer="python3 tests/e2e/remote_peer.py"
+# remote_peer.py speaks the encrypted channel through PyNaCl (python3-nacl).
+py=""
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import nacl.bindings' 2>/dev/null; then py=$p; break; fi
+done
+[ -n "$py" ] || { echo "skip: python3 with PyNaCl missing (tools/install-deps --tests installs python3-nacl)"; exit 77; }
+peer="$py tests/e2e/remote_peer.py"
 export AVO_WORKER_SECRET=test-secret-0123456789abcdef
 pids=""
 cleanup() {
@@ -71,6 +78,10 @@ expect_in "$tmp/err" "refused by the engine: authentication failed"
 $peer "$address" wrong_id >"$tmp/peer.wrong_id"
 expect_in "$tmp/peer.wrong_id" "welcome"
 expect_in "$tmp/peer.wrong_id" "dropped"
+# One that knows the secret and forges a rate: dropped, its job requeued.
+$peer "$address" bad_rate >"$tmp/peer.bad_rate"
+expect_in "$tmp/peer.bad_rate" "welcome"
+expect_in "$tmp/peer.bad_rate" "dropped"
 
 "$AVO" worker --connect "$address" 2>"$tmp/wa.err" &
 wa=$!
@@ -101,10 +112,12 @@ expect_in "$err" "refused a worker from 127.0.0.1:"
 expect_in "$err" "authentication failed"
 expect_in "$err" "worker rogue/"
 expect_in "$err" "sent a result for job"
+expect_in "$err" "sent an invalid result: config '"
+expect_in "$err" "gflops 1e+09 is not the job's work over its median time"
 expect_in "$err" "queued again"
 expect_in "$err" "done after 40 evaluations"
 n=$(grep -c "queued again" "$err")
-[ "$n" -ge 2 ] || { cat "$err"; fail "expected the rogue's and worker A's jobs requeued, saw $n"; }
+[ "$n" -ge 3 ] || { cat "$err"; fail "expected the rogues' and worker A's jobs requeued, saw $n"; }
 db="$tmp/r.db"
 [ "$(q "$db" "SELECT count(*) FROM candidates")" = 40 ] || fail "expected 40 candidates"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'pending'")" = 0 ] ||
