@@ -901,7 +901,7 @@ static int collect_remote(avo_pool *pool, int i)
         if (rc == AVO_ENOMEM)
             return rc;
         if (rc < 0) {
-            snprintf(why, sizeof why, "%s", err);
+            snprintf(why, sizeof why, "its %s", err);
             return remote_lost(pool, i, why, 0);
         }
         if (rc == 0)

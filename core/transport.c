@@ -716,7 +716,7 @@ int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *d
     size_t pos = *at;
     if (ch->pull.ended) {
         if (pos < len)
-            return avo_error(err, errlen, AVO_EPROTO, "bytes after the end of the stream");
+            return avo_error(err, errlen, AVO_EPROTO, "stream goes on after its final message");
         return 0;
     }
     if (!ch->pull.started) {
@@ -724,7 +724,7 @@ int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *d
             return 0;
         if (crypto_secretstream_xchacha20poly1305_init_pull(&ch->pull.state, data + pos,
                                                             ch->pull_key) != 0)
-            return avo_error(err, errlen, AVO_EPROTO, "the stream header is invalid");
+            return avo_error(err, errlen, AVO_EPROTO, "stream header is invalid");
         ch->pull.started = 1;
         pos += crypto_secretstream_xchacha20poly1305_HEADERBYTES;
         *at = pos;
@@ -736,7 +736,7 @@ int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *d
                   (size_t)frame[3] << 24;
     if (clen < crypto_secretstream_xchacha20poly1305_ABYTES || clen > FRAME_MAX)
         return avo_error(err, errlen, AVO_EPROTO,
-                         "the stream failed authentication (a frame of %zu bytes)", clen);
+                         "stream failed authentication (a frame of %zu bytes)", clen);
     if (len - pos - 4 < clen)
         return 0;
     size_t mlen = clen - crypto_secretstream_xchacha20poly1305_ABYTES;
@@ -749,19 +749,19 @@ int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *d
                                                    clen, frame, 4) != 0) {
         free(plain);
         return avo_error(err, errlen, AVO_EPROTO,
-                         "the stream failed authentication (a forged, replayed, reordered, "
+                         "stream failed authentication (a forged, replayed, reordered, "
                          "dropped or injected message)");
     }
     if (tag != crypto_secretstream_xchacha20poly1305_TAG_MESSAGE &&
         tag != crypto_secretstream_xchacha20poly1305_TAG_FINAL) {
         free(plain);
-        return avo_error(err, errlen, AVO_EPROTO, "a message with unexpected tag %u", tag);
+        return avo_error(err, errlen, AVO_EPROTO, "stream carried a message with tag %u", tag);
     }
     json_t *msg = json_loadb((const char *)plain, (size_t)got, 0, NULL);
     free(plain);
     if (!json_is_object(msg)) {
         json_decref(msg);
-        return avo_error(err, errlen, AVO_EPROTO, "an authenticated message that is not JSON");
+        return avo_error(err, errlen, AVO_EPROTO, "stream carried a message that is not JSON");
     }
     *at = pos + 4 + clen;
     ch->pull.ended = tag == crypto_secretstream_xchacha20poly1305_TAG_FINAL;

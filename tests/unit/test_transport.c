@@ -217,7 +217,7 @@ static void test_channel(void)
     memcpy(all + at, m2, l2);
     CHECK_INT(avo_transport_channel_open(w, all, at + l2, &at, &msg, &final, err, sizeof err),
               AVO_EPROTO);
-    CHECK_STR(err, "bytes after the end of the stream");
+    CHECK_STR(err, "stream goes on after its final message");
     /* The worker's key is not the engine's: its own stream does not open as ours. */
     size_t lw;
     unsigned char *mw = seal(w, "{\"n\": 9}", 0, &lw);
