@@ -179,8 +179,8 @@ static const json_t *job_config(const json_t *job, const char *key, const char *
  * scale, and 0 without a time.  A worker cannot claim a rate its time does
  * not give (the rate is what the search ranks by).  0, or AVO_EPROTO.
  */
-static int check_rate(const json_t *e, const char *name, const char *key, double work,
-                      double scale, char *err, size_t errlen)
+static int check_rate(const json_t *e, const char *name, const char *key, double work, double scale,
+                      char *err, size_t errlen)
 {
     const json_t *v = json_object_get(e, key);
     if (!v || json_is_null(v))

@@ -149,8 +149,7 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
                 int rc = avo_transport_channel_open(ch, (const unsigned char *)net.data, net.len,
                                                     &at, &msg, &final, err, sizeof err);
                 if (rc < 0) {
-                    fprintf(stderr, "avo worker: the engine's %s; dropping the connection\n",
-                            err);
+                    fprintf(stderr, "avo worker: the engine's %s; dropping the connection\n", err);
                     char reason[AVO_ERRLEN + 32];
                     snprintf(reason, sizeof reason, "the engine's %s", err);
                     leave(ch, fd, reason);

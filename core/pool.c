@@ -627,8 +627,8 @@ static void label(const worker *w, json_t *res)
 static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t errlen)
 {
     if (w->kind == SLOT_REMOTE) {
-        int rc = avo_transport_channel_send(w->channel, w->to_fd, j->job, 0, SEND_SECONDS, err,
-                                            errlen);
+        int rc =
+            avo_transport_channel_send(w->channel, w->to_fd, j->job, 0, SEND_SECONDS, err, errlen);
         if (rc == 0) {
             w->sent++;
             w->last_sent = avo_monotonic();
@@ -919,8 +919,7 @@ static int collect_remote(avo_pool *pool, int i)
             json_int_t n = json_is_integer(got) ? json_integer_value(got) : -1;
             json_decref(res);
             if (n < 0 || (uint64_t)n > w->sent)
-                return remote_lost(pool, i, "sent a heartbeat that counts messages never sent",
-                                   1);
+                return remote_lost(pool, i, "sent a heartbeat that counts messages never sent", 1);
             w->got = (uint64_t)n;
             continue;
         }

@@ -438,8 +438,9 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
     if (!nonce_w || strlen(nonce_w) != AVO_TRANSPORT_NONCE_HEX || !run || !version || !fp || !mac ||
         !host || !json_is_integer(pid) || !json_is_integer(device))
         return avo_error(err, errlen, AVO_EINVAL, "malformed hello (missing or bad fields)");
-    char *text = hello_text(nonce_hex, nonce_w, run, version, fp, host,
-                            (long long)json_integer_value(pid), (long long)json_integer_value(device));
+    char *text =
+        hello_text(nonce_hex, nonce_w, run, version, fp, host, (long long)json_integer_value(pid),
+                   (long long)json_integer_value(device));
     char expect[65];
     int ok = text && mac_hex(secret, text, expect) == 0;
     free(text);
@@ -552,11 +553,10 @@ int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
         rc = avo_error(err, errlen, AVO_ENOMEM, "cannot compute the handshake MAC");
         goto out;
     }
-    hello =
-        json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s}", "type", "hello", "protocol",
-                  AVO_TRANSPORT_PROTOCOL, "nonce", nonce_w, "run", worker->run, "version",
-                  worker->version, "fingerprint", worker->fingerprint, "host", host, "pid",
-                  (json_int_t)getpid(), "device", device, "mac", mac);
+    hello = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s}", "type", "hello",
+                      "protocol", AVO_TRANSPORT_PROTOCOL, "nonce", nonce_w, "run", worker->run,
+                      "version", worker->version, "fingerprint", worker->fingerprint, "host", host,
+                      "pid", (json_int_t)getpid(), "device", device, "mac", mac);
     if (!hello) {
         rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         goto out;
@@ -654,8 +654,7 @@ void avo_transport_channel_free(avo_transport_channel *ch)
 }
 
 int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int final,
-                               unsigned char **ret_bytes, size_t *ret_len, char *err,
-                               size_t errlen)
+                               unsigned char **ret_bytes, size_t *ret_len, char *err, size_t errlen)
 {
     *ret_bytes = NULL;
     *ret_len = 0;
@@ -680,7 +679,8 @@ int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int
         crypto_secretstream_xchacha20poly1305_init_push(&ch->push.state, out, ch->push_key);
     unsigned char *frame = out + header;
     frame[0] = (unsigned char)(clen & 0xff), frame[1] = (unsigned char)((clen >> 8) & 0xff);
-    frame[2] = (unsigned char)((clen >> 16) & 0xff), frame[3] = (unsigned char)((clen >> 24) & 0xff);
+    frame[2] = (unsigned char)((clen >> 16) & 0xff),
+    frame[3] = (unsigned char)((clen >> 24) & 0xff);
     /* The length is additional data: changing it fails the message. */
     crypto_secretstream_xchacha20poly1305_push(
         &ch->push.state, frame + 4, NULL, (const unsigned char *)text, len, frame, 4,
@@ -732,8 +732,8 @@ int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *d
     if (len - pos < 4)
         return 0;
     const unsigned char *frame = data + pos;
-    size_t clen = (size_t)frame[0] | (size_t)frame[1] << 8 | (size_t)frame[2] << 16 |
-                  (size_t)frame[3] << 24;
+    size_t clen =
+        (size_t)frame[0] | (size_t)frame[1] << 8 | (size_t)frame[2] << 16 | (size_t)frame[3] << 24;
     if (clen < crypto_secretstream_xchacha20poly1305_ABYTES || clen > FRAME_MAX)
         return avo_error(err, errlen, AVO_EPROTO,
                          "stream failed authentication (a frame of %zu bytes)", clen);

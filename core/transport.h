@@ -33,14 +33,14 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define AVO_TRANSPORT_PROTOCOL 2 /* 2: encrypted channel, hello binds host/pid/device */
+#define AVO_TRANSPORT_PROTOCOL 2     /* 2: encrypted channel, hello binds host/pid/device */
 #define AVO_TRANSPORT_HELLO_MAX 4096 /* bytes an unauthenticated peer may send */
 #define AVO_TRANSPORT_SECRET_MIN 16  /* bytes */
 #define AVO_TRANSPORT_SECRET_MAX 512
 #define AVO_TRANSPORT_NONCE_HEX 64
 #define AVO_TRANSPORT_HEARTBEAT_S 1.0 /* a remote worker says "alive" this often */
 #define AVO_TRANSPORT_SILENCE_S 30.0  /* a worker silent this long is lost */
-#define AVO_TRANSPORT_ACK_S 10.0      /* ...and one that has not opened a message sent this long ago */
+#define AVO_TRANSPORT_ACK_S 10.0 /* ...and one that has not opened a message sent this long ago */
 
 /* One connection's encrypted channel (both directions); opaque. */
 typedef struct avo_transport_channel avo_transport_channel;
@@ -139,8 +139,7 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
  */
 int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
                                    const avo_transport_identity *worker, double timeout_s,
-                                   avo_transport_channel **ret_channel, char *err,
-                                   size_t errlen);
+                                   avo_transport_channel **ret_channel, char *err, size_t errlen);
 
 /*
  * Both ends' channel for a connection whose handshake used nonces nonce_e

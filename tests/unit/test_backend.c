@@ -121,9 +121,9 @@ static void test_mkdir_p(void)
 /* A worker's result is believed only when it answers its job sensibly. */
 static void test_validate(void)
 {
-    json_t *job = json_pack("{s:[{s:s}, {s:s, s:f, s:f}], s:[{s:s}]}", "configs", "name", "a",
-                            "name", "b", "flops", 7e9, "bytes", 3e9, "check_configs", "name",
-                            "check-1");
+    json_t *job =
+        json_pack("{s:[{s:s}, {s:s, s:f, s:f}], s:[{s:s}]}", "configs", "name", "a", "name", "b",
+                  "flops", 7e9, "bytes", 3e9, "check_configs", "name", "check-1");
     const char *bad[][2] = {
         /* a rate that is not the job's work over the median time (issue 18:
          * a forged 1e9 GFLOP/s), or a rate without a time */
@@ -187,9 +187,9 @@ static void test_validate(void)
  * for a candidate, never claiming a number; a forged ok is still refused. */
 static void test_validate_baseline(void)
 {
-    json_t *job = json_pack("{s:s, s:[{s:s, s:f}, {s:s}], s:[{s:s}]}", "baseline", "cublas",
-                            "configs", "name", "a", "flops", 2.5e9, "name", "b", "check_configs",
-                            "name", "check-1");
+    json_t *job =
+        json_pack("{s:s, s:[{s:s, s:f}, {s:s}], s:[{s:s}]}", "baseline", "cublas", "configs",
+                  "name", "a", "flops", 2.5e9, "name", "b", "check_configs", "name", "check-1");
     json_t *candidate_job = json_pack("{s:[{s:s}, {s:s}]}", "configs", "name", "a", "name", "b");
     const char *bl = "\"baseline\": {\"name\": \"cublas\", \"library\": \"cuBLASLt\"}";
     char text[1024];

@@ -118,8 +118,8 @@ static int handshake(const char *engine_secret, const char *worker_secret,
             if (n <= 0)
                 break;
             got += (size_t)n;
-            orc = avo_transport_channel_open(ch, buf, got, &at, &msg, &final, err_engine,
-                                             AVO_ERRLEN);
+            orc =
+                avo_transport_channel_open(ch, buf, got, &at, &msg, &final, err_engine, AVO_ERRLEN);
         }
         CHECK_INT(orc, 1);
         CHECK_INT(final, 0);
