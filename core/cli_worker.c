@@ -195,9 +195,19 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
                 kid.len -= at;
             }
             if (ended) {
+                /* Its results end only when it exits; give it 5 s to, in
+                 * case the end was a read error instead. */
                 int ws = 0;
-                while (waitpid(pid, &ws, 0) < 0 && errno == EINTR)
-                    ;
+                pid_t r = 0;
+                for (int tries = 0; tries < 500 && r == 0; tries++) {
+                    r = waitpid(pid, &ws, WNOHANG);
+                    if (r < 0 && errno == EINTR)
+                        r = 0;
+                    if (r == 0)
+                        sleep_s(0.01);
+                }
+                if (r != pid)
+                    goto lost;
                 status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
                 if (status == AVO_WORKER_RETIRED)
                     leave(ch, fd, "retired (a fresh process reconnects)");

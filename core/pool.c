@@ -1184,7 +1184,12 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
             char silent[64];
             int charge = 1;
             if (now - w->last_heard >= AVO_TRANSPORT_SILENCE_S) {
-                snprintf(silent, sizeof silent, "silent for %.0f s", AVO_TRANSPORT_SILENCE_S);
+                /* Bytes that never make a message (a length forged on the
+                 * way swallows what follows) are the network's doing; a
+                 * worker that sends nothing at all may be a lost node. */
+                charge = w->in.len == 0;
+                snprintf(silent, sizeof silent, "%s for %.0f s",
+                         charge ? "silent" : "no complete message", AVO_TRANSPORT_SILENCE_S);
                 lost = silent;
             } else if (w->got < w->sent && now - w->last_sent >= AVO_TRANSPORT_ACK_S) {
                 lost = "never received the engine's last message (lost on the way)";

@@ -18,7 +18,8 @@ connection; connections past the list pass untouched.  Attacks:
   replay_result  deliver the worker's first result twice
   reorder        swap two of the worker's messages
   inject         insert a frame of random bytes into the worker's stream
-  inject_plain   insert a clear-text result for the job in flight
+  inject_plain   replace the worker's first result by a clear-text one
+  inject_length  insert a length prefix of 1 MiB that swallows what follows
   session_replay replace the worker's stream by the one an earlier
                  connection sent (its header and first messages)
   truncate       cut the connection in the middle of the worker's result
@@ -191,6 +192,9 @@ class Connection:
                     self.fire()
                     junk = os.urandom(64)
                     out = [struct.pack("<I", len(junk)) + junk, frame]
+                elif n == 1 and self.attack == "inject_length":
+                    self.fire()
+                    out = [struct.pack("<I", 1 << 20), frame]
                 elif big and results == 0 and self.attack == "inject_plain":
                     # what a worker of protocol 1 would have said: every
                     # config correct at a billion GFLOP/s
