@@ -78,10 +78,6 @@ expect_in "$tmp/err" "refused by the engine: authentication failed"
 $peer "$address" wrong_id >"$tmp/peer.wrong_id"
 expect_in "$tmp/peer.wrong_id" "welcome"
 expect_in "$tmp/peer.wrong_id" "dropped"
-# One that knows the secret and forges a rate: dropped, its job requeued.
-$peer "$address" bad_rate >"$tmp/peer.bad_rate"
-expect_in "$tmp/peer.bad_rate" "welcome"
-expect_in "$tmp/peer.bad_rate" "dropped"
 
 "$AVO" worker --connect "$address" 2>"$tmp/wa.err" &
 wa=$!
@@ -112,12 +108,10 @@ expect_in "$err" "refused a worker from 127.0.0.1:"
 expect_in "$err" "authentication failed"
 expect_in "$err" "worker rogue/"
 expect_in "$err" "sent a result for job"
-expect_in "$err" "sent an invalid result: config '"
-expect_in "$err" "gflops 1e+09 is not the job's work over its median time"
 expect_in "$err" "queued again"
 expect_in "$err" "done after 40 evaluations"
 n=$(grep -c "queued again" "$err")
-[ "$n" -ge 3 ] || { cat "$err"; fail "expected the rogues' and worker A's jobs requeued, saw $n"; }
+[ "$n" -ge 2 ] || { cat "$err"; fail "expected the rogue's and worker A's jobs requeued, saw $n"; }
 db="$tmp/r.db"
 [ "$(q "$db" "SELECT count(*) FROM candidates")" = 40 ] || fail "expected 40 candidates"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'pending'")" = 0 ] ||
@@ -134,6 +128,11 @@ db="$tmp/r.db"
 
 # --- workers gone for good: the run stops with a message, exit 0
 AVO_WORKER_GRACE=2 start_engine "$tmp/g.db" --max-evals 200
+# (First, on this engine, whose jobs can spare a loss: a worker that knows
+# the secret and forges a rate is dropped, its job queued again.)
+$peer "$address" bad_rate >"$tmp/peer.bad_rate"
+expect_in "$tmp/peer.bad_rate" "welcome"
+expect_in "$tmp/peer.bad_rate" "dropped"
 "$AVO" worker --connect "$address" 2>"$tmp/wg.err" &
 wg=$!
 pids="$pids $wg"
@@ -146,6 +145,8 @@ set +e
 wait "$engine"; rc=$?
 set -e
 [ $rc = 0 ] || { cat "$tmp/g.db.err"; fail "the engine exited $rc when its workers were gone"; }
+expect_in "$tmp/g.db.err" "sent an invalid result: config '"
+expect_in "$tmp/g.db.err" "gflops 1e+09 is not the job's work over its median time"
 expect_in "$tmp/g.db.err" "no workers left: none connected for 2 s"
 expect_in "$tmp/g.db.err" "run stopped early: no workers left"
 [ "$(q "$tmp/g.db" "SELECT status FROM runs")" = stopped ] || fail "the run should be recorded as stopped"
