@@ -17,6 +17,14 @@
 . "$(dirname "$0")/lib.sh"
 command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
 export AVO_WORKER_SECRET=mitm-secret-0123456789abcdef
+# On any failure, show what the proxy did and what both ends said.
+fail() {
+    for f in "$tmp/proxy.log" "${db:-}.err" "$tmp/w.err"; do
+        [ -f "$f" ] && { echo "--- $f"; grep -v '^avo: \[' "$f" || true; }
+    done
+    echo "FAIL: $*" >&2
+    exit 1
+}
 pids=""
 cleanup() {
     for p in $pids; do kill -9 "$p" 2>/dev/null || true; done
@@ -25,12 +33,12 @@ cleanup() {
 trap cleanup EXIT
 
 db="$tmp/m.db"
-"$AVO" run examples/quickstart.lua --db "$db" --jobs 0 --listen 127.0.0.1:0 --max-evals 24 \
+"$AVO" run examples/quickstart.lua --db "$db" --jobs 0 --listen 127.0.0.1:0 --max-evals 32 \
     >"$db.out" 2>"$db.err" &
 engine=$!
 pids="$pids $engine"
 address=""
-for _ in $(seq 100); do
+for _ in $(seq 300); do
     address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$db.err" 2>/dev/null || true)
     [ -n "$address" ] && break
     sleep 0.1
@@ -43,7 +51,7 @@ attacks="flip_job drop_job flip_result drop_result replay_result reorder inject 
 python3 tests/e2e/mitm_proxy.py "$tmp/port" "$address" "$tmp/proxy.log" hello_host \
     $attacks $attacks inject_length &
 pids="$pids $!"
-for _ in $(seq 100); do
+for _ in $(seq 300); do
     [ -s "$tmp/port" ] && break
     sleep 0.1
 done
@@ -64,7 +72,7 @@ wait "$w"; w_rc=$?
 set -e
 err="$db.err"
 [ $rc = 0 ] || { cat "$err"; fail "the engine exited $rc"; }
-[ $w_rc = 0 ] || { cat "$tmp/w.err"; fail "the worker exited $w_rc (expected 0: bye)"; }
+[ $w_rc = 0 ] || { cat "$tmp/w.err" "$tmp/proxy.log" "$err"; fail "the worker exited $w_rc (expected 0: bye)"; }
 
 # Every attack fired, twice (hello_host and inject_length once).
 for a in hello_host inject_length $attacks; do
@@ -85,15 +93,15 @@ expect_in "$err" "lost (connection closed)"  # truncate
 # has a job (its heartbeats are swallowed), "no complete message for 30 s"
 # while it has none; neither counts.
 expect_in "$err" "not counted against it"
-expect_in "$err" "done after 24 evaluations"
+expect_in "$err" "done after 32 evaluations"
 # Nothing but the cut stream counted against a job, and no job lost 3 workers.
 if grep -q "giving up" "$err"; then cat "$err"; fail "a job was given up"; fi
 n=$(grep -c "lost (" "$err" || true)
 [ "$n" -le 2 ] || { cat "$err"; fail "$n losses counted against jobs; only the 2 cut streams may"; }
 # Nothing reached the archive from a manipulated stream.
-[ "$(q "$db" "SELECT count(*) FROM candidates")" = 24 ] || fail "expected 24 candidates"
-[ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 24 ] || fail "a candidate was evaluated twice"
-[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 24 ] ||
+[ "$(q "$db" "SELECT count(*) FROM candidates")" = 32 ] || fail "expected 32 candidates"
+[ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 32 ] || fail "a candidate was evaluated twice"
+[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 32 ] ||
     fail "every candidate should end with its honest status (ok): $(q "$db" "SELECT status, reason FROM candidates WHERE status != 'ok'")"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'
                AND (SELECT count(*) FROM evaluations WHERE candidate_id = id) != 3")" = 0 ] ||
