@@ -157,8 +157,8 @@ json_t *avo_result_config_new(const char *name)
 static const char *const result_statuses[] = {
     "ok", "compile_error", "wrong", "crashed", "timeout", "invalid", "error", "unavailable", NULL};
 
-/* True when `name` names a config of the job's list `key`. */
-static int job_has_config(const json_t *job, const char *key, const char *name)
+/* The config of the job's list `key` that `name` names, or NULL. */
+static const json_t *job_config(const json_t *job, const char *key, const char *name)
 {
     size_t i;
     json_t *c;
@@ -166,9 +166,34 @@ static int job_has_config(const json_t *job, const char *key, const char *name)
     {
         const char *n = json_string_value(json_object_get(c, "name"));
         if (n && strcmp(n, name) == 0)
-            return 1;
+            return c;
     }
-    return 0;
+    return NULL;
+}
+
+#define RATE_RTOL 1e-6 /* the judge computes the same quotient; this is rounding */
+
+/*
+ * Whether entry e's rate `key` (when present) is what the judge computes
+ * from the job's own work and the entry's median time: work / median_s /
+ * scale, and 0 without a time.  A worker cannot claim a rate its time does
+ * not give (the rate is what the search ranks by).  0, or AVO_EPROTO.
+ */
+static int check_rate(const json_t *e, const char *name, const char *key, double work, double scale,
+                      char *err, size_t errlen)
+{
+    const json_t *v = json_object_get(e, key);
+    if (!v || json_is_null(v))
+        return 0;
+    double claimed = json_number_value(v);
+    double median = json_number_value(json_object_get(e, "median_s"));
+    double expect = median > 0 ? work / median / scale : 0;
+    if (fabs(claimed - expect) <= RATE_RTOL * fabs(expect))
+        return 0;
+    return avo_error(err, errlen, AVO_EPROTO,
+                     "config '%.100s': %s %.6g is not the job's work over its median time "
+                     "(%.6g / %.6g s gives %.6g)",
+                     name, key, claimed, work, median, expect);
 }
 
 /* Entries of `list` (a result's configs or checks): objects naming configs
@@ -191,7 +216,8 @@ static int validate_entries(const json_t *job, const json_t *list, const char *k
         const char *name = json_string_value(json_object_get(e, "name"));
         if (!json_is_object(e) || !name)
             return avo_error(err, errlen, AVO_EPROTO, "a %s entry has no name", key);
-        if (!job_has_config(job, key, name))
+        const json_t *config = job_config(job, key, name);
+        if (!config)
             return avo_error(err, errlen, AVO_EPROTO, "entry for unknown config '%.100s'", name);
         for (size_t k = 0; k < i; k++)
             if (!strcmp(json_string_value(json_object_get(json_array_get(list, k), "name")), name))
@@ -224,6 +250,15 @@ static int validate_entries(const json_t *job, const json_t *list, const char *k
                 return avo_error(err, errlen, AVO_EPROTO, "config '%.100s': bad %s", name,
                                  numbers[k]);
         }
+        double flops = json_number_value(json_object_get(config, "flops"));
+        double bytes = json_number_value(json_object_get(config, "bytes"));
+        int rc = check_rate(e, name, "gflops", flops, 1e9, err, errlen);
+        if (rc == 0)
+            rc = check_rate(e, name, "tflops", flops, 1e12, err, errlen);
+        if (rc == 0)
+            rc = check_rate(e, name, "gbs", bytes, 1e9, err, errlen);
+        if (rc < 0)
+            return rc;
     }
     return 0;
 }

@@ -65,7 +65,9 @@ json_t *avo_result_config_new(const char *name);
 /*
  * Check a worker's result against its job before anything believes it:
  * a known status, a text reason, config entries (and check entries) that
- * name the job's configs once each with finite non-negative numbers, and
+ * name the job's configs once each with finite non-negative numbers, rates
+ * (gflops, tflops, gbs) equal to the job config's flops or bytes over the
+ * entry's median_s (0 without a time; relative tolerance 1e-6), and
  * "ok" only with every config correct.  A baseline job's result (the job
  * names "baseline") may also be "unavailable", and its entries may say
  * "unavailable" (then claiming no correctness, time or TFLOPS); its "ok"

@@ -4,14 +4,21 @@
  * over TCP (started by hand or by Slurm; docs/protocol.md).
  *
  * A remote worker is a small supervisor: it connects, runs the handshake,
- * then forks a child that serves jobs on the socket with the ordinary
- * worker loop (core/worker.c).  When the child ends the supervisor decides:
+ * then forks a child that serves jobs with the ordinary worker loop
+ * (core/worker.c) on a pair of pipes, and relays between those pipes and
+ * the socket through the connection's encrypted channel (core/transport.h):
+ * the session keys stay in the supervisor, never in the process that runs
+ * judges, and the relay says "alive" to the engine every
+ * AVO_TRANSPORT_HEARTBEAT_S with the count of messages it opened, so a
+ * message lost on the way shows.  When the child ends the supervisor decides:
  * the engine said bye -> exit 0; the child retired (sticky GPU error) ->
  * reconnect at once with a fresh process; the connection was lost ->
  * reconnect for up to --retry seconds, then exit 1; refused -> exit 3.
  * The supervisor never touches CUDA, so forking it is safe.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +30,7 @@
 
 #include "avo.h"
 #include "cli.h"
+#include "proto.h"
 #include "sandbox.h"
 #include "transport.h"
 #include "worker.h"
@@ -80,24 +88,182 @@ static void sleep_s(double s)
         ;
 }
 
-/* Serve one authenticated connection in a child; returns the child's
- * avo_worker_main status (or 1 if it died). */
-static int serve(int fd)
+/* End the worker child (its judges die with it: PR_SET_PDEATHSIG) and reap it. */
+static void child_kill(pid_t pid)
 {
-    pid_t pid = fork();
-    if (pid < 0) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* The relay's own clean end: the last message of our stream (TAG_FINAL),
+ * which tells the engine we left on purpose and why. */
+static void leave(avo_transport_channel *ch, int fd, const char *reason)
+{
+    json_t *bye = json_pack("{s:s, s:s}", "type", "bye", "reason", reason);
+    if (bye)
+        avo_transport_channel_send(ch, fd, bye, 1, 2.0, NULL, 0);
+    json_decref(bye);
+}
+
+/*
+ * Relay between the socket fd (through ch) and the worker child pid (jobs
+ * to to_child, results from from_child) until one side ends.  Returns the
+ * child's avo_worker_main status when it ended on its own (AVO_WORKER_BYE
+ * only after the engine's final "bye"), or 1 when the connection was lost
+ * or failed authentication (the child is killed).
+ */
+static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int from_child)
+{
+    char err[AVO_ERRLEN];
+    avo_proto_buf net = {0}, kid = {0};
+    uint64_t opened = 0;
+    int bye = 0, status = 1;
+    double next_beat = 0;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+    fcntl(from_child, F_SETFL, fcntl(from_child, F_GETFL) | O_NONBLOCK);
+    for (;;) {
+        double now = avo_monotonic();
+        if (!bye && now >= next_beat) { /* after bye the engine may be gone */
+            json_t *beat = json_pack("{s:s, s:I}", "type", "alive", "got", (json_int_t)opened);
+            int rc = beat ? avo_transport_channel_send(ch, fd, beat, 0, 30.0, err, sizeof err)
+                          : AVO_ENOMEM;
+            json_decref(beat);
+            if (rc < 0)
+                goto lost;
+            next_beat = now + AVO_TRANSPORT_HEARTBEAT_S;
+        }
+        struct pollfd p[2] = {{.fd = from_child, .events = POLLIN},
+                              {.fd = bye ? -1 : fd, .events = POLLIN}};
+        int n = poll(p, 2, bye ? -1 : (int)((next_beat - now) * 1000) + 1);
+        if (n < 0 && errno != EINTR)
+            goto lost;
+        if (n <= 0)
+            continue;
+        if (p[1].revents) {
+            int ended = avo_proto_drain(fd, &net);
+            size_t at = 0;
+            for (;;) {
+                json_t *msg;
+                int final;
+                int rc = avo_transport_channel_open(ch, (const unsigned char *)net.data, net.len,
+                                                    &at, &msg, &final, err, sizeof err);
+                if (rc < 0) {
+                    fprintf(stderr, "avo worker: the engine's %s; dropping the connection\n", err);
+                    char reason[AVO_ERRLEN + 32];
+                    snprintf(reason, sizeof reason, "the engine's %s", err);
+                    leave(ch, fd, reason);
+                    goto lost;
+                }
+                if (rc == 0)
+                    break;
+                opened++;
+                const char *type = json_string_value(json_object_get(msg, "type"));
+                if (final && !(type && !strcmp(type, "bye"))) {
+                    json_decref(msg);
+                    fprintf(stderr, "avo worker: the engine ended its stream without bye\n");
+                    goto lost;
+                }
+                bye |= final;
+                /* The child reads one job at a time while idle: a blocking write. */
+                rc = avo_proto_send(to_child, msg, err, sizeof err);
+                json_decref(msg);
+                if (rc < 0)
+                    goto lost;
+                if (bye)
+                    break;
+            }
+            if (at > 0) {
+                memmove(net.data, net.data + at, net.len - at);
+                net.len -= at;
+            }
+            if (ended && !bye)
+                goto lost;
+        }
+        if (p[0].revents) {
+            int ended = avo_proto_drain(from_child, &kid);
+            size_t at = 0;
+            json_t *msg;
+            while ((msg = avo_proto_decode(&kid, &at)) != NULL) {
+                int rc = avo_transport_channel_send(ch, fd, msg, 0, 30.0, err, sizeof err);
+                json_decref(msg);
+                if (rc < 0)
+                    goto lost;
+            }
+            if (at > 0) {
+                memmove(kid.data, kid.data + at, kid.len - at);
+                kid.len -= at;
+            }
+            if (ended) {
+                /* Its results end only when it exits; give it 5 s to, in
+                 * case the end was a read error instead. */
+                int ws = 0;
+                pid_t r = 0;
+                for (int tries = 0; tries < 500 && r == 0; tries++) {
+                    r = waitpid(pid, &ws, WNOHANG);
+                    if (r < 0 && errno == EINTR)
+                        r = 0;
+                    if (r == 0)
+                        sleep_s(0.01);
+                }
+                if (r != pid)
+                    goto lost;
+                status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
+                if (status == AVO_WORKER_RETIRED)
+                    leave(ch, fd, "retired (a fresh process reconnects)");
+                else if (status == AVO_WORKER_BYE && !bye)
+                    status = 1; /* it cannot have seen a bye we did not pass */
+                goto out;
+            }
+        }
+    }
+lost:
+    child_kill(pid);
+    status = 1;
+out:
+    free(net.data);
+    free(kid.data);
+    return status;
+}
+
+/* Serve one authenticated connection: the worker loop in a child on pipes,
+ * the relay here.  Takes fd and ch; returns the child's avo_worker_main
+ * status, or 1 when the connection was lost. */
+static int serve(int fd, avo_transport_channel *ch, avo_transport_secret *secret)
+{
+    int to[2], from[2];
+    if (pipe2(to, O_CLOEXEC) < 0) {
         close(fd);
+        avo_transport_channel_free(ch);
         return 1;
     }
+    if (pipe2(from, O_CLOEXEC) < 0) {
+        close(to[0]), close(to[1]);
+        close(fd);
+        avo_transport_channel_free(ch);
+        return 1;
+    }
+    pid_t pid = fork();
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        _exit(avo_worker_main(fd, fd));
+        /* Nothing that runs judges keeps the keys, the secret or the socket. */
+        avo_transport_channel_free(ch);
+        memset(secret, 0, sizeof *secret);
+        close(fd);
+        close(to[1]);
+        close(from[0]);
+        _exit(avo_worker_main(to[0], from[1]));
     }
+    close(to[0]);
+    close(from[1]);
+    int status = 1;
+    if (pid > 0)
+        status = relay(fd, ch, pid, to[1], from[0]);
+    close(to[1]);
+    close(from[0]);
     close(fd);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+    avo_transport_channel_free(ch);
+    return status;
 }
 
 static int remote_main(const char *address, const char *run, const char *fingerprint,
@@ -112,6 +278,8 @@ static int remote_main(const char *address, const char *run, const char *fingerp
     /* Read; now gone from the environment, and from every judge's memory. */
     avo_sandbox_scrub_environment();
     avo_sandbox_register_secret(&secret, sizeof secret);
+    /* The supervisor holds the secret and the session keys: not dumpable. */
+    avo_sandbox_harden();
     pick_slurm_device();
     avo_transport_identity me = {run, avo_transport_version(), fingerprint};
     signal(SIGPIPE, SIG_IGN);
@@ -119,9 +287,10 @@ static int remote_main(const char *address, const char *run, const char *fingerp
     int served = 0;
     for (;;) {
         int fd;
+        avo_transport_channel *ch = NULL;
         int rc = avo_transport_connect(address, 10.0, &fd, err, sizeof err);
         if (rc == 0) {
-            rc = avo_transport_worker_handshake(fd, &secret, &me, 30.0, err, sizeof err);
+            rc = avo_transport_worker_handshake(fd, &secret, &me, 30.0, &ch, err, sizeof err);
             if (rc == AVO_EINVAL) {
                 close(fd);
                 fprintf(stderr, "avo worker: %s\n", err);
@@ -139,7 +308,7 @@ static int remote_main(const char *address, const char *run, const char *fingerp
             continue;
         }
         served++;
-        int status = serve(fd);
+        int status = serve(fd, ch, &secret);
         if (status == AVO_WORKER_BYE)
             return 0;
         if (status != AVO_WORKER_RETIRED)

@@ -61,6 +61,10 @@ typedef struct worker {
     avo_proto_buf in;
     char name[256];
     char fingerprint[129];
+    avo_transport_channel *channel; /* encrypts both directions (transport.h) */
+    uint64_t sent;                  /* messages sealed to the worker */
+    uint64_t got;                   /* of those, opened by it (its last heartbeat) */
+    double last_heard, last_sent;   /* monotonic: its last message, our last job */
 } worker;
 
 typedef struct handshake {
@@ -134,6 +138,8 @@ static void worker_close(worker *w)
     w->pid = 0;
     free(w->in.data);
     w->in = (avo_proto_buf){0};
+    avo_transport_channel_free(w->channel);
+    w->channel = NULL;
 }
 
 /* Kill the worker's process group and reap it; returns its wait status. */
@@ -254,12 +260,14 @@ int avo_pool_new(avo_pool **ret, int jobs, char *const *worker_argv, char *err, 
     return 0;
 }
 
-/* Tell a remote worker the run is over, so it exits instead of reconnecting. */
+/* Tell a remote worker the run is over, so it exits instead of reconnecting:
+ * the last message of the engine's stream (TAG_FINAL), so that nobody on
+ * the way can forge it or cut the stream short and pass for it. */
 static void say_bye(worker *w)
 {
     json_t *bye = json_pack("{s:s}", "type", "bye");
-    if (bye)
-        avo_transport_send(w->to_fd, bye, 1.0, NULL, 0);
+    if (bye && w->channel)
+        avo_transport_channel_send(w->channel, w->to_fd, bye, 1, 1.0, NULL, 0);
     json_decref(bye);
 }
 
@@ -618,8 +626,15 @@ static void label(const worker *w, json_t *res)
  * negative code with err filled; the job stays the caller's on failure. */
 static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t errlen)
 {
-    if (w->kind == SLOT_REMOTE)
-        return avo_transport_send(w->to_fd, j->job, SEND_SECONDS, err, errlen);
+    if (w->kind == SLOT_REMOTE) {
+        int rc =
+            avo_transport_channel_send(w->channel, w->to_fd, j->job, 0, SEND_SECONDS, err, errlen);
+        if (rc == 0) {
+            w->sent++;
+            w->last_sent = avo_monotonic();
+        }
+        return rc;
+    }
     const json_t *msg = j->job;
     json_t *compile = NULL;
     /* Only a pool with device slots splits the job: without one, a CPU
@@ -650,9 +665,15 @@ static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t err
     return sent;
 }
 
-/* Drop remote slot i: its job, if any, goes back to the queue (or is
- * answered "crashed" after AVO_POOL_MAX_ATTEMPTS lost workers). */
-static int remote_lost(avo_pool *pool, int i, const char *why)
+/*
+ * Drop remote slot i: its job, if any, goes back to the queue.  charge:
+ * the loss counts against the job (a worker that vanished may have been
+ * killed by its candidate), which is answered "crashed" after
+ * AVO_POOL_MAX_ATTEMPTS such losses; 0 for what no candidate can cause (a
+ * stream that failed authentication, a job that never reached the worker,
+ * a worker that left cleanly), which requeues it without counting.
+ */
+static int remote_lost(avo_pool *pool, int i, const char *why, int charge)
 {
     worker *w = &pool->workers[i];
     pool_job *j = w->job;
@@ -665,6 +686,12 @@ static int remote_lost(avo_pool *pool, int i, const char *why)
         pool->no_remote_since = avo_monotonic();
     if (!j) {
         pool_event(pool, "worker %s left (%s)", name, why);
+        return 0;
+    }
+    if (!charge) {
+        pool_event(pool, "worker %s dropped (%s); job %llu queued again, not counted against it",
+                   name, why, (unsigned long long)j->ticket);
+        queue_front(pool, j);
         return 0;
     }
     j->attempts++;
@@ -710,7 +737,8 @@ static int dispatch(avo_pool *pool, char *err, size_t errlen)
         worker *w = &pool->workers[chosen];
         int rc = deliver(pool, w, j, err, errlen);
         if (rc < 0 && w->kind == SLOT_REMOTE) {
-            rc = remote_lost(pool, chosen, err);
+            /* It never had the job: nothing to count against the job. */
+            rc = remote_lost(pool, chosen, err, 0);
             if (rc < 0)
                 return rc;
             return dispatch(pool, err, errlen); /* the queue changed: start over */
@@ -848,41 +876,76 @@ static int answers(const json_t *job, const json_t *res, char *why, size_t len)
 }
 
 /*
- * Read what remote slot i sent.  A result that answers its job finishes
- * it; anything else (bytes while idle, a result for another job, garbage,
- * end of stream) drops the worker and requeues its job.  Returns 0 or a
- * negative code; slot i may be gone afterwards.
+ * Read what remote slot i sent, through its channel.  A heartbeat
+ * ({"type":"alive", "got":N}) says how many of our messages it has opened;
+ * a result that answers its job and passes avo_result_validate finishes it;
+ * the stream's final message is a clean leave.  Anything else drops the
+ * worker and requeues its job: a stream that fails authentication (forged,
+ * replayed, reordered, dropped or injected bytes: the network, never a
+ * candidate) without counting against the job; a message while idle, a
+ * result for another job, an invalid result or an end without the final
+ * message counting against it.  Returns 0 or a negative code; slot i may
+ * be gone afterwards.
  */
 static int collect_remote(avo_pool *pool, int i)
 {
     worker *w = &pool->workers[i];
     int ended = avo_proto_drain(w->from_fd, &w->in);
     size_t at = 0;
-    char why[512];
-    while (w->in.len - at >= 4) {
-        size_t before = at;
-        json_t *res = avo_proto_decode(&w->in, &at);
-        if (at == before)
-            break; /* incomplete frame */
-        if (!res || !json_is_object(res) || !w->job) {
+    char why[AVO_ERRLEN + 64], err[AVO_ERRLEN];
+    for (;;) {
+        json_t *res = NULL;
+        int final = 0;
+        int rc = avo_transport_channel_open(w->channel, (const unsigned char *)w->in.data,
+                                            w->in.len, &at, &res, &final, err, sizeof err);
+        if (rc == AVO_ENOMEM)
+            return rc;
+        if (rc < 0) {
+            snprintf(why, sizeof why, "its %s", err);
+            return remote_lost(pool, i, why, 0);
+        }
+        if (rc == 0)
+            break;
+        w->last_heard = avo_monotonic();
+        const char *type = json_string_value(json_object_get(res, "type"));
+        if (final) {
+            const char *reason = json_string_value(json_object_get(res, "reason"));
+            snprintf(why, sizeof why, "it left: %.900s", reason ? reason : "done");
             json_decref(res);
-            return remote_lost(pool, i,
-                               w->job ? "sent a malformed message" : "sent a message while idle");
+            return remote_lost(pool, i, why, 0);
+        }
+        if (type && !strcmp(type, "alive")) {
+            const json_t *got = json_object_get(res, "got");
+            json_int_t n = json_is_integer(got) ? json_integer_value(got) : -1;
+            json_decref(res);
+            if (n < 0 || (uint64_t)n > w->sent)
+                return remote_lost(pool, i, "sent a heartbeat that counts messages never sent", 1);
+            w->got = (uint64_t)n;
+            continue;
+        }
+        if (!w->job) {
+            json_decref(res);
+            return remote_lost(pool, i, "sent a message while idle", 1);
         }
         if (!answers(w->job->job, res, why, sizeof why)) {
             json_decref(res);
-            return remote_lost(pool, i, why);
+            return remote_lost(pool, i, why, 1);
         }
         json_object_del(res, "retire"); /* the worker restarts itself; the connection ends */
         json_object_set_new(res, "id", json_integer((json_int_t)w->job->ticket));
-        if (!(res = validated(w->job, res)))
-            return AVO_ENOMEM;
+        const char *jtype = json_string_value(json_object_get(w->job->job, "type"));
+        if (!(jtype && !strcmp(jtype, "ping")) &&
+            avo_result_validate(w->job->job, res, err, sizeof err) < 0) {
+            json_decref(res);
+            snprintf(why, sizeof why, "sent an invalid result: %s", err);
+            return remote_lost(pool, i, why, 1);
+        }
         label(w, res);
         pool_job *j = w->job;
         w->job = NULL;
         uint64_t ticket = j->ticket;
         job_free(j);
-        int rc = finish_with(pool, ticket, res);
+        rc = finish_with(pool, ticket, res);
         if (rc < 0)
             return rc;
     }
@@ -891,18 +954,23 @@ static int collect_remote(avo_pool *pool, int i)
         w->in.len -= at;
     }
     if (ended)
-        return remote_lost(pool, i, "connection closed");
+        return remote_lost(pool, i, "connection closed", 1);
     return 0;
 }
 
-/* Turn an authenticated connection into a remote slot. */
-static int remote_add(avo_pool *pool, int fd, const char *name, int device, const char *fingerprint)
+/* Turn an authenticated connection into a remote slot; takes channel. */
+static int remote_add(avo_pool *pool, int fd, avo_transport_channel *channel, const char *name,
+                      int device, const char *fingerprint)
 {
     int i = slot_add(pool, SLOT_REMOTE, device);
-    if (i < 0)
+    if (i < 0) {
+        avo_transport_channel_free(channel);
         return AVO_ENOMEM;
+    }
     worker *w = &pool->workers[i];
     w->to_fd = w->from_fd = fd;
+    w->channel = channel;
+    w->last_heard = avo_monotonic();
     snprintf(w->name, sizeof w->name, "%s", name);
     snprintf(w->fingerprint, sizeof w->fingerprint, "%s", fingerprint);
     pool->had_remote = 1;
@@ -998,12 +1066,15 @@ static int handshake_step(avo_pool *pool, int k)
     }
     avo_transport_identity me = {pool->run, pool->version, ""};
     json_t *welcome = NULL;
+    avo_transport_channel *channel = NULL;
     char name[256], fingerprint[129], err[AVO_ERRLEN];
     int device;
     int rc = avo_transport_check_hello(hello, h->nonce, &pool->secret, &me, fingerprint_allowed,
                                        pool, &welcome, name, sizeof name, &device, fingerprint,
-                                       sizeof fingerprint, err, sizeof err);
+                                       sizeof fingerprint, &channel, err, sizeof err);
     json_decref(hello);
+    if (rc == AVO_ENOMEM)
+        return rc;
     if (rc < 0) {
         handshake_refuse(pool, k, err);
         return 0;
@@ -1011,13 +1082,14 @@ static int handshake_step(avo_pool *pool, int k)
     rc = avo_transport_send(h->fd, welcome, 1.0, err, sizeof err);
     json_decref(welcome);
     if (rc < 0) {
+        avo_transport_channel_free(channel);
         handshake_drop(pool, k);
         return 0;
     }
     int fd = h->fd;
     free(h);
     pool->handshakes[k] = NULL;
-    rc = remote_add(pool, fd, name, device, fingerprint);
+    rc = remote_add(pool, fd, channel, name, device, fingerprint);
     if (rc < 0)
         close(fd);
     return rc;
@@ -1105,6 +1177,33 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
     for (int i = 0; i < pool->nworkers && n < max; i++) {
         worker *w = &pool->workers[i];
         if (w->kind == SLOT_REMOTE) {
+            /* A worker says "alive" every AVO_TRANSPORT_HEARTBEAT_S with the
+             * count of our messages it opened: silence, or a message it
+             * never saw (dropped on the way), ends the connection. */
+            const char *lost = NULL;
+            char silent[64];
+            int charge = 1;
+            if (now - w->last_heard >= AVO_TRANSPORT_SILENCE_S) {
+                /* Bytes that never make a message (a length forged on the
+                 * way swallows what follows) are the network's doing; a
+                 * worker that sends nothing at all may be a lost node. */
+                charge = w->in.len == 0;
+                snprintf(silent, sizeof silent, "%s for %.0f s",
+                         charge ? "silent" : "no complete message", AVO_TRANSPORT_SILENCE_S);
+                lost = silent;
+            } else if (w->got < w->sent && now - w->last_sent >= AVO_TRANSPORT_ACK_S) {
+                lost = "never received the engine's last message (lost on the way)";
+                charge = 0;
+            }
+            if (lost) {
+                rc = remote_lost(pool, i--, lost, charge);
+                if (rc < 0)
+                    return rc;
+                continue;
+            }
+            lower_timeout(timeout_ms, w->last_heard + AVO_TRANSPORT_SILENCE_S - now);
+            if (w->got < w->sent)
+                lower_timeout(timeout_ms, w->last_sent + AVO_TRANSPORT_ACK_S - now);
             fds[n++] = (struct pollfd){.fd = w->from_fd, .events = POLLIN};
             if (!w->job)
                 continue;

@@ -20,10 +20,14 @@
  *     slot, so the device worker finds the cubin in the on-disk cache and a
  *     GPU never waits for a compile; a failed compile answers the job.
  *   - Remote slots: workers that connected over TCP (avo_pool_listen) and
- *     proved the run's secret (core/transport.h).  They take any job.  A
+ *     proved the run's secret (core/transport.h); every message then goes
+ *     through the connection's encrypted channel.  They take any job.  A
  *     remote worker that vanishes has its job queued again (at most
- *     AVO_POOL_MAX_ATTEMPTS times); a result counts only when it answers the
- *     job in flight on that connection, so every job is answered once.
+ *     AVO_POOL_MAX_ATTEMPTS times); one whose stream fails authentication,
+ *     or that never received its job, is dropped and the job queued again
+ *     without counting; a result counts only when it answers the job in
+ *     flight on that connection and passes avo_result_validate, so every
+ *     job is answered once.
  * A CUDA timing job with "device": N runs only on a worker of device N.
  * Every result gets a "worker" object: transport, name, device ordinal.
  *

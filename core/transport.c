@@ -1,9 +1,11 @@
 /*
- * transport.c — TCP sockets, the per-run secret and the HMAC handshake
- * between the engine and a remote worker (transport.h).
+ * transport.c — TCP sockets, the per-run secret, the HMAC handshake between
+ * the engine and a remote worker, and the encrypted channel after it
+ * (transport.h).
  *
  * HMAC-SHA256, randomness and constant-time comparison come from OpenSSL's
- * libcrypto; nothing cryptographic is written here.
+ * libcrypto; the channel is libsodium's crypto_secretstream_xchacha20poly1305
+ * keyed through crypto_generichash.  Nothing cryptographic is written here.
  */
 #include "transport.h"
 
@@ -17,6 +19,7 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 #include <poll.h>
+#include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -293,25 +296,15 @@ int avo_transport_accept(int listen_fd, int *ret_fd, char *peer, size_t peerlen)
     return 0;
 }
 
-int avo_transport_send(int fd, const json_t *msg, double timeout_s, char *err, size_t errlen)
+/* Write len bytes to fd (which may be non-blocking) within timeout_s:
+ * 0, AVO_ETIMEOUT or AVO_EIO. */
+static int send_bytes(int fd, const unsigned char *bytes, size_t len, double timeout_s, char *err,
+                      size_t errlen)
 {
-    char *text = json_dumps(msg, JSON_COMPACT);
-    if (!text)
-        return avo_error(err, errlen, AVO_ENOMEM, "cannot serialise message");
-    size_t len = strlen(text), total = len + 4, done = 0;
-    char *frame = malloc(total);
-    if (!frame) {
-        free(text);
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    }
-    frame[0] = (char)(len & 0xff), frame[1] = (char)((len >> 8) & 0xff);
-    frame[2] = (char)((len >> 16) & 0xff), frame[3] = (char)((len >> 24) & 0xff);
-    memcpy(frame + 4, text, len);
-    free(text);
     double end = avo_monotonic() + timeout_s;
-    int rc = 0;
-    while (done < total) {
-        ssize_t n = send(fd, frame + done, total - done, MSG_NOSIGNAL);
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = send(fd, bytes + done, len - done, MSG_NOSIGNAL);
         if (n > 0) {
             done += (size_t)n;
             continue;
@@ -320,17 +313,33 @@ int avo_transport_send(int fd, const json_t *msg, double timeout_s, char *err, s
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
             int w = wait_fd(fd, POLLOUT, end - avo_monotonic());
-            if (w == 0) {
-                rc = avo_error(err, errlen, AVO_ETIMEOUT, "the peer took no data for %.0f s",
-                               timeout_s);
-                break;
-            }
+            if (w == 0)
+                return avo_error(err, errlen, AVO_ETIMEOUT, "the peer took no data for %.0f s",
+                                 timeout_s);
             if (w > 0)
                 continue;
         }
-        rc = avo_error(err, errlen, AVO_EIO, "send: %s", strerror(errno));
-        break;
+        return avo_error(err, errlen, AVO_EIO, "send: %s", strerror(errno));
     }
+    return 0;
+}
+
+int avo_transport_send(int fd, const json_t *msg, double timeout_s, char *err, size_t errlen)
+{
+    char *text = json_dumps(msg, JSON_COMPACT);
+    if (!text)
+        return avo_error(err, errlen, AVO_ENOMEM, "cannot serialise message");
+    size_t len = strlen(text), total = len + 4;
+    unsigned char *frame = malloc(total);
+    if (!frame) {
+        free(text);
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    frame[0] = (unsigned char)(len & 0xff), frame[1] = (unsigned char)((len >> 8) & 0xff);
+    frame[2] = (unsigned char)((len >> 16) & 0xff), frame[3] = (unsigned char)((len >> 24) & 0xff);
+    memcpy(frame + 4, text, len);
+    free(text);
+    int rc = send_bytes(fd, frame, total, timeout_s, err, errlen);
     free(frame);
     return rc;
 }
@@ -349,16 +358,18 @@ static int mac_hex(const avo_transport_secret *secret, const char *text, char ou
 }
 
 /* The texts the two MACs cover; fields are separated by newlines, which no
- * field may contain (checked by the caller through json strings' content). */
+ * field may contain (checked by the caller through json strings' content).
+ * The hello's covers every field the hello claims. */
 static char *hello_text(const char *nonce_e, const char *nonce_w, const char *run,
-                        const char *version, const char *fingerprint)
+                        const char *version, const char *fingerprint, const char *host,
+                        long long pid, long long device)
 {
     size_t n = strlen(nonce_e) + strlen(nonce_w) + strlen(run) + strlen(version) +
-               strlen(fingerprint) + 32;
+               strlen(fingerprint) + strlen(host) + 96;
     char *t = malloc(n);
     if (t)
-        snprintf(t, n, "avo-hello\n%s\n%s\n%s\n%s\n%s", nonce_e, nonce_w, run, version,
-                 fingerprint);
+        snprintf(t, n, "avo-hello-2\n%s\n%s\n%s\n%s\n%s\n%s\n%lld\n%lld", nonce_e, nonce_w, run,
+                 version, fingerprint, host, pid, device);
     return t;
 }
 
@@ -403,10 +414,11 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
                               const avo_transport_identity *engine,
                               int (*allowed)(const char *fingerprint, void *ctx), void *ctx,
                               json_t **ret_welcome, char *worker_name, size_t namelen,
-                              int *ret_device, char *fingerprint, size_t fplen, char *err,
-                              size_t errlen)
+                              int *ret_device, char *fingerprint, size_t fplen,
+                              avo_transport_channel **ret_channel, char *err, size_t errlen)
 {
     *ret_welcome = NULL;
+    *ret_channel = NULL;
     const char *type = field(hello, "type", 32);
     if (!type || strcmp(type, "hello"))
         return avo_error(err, errlen, AVO_EINVAL,
@@ -422,10 +434,13 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
     const char *fp = field(hello, "fingerprint", 128);
     const char *mac = field(hello, "mac", 64);
     const char *host = field(hello, "host", 200);
+    const json_t *pid = json_object_get(hello, "pid"), *device = json_object_get(hello, "device");
     if (!nonce_w || strlen(nonce_w) != AVO_TRANSPORT_NONCE_HEX || !run || !version || !fp || !mac ||
-        !host)
+        !host || !json_is_integer(pid) || !json_is_integer(device))
         return avo_error(err, errlen, AVO_EINVAL, "malformed hello (missing or bad fields)");
-    char *text = hello_text(nonce_hex, nonce_w, run, version, fp);
+    char *text =
+        hello_text(nonce_hex, nonce_w, run, version, fp, host, (long long)json_integer_value(pid),
+                   (long long)json_integer_value(device));
     char expect[65];
     int ok = text && mac_hex(secret, text, expect) == 0;
     free(text);
@@ -449,13 +464,17 @@ int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
     char wmac[65];
     if (welcome_mac(secret, nonce_hex, nonce_w, wmac) < 0)
         return avo_error(err, errlen, AVO_ENOMEM, "cannot compute the handshake MAC");
+    int rc = avo_transport_channel_new(secret, nonce_hex, nonce_w, 1, ret_channel, err, errlen);
+    if (rc < 0)
+        return rc;
     *ret_welcome = json_pack("{s:s, s:s}", "type", "welcome", "mac", wmac);
-    if (!*ret_welcome)
+    if (!*ret_welcome) {
+        avo_transport_channel_free(*ret_channel);
+        *ret_channel = NULL;
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    snprintf(worker_name, namelen, "%s/%lld", host,
-             (long long)json_integer_value(json_object_get(hello, "pid")));
+    }
+    snprintf(worker_name, namelen, "%s/%lld", host, (long long)json_integer_value(pid));
     snprintf(fingerprint, fplen, "%s", fp);
-    const json_t *device = json_object_get(hello, "device");
     *ret_device = json_is_integer(device) && json_integer_value(device) >= 0 &&
                           json_integer_value(device) < 1024
                       ? (int)json_integer_value(device)
@@ -502,8 +521,9 @@ static int read_small(int fd, double timeout_s, json_t **ret, char *err, size_t 
 
 int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
                                    const avo_transport_identity *worker, double timeout_s,
-                                   char *err, size_t errlen)
+                                   avo_transport_channel **ret_channel, char *err, size_t errlen)
 {
+    *ret_channel = NULL;
     json_t *challenge = NULL, *verdict = NULL, *hello = NULL;
     char *text = NULL;
     int rc = read_small(fd, timeout_s, &challenge, err, errlen);
@@ -521,20 +541,22 @@ int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
         rc = avo_error(err, errlen, AVO_EIO, "no randomness for the handshake");
         goto out;
     }
-    text = hello_text(nonce_e, nonce_w, worker->run, worker->version, worker->fingerprint);
+    if (gethostname(host, sizeof host) < 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    host[strcspn(host, "\n")] = '\0';
+    const char *device_env = getenv("AVO_CUDA_DEVICE");
+    int device = device_env ? atoi(device_env) : -1;
+    text = hello_text(nonce_e, nonce_w, worker->run, worker->version, worker->fingerprint, host,
+                      (long long)getpid(), device);
     if (!text || mac_hex(secret, text, mac) < 0) {
         rc = avo_error(err, errlen, AVO_ENOMEM, "cannot compute the handshake MAC");
         goto out;
     }
-    if (gethostname(host, sizeof host) < 0)
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
-    const char *device = getenv("AVO_CUDA_DEVICE");
-    hello =
-        json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s}", "type", "hello", "protocol",
-                  AVO_TRANSPORT_PROTOCOL, "nonce", nonce_w, "run", worker->run, "version",
-                  worker->version, "fingerprint", worker->fingerprint, "host", host, "pid",
-                  (json_int_t)getpid(), "device", device ? atoi(device) : -1, "mac", mac);
+    hello = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:s, s:I, s:i, s:s}", "type", "hello",
+                      "protocol", AVO_TRANSPORT_PROTOCOL, "nonce", nonce_w, "run", worker->run,
+                      "version", worker->version, "fingerprint", worker->fingerprint, "host", host,
+                      "pid", (json_int_t)getpid(), "device", device, "mac", mac);
     if (!hello) {
         rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         goto out;
@@ -560,11 +582,190 @@ int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
                        "the engine failed to prove it knows the run's secret; not serving it");
         goto out;
     }
-    rc = 0;
+    rc = avo_transport_channel_new(secret, nonce_e, nonce_w, 0, ret_channel, err, errlen);
 out:
     free(text);
     json_decref(challenge);
     json_decref(verdict);
     json_decref(hello);
     return rc;
+}
+
+/* One direction of a channel: a secretstream state and whether it began. */
+typedef struct stream {
+    crypto_secretstream_xchacha20poly1305_state state;
+    int started; /* push: header sent; pull: header read */
+    int ended;   /* a TAG_FINAL message went or came */
+} stream;
+
+struct avo_transport_channel {
+    stream push, pull;
+    unsigned char push_key[crypto_secretstream_xchacha20poly1305_KEYBYTES];
+    unsigned char pull_key[crypto_secretstream_xchacha20poly1305_KEYBYTES];
+};
+
+#define FRAME_MAX ((size_t)AVO_PROTO_MAX + crypto_secretstream_xchacha20poly1305_ABYTES)
+
+/* Kdir = BLAKE2b-256(key K, label "\n" NE "\n" NW); 0 or -1. */
+static int derive(const unsigned char k[32], const char *label, const char *nonce_e,
+                  const char *nonce_w, unsigned char out[32])
+{
+    char text[64 + 2 * AVO_TRANSPORT_NONCE_HEX + 8];
+    int n = snprintf(text, sizeof text, "%s\n%s\n%s", label, nonce_e, nonce_w);
+    if (n < 0 || (size_t)n >= sizeof text)
+        return -1;
+    return crypto_generichash(out, 32, (const unsigned char *)text, (size_t)n, k, 32);
+}
+
+int avo_transport_channel_new(const avo_transport_secret *secret, const char *nonce_e,
+                              const char *nonce_w, int is_engine, avo_transport_channel **ret,
+                              char *err, size_t errlen)
+{
+    *ret = NULL;
+    if (sodium_init() < 0)
+        return avo_error(err, errlen, AVO_EIO, "libsodium failed to initialise");
+    avo_transport_channel *ch = sodium_malloc(sizeof *ch);
+    if (!ch)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    memset(ch, 0, sizeof *ch);
+    unsigned char k[32], ew[32], we[32];
+    int rc = crypto_generichash(k, sizeof k, secret->bytes, secret->len, NULL, 0);
+    if (rc == 0)
+        rc = derive(k, "avo-transport-2 engine->worker", nonce_e, nonce_w, ew);
+    if (rc == 0)
+        rc = derive(k, "avo-transport-2 worker->engine", nonce_e, nonce_w, we);
+    memcpy(ch->push_key, is_engine ? ew : we, sizeof ch->push_key);
+    memcpy(ch->pull_key, is_engine ? we : ew, sizeof ch->pull_key);
+    sodium_memzero(k, sizeof k);
+    sodium_memzero(ew, sizeof ew);
+    sodium_memzero(we, sizeof we);
+    if (rc != 0) {
+        avo_transport_channel_free(ch);
+        return avo_error(err, errlen, AVO_EIO, "cannot derive the channel keys");
+    }
+    *ret = ch;
+    return 0;
+}
+
+void avo_transport_channel_free(avo_transport_channel *ch)
+{
+    if (ch)
+        sodium_free(ch); /* zeroes the memory */
+}
+
+int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int final,
+                               unsigned char **ret_bytes, size_t *ret_len, char *err, size_t errlen)
+{
+    *ret_bytes = NULL;
+    *ret_len = 0;
+    if (ch->push.ended)
+        return avo_error(err, errlen, AVO_EINVAL, "the channel was already ended");
+    char *text = json_dumps(msg, JSON_COMPACT);
+    if (!text)
+        return avo_error(err, errlen, AVO_ENOMEM, "cannot serialise message");
+    size_t len = strlen(text);
+    if (len > AVO_PROTO_MAX) {
+        free(text);
+        return avo_error(err, errlen, AVO_EINVAL, "message of %zu bytes exceeds the limit", len);
+    }
+    size_t header = ch->push.started ? 0 : crypto_secretstream_xchacha20poly1305_HEADERBYTES;
+    size_t clen = len + crypto_secretstream_xchacha20poly1305_ABYTES;
+    unsigned char *out = malloc(header + 4 + clen);
+    if (!out) {
+        free(text);
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    if (header)
+        crypto_secretstream_xchacha20poly1305_init_push(&ch->push.state, out, ch->push_key);
+    unsigned char *frame = out + header;
+    frame[0] = (unsigned char)(clen & 0xff), frame[1] = (unsigned char)((clen >> 8) & 0xff);
+    frame[2] = (unsigned char)((clen >> 16) & 0xff),
+    frame[3] = (unsigned char)((clen >> 24) & 0xff);
+    /* The length is additional data: changing it fails the message. */
+    crypto_secretstream_xchacha20poly1305_push(
+        &ch->push.state, frame + 4, NULL, (const unsigned char *)text, len, frame, 4,
+        final ? crypto_secretstream_xchacha20poly1305_TAG_FINAL
+              : crypto_secretstream_xchacha20poly1305_TAG_MESSAGE);
+    free(text);
+    ch->push.started = 1;
+    ch->push.ended = final != 0;
+    *ret_bytes = out;
+    *ret_len = header + 4 + clen;
+    return 0;
+}
+
+int avo_transport_channel_send(avo_transport_channel *ch, int fd, const json_t *msg, int final,
+                               double timeout_s, char *err, size_t errlen)
+{
+    unsigned char *bytes;
+    size_t len;
+    int rc = avo_transport_channel_seal(ch, msg, final, &bytes, &len, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = send_bytes(fd, bytes, len, timeout_s, err, errlen);
+    free(bytes);
+    return rc;
+}
+
+int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *data, size_t len,
+                               size_t *at, json_t **ret_msg, int *ret_final, char *err,
+                               size_t errlen)
+{
+    *ret_msg = NULL;
+    *ret_final = 0;
+    size_t pos = *at;
+    if (ch->pull.ended) {
+        if (pos < len)
+            return avo_error(err, errlen, AVO_EPROTO, "stream goes on after its final message");
+        return 0;
+    }
+    if (!ch->pull.started) {
+        if (len - pos < crypto_secretstream_xchacha20poly1305_HEADERBYTES)
+            return 0;
+        if (crypto_secretstream_xchacha20poly1305_init_pull(&ch->pull.state, data + pos,
+                                                            ch->pull_key) != 0)
+            return avo_error(err, errlen, AVO_EPROTO, "stream header is invalid");
+        ch->pull.started = 1;
+        pos += crypto_secretstream_xchacha20poly1305_HEADERBYTES;
+        *at = pos;
+    }
+    if (len - pos < 4)
+        return 0;
+    const unsigned char *frame = data + pos;
+    size_t clen =
+        (size_t)frame[0] | (size_t)frame[1] << 8 | (size_t)frame[2] << 16 | (size_t)frame[3] << 24;
+    if (clen < crypto_secretstream_xchacha20poly1305_ABYTES || clen > FRAME_MAX)
+        return avo_error(err, errlen, AVO_EPROTO,
+                         "stream failed authentication (a frame of %zu bytes)", clen);
+    if (len - pos - 4 < clen)
+        return 0;
+    size_t mlen = clen - crypto_secretstream_xchacha20poly1305_ABYTES;
+    unsigned char *plain = malloc(mlen + 1);
+    if (!plain)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory for a %zu-byte message", mlen);
+    unsigned char tag = 0;
+    unsigned long long got = 0;
+    if (crypto_secretstream_xchacha20poly1305_pull(&ch->pull.state, plain, &got, &tag, frame + 4,
+                                                   clen, frame, 4) != 0) {
+        free(plain);
+        return avo_error(err, errlen, AVO_EPROTO,
+                         "stream failed authentication (a forged, replayed, reordered, "
+                         "dropped or injected message)");
+    }
+    if (tag != crypto_secretstream_xchacha20poly1305_TAG_MESSAGE &&
+        tag != crypto_secretstream_xchacha20poly1305_TAG_FINAL) {
+        free(plain);
+        return avo_error(err, errlen, AVO_EPROTO, "stream carried a message with tag %u", tag);
+    }
+    json_t *msg = json_loadb((const char *)plain, (size_t)got, 0, NULL);
+    free(plain);
+    if (!json_is_object(msg)) {
+        json_decref(msg);
+        return avo_error(err, errlen, AVO_EPROTO, "stream carried a message that is not JSON");
+    }
+    *at = pos + 4 + clen;
+    ch->pull.ended = tag == crypto_secretstream_xchacha20poly1305_TAG_FINAL;
+    *ret_final = ch->pull.ended;
+    *ret_msg = msg;
+    return 1;
 }

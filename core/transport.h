@@ -1,21 +1,31 @@
 /*
  * transport.h — the worker protocol over TCP, and how both ends of a
- * connection prove who they are (docs/protocol.md, "TCP transport").
+ * connection prove who they are and keep the rest of it private and intact
+ * (docs/protocol.md, "TCP transport").
  *
- * Messages travel exactly as over the pipes of a local worker (core/proto.h
- * framing).  Before the first job the two ends run a challenge-response
- * handshake keyed by a per-run secret (HMAC-SHA256, OpenSSL's libcrypto):
+ * Before the first job the two ends run a challenge-response handshake in
+ * clear, keyed by a per-run secret (HMAC-SHA256, OpenSSL's libcrypto):
  *
- *   engine -> worker  {"type":"challenge", "protocol":1, "nonce":NE, "run":R, "version":V}
- *   worker -> engine  {"type":"hello", "protocol":1, "nonce":NW, "run":R', "version":V',
+ *   engine -> worker  {"type":"challenge", "protocol":2, "nonce":NE, "run":R, "version":V}
+ *   worker -> engine  {"type":"hello", "protocol":2, "nonce":NW, "run":R', "version":V',
  *                      "fingerprint":F, "host":H, "pid":P, "device":D, "mac":HMAC(hello text)}
  *   engine -> worker  {"type":"welcome", "mac":HMAC(welcome text)} | {"type":"refused",
  * "reason":...}
  *
  * Both MACs cover both nonces, so neither side can replay an old handshake,
- * and the worker's covers what it claims (run, version, fingerprint).  The
- * secret never crosses the wire.  Invariant: the engine reads at most
- * AVO_TRANSPORT_HELLO_MAX bytes from a peer that has not authenticated.
+ * and the worker's covers everything it claims (run, version, fingerprint,
+ * host, pid, device).  The secret never crosses the wire.
+ *
+ * After the welcome every message travels in a channel (avo_transport_channel):
+ * one libsodium crypto_secretstream_xchacha20poly1305 stream per direction,
+ * keyed by BLAKE2b (crypto_generichash) of the secret and both nonces, so
+ * each connection has keys of its own.  Each side's first bytes are its
+ * stream header; each message is then [u32 LE length][ciphertext] with the
+ * length as additional data.  A forged, replayed, reordered or dropped
+ * message fails to open; TAG_FINAL marks a clean end.
+ *
+ * Invariant: the engine reads at most AVO_TRANSPORT_HELLO_MAX bytes from a
+ * peer that has not authenticated.
  */
 #ifndef AVO_TRANSPORT_H
 #define AVO_TRANSPORT_H
@@ -23,11 +33,17 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define AVO_TRANSPORT_PROTOCOL 1
+#define AVO_TRANSPORT_PROTOCOL 2     /* 2: encrypted channel, hello binds host/pid/device */
 #define AVO_TRANSPORT_HELLO_MAX 4096 /* bytes an unauthenticated peer may send */
 #define AVO_TRANSPORT_SECRET_MIN 16  /* bytes */
 #define AVO_TRANSPORT_SECRET_MAX 512
 #define AVO_TRANSPORT_NONCE_HEX 64
+#define AVO_TRANSPORT_HEARTBEAT_S 1.0 /* a remote worker says "alive" this often */
+#define AVO_TRANSPORT_SILENCE_S 30.0  /* a worker silent this long is lost */
+#define AVO_TRANSPORT_ACK_S 10.0 /* ...and one that has not opened a message sent this long ago */
+
+/* One connection's encrypted channel (both directions); opaque. */
+typedef struct avo_transport_channel avo_transport_channel;
 
 /* A per-run secret: raw bytes, not a C string. */
 typedef struct avo_transport_secret {
@@ -102,26 +118,76 @@ json_t *avo_transport_challenge(const avo_transport_identity *engine,
  * *ret_welcome (caller owns) to send, or AVO_EINVAL with the reason in err
  * (to log and to send in a "refused" message).  On success the worker's
  * name ("host/pid"), CUDA device (-1: none named) and fingerprint are
- * copied out.
+ * copied out, and *ret_channel (caller frees with avo_transport_channel_free)
+ * is the engine's end of the connection's channel.
  */
 int avo_transport_check_hello(const json_t *hello, const char *nonce_hex,
                               const avo_transport_secret *secret,
                               const avo_transport_identity *engine,
                               int (*allowed)(const char *fingerprint, void *ctx), void *ctx,
                               json_t **ret_welcome, char *worker_name, size_t namelen,
-                              int *ret_device, char *fingerprint, size_t fplen, char *err,
-                              size_t errlen);
+                              int *ret_device, char *fingerprint, size_t fplen,
+                              avo_transport_channel **ret_channel, char *err, size_t errlen);
 
 /*
  * Worker side, blocking on a connected socket: read the challenge, send the
  * hello, read the verdict, check the engine's MAC.  Every read is bounded
- * by timeout_s.  Returns 0 once welcomed; AVO_EINVAL when refused (err holds
+ * by timeout_s.  Returns 0 once welcomed, with the worker's end of the
+ * channel in *ret_channel (caller frees); AVO_EINVAL when refused (err holds
  * the engine's reason) or the engine failed to prove the secret; AVO_EIO or
  * AVO_EPROTO when the connection failed or spoke something else.
  */
 int avo_transport_worker_handshake(int fd, const avo_transport_secret *secret,
                                    const avo_transport_identity *worker, double timeout_s,
-                                   char *err, size_t errlen);
+                                   avo_transport_channel **ret_channel, char *err, size_t errlen);
+
+/*
+ * Both ends' channel for a connection whose handshake used nonces nonce_e
+ * (the engine's) and nonce_w (the worker's), as hex text.  The keys are
+ *   K   = BLAKE2b-256(secret)
+ *   Kew = BLAKE2b-256(key K, "avo-transport-2 engine->worker\n" NE "\n" NW)
+ *   Kwe = BLAKE2b-256(key K, "avo-transport-2 worker->engine\n" NE "\n" NW)
+ * (libsodium's crypto_generichash); the engine pushes with Kew and pulls
+ * with Kwe, the worker the other way round.  Returns 0 with *ret (caller
+ * frees), AVO_ENOMEM, or AVO_EIO when libsodium cannot start.
+ */
+int avo_transport_channel_new(const avo_transport_secret *secret, const char *nonce_e,
+                              const char *nonce_w, int is_engine, avo_transport_channel **ret,
+                              char *err, size_t errlen);
+
+/* Wipe the keys and free; accepts NULL. */
+void avo_transport_channel_free(avo_transport_channel *ch);
+
+/*
+ * Encrypt msg as the channel's next message (TAG_FINAL when final: the
+ * sender's last), preceded by the stream header the first time.  Returns 0
+ * with *ret_bytes (caller frees) of *ret_len bytes to write, AVO_EINVAL
+ * after a final message, or AVO_ENOMEM.
+ */
+int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int final,
+                               unsigned char **ret_bytes, size_t *ret_len, char *err,
+                               size_t errlen);
+
+/*
+ * avo_transport_channel_seal, then write the bytes to fd (which may be
+ * non-blocking) within timeout_s.  Returns 0, AVO_ETIMEOUT, AVO_EIO, or
+ * what sealing returned.
+ */
+int avo_transport_channel_send(avo_transport_channel *ch, int fd, const json_t *msg, int final,
+                               double timeout_s, char *err, size_t errlen);
+
+/*
+ * Open the next message of the peer's stream from the bytes in b at *at
+ * (the peer's header first, consumed on the way).  Returns 1 with *ret_msg
+ * (caller owns) and *ret_final (1: the peer's clean end) and *at advanced,
+ * 0 when b holds no complete message yet, or AVO_EPROTO when the stream
+ * failed authentication (a forged, replayed, reordered, dropped or injected
+ * message), carries a bad tag, is not JSON or goes on after its final
+ * message: the connection must be dropped.
+ */
+int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *data, size_t len,
+                               size_t *at, json_t **ret_msg, int *ret_final, char *err,
+                               size_t errlen);
 
 /*
  * Send msg framed (core/proto.h) on a socket that may be non-blocking,

@@ -4,12 +4,19 @@
 # `avo worker --connect` processes; impostors are refused with clear reasons
 # (wrong secret, another run, another version, an unknown evaluator
 # fingerprint, garbage, an oversized hello); a worker that answers another
-# job's id is dropped; a worker killed mid-job has its job run elsewhere; the
+# job's id is dropped, and so is one that knows the secret but claims a rate
+# its FLOPs and median time do not give (issue 18); a worker killed mid-job
+# has its job run elsewhere; the
 # archive has every evaluation exactly once.  Then workers gone for good end
 # a run with a message, and bad worker invocations fail clearly.
 . "$(dirname "$0")/lib.sh"
-command -v python3 >/dev/null || { echo "skip: python3 missing"; exit 77; }
-peer="python3 tests/e2e/remote_peer.py"
+# remote_peer.py speaks the encrypted channel through PyNaCl (python3-nacl).
+py=""
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import nacl.bindings' 2>/dev/null; then py=$p; break; fi
+done
+[ -n "$py" ] || { echo "skip: python3 with PyNaCl missing (tools/install-deps --tests installs python3-nacl)"; exit 77; }
+peer="$py tests/e2e/remote_peer.py"
 export AVO_WORKER_SECRET=test-secret-0123456789abcdef
 pids=""
 cleanup() {
@@ -121,6 +128,11 @@ db="$tmp/r.db"
 
 # --- workers gone for good: the run stops with a message, exit 0
 AVO_WORKER_GRACE=2 start_engine "$tmp/g.db" --max-evals 200
+# (First, on this engine, whose jobs can spare a loss: a worker that knows
+# the secret and forges a rate is dropped, its job queued again.)
+$peer "$address" bad_rate >"$tmp/peer.bad_rate"
+expect_in "$tmp/peer.bad_rate" "welcome"
+expect_in "$tmp/peer.bad_rate" "dropped"
 "$AVO" worker --connect "$address" 2>"$tmp/wg.err" &
 wg=$!
 pids="$pids $wg"
@@ -133,6 +145,8 @@ set +e
 wait "$engine"; rc=$?
 set -e
 [ $rc = 0 ] || { cat "$tmp/g.db.err"; fail "the engine exited $rc when its workers were gone"; }
+expect_in "$tmp/g.db.err" "sent an invalid result: config '"
+expect_in "$tmp/g.db.err" "gflops 1e+09 is not the job's work over its median time"
 expect_in "$tmp/g.db.err" "no workers left: none connected for 2 s"
 expect_in "$tmp/g.db.err" "run stopped early: no workers left"
 [ "$(q "$tmp/g.db" "SELECT status FROM runs")" = stopped ] || fail "the run should be recorded as stopped"

@@ -121,9 +121,31 @@ static void test_mkdir_p(void)
 /* A worker's result is believed only when it answers its job sensibly. */
 static void test_validate(void)
 {
-    json_t *job = json_pack("{s:[{s:s}, {s:s}], s:[{s:s}]}", "configs", "name", "a", "name", "b",
-                            "check_configs", "name", "check-1");
+    json_t *job =
+        json_pack("{s:[{s:s}, {s:s, s:f, s:f}], s:[{s:s}]}", "configs", "name", "a", "name", "b",
+                  "flops", 7e9, "bytes", 3e9, "check_configs", "name", "check-1");
     const char *bad[][2] = {
+        /* a rate that is not the job's work over the median time (issue 18:
+         * a forged 1e9 GFLOP/s), or a rate without a time */
+        {"{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"correct\": true, \"median_s\": 2, \"gflops\": 1e9}]}",
+         "config 'b': gflops 1e+09 is not the job's work over its median time (7e+09 / 2 s "
+         "gives 3.5)"},
+        {"{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"correct\": true, \"median_s\": 2, \"gflops\": 3.5001}]}",
+         "config 'b': gflops 3.5001 is not"},
+        {"{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"correct\": true, \"median_s\": 2, \"gflops\": 3.5, \"gbs\": 9}]}",
+         "config 'b': gbs 9 is not the job's work over its median time (3e+09 / 2 s gives 1.5)"},
+        {"{\"status\": \"ok\", \"configs\": [{\"name\": \"a\", \"correct\": true}, "
+         "{\"name\": \"b\", \"correct\": true, \"median_s\": 2, \"tflops\": 1}]}",
+         "config 'b': tflops 1 is not"},
+        {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"b\", \"gflops\": 3.5}]}",
+         "config 'b': gflops 3.5 is not the job's work over its median time (7e+09 / 0 s gives "
+         "0)"},
+        {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\", \"median_s\": 1, "
+         "\"gflops\": 2}]}",
+         "config 'a': gflops 2 is not the job's work over its median time (0 / 1 s gives 0)"},
         {"{\"status\": \"splendid\"}", "unknown status 'splendid'"},
         {"{\"status\": \"wrong\", \"reason\": 7}", "reason is not text"},
         {"{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\"}, {\"name\": \"a\"}]}",
@@ -149,8 +171,10 @@ static void test_validate(void)
         json_decref(r);
     }
     json_t *good = json_loads("{\"status\": \"ok\", \"reason\": null, \"configs\": "
-                              "[{\"name\": \"b\", \"correct\": true, \"gflops\": 3.5}, "
-                              "{\"name\": \"a\", \"correct\": true, \"max_error\": null}], "
+                              "[{\"name\": \"b\", \"correct\": true, \"median_s\": 2, "
+                              "\"gflops\": 3.5, \"gbs\": 1.5, \"tflops\": 0.0035}, "
+                              "{\"name\": \"a\", \"correct\": true, \"max_error\": null, "
+                              "\"median_s\": 0.5, \"gflops\": 0, \"gbs\": 0}], "
                               "\"checks\": [{\"name\": \"check-1\", \"correct\": true}]}",
                               0, NULL);
     char err[AVO_ERRLEN] = "";
@@ -163,8 +187,9 @@ static void test_validate(void)
  * for a candidate, never claiming a number; a forged ok is still refused. */
 static void test_validate_baseline(void)
 {
-    json_t *job = json_pack("{s:s, s:[{s:s}, {s:s}], s:[{s:s}]}", "baseline", "cublas", "configs",
-                            "name", "a", "name", "b", "check_configs", "name", "check-1");
+    json_t *job =
+        json_pack("{s:s, s:[{s:s, s:f}, {s:s}], s:[{s:s}]}", "baseline", "cublas", "configs",
+                  "name", "a", "flops", 2.5e9, "name", "b", "check_configs", "name", "check-1");
     json_t *candidate_job = json_pack("{s:[{s:s}, {s:s}]}", "configs", "name", "a", "name", "b");
     const char *bl = "\"baseline\": {\"name\": \"cublas\", \"library\": \"cuBLASLt\"}";
     char text[1024];

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""A man in the middle between `avo run --listen` and `avo worker --connect`
+for tests/e2e/mitm.sh.  It never knows the run's secret: it sees the
+handshake in clear and then opaque encrypted frames, whose boundaries it
+reads from their clear length prefixes (docs/protocol.md, "TCP transport").
+
+mitm_proxy.py LISTEN_PORT_FILE ENGINE_HOST:PORT LOG ATTACK...
+
+Listens on 127.0.0.1 (a free port, written to LISTEN_PORT_FILE), forwards
+each connection to the engine, and applies ATTACK number k to the k-th
+connection; connections past the list pass untouched.  Attacks:
+
+  hello_host     rewrite the host the worker's hello claims
+  flip_job       flip one bit of the first job the engine sends
+  drop_job       drop the first job the engine sends
+  flip_result    flip one bit of the worker's first result
+  drop_result    drop the worker's first result (its heartbeats go on)
+  replay_result  deliver the worker's first result twice
+  reorder        swap two of the worker's messages
+  inject         insert a frame of random bytes into the worker's stream
+  inject_plain   replace the worker's first result by a clear-text one
+  inject_length  insert a length prefix of 1 MiB that swallows what follows
+  session_replay replace the worker's stream by the one an earlier
+                 connection sent (its header and first messages)
+  truncate       cut the connection in the middle of the worker's result
+
+Each attack that fires is logged to LOG as "conn K ATTACK fired".
+"""
+import json
+import os
+import random
+import socket
+import struct
+import sys
+import threading
+
+HEADER = 24      # secretstream header
+BIG = 160        # a worker's message longer than this is a result, not a heartbeat
+
+log_lock = threading.Lock()
+recorded = []    # an earlier connection's worker stream: header, then frames
+record_lock = threading.Lock()
+
+
+def log(path, text):
+    with log_lock, open(path, "a") as f:
+        f.write(text + "\n")
+
+
+def recv_exact(s, n):
+    data = b""
+    while len(data) < n:
+        try:
+            chunk = s.recv(n - len(data))
+        except OSError:
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def read_frame(s):
+    head = recv_exact(s, 4)
+    if head is None:
+        return None
+    body = recv_exact(s, struct.unpack("<I", head)[0])
+    return None if body is None else head + body
+
+
+class Connection:
+    def __init__(self, k, attack, worker, engine, logpath):
+        self.k, self.attack, self.logpath = k, attack, logpath
+        self.worker, self.engine = worker, engine
+        self.fired = False
+        self.held = None
+        self.job_id = None
+        self.done = threading.Event()
+
+    def fire(self):
+        if not self.fired:
+            self.fired = True
+            log(self.logpath, "conn %d %s fired" % (self.k, self.attack))
+
+    def close(self):
+        for s in (self.worker, self.engine):
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        self.done.set()
+
+    def engine_to_worker(self):
+        """Challenge and verdict in clear, then the engine's stream."""
+        src, dst = self.engine, self.worker
+        try:
+            for _ in range(2):
+                frame = read_frame(src)
+                if frame is None:
+                    return self.close()
+                dst.sendall(frame)
+            header = recv_exact(src, HEADER)
+            if header is None:
+                return self.close()
+            dst.sendall(header)
+            n = 0
+            while True:
+                frame = read_frame(src)
+                if frame is None:
+                    return self.close()
+                if n == 0 and self.attack == "flip_job":
+                    self.fire()
+                    frame = bytearray(frame)
+                    frame[4 + len(frame) // 2] ^= 0x20
+                    frame = bytes(frame)
+                elif n == 0 and self.attack == "drop_job":
+                    self.fire()
+                    frame = b""
+                n += 1
+                dst.sendall(frame)
+        except OSError:
+            self.close()
+
+    def worker_to_engine(self):
+        """The hello in clear, then the worker's stream."""
+        src, dst = self.worker, self.engine
+        try:
+            hello = read_frame(src)
+            if hello is None:
+                return self.close()
+            if self.attack == "hello_host":
+                msg = json.loads(hello[4:])
+                msg["host"] = "somewhere-else"
+                text = json.dumps(msg).encode()
+                hello = struct.pack("<I", len(text)) + text
+                self.fire()
+            dst.sendall(hello)
+            header = recv_exact(src, HEADER)
+            if header is None:
+                return self.close()
+            mine = [header]
+            replaying = self.attack == "session_replay"
+            with record_lock:
+                old = list(recorded)
+            if replaying:
+                if len(old) < 3:
+                    log(self.logpath, "conn %d session_replay: nothing recorded" % self.k)
+                    replaying = False
+                else:
+                    self.fire()
+                    dst.sendall(old[0])
+            if not replaying:
+                dst.sendall(header)
+            n = 0
+            results = 0
+            while True:
+                frame = read_frame(src)
+                if frame is None:
+                    return self.close()
+                if len(mine) < 4:
+                    mine.append(frame)
+                    if len(mine) == 4:
+                        with record_lock:
+                            if not recorded:
+                                recorded.extend(mine)
+                out = [frame]
+                big = len(frame) > BIG
+                if replaying:
+                    out = [old[1 + n]] if 1 + n < len(old) else []
+                elif big and results == 0 and self.attack == "flip_result":
+                    self.fire()
+                    f = bytearray(frame)
+                    f[4 + len(f) // 2] ^= 0x01
+                    out = [bytes(f)]
+                elif big and results == 0 and self.attack == "drop_result":
+                    self.fire()
+                    out = []
+                elif big and results == 0 and self.attack == "replay_result":
+                    self.fire()
+                    out = [frame, frame]
+                elif big and results == 0 and self.attack == "truncate":
+                    self.fire()
+                    dst.sendall(frame[: len(frame) // 2])
+                    return self.close()
+                elif n == 1 and self.attack == "reorder":
+                    self.held = frame
+                    out = []
+                elif n == 2 and self.attack == "reorder":
+                    self.fire()
+                    out = [frame, self.held]
+                elif n == 1 and self.attack == "inject":
+                    self.fire()
+                    junk = os.urandom(64)
+                    out = [struct.pack("<I", len(junk)) + junk, frame]
+                elif n == 1 and self.attack == "inject_length":
+                    self.fire()
+                    out = [struct.pack("<I", 1 << 20), frame]
+                elif big and results == 0 and self.attack == "inject_plain":
+                    # what a worker of protocol 1 would have said: every
+                    # config correct at a billion GFLOP/s
+                    self.fire()
+                    forged = json.dumps({"id": 1, "status": "ok", "configs": [
+                        {"name": "small", "correct": True, "median_s": 1e-9,
+                         "gflops": 1e9}]}).encode()
+                    out = [struct.pack("<I", len(forged)) + forged]
+                results += big
+                n += 1
+                for piece in out:
+                    dst.sendall(piece)
+        except OSError:
+            self.close()
+
+
+def serve(listener, engine_address, logpath, attacks):
+    host, port = engine_address.rsplit(":", 1)
+    k = 0
+    while True:
+        worker, _ = listener.accept()
+        try:
+            engine = socket.create_connection((host, int(port)), timeout=10)
+        except OSError:
+            worker.close()
+            continue
+        engine.settimeout(None)
+        attack = attacks[k] if k < len(attacks) else "none"
+        log(logpath, "conn %d %s" % (k, attack))
+        c = Connection(k, attack, worker, engine, logpath)
+        for target in (c.engine_to_worker, c.worker_to_engine):
+            threading.Thread(target=target, daemon=True).start()
+        k += 1
+
+
+def main():
+    port_file, engine_address, logpath = sys.argv[1:4]
+    attacks = sys.argv[4:]
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(listener.getsockname()[1]))
+    os.rename(port_file + ".tmp", port_file)
+    random.seed(0)
+    serve(listener, engine_address, logpath, attacks)
+
+
+if __name__ == "__main__":
+    main()
