@@ -59,6 +59,7 @@ typedef struct avo_sandbox_opts {
     int nofile;           /* RLIMIT_NOFILE */
     int threads;          /* candidate: kernel threads allowed (1: the caller's only) */
     int nproc;            /* compiler: processes allowed */
+    uid_t uid;            /* root: the uid to run as (avo_sandbox_uid_acquire); 0: avo_sandbox_uid() */
 } avo_sandbox_opts;
 
 /*
@@ -72,9 +73,30 @@ typedef struct avo_sandbox_opts {
  */
 int avo_sandbox_enter(const avo_sandbox_opts *opts, char *err, size_t errlen);
 
-/* The uid (and gid) a sandbox started by root runs as: AVO_SANDBOX_UID,
- * else 65534 (nobody).  Directories the sandbox writes are given to it. */
+/* The uid of a sandbox without a lease: AVO_SANDBOX_UID, else 65534. */
 uid_t avo_sandbox_uid(void);
+
+/* A uid held for one sandbox (its processes and the directories it writes). */
+typedef struct avo_sandbox_lease {
+    uid_t uid;
+    int fd; /* the lock that holds it, or -1 */
+} avo_sandbox_lease;
+
+/*
+ * Take a uid of its own for one sandbox, so concurrent candidates and
+ * compilers cannot signal, renice or limit each other or the trusted
+ * processes.  Started as root: the first free uid of AVO_SANDBOX_UID_BASE
+ * (default 200000) .. + AVO_SANDBOX_UID_COUNT (default 1024), held by an
+ * flock on AVO_SANDBOX_LOCK_DIR/<uid> (default /run/avo-sandbox, root's
+ * only) until avo_sandbox_uid_release or the holder's exit; every process
+ * an earlier holder left behind in that uid is killed first.  With
+ * AVO_SANDBOX_UID set, that one uid for all (no lock).  Not root: the
+ * caller's uid (a user namespace of its own, no lock).  The holder (the
+ * judge, the worker for a compile) must outlive the sandbox.  Returns 0 or
+ * a negative AVO_E* code with err filled (AVO_EBUSY: every uid in use).
+ */
+int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen);
+void avo_sandbox_uid_release(avo_sandbox_lease *lease);
 
 /* "strict" or "weak": what avo_sandbox_enter does on this machine's setting. */
 const char *avo_sandbox_mode(void);
