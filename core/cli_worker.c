@@ -81,18 +81,34 @@ static void sleep_s(double s)
 }
 
 /* Serve one authenticated connection in a child; returns the child's
- * avo_worker_main status (or 1 if it died). */
+ * avo_worker_main status (or 1 if it died).  The child execs a fresh
+ * `avo worker` on the socket with the allowed environment only: the
+ * channel needs no key once authenticated, and no copy of the run's secret
+ * (the supervisor's, or any its parsing left on the stack) exists in the
+ * process that forks judges and kernels. */
 static int serve(int fd)
 {
+    char **env = avo_sandbox_env_allowlist();
+    if (!env) {
+        close(fd);
+        return 1;
+    }
     pid_t pid = fork();
     if (pid < 0) {
+        free(env);
         close(fd);
         return 1;
     }
     if (pid == 0) {
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        _exit(avo_worker_main(fd, fd));
+        if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
+            _exit(1);
+        char *const argv[] = {"avo", "worker", NULL};
+        execve("/proc/self/exe", argv, env);
+        avo_sandbox_scrub_secrets(); /* no /proc: serve from here, without the key */
+        _exit(avo_worker_main(0, 1));
     }
+    free(env);
     close(fd);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

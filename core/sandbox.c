@@ -728,25 +728,21 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ environment */
 
-static const char *const env_prefixes[] = {"PATH=",
-                                           "HOME=",
-                                           "USER=",
-                                           "LOGNAME=",
-                                           "LANG=",
-                                           "LC_",
-                                           "TZ=",
-                                           "TMPDIR=",
-                                           "XDG_CACHE_HOME=",
-                                           "CC=",
-                                           "AVO_",
-                                           "CUDA_",
-                                           "NVIDIA_",
-                                           "LD_LIBRARY_PATH=",
-                                           "ASAN_OPTIONS=",
-                                           "UBSAN_OPTIONS=",
-                                           "LSAN_OPTIONS=",
-                                           "SLURM_",
-                                           NULL};
+/* What a worker may inherit, by exact name: the system's basics, what
+ * compilers, sanitizers and the CUDA driver read, and avo's own worker
+ * settings (none of them a credential). */
+static const char *const env_names[] = {
+    "PATH",           "HOME",          "USER",           "LOGNAME",
+    "LANG",           "TZ",            "TMPDIR",         "XDG_CACHE_HOME",
+    "CC",             "LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+    "LSAN_OPTIONS",   "AVO_SANDBOX",   "AVO_SANDBOX_UID", "AVO_SANDBOX_UID_BASE",
+    "AVO_SANDBOX_UID_COUNT", "AVO_SANDBOX_LOCK_DIR", "AVO_CACHE", "AVO_CACHE_MAX_MB",
+    "AVO_CUDA_DEVICE", "AVO_NVRTC_EXEC", "AVO_CUBLASLT", "AVO_CUDNN",
+    "AVO_DB_TIMEOUT", NULL};
+
+/* ... and by prefix: locale, CUDA and NVIDIA device settings, Slurm's job
+ * description (still subject to the credential words below). */
+static const char *const env_prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "SLURM_", NULL};
 
 static const char *const env_secret_words[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
                                                "PASSWD", "CREDENTIAL", "AUTH",   NULL};
@@ -756,9 +752,10 @@ int avo_sandbox_env_allowed(const char *entry)
     const char *eq = strchr(entry, '=');
     if (!eq)
         return 0;
-    if (!strncmp(entry, "AVO_LLM_", 8))
-        return 0;
     size_t name_len = (size_t)(eq - entry);
+    for (size_t i = 0; env_names[i]; i++)
+        if (strlen(env_names[i]) == name_len && !strncmp(entry, env_names[i], name_len))
+            return 1;
     for (size_t i = 0; env_secret_words[i]; i++) {
         size_t w = strlen(env_secret_words[i]);
         for (size_t at = 0; at + w <= name_len; at++)
@@ -769,6 +766,21 @@ int avo_sandbox_env_allowed(const char *entry)
         if (!strncmp(entry, env_prefixes[i], strlen(env_prefixes[i])))
             return 1;
     return 0;
+}
+
+char **avo_sandbox_env_allowlist(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; environ && environ[i]; i++)
+        n++;
+    char **env = calloc(n + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (avo_sandbox_env_allowed(environ[i]))
+            env[kept++] = environ[i];
+    return env;
 }
 
 void avo_sandbox_scrub_environment(void)

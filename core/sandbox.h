@@ -115,10 +115,20 @@ int avo_sandbox_seccomp_trusted(int no_exec, char *err, size_t errlen);
 
 /*
  * True when environment variable `entry` ("NAME=value") may reach worker
- * processes: what compilers, CUDA and avo's own worker settings need, never
- * credentials (AVO_LLM_*, *KEY*, *TOKEN*, *SECRET*, *PASSWORD* are dropped).
+ * processes.  An allow-list: PATH, HOME, USER, LOGNAME, LANG, TZ, TMPDIR,
+ * XDG_CACHE_HOME, CC, LD_LIBRARY_PATH, the sanitizers' options, avo's worker
+ * settings by name (AVO_SANDBOX*, AVO_CACHE*, AVO_CUDA_DEVICE,
+ * AVO_NVRTC_EXEC, AVO_CUBLASLT, AVO_CUDNN, AVO_DB_TIMEOUT), and LC_*, CUDA_*,
+ * NVIDIA_*, SLURM_* unless the name holds KEY, TOKEN, SECRET, PASSWORD,
+ * PASSWD, CREDENTIAL or AUTH.  Anything else (API keys, AVO_LLM_*,
+ * AVO_WORKER_SECRET) never reaches a worker.
  */
 int avo_sandbox_env_allowed(const char *entry);
+
+/* The allowed part of the environment, as an execve envp: a NULL-ended
+ * array (caller frees it, not its strings, which are environ's), or NULL
+ * when out of memory.  Built before fork, for the exec of a worker. */
+char **avo_sandbox_env_allowlist(void);
 
 /*
  * Remove from the environment, and wipe from memory, every variable that is
