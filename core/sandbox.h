@@ -5,8 +5,9 @@
  *
  * A sandboxed process, whoever started avo (root or not):
  *   - runs as an unprivileged uid with no capabilities left, no_new_privs,
- *     not dumpable: root builds the view, then drops to AVO_SANDBOX_UID
- *     (default 65534); anyone else does it in a user namespace of its own;
+ *     not dumpable: root builds the view, then drops to a uid of the
+ *     sandbox's own (avo_sandbox_uid_acquire); anyone else does it in a
+ *     user namespace of its own;
  *   - has an empty network namespace and an IPC namespace of its own;
  *   - sees a mount view of its own: read-only system directories (/usr,
  *     /lib*, /bin, /sbin, /etc/alternatives, /etc/ld.so.cache), /dev/null,
