@@ -386,13 +386,16 @@ if want_section neighbours; then
         "$honest_k" "$here/attacks/prlimit_judge.c" "$honest_k" "$here/attacks/secret_memory.c" \
         "$honest_k" "$here/attacks/signal_others.c" "$honest_k"
     [ "$side_rc" = 0 ] || why+="avo run exited $side_rc; "
+    n_ok=0
     for i in 1 3 5 7 9; do
-        [ "${side_status[$i]}" = ok ] || why+="honest neighbour $i: ${side_status[$i]:-no verdict} ${side_reason[$i]:0:60}; "
+        if [ "${side_status[$i]}" = ok ]; then n_ok=$((n_ok + 1)); else
+            why+="honest neighbour $i: ${side_status[$i]:-no verdict} ${side_reason[$i]:0:60}; "
+        fi
     done
     for i in 2 4 6 8; do
         judge "attack $i" "${side_status[$i]}" 0 "${side_reason[$i]}" any
     done
-    side_report neighbours "5 honest neighbours ok beside 4 attacks" "ok x5"
+    side_report neighbours "5 honest neighbours ok beside 4 attacks" "ok x$n_ok of 5"
 fi
 
 # Fault fakers: candidates that pass their failure off as the machine's, a
@@ -409,12 +412,14 @@ if want_section fault_fakers; then
     for i in 1 8; do
         [ "${side_status[$i]}" = ok ] || why+="honest $i: ${side_status[$i]:-no verdict}; "
     done
+    n_charged=0
     for i in 2 3 4 5 6 7; do
+        case ${side_status[$i]} in wrong | crashed | invalid | timeout | compile_error) n_charged=$((n_charged + 1)) ;; esac
         judge "faker $i" "${side_status[$i]}" 0 "${side_reason[$i]}" fail
     done
     [ "$(sqlite3 "$root/fault_fakers.db" "SELECT status FROM runs" 2>&1)" = done ] ||
         why+="the run did not finish; "
-    side_report fault_fakers "6 fakers charged, the run went on" "charged x6"
+    side_report fault_fakers "6 fakers charged, the run went on" "charged x$n_charged of 6"
 fi
 
 # ------------------------------------------------- a GA with a cheating knob
