@@ -116,6 +116,21 @@ static void reap_uid(uid_t uid)
         ;
 }
 
+/* True when uids [first, first + count) all exist in our user namespace
+ * (/proc/self/uid_map; no map readable: assume the initial namespace). */
+static int uids_mapped(long first, long count)
+{
+    FILE *f = fopen("/proc/self/uid_map", "re");
+    if (!f)
+        return 1;
+    long inside, outside, len;
+    int ok = 0;
+    while (!ok && fscanf(f, "%ld %ld %ld", &inside, &outside, &len) == 3)
+        ok = first >= inside && first + count <= inside + len;
+    fclose(f);
+    return ok;
+}
+
 int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen)
 {
     *lease = (avo_sandbox_lease){.uid = getuid(), .fd = -1};
@@ -129,6 +144,13 @@ int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen)
     long count = env_id("AVO_SANDBOX_UID_COUNT", DEFAULT_UID_COUNT);
     if (base + count > 0x7fffffff)
         count = 0x7fffffff - base;
+    if (!uids_mapped(base, count))
+        return avo_error(err, errlen, AVO_EIO,
+                         "sandbox: uids %ld to %ld do not exist in this user namespace "
+                         "(/proc/self/uid_map): set AVO_SANDBOX_UID_BASE and "
+                         "AVO_SANDBOX_UID_COUNT to a range inside it that nothing else uses, "
+                         "or AVO_SANDBOX_UID to one uid all sandboxes share",
+                         base, base + count - 1);
     char dir[PATH_MAX - 32];
     int rc = lock_dir(dir, sizeof dir, err, errlen);
     if (rc < 0)

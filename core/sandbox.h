@@ -90,7 +90,9 @@ typedef struct avo_sandbox_lease {
  * (default 200000) .. + AVO_SANDBOX_UID_COUNT (default 1024), held by an
  * flock on AVO_SANDBOX_LOCK_DIR/<uid> (default /run/avo-sandbox, root's
  * only) until avo_sandbox_uid_release or the holder's exit; every process
- * an earlier holder left behind in that uid is killed first.  With
+ * an earlier holder left behind in that uid is killed first, so the range
+ * must be avo's alone; a range outside the user namespace's uid map is an
+ * error naming these settings.  With
  * AVO_SANDBOX_UID set, that one uid for all (no lock).  Not root: the
  * caller's uid (a user namespace of its own, no lock).  The holder (the
  * judge, the worker for a compile) must outlive the sandbox.  Returns 0 or
