@@ -44,9 +44,11 @@
 # Two side-by-side runs (--jobs 2) follow: "neighbours" (attacks on other
 # processes beside honest candidates, which must all pass) and
 # "fault_fakers" (six candidates that fake an infrastructure fault, which
-# must be charged while the run goes on to the end).
+# must be charged while the run goes on to the end); then "remote", the key
+# scan of attacks/secret_memory.c on a remote worker (`avo worker --connect`
+# holding the run's secret and the fake keys).
 #
-#   tests/integrity/run.sh [ATTACK|neighbours|fault_fakers|ga ...]
+#   tests/integrity/run.sh [ATTACK|neighbours|fault_fakers|remote|ga ...]
 #       (default: every attack, then both side-by-side runs and the GA)
 # INTEGRITY_KEEP=1 keeps the scratch root (logs/ holds every output).
 set -u
@@ -216,13 +218,13 @@ escaped=0 caught=0
 attacks=() sections=()
 for a in "$@"; do
     case $a in
-        neighbours | fault_fakers | ga) sections+=("$a") ;;
+        neighbours | fault_fakers | remote | ga) sections+=("$a") ;;
         *) attacks+=("$a") ;;
     esac
 done
 if [ $# = 0 ]; then
     for f in "$here"/attacks/*.c; do attacks+=("$(basename "$f" .c)"); done
-    sections=(neighbours fault_fakers ga)
+    sections=(neighbours fault_fakers remote ga)
 fi
 want_section() { [[ " ${sections[*]-} " == *" $1 "* ]]; }
 
@@ -420,6 +422,41 @@ if want_section fault_fakers; then
     [ "$(sqlite3 "$root/fault_fakers.db" "SELECT status FROM runs" 2>&1)" = done ] ||
         why+="the run did not finish; "
     side_report fault_fakers "6 fakers charged, the run went on" "charged x$n_charged of 6"
+fi
+
+# Remote: the key scan on a remote worker (`avo worker --connect`, whose
+# environment holds the run's secret and the fake API keys), beside an
+# honest candidate; an engine with no local worker.
+if want_section remote; then
+    why=""
+    in_env timeout 300 "$avo" run "$here/side_by_side.lua" --db "$root/remote.db" --jobs 0 \
+        --listen 127.0.0.1:0 kernels="$here/kernels/honest.c,$here/attacks/secret_memory.c" \
+        evaluator="$evaluator" >"$root/logs/remote.out" 2>"$root/logs/remote.err" </dev/null &
+    engine_pid=$!
+    address=""
+    for _ in $(seq 200); do
+        address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$root/logs/remote.err" 2>/dev/null)
+        [ -n "$address" ] && break
+        sleep 0.1
+    done
+    if [ -z "$address" ]; then
+        why+="the engine did not listen; "
+        kill "$engine_pid" 2>/dev/null
+    else
+        in_env timeout 300 "$avo" worker --connect "$address" --retry 5 \
+            >"$root/logs/remote.worker.out" 2>"$root/logs/remote.worker.err" </dev/null &
+        worker_pid=$!
+    fi
+    wait "$engine_pid"
+    remote_rc=$?
+    [ -n "$address" ] && { kill "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null; }
+    [ "$remote_rc" = 0 ] || why+="avo run exited $remote_rc; "
+    line1=$(grep '^integrity-record 1 ' "$root/logs/remote.out")
+    line2=$(grep '^integrity-record 2 ' "$root/logs/remote.out")
+    [[ "$line1" == *" status=ok "* ]] || why+="honest: ${line1:-no verdict}; "
+    judge "scan" "$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$line2")" 0 "-" any
+    side_report remote "no key in a remote worker's candidate" \
+        "$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$line2")"
 fi
 
 # ------------------------------------------------- a GA with a cheating knob
