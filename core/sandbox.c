@@ -763,8 +763,10 @@ static const char *const env_names[] = {
     "AVO_DB_TIMEOUT", NULL};
 
 /* ... and by prefix: locale, CUDA and NVIDIA device settings, Slurm's job
- * description (still subject to the credential words below). */
-static const char *const env_prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "SLURM_", NULL};
+ * description, the settings of the test suite's CUDA doubles (tests/mock,
+ * tests/emu), all still subject to the credential words below. */
+static const char *const env_prefixes[] = {"LC_",  "CUDA_",     "NVIDIA_", "SLURM_",
+                                           "AVO_MOCK_", "AVO_EMU_", NULL};
 
 static const char *const env_secret_words[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
                                                "PASSWD", "CREDENTIAL", "AUTH",   NULL};

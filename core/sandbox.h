@@ -122,7 +122,8 @@ int avo_sandbox_seccomp_trusted(int no_exec, char *err, size_t errlen);
  * XDG_CACHE_HOME, CC, LD_LIBRARY_PATH, the sanitizers' options, avo's worker
  * settings by name (AVO_SANDBOX*, AVO_CACHE*, AVO_CUDA_DEVICE,
  * AVO_NVRTC_EXEC, AVO_CUBLASLT, AVO_CUDNN, AVO_DB_TIMEOUT), and LC_*, CUDA_*,
- * NVIDIA_*, SLURM_* unless the name holds KEY, TOKEN, SECRET, PASSWORD,
+ * NVIDIA_*, SLURM_*, AVO_MOCK_*, AVO_EMU_* (the test suite's CUDA doubles)
+ * unless the name holds KEY, TOKEN, SECRET, PASSWORD,
  * PASSWD, CREDENTIAL or AUTH.  Anything else (API keys, AVO_LLM_*,
  * AVO_WORKER_SECRET) never reaches a worker.
  */
