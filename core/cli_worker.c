@@ -93,6 +93,10 @@ static int serve(int fd)
         close(fd);
         return 1;
     }
+    /* Named as the binary's path, as the supervisor is (ps, pgrep). */
+    char self[4096] = "avo";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 3] = '\0';
     pid_t pid = fork();
     if (pid < 0) {
         free(env);
@@ -103,7 +107,7 @@ static int serve(int fd)
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (dup2(fd, 0) < 0 || dup2(fd, 1) < 0)
             _exit(1);
-        char *const argv[] = {"avo", "worker", NULL};
+        char *const argv[] = {self, "worker", NULL};
         execve("/proc/self/exe", argv, env);
         avo_sandbox_scrub_secrets(); /* no /proc: serve from here, without the key */
         _exit(avo_worker_main(0, 1));

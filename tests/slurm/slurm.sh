@@ -111,6 +111,8 @@ for sig in INT KILL; do
     set -e
     engine=""
     wait_no_avo_jobs "after SIG$sig to the engine"
-    [ -z "$(pgrep -f -- "worker --connect .*" || true)" ] || { pgrep -af -- "worker --connect"; fail "SIG$sig: workers outlived the run"; }
+    # this build's workers only (other checkouts may run theirs); the serving
+    # children are "$AVO worker" without --connect
+    [ -z "$(pgrep -f -- "^$AVO worker" || true)" ] || { pgrep -af -- "^$AVO worker"; fail "SIG$sig: workers outlived the run"; }
 done
 echo "slurm: ok"
