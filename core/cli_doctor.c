@@ -86,10 +86,13 @@ static void report_sandbox(void)
         if (why)
             printf("                to enable: %s\n", avo_sandbox_remedy((avo_sandbox_mechanism)m));
     }
-    if (chosen == AVO_SANDBOX_UNISOLATED)
+    if (chosen == AVO_SANDBOX_UNISOLATED && geteuid() == 0)
         printf("                WARNING: nothing isolates the kernels' filesystem: they read what "
-               "uid %u can read\n",
-               (unsigned)(geteuid() == 0 ? avo_sandbox_uid() : geteuid()));
+               "their own unprivileged uid can read\n");
+    else if (chosen == AVO_SANDBOX_UNISOLATED)
+        printf("                WARNING: nothing isolates the kernels' filesystem: they read what "
+               "you (uid %u) can read\n",
+               (unsigned)geteuid());
 }
 
 static int report_nvrtc(void)

@@ -226,18 +226,31 @@ out:
     return status;
 }
 
-/* Serve one authenticated connection: the worker loop in a child on pipes,
- * the relay here.  Takes fd and ch; returns the child's avo_worker_main
- * status, or 1 when the connection was lost. */
+/*
+ * Serve one authenticated connection: the worker loop in a child on pipes,
+ * the relay here.  The child execs a fresh `avo worker` on those pipes with
+ * the allowed environment only, so no copy of the run's secret (the
+ * supervisor's, or any its parsing left on the stack) and no session key
+ * exists in the process that forks judges and kernels.  Takes fd and ch;
+ * returns the child's avo_worker_main status, or 1 when the connection was
+ * lost.
+ */
 static int serve(int fd, avo_transport_channel *ch, avo_transport_secret *secret)
 {
+    char **env = avo_sandbox_env_allowlist();
+    /* Named as the binary's path, as the supervisor is (ps, pgrep). */
+    char self[4096] = "avo";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    self[n > 0 ? n : 3] = '\0';
     int to[2], from[2];
-    if (pipe2(to, O_CLOEXEC) < 0) {
+    if (!env || pipe2(to, O_CLOEXEC) < 0) {
+        free(env);
         close(fd);
         avo_transport_channel_free(ch);
         return 1;
     }
     if (pipe2(from, O_CLOEXEC) < 0) {
+        free(env);
         close(to[0]), close(to[1]);
         close(fd);
         avo_transport_channel_free(ch);
@@ -250,10 +263,14 @@ static int serve(int fd, avo_transport_channel *ch, avo_transport_secret *secret
         avo_transport_channel_free(ch);
         memset(secret, 0, sizeof *secret);
         close(fd);
-        close(to[1]);
-        close(from[0]);
-        _exit(avo_worker_main(to[0], from[1]));
+        if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
+            _exit(1);
+        char *const argv[] = {self, "worker", NULL};
+        execve("/proc/self/exe", argv, env);
+        avo_sandbox_scrub_secrets(); /* no /proc: serve from here, without the key */
+        _exit(avo_worker_main(0, 1));
     }
+    free(env);
     close(to[0]);
     close(from[1]);
     int status = 1;

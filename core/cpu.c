@@ -52,6 +52,7 @@
 #include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,7 +79,7 @@
 #define CACHE_MAX_MB 2048 /* default bound of the compile cache (AVO_CACHE_MAX_MB) */
 
 /* The candidate's fixed fds. */
-enum { CAND_CMD_FD = 3, CAND_ACK_FD = 4, CAND_REGION_FD = 5, CAND_SO_FD = 6 };
+enum { CAND_CMD_FD = 3, CAND_ACK_FD = 4, CAND_REGION_FD = 5, CAND_SO_FD = 6, CAND_SETUP_FD = 7 };
 
 static const char *const base_flags[BASE_FLAGS_N] = {"-O3", "-march=native", "-fPIC", "-shared"};
 
@@ -93,47 +94,71 @@ typedef enum compile_fault {
     CC_ENVIRONMENT
 } compile_fault;
 
-static int log_has(const char *log, size_t len, const char *const *markers)
+/* What the worker saw of the machine around one compile (compile_failure). */
+typedef struct compile_facts {
+    long oom_kills_before, oom_kills_after; /* /proc/vmstat oom_kill; -1: unknown */
+    int dir_full;                           /* the compile directory's filesystem, after */
+    int dir_readonly;
+} compile_facts;
+
+/* The kernel's count of OOM kills since boot (/proc/vmstat), or -1. */
+static long oom_kills(void)
 {
-    for (const char *const *m = markers; *m; m++)
-        if (memmem(log, len, *m, strlen(*m)))
-            return 1;
-    return 0;
+    FILE *f = fopen("/proc/vmstat", "re");
+    if (!f)
+        return -1;
+    char name[64];
+    long v, found = -1;
+    while (fscanf(f, "%63s %ld", name, &v) == 2)
+        if (!strcmp(name, "oom_kill")) {
+            found = v;
+            break;
+        }
+    fclose(f);
+    return found;
+}
+
+/* Less than this free on the compile directory's filesystem: full. */
+#define COMPILE_DIR_MIN_FREE (1 << 20)
+
+static void compile_dir_state(const char *dir, compile_facts *f)
+{
+    struct statvfs st;
+    if (statvfs(dir, &st) < 0)
+        return;
+    f->dir_readonly = (st.f_flag & ST_RDONLY) != 0;
+    f->dir_full = (double)st.f_bavail * (double)st.f_frsize < COMPILE_DIR_MIN_FREE ||
+                  (st.f_files > 0 && st.f_favail == 0);
 }
 
 /*
- * Who a failed compile is charged to.  The sandbox's own limits are the
- * candidate's: an allocation refused near its address-space limit (the
- * compiler's peak resident size `peak_mb` at least a quarter of `limit_mb`),
- * a file past its size limit (SIGXFSZ), its private /tmp full.  What those do not
- * explain is the machine's (an infrastructure fault, retried): the cache's
- * disk full or read-only, the compiler killed by someone else (the OOM
- * killer).  Anything else is the source's.
+ * Who a failed compile is charged to, from what the worker observed itself
+ * and the compiler cannot write: its wait status and resource usage, the
+ * state of the compile directory's filesystem, the kernel's OOM-kill count.
+ * Never from the compiler's output, which quotes the candidate (`#error No
+ * space left on device` is the candidate's compile error).  The sandbox's
+ * own limits are the candidate's: a file past its size limit (SIGXFSZ), a
+ * failure with the compiler's peak resident size `peak_mb` at a quarter of
+ * its address-space limit `limit_mb` or more.  The machine's (an
+ * infrastructure fault, retried; one that recurs while the machine passes
+ * a control evaluation is charged after all, lua/avo/init.lua): the compile
+ * directory's filesystem full or read-only, the compiler killed by a signal
+ * avo did not send, an OOM kill anywhere during the compile.  Anything else
+ * is the source's.
  */
-static compile_fault compile_failure(int status, const char *log, size_t len, double peak_mb,
+static compile_fault compile_failure(int status, const compile_facts *f, double peak_mb,
                                      double limit_mb)
 {
-    static const char *const memory[] = {"out of memory allocating", "virtual memory exhausted",
-                                         "Cannot allocate memory", NULL};
-    static const char *const disk[] = {"No space left on device", "Read-only file system",
-                                       "Disk quota exceeded", NULL};
-    static const char *const scratch[] = {"/tmp/", NULL};
-    static const char *const file_size[] = {"File size limit exceeded", NULL};
-    if ((WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) || log_has(log, len, file_size))
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ)
         return CC_LIMIT_FILE;
-    /* Refused near the limit avo set: the source's.  Refused while small,
-     * or under a lower limit of the environment's: the machine's. */
-    if (log_has(log, len, memory)) {
-        struct rlimit env;
-        double env_mb = getrlimit(RLIMIT_AS, &env) == 0 && env.rlim_cur != RLIM_INFINITY
-                            ? (double)env.rlim_cur / (1024.0 * 1024.0)
-                            : INFINITY;
-        return env_mb >= limit_mb && peak_mb >= limit_mb / 4 ? CC_LIMIT_MEMORY : CC_ENVIRONMENT;
-    }
-    if (log_has(log, len, disk))
-        return log_has(log, len, scratch) ? CC_LIMIT_FILE : CC_ENVIRONMENT;
-    if (WIFSIGNALED(status) || log_has(log, len, (const char *const[]){"Killed signal", NULL}))
+    if (f->dir_full || f->dir_readonly)
         return CC_ENVIRONMENT;
+    if (f->oom_kills_before >= 0 && f->oom_kills_after > f->oom_kills_before)
+        return CC_ENVIRONMENT;
+    if (WIFSIGNALED(status))
+        return CC_ENVIRONMENT;
+    if (peak_mb >= limit_mb / 4)
+        return CC_LIMIT_MEMORY;
     return CC_SOURCE;
 }
 
@@ -309,15 +334,22 @@ static double timeval_s(struct timeval tv)
  * stdout and stderr captured into `out`, in a process group of its own,
  * until the deadline (then the group is killed).  With `box`, the child
  * enters that sandbox first.  Returns 0 with the supervision result, or a
- * negative AVO_E* code (err filled) if it could not be started.  An exec or
- * sandbox failure shows as exit status 127 with a line in `out`.
+ * negative AVO_E* code (err filled) if it could not be started: a sandbox
+ * or exec failure is reported by our own code in the child on a
+ * close-on-exec pipe that the program never holds (so nothing it prints
+ * can pass for one), and returned as AVO_EIO with that reason.
  */
 static int spawn_capture(char *const argv[], const avo_sandbox_opts *box, double timeout_s,
                          avo_tail *out, avo_supervise_result *ret, char *err, size_t errlen)
 {
-    int pipefd[2];
+    int pipefd[2], setup[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0)
         return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
+    if (pipe2(setup, O_CLOEXEC) < 0) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
+    }
     double deadline = avo_monotonic() + timeout_s;
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -325,6 +357,8 @@ static int spawn_capture(char *const argv[], const avo_sandbox_opts *box, double
         int e = errno;
         close(pipefd[0]);
         close(pipefd[1]);
+        close(setup[0]);
+        close(setup[1]);
         return avo_error(err, errlen, AVO_ECHILD, "fork: %s", strerror(e));
     }
     if (pid == 0) {
@@ -337,11 +371,14 @@ static int spawn_capture(char *const argv[], const avo_sandbox_opts *box, double
             dup2(devnull, 0);
         dup2(pipefd[1], 1);
         dup2(pipefd[1], 2);
-        close_range(3, ~0u, 0); /* the engine's pipes are none of its business */
+        const int status_fd = 3; /* closed by the exec */
+        if (setup[1] != status_fd && dup3(setup[1], status_fd, O_CLOEXEC) < 0)
+            _exit(127);
+        close_range(status_fd + 1, ~0u, 0); /* the engine's pipes are none of its business */
         if (box) {
             char why[AVO_ERRLEN];
             if (avo_sandbox_enter(box, why, sizeof why) < 0) {
-                dprintf(2, "avo: %s\n", why);
+                write_all(status_fd, why, strlen(why));
                 _exit(127);
             }
         } else {
@@ -350,15 +387,24 @@ static int spawn_capture(char *const argv[], const avo_sandbox_opts *box, double
             setenv("LC_ALL", "C", 1);
         }
         execvp(argv[0], argv);
-        dprintf(2, "avo: cannot run '%s': %s\n", argv[0], strerror(errno));
+        dprintf(status_fd, "cannot run '%s': %s", argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid); /* also here, so the group exists before any kill */
     close(pipefd[1]);
+    close(setup[1]);
     fcntl(pipefd[0], F_SETFL, O_NONBLOCK);
     avo_supervise_sink sink = {pipefd[0], avo_tail_drain, out};
     avo_supervise_wait(pid, deadline, &sink, 1, ret);
     close(pipefd[0]);
+    /* Closed at the exec: anything in it was written before, by us. */
+    char why[AVO_ERRLEN];
+    ssize_t n = read(setup[0], why, sizeof why - 1);
+    close(setup[0]);
+    if (n > 0) {
+        why[n] = '\0';
+        return avo_error(err, errlen, AVO_EIO, "%s", why);
+    }
     return 0;
 }
 
@@ -593,13 +639,14 @@ typedef struct build {
 } build;
 
 /* A private directory under `cache_dir` (a compile directory, or a
- * candidate's scratch), writable by the sandbox's uid. */
-static int make_compile_dir(const char *cache_dir, const char *key, char *dir, size_t len)
+ * candidate's scratch), writable by the sandbox's uid `uid`. */
+static int make_compile_dir(const char *cache_dir, const char *key, uid_t uid, char *dir,
+                            size_t len)
 {
     snprintf(dir, len, "%s/tmp-%s-XXXXXX", cache_dir, key);
     if (!mkdtemp(dir))
         return -errno;
-    if (geteuid() == 0 && chown(dir, avo_sandbox_uid(), avo_sandbox_uid()) < 0)
+    if (geteuid() == 0 && chown(dir, uid, uid) < 0)
         return -errno;
     return chmod(dir, 0700) < 0 ? -errno : 0;
 }
@@ -632,6 +679,7 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
     int rc = -1;
     avo_tail *log = NULL;
     char dir[PATH_MAX] = "";
+    avo_sandbox_lease lease = {.fd = -1};
     if (!flags)
         goto oom;
     size_t k = 0;
@@ -675,8 +723,13 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
         goto done;
     }
 
+    /* The compiler's own uid, apart from every other sandbox. */
+    if (avo_sandbox_uid_acquire(&lease, err, sizeof err) < 0) {
+        avo_result_fail(result, "error", "%s", err);
+        goto done;
+    }
     /* A private directory, so the compiler's messages name "kernel.c". */
-    if ((e = make_compile_dir(spec->cache_dir, key, dir, sizeof dir)) < 0) {
+    if ((e = make_compile_dir(spec->cache_dir, key, lease.uid, dir, sizeof dir)) < 0) {
         avo_result_fail(result, "error", "cannot create a compile directory in %s: %s",
                         spec->cache_dir, strerror(-e));
         goto done;
@@ -726,9 +779,13 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
                             .memory_mb = job->compile_memory_mb,
                             .file_mb = COMPILE_FILE_MB,
                             .nofile = 256,
-                            .nproc = 32};
+                            .nproc = 32,
+                            .uid = lease.uid};
     avo_supervise_result r;
+    compile_facts facts = {.oom_kills_before = oom_kills()};
     e = spawn_capture(argv, &box, spec->compile_timeout_s, log, &r, err, sizeof err);
+    facts.oom_kills_after = oom_kills();
+    compile_dir_state(dir, &facts);
     free(argv);
     if (e < 0) {
         avo_result_fail(result, "error", "%s", err);
@@ -745,16 +802,17 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
         compile_fault fault;
         avo_result_error_line(log->data, log->len, cc_error_markers,
                               "the compiler failed without a message", line, sizeof line);
-        if (WIFEXITED(r.status) && WEXITSTATUS(r.status) == 127 &&
-            strncmp(log->data, "avo: ", 5) == 0)
-            avo_result_fail(result, "error", "%s", line + 5);
-        else if ((fault = compile_failure(r.status, log->data, log->len,
-                                          (double)r.usage.ru_maxrss / 1024.0,
-                                          job->compile_memory_mb)) == CC_ENVIRONMENT)
-            avo_result_fail(result, "error", "the compiler failed for the environment: %s", line);
+        if ((fault = compile_failure(r.status, &facts, (double)r.usage.ru_maxrss / 1024.0,
+                                     job->compile_memory_mb)) == CC_ENVIRONMENT)
+            avo_result_fail(result, "error", "the compiler failed for the environment (%s): %s",
+                            facts.dir_readonly ? "its directory's filesystem is read-only"
+                            : facts.dir_full   ? "its directory's filesystem is full"
+                            : WIFSIGNALED(r.status) ? "killed by a signal avo did not send"
+                                                    : "the kernel killed a process for memory",
+                            line);
         else if (fault == CC_LIMIT_MEMORY)
             avo_result_fail(result, is_reference ? "invalid" : "compile_error",
-                            "%scompile error: the compiler exceeded its memory limit of %g MiB "
+                            "%scompile error: the compiler failed near its memory limit of %g MiB "
                             "(limits.compile_memory_mb): %s",
                             is_reference ? "reference " : "", job->compile_memory_mb, line);
         else if (fault == CC_LIMIT_FILE)
@@ -788,6 +846,7 @@ oom:
 done:
     if (dir[0])
         remove_tree(dir);
+    avo_sandbox_uid_release(&lease);
     if (flags_text) {
         *flags_text = flag_string;
         flag_string = NULL;
@@ -866,8 +925,13 @@ typedef struct harness_cmd {
     uint64_t nslots;
 } harness_cmd;
 
-/* Startup answers of the candidate, before any command. */
-enum { HELLO_READY = 'R', HELLO_LOAD_FAILED = 'L', HELLO_NO_SYMBOL = 'S', HELLO_NO_SANDBOX = 'E' };
+/* Startup answers of the candidate, before any command: on CAND_SETUP_FD
+ * whether the sandbox is set up (SETUP_*, written and closed before the
+ * kernel is loaded, so only our code ever holds it), then on CAND_ACK_FD
+ * whether the kernel loaded (HELLO_*; a constructor could forge these, and
+ * each is the candidate's failure or a plain start). */
+enum { SETUP_DONE = 'R', SETUP_FAILED = 'E' };
+enum { HELLO_READY = 'R', HELLO_LOAD_FAILED = 'L', HELLO_NO_SYMBOL = 'S' };
 
 /* A kernel as libffi calls it: the real signature lives in the cif. */
 typedef void (*kernel_fn)(void);
@@ -935,11 +999,12 @@ static void *candidate_load(void)
 
 /*
  * The candidate process, after fork from the judge: fds are 0 (/dev/null),
- * 1 and 2 (the log), CAND_CMD_FD, CAND_ACK_FD, CAND_REGION_FD and
- * CAND_SO_FD.  Sandboxes itself before the kernel is loaded (so a
- * constructor runs sandboxed too), then serves commands.  Never returns.
+ * 1 and 2 (the log), CAND_CMD_FD, CAND_ACK_FD, CAND_REGION_FD, CAND_SO_FD
+ * and CAND_SETUP_FD.  Sandboxes itself as `uid` (when root) before the
+ * kernel is loaded (so a constructor runs sandboxed too), says so on
+ * CAND_SETUP_FD and closes it, then serves commands.  Never returns.
  */
-static _Noreturn void candidate_main(const cpu_job *job)
+static _Noreturn void candidate_main(const cpu_job *job, uid_t uid)
 {
     const avo_jobspec *spec = &job->spec;
     char hello = HELLO_LOAD_FAILED;
@@ -952,17 +1017,21 @@ static _Noreturn void candidate_main(const cpu_job *job)
                             .memory_mb = spec->memory_mb,
                             .file_mb = CANDIDATE_FILE_MB,
                             .nofile = 16,
-                            .threads = spec->threads};
+                            .threads = spec->threads,
+                            .uid = uid};
     char why[AVO_ERRLEN];
     if (avo_sandbox_enter(&box, why, sizeof why) < 0) {
         /* Still our own code: the reason travels to the judge. */
         char msg[AVO_ERRLEN + 1];
-        msg[0] = HELLO_NO_SANDBOX;
+        msg[0] = SETUP_FAILED;
         size_t n = strlen(why);
         memcpy(msg + 1, why, n);
-        write_all(CAND_ACK_FD, msg, n + 1);
+        write_all(CAND_SETUP_FD, msg, n + 1);
         _exit(126);
     }
+    char done = SETUP_DONE;
+    write_all(CAND_SETUP_FD, &done, 1);
+    close(CAND_SETUP_FD); /* before any code of the kernel, constructors included */
     void *handle = candidate_load();
     void *sym = handle ? dlsym(handle, spec->entry) : NULL;
     if (handle && !sym)
@@ -1299,7 +1368,8 @@ static _Noreturn void judge_done(const char *status, const char *reason)
 }
 
 /* Fork the candidate with exactly its fds; returns its pid or -1. */
-static pid_t start_candidate(const cpu_job *job, int cmd_rd, int ack_wr, int region_fd, int so_fd)
+static pid_t start_candidate(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
+                             int so_fd, int setup_wr)
 {
     pid_t judge = getpid();
     pid_t pid = fork();
@@ -1308,15 +1378,15 @@ static pid_t start_candidate(const cpu_job *job, int cmd_rd, int ack_wr, int reg
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != judge)
         _exit(127);
-    int fds[4] = {cmd_rd, ack_wr, region_fd, so_fd};
-    int moved[4];
-    for (int i = 0; i < 4; i++) /* above every target first, then into place */
+    int fds[5] = {cmd_rd, ack_wr, region_fd, so_fd, setup_wr};
+    int moved[5];
+    for (int i = 0; i < 5; i++) /* above every target first, then into place */
         moved[i] = fcntl(fds[i], F_DUPFD, 100);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 5; i++)
         if (moved[i] < 0 || dup2(moved[i], CAND_CMD_FD + i) < 0)
             _exit(127);
-    close_range(CAND_SO_FD + 1, ~0u, 0);
-    candidate_main(job);
+    close_range(CAND_SETUP_FD + 1, ~0u, 0);
+    candidate_main(job, uid);
 }
 
 /*
@@ -1338,25 +1408,45 @@ static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_
     avo_sandbox_harden();
     avo_sandbox_scrub_secrets(); /* the worker's transport key, if it has one */
 
-    int cmd[2], ack[2];
+    /* A uid of the candidate's own, held while the judge lives. */
+    char err[AVO_ERRLEN];
+    avo_sandbox_lease lease;
+    if (avo_sandbox_uid_acquire(&lease, err, sizeof err) < 0)
+        judge_done("error", err);
+    if (job->scratch && geteuid() == 0 && chown(job->scratch, lease.uid, lease.uid) < 0)
+        judge_done("error", "cannot give the kernel's scratch directory to its uid");
+    int cmd[2], ack[2], setup[2];
     int region_fd = memfd_create("avo-arguments", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (region_fd < 0 || pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0)
+    if (region_fd < 0 || pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0 ||
+        pipe2(setup, O_CLOEXEC) < 0)
         judge_done("error", "cannot create the candidate's pipes or memory");
     /* The candidate may map the region, but never shrink it under the judge. */
     fcntl(region_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
     cpu_device d = {.job = job, .cmd_fd = cmd[1], .ack_fd = ack[0], .region_fd = region_fd};
-    d.cand = start_candidate(job, cmd[0], ack[1], region_fd, so_fd);
+    d.cand = start_candidate(job, lease.uid, cmd[0], ack[1], region_fd, so_fd, setup[1]);
     if (d.cand < 0)
         judge_done("error", "cannot fork the kernel process");
     d.have_cpu_clock = clock_getcpuclockid(d.cand, &d.cpu_clock) == 0;
     d.use_cpu_clock = spec->threads == 1 && d.have_cpu_clock;
     close(cmd[0]);
     close(ack[1]);
+    close(setup[1]);
     close(so_fd);
 
-    char err[AVO_ERRLEN];
     if (avo_sandbox_seccomp_trusted(1, err, sizeof err) < 0)
         judge_done("error", err);
+
+    /* Set-up first, on the pipe the kernel never holds: only a failure
+     * reported there is the machine's. */
+    char setup_text[AVO_ERRLEN] = "";
+    ssize_t got = read(setup[0], setup_text, sizeof setup_text - 1);
+    close(setup[0]);
+    if (got <= 0 || setup_text[0] != SETUP_DONE) {
+        setup_text[got > 0 ? got : 0] = '\0';
+        judge_done("error", got > 1 && setup_text[0] == SETUP_FAILED
+                                ? setup_text + 1
+                                : "the kernel's sandbox could not be set up");
+    }
 
     char hello = 0;
     if (read_all(d.ack_fd, &hello, 1) < 0 || hello != HELLO_READY) {
@@ -1365,11 +1455,15 @@ static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_
             snprintf(why, sizeof why, "symbol '%.200s' not found in candidate", spec->entry);
             judge_done("invalid", why);
         }
-        if (hello == HELLO_NO_SANDBOX) {
-            char text[AVO_ERRLEN] = "";
-            ssize_t n = read(d.ack_fd, text, sizeof text - 1);
-            text[n > 0 ? n : 0] = '\0';
-            judge_done("error", text[0] ? text : "the kernel's sandbox could not be set up");
+        if (hello != 0 && hello != HELLO_LOAD_FAILED) {
+            /* Written by the kernel's own code (a constructor): no answer
+             * the harness gives. */
+            kill(d.cand, SIGKILL);
+            snprintf(why, sizeof why,
+                     "the kernel wrote a start answer of its own (byte 0x%02x) before the "
+                     "harness's",
+                     (unsigned char)hello);
+            judge_done("crashed", why);
         }
         int status = 0;
         while (waitpid(d.cand, &status, 0) < 0 && errno == EINTR)
@@ -1640,7 +1734,9 @@ static json_t *cpu_run_job(const json_t *job)
     char scratch[PATH_MAX] = "";
     if (rc == 0 && !compile_only && mechanism != AVO_SANDBOX_NAMESPACES) {
         const char *tmp = getenv("TMPDIR");
-        int e = make_compile_dir(tmp && *tmp ? tmp : "/tmp", "avo-kernel", scratch, sizeof scratch);
+        /* the judge gives it to its candidate's uid once it holds one */
+        int e = make_compile_dir(tmp && *tmp ? tmp : "/tmp", "avo-kernel", geteuid(), scratch,
+                                 sizeof scratch);
         if (e < 0) {
             avo_result_fail(result, "error", "cannot create the kernel's scratch directory: %s",
                             strerror(-e));

@@ -16,6 +16,7 @@
 #include "backend.h"
 #include "cuda_api.h"
 #include "proto.h"
+#include "sandbox.h"
 #include "transport.h"
 
 #define MAX_HANDSHAKES 32      /* unauthenticated connections at once */
@@ -196,11 +197,31 @@ static int worker_start(avo_pool *pool, worker *w, char *err, size_t errlen)
         close(to[1]);
         return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
     }
-    char device[16];
-    snprintf(device, sizeof device, "%d", w->device);
+    /* The worker's whole environment: the allowed part of ours (no key of
+     * the engine's, so none on the stack of any judge or kernel either),
+     * and a device slot's AVO_CUDA_DEVICE in front of an inherited one. */
+    char device[32];
+    snprintf(device, sizeof device, "AVO_CUDA_DEVICE=%d", w->device);
+    char **allowed = avo_sandbox_env_allowlist();
+    size_t n = 0;
+    while (allowed && allowed[n])
+        n++;
+    char **env = allowed ? calloc(n + 2, sizeof *env) : NULL;
+    if (!env) {
+        free(allowed);
+        close(to[0]), close(to[1]), close(from[0]), close(from[1]);
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    size_t k = 0;
+    if (w->kind == SLOT_DEVICE)
+        env[k++] = device;
+    for (size_t i = 0; i < n; i++)
+        env[k++] = allowed[i];
+    free(allowed);
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
+        free(env);
         close(to[0]), close(to[1]), close(from[0]), close(from[1]);
         return avo_error(err, errlen, AVO_ECHILD, "fork: %s", strerror(e));
     }
@@ -208,11 +229,10 @@ static int worker_start(avo_pool *pool, worker *w, char *err, size_t errlen)
         setpgid(0, 0);
         if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
             _exit(127);
-        if (w->kind == SLOT_DEVICE)
-            setenv("AVO_CUDA_DEVICE", device, 1);
-        execv(pool->argv[0], pool->argv);
+        execve(pool->argv[0], pool->argv, env);
         _exit(127);
     }
+    free(env);
     setpgid(pid, pid); /* also in the parent: no race with an early kill */
     close(to[0]);
     close(from[1]);

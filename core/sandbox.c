@@ -28,6 +28,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/sockios.h> /* FIOSETOWN, SIOCSPGRP */
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+
 #if AVO_HAVE_SECCOMP
 #include <seccomp.h>
 #endif
@@ -43,16 +48,133 @@
 #endif
 #endif
 
-#define DEFAULT_UID 65534 /* nobody */
+#define DEFAULT_UID 65534 /* nobody: only with AVO_SANDBOX_UID */
+#define DEFAULT_UID_BASE 200000
+#define DEFAULT_UID_COUNT 1024
 
 extern char **environ;
 
-uid_t avo_sandbox_uid(void)
+/* A positive id from the environment variable `name`, or `fallback`. */
+static long env_id(const char *name, long fallback)
 {
-    const char *s = getenv("AVO_SANDBOX_UID");
+    const char *s = getenv(name);
     char *end;
     long v = s && *s ? strtol(s, &end, 10) : -1;
-    return v > 0 && v < 0x7fffffff && *end == '\0' ? (uid_t)v : DEFAULT_UID;
+    return v > 0 && v < 0x7fffffff && *end == '\0' ? v : fallback;
+}
+
+uid_t avo_sandbox_uid(void)
+{
+    return (uid_t)env_id("AVO_SANDBOX_UID", DEFAULT_UID);
+}
+
+/* ------------------------------------------------------------ uid leases */
+
+/*
+ * The directory of root's uid locks: AVO_SANDBOX_LOCK_DIR, else
+ * /run/avo-sandbox.  It must be a real directory owned by root that nobody
+ * else can write, so no other user can hold (or fake) a lock.
+ */
+static int lock_dir(char *dir, size_t len, char *err, size_t errlen)
+{
+    const char *d = getenv("AVO_SANDBOX_LOCK_DIR");
+    snprintf(dir, len, "%s", d && *d ? d : "/run/avo-sandbox");
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot create %s: %s", dir,
+                         strerror(errno));
+    struct stat st;
+    if (lstat(dir, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
+        (st.st_mode & (S_IWGRP | S_IWOTH)))
+        return avo_error(err, errlen, AVO_EIO,
+                         "sandbox: %s must be a directory owned by root that only root can "
+                         "write (AVO_SANDBOX_LOCK_DIR picks another)",
+                         dir);
+    return 0;
+}
+
+/* Kill every process of `uid` (one left behind by an earlier sandbox of
+ * it): a child takes the uid and signals -1, which reaches exactly the
+ * processes of that uid. */
+static void reap_uid(uid_t uid)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setgroups(0, NULL) == 0 && setresgid(uid, uid, uid) == 0 &&
+            setresuid(uid, uid, uid) == 0)
+            kill(-1, SIGKILL);
+        _exit(0);
+    }
+    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* True when uids [first, first + count) all exist in our user namespace
+ * (/proc/self/uid_map; no map readable: assume the initial namespace). */
+static int uids_mapped(long first, long count)
+{
+    FILE *f = fopen("/proc/self/uid_map", "re");
+    if (!f)
+        return 1;
+    long inside, outside, len;
+    int ok = 0;
+    while (!ok && fscanf(f, "%ld %ld %ld", &inside, &outside, &len) == 3)
+        ok = first >= inside && first + count <= inside + len;
+    fclose(f);
+    return ok;
+}
+
+int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen)
+{
+    *lease = (avo_sandbox_lease){.uid = getuid(), .fd = -1};
+    if (geteuid() != 0)
+        return 0; /* a user namespace of our own: the caller's uid */
+    if (getenv("AVO_SANDBOX_UID") && *getenv("AVO_SANDBOX_UID")) {
+        lease->uid = avo_sandbox_uid(); /* one fixed uid, shared by every sandbox */
+        return 0;
+    }
+    long base = env_id("AVO_SANDBOX_UID_BASE", DEFAULT_UID_BASE);
+    long count = env_id("AVO_SANDBOX_UID_COUNT", DEFAULT_UID_COUNT);
+    if (base + count > 0x7fffffff)
+        count = 0x7fffffff - base;
+    if (!uids_mapped(base, count))
+        return avo_error(err, errlen, AVO_EIO,
+                         "sandbox: uids %ld to %ld do not exist in this user namespace "
+                         "(/proc/self/uid_map): set AVO_SANDBOX_UID_BASE and "
+                         "AVO_SANDBOX_UID_COUNT to a range inside it that nothing else uses, "
+                         "or AVO_SANDBOX_UID to one uid all sandboxes share",
+                         base, base + count - 1);
+    char dir[PATH_MAX - 32];
+    int rc = lock_dir(dir, sizeof dir, err, errlen);
+    if (rc < 0)
+        return rc;
+    long start = (long)getpid() % count; /* concurrent workers start apart */
+    for (long i = 0; i < count; i++) {
+        long uid = base + (start + i) % count;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%ld", dir, uid);
+        int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s", path,
+                             strerror(errno));
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            reap_uid((uid_t)uid);
+            lease->uid = (uid_t)uid;
+            lease->fd = fd;
+            return 0;
+        }
+        close(fd);
+    }
+    return avo_error(err, errlen, AVO_EBUSY,
+                     "sandbox: all %ld uids from %ld are in use (AVO_SANDBOX_UID_BASE, "
+                     "AVO_SANDBOX_UID_COUNT)",
+                     count, base);
+}
+
+void avo_sandbox_uid_release(avo_sandbox_lease *lease)
+{
+    if (lease->fd >= 0)
+        close(lease->fd); /* drops the lock */
+    lease->fd = -1;
 }
 
 /* Write `text` to an existing file (a /proc control file). */
@@ -274,11 +396,11 @@ static int unshare_failed(char *err, size_t errlen)
     return avo_error(err, errlen, AVO_EIO, "unsharing namespaces failed: %s", strerror(errno));
 }
 
-/* Every id of the process set to the sandbox uid, which clears every
- * capability of a root-started process. */
-static int drop_root(char *err, size_t errlen)
+/* Every id of the process set to the sandbox's uid (its lease, else
+ * avo_sandbox_uid), which clears every capability of a root-started process. */
+static int drop_root(const avo_sandbox_opts *o, char *err, size_t errlen)
 {
-    uid_t id = avo_sandbox_uid();
+    uid_t id = o->uid ? o->uid : avo_sandbox_uid();
     if (setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 || setresuid(id, id, id) < 0)
         return avo_error(err, errlen, AVO_EIO,
                          "cannot drop root to uid %u for the kernel: %s "
@@ -297,7 +419,7 @@ static int enter_as_root(const avo_sandbox_opts *o, char *err, size_t errlen)
     if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
         return unshare_failed(err, errlen);
     int rc = enter_view(o, err, errlen);
-    return rc < 0 ? rc : drop_root(err, errlen);
+    return rc < 0 ? rc : drop_root(o, err, errlen);
 }
 
 /* Anyone else: a user namespace of our own mapping only our ids, the other
@@ -485,7 +607,7 @@ static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m
         if ((fds[i] = open(o->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
             return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s",
                              o->binds[i].source, strerror(errno));
-    int rc = root_started ? drop_root(err, errlen) : 0;
+    int rc = root_started ? drop_root(o, err, errlen) : 0;
     if (rc < 0)
         return rc;
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
@@ -696,8 +818,9 @@ static void apply_limits(const avo_sandbox_opts *o, int root_started)
      * sandbox uid of root, every sandboxed process of the machine. */
     int nproc = o->profile == AVO_SANDBOX_CANDIDATE ? (o->threads > 1 ? o->threads + 1 : 1)
                                                     : (o->nproc > 0 ? o->nproc : 32);
-    if (root_started && nproc > 1)
-        nproc += 1024;
+    const char *fixed = getenv("AVO_SANDBOX_UID");
+    if (root_started && nproc > 1 && (!o->uid || (fixed && *fixed)))
+        nproc += 1024; /* a uid shared by every sandbox of the machine */
     set_limit(RLIMIT_NPROC, (rlim_t)nproc);
     set_limit(RLIMIT_CORE, 0);
 }
@@ -797,8 +920,60 @@ static int deny_foreign_signals(scmp_filter_ctx ctx)
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++)
         rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), calls[i], 1, not_self);
-    if (rc == 0)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(pidfd_send_signal), 0);
+    return rc; /* pidfd_send_signal: deny_foreign_processes */
+}
+
+/* `nr` with argument `arg` (an int as the kernel reads it: the low 32 bits)
+ * equal to `value`. */
+static int deny_arg(scmp_filter_ctx ctx, int nr, unsigned arg, scmp_datum_t value)
+{
+    const struct scmp_arg_cmp eq = {
+        .arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffu, .datum_b = value};
+    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, eq);
+}
+
+/* `nr` unless its argument `arg` (a pid) is exactly 0, "this process". */
+static int deny_other_pid(scmp_filter_ctx ctx, int nr, unsigned arg)
+{
+    const struct scmp_arg_cmp not_self = {.arg = arg, .op = SCMP_CMP_NE, .datum_a = 0};
+    return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, not_self);
+}
+
+/*
+ * Reaching another process by any other route than a signal (those:
+ * deny_foreign_signals): making it the owner of an fd's SIGIO (fcntl
+ * F_SETOWN, F_SETOWN_EX, F_SETSIG, O_ASYNC, ioctl FIOSETOWN/SIOCSPGRP),
+ * changing its limits (prlimit64), scheduling, priority or memory policy,
+ * comparing or grabbing its fds (kcmp, pidfd_*), reading its robust futex
+ * list.  A call about the process itself passes pid 0 (glibc's setrlimit,
+ * sched_setaffinity(0, ...)), which stays allowed; priorities and I/O
+ * priorities are refused outright (PRIO_USER reaches every process of the
+ * uid).  Compilers get it too: they need fork and exec, not these.
+ */
+static int deny_foreign_processes(scmp_filter_ctx ctx)
+{
+    static const char *const denied[] = {"kcmp",        "pidfd_open", "pidfd_send_signal", "process_madvise",
+                                         "process_mrelease", "setpriority", "ioprio_set",      NULL};
+    int rc = deny_list(ctx, (const char *const *)denied);
+    static const int owner_cmds[] = {F_SETOWN, F_SETOWN_EX, F_SETSIG};
+    for (size_t i = 0; rc == 0 && i < sizeof owner_cmds / sizeof owner_cmds[0]; i++)
+        rc = deny_arg(ctx, SCMP_SYS(fcntl), 1, (scmp_datum_t)owner_cmds[i]);
+    if (rc == 0) { /* F_SETFL with O_ASYNC */
+        const struct scmp_arg_cmp setfl = {
+            .arg = 1, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffu, .datum_b = F_SETFL};
+        const struct scmp_arg_cmp async = {
+            .arg = 2, .op = SCMP_CMP_MASKED_EQ, .datum_a = O_ASYNC, .datum_b = O_ASYNC};
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(fcntl), 2, setfl, async);
+    }
+    static const unsigned long owner_ioctls[] = {FIOSETOWN, SIOCSPGRP, FIOASYNC};
+    for (size_t i = 0; rc == 0 && i < sizeof owner_ioctls / sizeof owner_ioctls[0]; i++)
+        rc = deny_arg(ctx, SCMP_SYS(ioctl), 1, (scmp_datum_t)owner_ioctls[i]);
+    static const int by_pid[] = {SCMP_SYS(prlimit64),          SCMP_SYS(sched_setaffinity),
+                                 SCMP_SYS(sched_setscheduler), SCMP_SYS(sched_setparam),
+                                 SCMP_SYS(sched_setattr),      SCMP_SYS(migrate_pages),
+                                 SCMP_SYS(move_pages),         SCMP_SYS(get_robust_list)};
+    for (size_t i = 0; rc == 0 && i < sizeof by_pid / sizeof by_pid[0]; i++)
+        rc = deny_other_pid(ctx, by_pid[i], 0);
     return rc;
 }
 
@@ -848,6 +1023,8 @@ static int sandbox_seccomp(const avo_sandbox_opts *o, char *err, size_t errlen)
         rc = deny_list(ctx, denied_isolated);
     if (rc == 0)
         rc = deny_list(ctx, denied_network);
+    if (rc == 0)
+        rc = deny_foreign_processes(ctx);
     if (rc == 0 && o->profile == AVO_SANDBOX_CANDIDATE) {
         rc = deny_list(ctx, denied_exec);
         if (rc == 0)
@@ -936,25 +1113,23 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
 
 /* ------------------------------------------------------------ environment */
 
-static const char *const env_prefixes[] = {"PATH=",
-                                           "HOME=",
-                                           "USER=",
-                                           "LOGNAME=",
-                                           "LANG=",
-                                           "LC_",
-                                           "TZ=",
-                                           "TMPDIR=",
-                                           "XDG_CACHE_HOME=",
-                                           "CC=",
-                                           "AVO_",
-                                           "CUDA_",
-                                           "NVIDIA_",
-                                           "LD_LIBRARY_PATH=",
-                                           "ASAN_OPTIONS=",
-                                           "UBSAN_OPTIONS=",
-                                           "LSAN_OPTIONS=",
-                                           "SLURM_",
-                                           NULL};
+/* What a worker may inherit, by exact name: the system's basics, what
+ * compilers, sanitizers and the CUDA driver read, and avo's own worker
+ * settings (none of them a credential). */
+static const char *const env_names[] = {
+    "PATH",           "HOME",          "USER",           "LOGNAME",
+    "LANG",           "TZ",            "TMPDIR",         "XDG_CACHE_HOME",
+    "CC",             "LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS",
+    "LSAN_OPTIONS",   "AVO_SANDBOX",   "AVO_SANDBOX_UID", "AVO_SANDBOX_UID_BASE",
+    "AVO_SANDBOX_UID_COUNT", "AVO_SANDBOX_LOCK_DIR", "AVO_CACHE", "AVO_CACHE_MAX_MB",
+    "AVO_CUDA_DEVICE", "AVO_NVRTC_EXEC", "AVO_CUBLASLT", "AVO_CUDNN",
+    "AVO_DB_TIMEOUT", NULL};
+
+/* ... and by prefix: locale, CUDA and NVIDIA device settings, Slurm's job
+ * description, the settings of the test suite's CUDA doubles (tests/mock,
+ * tests/emu), all still subject to the credential words below. */
+static const char *const env_prefixes[] = {"LC_",  "CUDA_",     "NVIDIA_", "SLURM_",
+                                           "AVO_MOCK_", "AVO_EMU_", NULL};
 
 static const char *const env_secret_words[] = {"KEY",    "TOKEN",      "SECRET", "PASSWORD",
                                                "PASSWD", "CREDENTIAL", "AUTH",   NULL};
@@ -964,9 +1139,10 @@ int avo_sandbox_env_allowed(const char *entry)
     const char *eq = strchr(entry, '=');
     if (!eq)
         return 0;
-    if (!strncmp(entry, "AVO_LLM_", 8))
-        return 0;
     size_t name_len = (size_t)(eq - entry);
+    for (size_t i = 0; env_names[i]; i++)
+        if (strlen(env_names[i]) == name_len && !strncmp(entry, env_names[i], name_len))
+            return 1;
     for (size_t i = 0; env_secret_words[i]; i++) {
         size_t w = strlen(env_secret_words[i]);
         for (size_t at = 0; at + w <= name_len; at++)
@@ -977,6 +1153,21 @@ int avo_sandbox_env_allowed(const char *entry)
         if (!strncmp(entry, env_prefixes[i], strlen(env_prefixes[i])))
             return 1;
     return 0;
+}
+
+char **avo_sandbox_env_allowlist(void)
+{
+    size_t n = 0;
+    for (size_t i = 0; environ && environ[i]; i++)
+        n++;
+    char **env = calloc(n + 1, sizeof *env);
+    if (!env)
+        return NULL;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; i++)
+        if (avo_sandbox_env_allowed(environ[i]))
+            env[kept++] = environ[i];
+    return env;
 }
 
 void avo_sandbox_scrub_environment(void)

@@ -6,8 +6,8 @@
  * The sandbox takes the strongest mechanism the machine allows, chosen
  * once per process (avo_sandbox_select) and recorded in every result:
  *   - "namespaces": a mount view of its own (below), an empty network
- *     namespace, an IPC namespace; root builds the view then drops to
- *     AVO_SANDBOX_UID (default 65534), anyone else does it in a user
+ *     namespace, an IPC namespace; root builds the view then drops to a
+ *     uid of the sandbox's own (avo_sandbox_uid_acquire), anyone else does it in a user
  *     namespace of its own.  Refused in a plain chroot ("/" is no mount
  *     point), under a container runtime's default seccomp profile, and where
  *     unprivileged user namespaces are disabled (sysctl, AppArmor).
@@ -87,6 +87,7 @@ typedef struct avo_sandbox_opts {
     int nofile;           /* RLIMIT_NOFILE */
     int threads;          /* candidate: kernel threads allowed (1: the caller's only) */
     int nproc;            /* compiler: processes allowed */
+    uid_t uid;            /* root: the uid to run as (avo_sandbox_uid_acquire); 0: avo_sandbox_uid() */
 } avo_sandbox_opts;
 
 /*
@@ -102,8 +103,7 @@ typedef struct avo_sandbox_opts {
  */
 int avo_sandbox_enter(const avo_sandbox_opts *opts, char *err, size_t errlen);
 
-/* The uid (and gid) a sandbox started by root runs as: AVO_SANDBOX_UID,
- * else 65534 (nobody).  Directories the sandbox writes are given to it. */
+/* The uid of a sandbox without a lease: AVO_SANDBOX_UID, else 65534. */
 uid_t avo_sandbox_uid(void);
 
 /*
@@ -136,6 +136,31 @@ int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMEC
                        const char *const why[AVO_SANDBOX_NMECHANISMS], avo_sandbox_mechanism *ret,
                        char *err, size_t errlen);
 
+/* A uid held for one sandbox (its processes and the directories it writes). */
+typedef struct avo_sandbox_lease {
+    uid_t uid;
+    int fd; /* the lock that holds it, or -1 */
+} avo_sandbox_lease;
+
+/*
+ * Take a uid of its own for one sandbox, so concurrent candidates and
+ * compilers cannot signal, renice or limit each other or the trusted
+ * processes.  Started as root: the first free uid of AVO_SANDBOX_UID_BASE
+ * (default 200000) .. + AVO_SANDBOX_UID_COUNT (default 1024), held by an
+ * flock on AVO_SANDBOX_LOCK_DIR/<uid> (default /run/avo-sandbox, root's
+ * only) until avo_sandbox_uid_release or the holder's exit; every process
+ * an earlier holder left behind in that uid is killed first, so the range
+ * must be avo's alone; a range outside the user namespace's uid map is an
+ * error naming these settings.  With
+ * AVO_SANDBOX_UID set, that one uid for all (no lock).  Not root: the
+ * caller's uid (a user namespace of its own, no lock).  The holder (the
+ * judge, the worker for a compile) must outlive the sandbox.  Returns 0 or
+ * a negative AVO_E* code with err filled (AVO_EBUSY: every uid in use).
+ */
+int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen);
+void avo_sandbox_uid_release(avo_sandbox_lease *lease);
+
+
 /* Trusted processes: not dumpable, no_new_privs, no core files.  Idempotent. */
 void avo_sandbox_harden(void);
 
@@ -150,10 +175,21 @@ int avo_sandbox_seccomp_trusted(int no_exec, char *err, size_t errlen);
 
 /*
  * True when environment variable `entry` ("NAME=value") may reach worker
- * processes: what compilers, CUDA and avo's own worker settings need, never
- * credentials (AVO_LLM_*, *KEY*, *TOKEN*, *SECRET*, *PASSWORD* are dropped).
+ * processes.  An allow-list: PATH, HOME, USER, LOGNAME, LANG, TZ, TMPDIR,
+ * XDG_CACHE_HOME, CC, LD_LIBRARY_PATH, the sanitizers' options, avo's worker
+ * settings by name (AVO_SANDBOX*, AVO_CACHE*, AVO_CUDA_DEVICE,
+ * AVO_NVRTC_EXEC, AVO_CUBLASLT, AVO_CUDNN, AVO_DB_TIMEOUT), and LC_*, CUDA_*,
+ * NVIDIA_*, SLURM_*, AVO_MOCK_*, AVO_EMU_* (the test suite's CUDA doubles)
+ * unless the name holds KEY, TOKEN, SECRET, PASSWORD,
+ * PASSWD, CREDENTIAL or AUTH.  Anything else (API keys, AVO_LLM_*,
+ * AVO_WORKER_SECRET) never reaches a worker.
  */
 int avo_sandbox_env_allowed(const char *entry);
+
+/* The allowed part of the environment, as an execve envp: a NULL-ended
+ * array (caller frees it, not its strings, which are environ's), or NULL
+ * when out of memory.  Built before fork, for the exec of a worker. */
+char **avo_sandbox_env_allowlist(void);
 
 /*
  * Remove from the environment, and wipe from memory, every variable that is

@@ -279,6 +279,11 @@ local function on_result(r, ev, id, cand, result, score)
     result.status = "wrong"
     result.reason = result.reason or "not every config was verified"
   end
+  -- The latest verified candidate of each evaluator: the control that
+  -- tells a broken machine from a candidate that fails it (submit_job).
+  if result.status == "ok" and cand.source then
+    r.controls[ev.fingerprint] = { source = cand.source, knobs = cand.knobs or {} }
+  end
   -- Evaluator feedback for later prompts; a recorded result keeps its own.
   if not recorded then result.artifacts = ev:artifacts_of(result, cand) end
   local ok, err = r.archive:finish(id, result, score)
@@ -291,22 +296,97 @@ end
 ------------------------------------------------- infrastructure faults
 
 -- A result is an infrastructure fault, not the candidate's, when the backend
--- says so (status "error": the cache cannot be written, the compiler cannot
--- run or ran out of memory, the judge failed) or when the worker process
--- died while running the job (the pool's `worker_lost`: killed from outside,
--- out of memory).  Such a result is never the candidate's verdict.
+-- says so (status "error": the cache cannot be written, the compiler was
+-- killed from outside or its disk is full, the sandbox could not be set up,
+-- the judge failed) or when the worker process died while running the job
+-- (the pool's `worker_lost`: killed from outside, out of memory).  The
+-- backend decides from what the trusted side observed, but a candidate may
+-- still provoke one (kill its judge, fill a disk): submit_job settles that.
 local function infra_fault(result)
   return result.status == "error" or result.worker_lost == true
 end
 
+local controls_run = 0
+
+-- A control job for `ev`: its latest verified candidate of this run, with
+-- a comment that makes the source new to the compile cache (so the control
+-- compiles too), or nil when the run has none yet.
+local function control_job(r, ev, job)
+  local c = r.controls[ev.fingerprint]
+  if not c then return nil end
+  controls_run = controls_run + 1
+  local source = c.source .. ("\n/* avo: control evaluation %d */\n"):format(controls_run)
+  return ev:job({ source = source, knobs = c.knobs }, job.seed, job.cache_dir)
+end
+
+-- The record of a candidate that failed "for the machine" on every try
+-- while a control passed on the same machine right after: its own doing.
+local function charged(result, tries)
+  local out = {}
+  for k, v in pairs(result) do out[k] = v end
+  out.status = "crashed"
+  out.reason = ("failed for the machine on all %d tries while a verified candidate passed " ..
+    "right after (charged to the candidate): %s"):format(tries, tostring(result.reason or
+    (result.worker_lost and "worker lost") or "error"))
+  out.worker_lost = nil
+  return out
+end
+
 -- Submit `job`; done(result) turns its result into the ticket's value.  An
--- infrastructure fault is retried up to r.infra_retries times; when
--- r.infra_limit results in a row (over all jobs) were faults, the
--- environment is broken and the run stops (an error {avo_environment=});
--- a job whose retries are spent reaches done with result.infrastructure.
-local function submit_job(r, job, deadline, done)
-  local tries = 0
+-- infrastructure fault is retried up to r.infra_retries times (each try a
+-- fresh judge, maybe another worker).  A job whose tries all fault is then
+-- compared with a control (control_job, run as another try of the same
+-- ticket): if the control passes, the machine works and the candidate is
+-- charged (status "crashed", the reason says why); if it faults too, or the
+-- run has no verified candidate yet, the fault is the machine's and the
+-- job reaches done with result.infrastructure (left pending for resume).
+-- When r.infra_limit faults in a row (over all jobs) are reached, a control
+-- runs first as well: only if it fails too (or there is none) is the
+-- environment broken and the run stopped (an error {avo_environment=});
+-- otherwise the streak starts over, so hostile candidates, one after the
+-- other or side by side, never stop a run.
+local function submit_job(r, job, deadline, done, ev)
+  local tries, probing, last = 0, nil, nil
+  local function stop(why)
+    error({ avo_environment = ("avo: the environment is broken: %d infrastructure faults " ..
+      "in a row (the last: %s); stopped.  No candidate was charged with them: fix the " ..
+      "environment and `avo resume` evaluates them again"):format(r.infra_streak, why) }, 0)
+  end
+  local function log(text) if r.on_log then r.on_log(text) end end
+  local function retry_or_settle(key, why)
+    if tries <= r.infra_retries then
+      log(("avo: infrastructure fault, not the candidate's (%s); retry %d of %d")
+        :format(why, tries, r.infra_retries))
+      return sched.retry(key, job, deadline)
+    end
+    local control = ev and control_job(r, ev, job)
+    if control then
+      probing = "charge"
+      log(("avo: the same fault on all %d tries (%s); running a verified candidate as a " ..
+        "control"):format(tries, why))
+      return sched.retry(key, control, deadline)
+    end
+    last.infrastructure = true
+    return done(last)
+  end
   return sched.submit(job, deadline, function(result, key)
+    if probing then
+      local purpose = probing
+      probing = nil
+      local why = tostring(last.reason or last.status)
+      if result.status ~= "ok" then
+        if infra_fault(result) then r.infra_faults = r.infra_faults + 1 end
+        if purpose == "limit" then stop(why) end
+        last.infrastructure = true
+        return done(last)
+      end
+      r.infra_streak = 0 -- the machine works
+      if purpose == "charge" then
+        log(("avo: the control passed: candidate charged with its fault (%s)"):format(why))
+        return done(charged(last, tries))
+      end
+      return retry_or_settle(key, why)
+    end
     if not infra_fault(result) then
       r.infra_streak = 0
       return done(result)
@@ -318,23 +398,19 @@ local function submit_job(r, job, deadline, done)
       return done(result)
     end
     tries = tries + 1
+    last = result
     r.infra_streak = r.infra_streak + 1
     r.infra_faults = r.infra_faults + 1
     local why = tostring(result.reason or result.status)
     if r.infra_streak >= r.infra_limit then
-      error({ avo_environment = ("avo: the environment is broken: %d infrastructure faults " ..
-        "in a row (the last: %s); stopped.  No candidate was charged with them: fix the " ..
-        "environment and `avo resume` evaluates them again"):format(r.infra_streak, why) }, 0)
+      local control = ev and control_job(r, ev, job)
+      if not control then stop(why) end
+      probing = "limit"
+      log(("avo: %d infrastructure faults in a row (the last: %s); running a verified " ..
+        "candidate as a control"):format(r.infra_streak, why))
+      return sched.retry(key, control, deadline)
     end
-    if tries <= r.infra_retries then
-      if r.on_log then
-        r.on_log(("avo: infrastructure fault, not the candidate's (%s); retry %d of %d")
-          :format(why, tries, r.infra_retries))
-      end
-      return sched.retry(key, job, deadline)
-    end
-    result.infrastructure = true
-    return done(result)
+    return retry_or_settle(key, why)
   end)
 end
 
@@ -478,7 +554,7 @@ local function submit(r, ev, cand)
     ticket = submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(), function(result)
       if result.infrastructure then return unfinished(r, id, cand, result) end
       return on_result(r, ev, id, cand, result)
-    end)
+    end, ev)
   end
   r.by_key[key] = ticket
   return ticket, false
@@ -593,6 +669,11 @@ local function finish_attempt(r, ev, cand, info, result, score)
     result.status = "wrong"
     result.reason = result.reason or "not every config was verified"
   end
+  -- The latest verified candidate of each evaluator: the control that
+  -- tells a broken machine from a candidate that fails it (submit_job).
+  if result.status == "ok" and cand.source then
+    r.controls[ev.fingerprint] = { source = cand.source, knobs = cand.knobs or {} }
+  end
   score = score or ev:score_of(result)
   local outcome = info.outcome or (result.status == "ok" and "evaluated" or
     (result.status == "compile_error" and "compile_error") or
@@ -668,7 +749,7 @@ local function measure(r, ev, cand, info)
     return finish_attempt(r, ev, cand, info, ev:test_result(cand, trial))
   end
   return sched.await(submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(),
-    function(result) return finish_attempt(r, ev, cand, info, result) end))
+    function(result) return finish_attempt(r, ev, cand, info, result) end, ev))
 end
 
 -- A candidate from an earlier measurement (an attempt's record), recorded
@@ -934,6 +1015,7 @@ function avo._begin(state)
   run.attempts, run.trials = 0, {}
   run.outcomes, run.outcome_order = {}, {}
   run.infra_streak, run.infra_faults, run.infra_unfinished = 0, 0, 0
+  run.controls = {}
   run.infra_retries = run.infra_retries or avo._setting("AVO_INFRA_RETRIES", 2, 0)
   run.infra_limit = run.infra_limit or avo._setting("AVO_INFRA_LIMIT", 5, 1)
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log,

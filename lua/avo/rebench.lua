@@ -11,6 +11,15 @@ local M = {}
 
 ---------------------------------------------------------------- avo rebench
 
+-- The median of xs (not empty).
+local function median(xs)
+  local sorted = { table.unpack(xs) }
+  table.sort(sorted)
+  local n = #sorted
+  if n % 2 == 1 then return sorted[(n + 1) // 2] end
+  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
+end
+
 local function mean_std(xs)
   local n, sum = #xs, 0
   for _, x in ipairs(xs) do sum = sum + x end
@@ -110,7 +119,9 @@ function M.rebench(opts)
     end
   end
   local order_rng = avo.rng("rebench")
-  local scores, by_device = {}, {}
+  -- failed[id]: the first round (and device) a candidate was not ok, with
+  -- its status and reason; such a candidate is shown failed, never ranked.
+  local scores, by_device, failed = {}, {}, {}
   for _, c in ipairs(chosen) do
     scores[c.id], by_device[c.id] = {}, {}
     for k = 1, #devices do by_device[c.id][k] = {} end
@@ -134,6 +145,11 @@ function M.rebench(opts)
         for k, ticket in ipairs(tickets) do
           local result = sched.await(ticket)
           local score = ev:score_of(result)
+          if result.status ~= "ok" and not failed[c.id] then
+            failed[c.id] = ("%s in round %d%s: %s"):format(result.status, round,
+              devices[k] and (" on gpu " .. devices[k]) or "",
+              tostring(result.reason or ""):gsub("%s+", " "):sub(1, 160))
+          end
           by_device[c.id][k][round] = score
           sum = sum + score
           result.id = nil
@@ -151,15 +167,28 @@ function M.rebench(opts)
     return 1
   end
 
+  -- Ranked by the median of the rounds, only candidates ok in every round
+  -- (and on every device); the paired speedup needs an ok seed too.
   local unit = ev.unit
+  local ranked, dropped = {}, {}
+  for _, c in ipairs(chosen) do
+    if failed[c.id] then dropped[#dropped + 1] = c else ranked[#ranked + 1] = c end
+  end
+  local medians = {}
+  for _, c in ipairs(ranked) do medians[c.id] = median(scores[c.id]) end
+  table.sort(ranked, function(a, b)
+    if medians[a.id] ~= medians[b.id] then return medians[a.id] > medians[b.id] end
+    return a.id < b.id
+  end)
+  local base_ok = seed and not failed[seed.id]
   io.stdout:write(("rebench set %d of run %d (%s, %d rounds)\n"):format(set_id, info.id, ev.name,
     rounds))
-  io.stdout:write(("%-7s %-22s %12s %22s %20s\n"):format("cand", "operator", "recorded",
-    "mean +- std " .. unit, "speedup vs seed"))
-  for _, c in ipairs(chosen) do
+  io.stdout:write(("%-5s %-7s %-22s %12s %14s %22s %20s\n"):format("rank", "cand", "operator",
+    "recorded", "median " .. unit, "mean +- std", "speedup vs seed"))
+  for rank, c in ipairs(ranked) do
     local mean, std = mean_std(scores[c.id])
     local speedup = "-"
-    if seed then
+    if base_ok then
       local ratios = {}
       for r = 1, rounds do
         local base = scores[seed.id][r]
@@ -168,8 +197,15 @@ function M.rebench(opts)
       local m, sd = mean_std(ratios)
       speedup = ("%.2fx +- %.2f"):format(m, sd)
     end
-    io.stdout:write(("%-7s %-22s %12.4g %22s %20s\n"):format("#" .. c.id, c.operator:sub(1, 22),
-      c.score, ("%.4g +- %.2g"):format(mean, std), speedup))
+    io.stdout:write(("%-5s %-7s %-22s %12.4g %14.4g %22s %20s\n"):format(rank, "#" .. c.id,
+      c.operator:sub(1, 22), c.score, medians[c.id], ("%.4g +- %.2g"):format(mean, std), speedup))
+  end
+  for _, c in ipairs(dropped) do
+    io.stdout:write(("%-5s %-7s %-22s %12.4g failed: %s\n"):format("-", "#" .. c.id,
+      c.operator:sub(1, 22), c.score, failed[c.id]))
+  end
+  if #dropped > 0 then
+    io.stdout:write(("%d candidate(s) not ok in every round: not ranked\n"):format(#dropped))
   end
   if #devices > 1 then
     -- The same candidates on each GPU: the ratio to the first GPU shows a
@@ -178,7 +214,7 @@ function M.rebench(opts)
     for _, d in ipairs(devices) do head[#head + 1] = ("%18s"):format("gpu " .. d) end
     io.stdout:write("per device (mean +- std ", unit, "; ratio to gpu ", devices[1], "):\n",
       table.concat(head, " "), "\n")
-    for _, c in ipairs(chosen) do
+    for _, c in ipairs(ranked) do
       local row = { ("%-7s"):format("#" .. c.id) }
       local first = mean_std(by_device[c.id][1])
       for k = 1, #devices do

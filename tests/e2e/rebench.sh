@@ -1,6 +1,7 @@
 #!/bin/sh
-# avo rebench: re-times the top K and the seed in interleaved rounds, prints
-# mean +- std and paired speedups, and stores a new evaluation set.
+# avo rebench: re-times the top K and the seed in interleaved rounds, ranks
+# by median (only candidates ok in every round), prints mean +- std and
+# paired speedups, and stores a new evaluation set.
 . "$(dirname "$0")/lib.sh"
 db="$tmp/r.db"
 expect_exit 0 "$AVO" run examples/quickstart.lua --db "$db" --jobs 2 generations=1 population=4
@@ -13,6 +14,19 @@ seed_top=$(q "$db" "SELECT count(*) FROM (SELECT id, operator FROM candidates WH
                     ORDER BY score DESC, id LIMIT 2) WHERE operator = 'seed'")
 [ "$rows" -eq $(( (3 - seed_top) * 2 )) ] || fail "expected one row per candidate and round, got $rows"
 [ "$(q "$db" "SELECT count(*) FROM rebench_results WHERE score <= 0")" = 0 ] || fail "a rebench score is not positive"
+
+# A candidate that is not ok in a round (here its stored knobs no longer
+# compile) is shown failed and never ranked; the others are ranked by median.
+top=$(q "$db" "SELECT id FROM candidates WHERE status = 'ok' AND operator <> 'seed'
+               ORDER BY score DESC, id LIMIT 1")
+[ -n "$top" ] || fail "the run has no verified candidate besides the seed"
+q "$db" "UPDATE candidates SET knobs = json_set(knobs, '\$.UNROLL', 'x(') WHERE id = $top"
+expect_exit 0 "$AVO" rebench --db "$db" --top 2 --rounds 2
+grep -q "^-  *#$top .* failed: compile_error in round 1" "$tmp/out" ||
+    { cat "$tmp/out"; fail "#$top failed its re-timing but is not shown failed"; }
+grep -q "^[0-9][0-9]*  *#$top " "$tmp/out" && { cat "$tmp/out"; fail "#$top failed its re-timing but is ranked"; }
+grep -q "^1  *#" "$tmp/out" || { cat "$tmp/out"; fail "no candidate ranked"; }
+expect_in "$tmp/out" "1 candidate(s) not ok in every round: not ranked"
 
 expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/t.db"
 expect_exit 1 "$AVO" rebench --db "$tmp/t.db"; expect_in "$tmp/err" "nothing to time"

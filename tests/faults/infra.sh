@@ -1,10 +1,15 @@
 #!/bin/sh
-# Infrastructure faults are not charged to candidates: a compiler that runs
-# out of memory or is killed, and workers killed from outside mid-job, are
-# retried; when they persist the run stops (exit 3, as `avo eval` does) with the candidates left
-# pending, and resume in a working environment finishes them.
+# Infrastructure faults are not charged to candidates: a compiler that is
+# killed, and workers killed from outside mid-job, are retried; when they
+# persist the run stops (exit 3, as `avo eval` does) with the candidates left
+# pending, and resume in a working environment finishes them.  What the
+# compiler prints never makes a fault the machine's (a candidate writes it:
+# `#error No space left on device`), and candidates that fail "for the
+# machine" on every try while a verified candidate passes are charged, side
+# by side or one after the other, and the run goes on.
 . "$(dirname "$0")/lib.sh"
 fake="$tmp/cc"
+chmod 755 "$tmp" # the compiler runs as a sandbox uid, which must reach it
 # fake_cc BEHAVIOUR: a compiler that reports a version, then fails that way.
 fake_cc() {
     cat > "$fake" <<SH
@@ -17,7 +22,7 @@ esac
 SH
     chmod +x "$fake"
 }
-for how in oom killed; do
+for how in killed; do
     fake_cc $how
     export AVO_CACHE="$tmp/cache-$how"
     CC="$fake" expect_exit 3 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
@@ -30,6 +35,40 @@ for how in oom killed; do
     expect_exit 0 "$AVO" resume --db "$tmp/$how.db" --jobs 1
     [ "$(q "$tmp/$how.db" "SELECT count(*) FROM candidates WHERE status IN ('pending', 'error', 'compile_error')")" = 0 ] ||
         fail "$how: resume in a working environment left candidates unfinished"
+done
+unset AVO_CACHE
+
+# A compiler's words are the candidate's: messages of a full disk or of
+# memory refused, with exit 1, are a compile error, charged.
+fake_cc oom
+export AVO_CACHE="$tmp/cache-words"
+CC="$fake" expect_exit 1 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
+expect_in "$tmp/out" ": compile_error — "
+printf '#error No space left on device\n' >"$tmp/nospace.c"
+expect_exit 1 "$AVO" eval "$tmp/nospace.c" --evaluator tests/e2e/evaluators/axpy.lua
+expect_in "$tmp/out" ": compile_error — "
+unset AVO_CACHE
+
+# Hostile candidates: the compiler is killed on each of them, every try;
+# a verified candidate passes as the control, so they are charged
+# ("crashed", the reason says why) and the run goes on, with one worker or
+# two side by side.
+cat > "$fake" <<'SH'
+#!/bin/sh
+[ "$1" = --version ] && exec cc --version
+grep -q HOSTILE-FAULT kernel.c 2>/dev/null && kill -9 $$
+exec cc "$@"
+SH
+for jobs in 1 2; do
+    export AVO_CACHE="$tmp/cache-hostile-$jobs"
+    CC="$fake" expect_exit 0 "$AVO" run tests/faults/hostile.lua --db "$tmp/hostile$jobs.db" --jobs $jobs
+    [ "$(grep -c '^record [1-6] crashed .*charged to the candidate' "$tmp/out")" = 6 ] ||
+        { cat "$tmp/out" "$tmp/err"; fail "--jobs $jobs: hostile candidates not charged"; }
+    grep -q '^record 0 ok' "$tmp/out" && grep -q '^record 7 ok' "$tmp/out" ||
+        { cat "$tmp/out"; fail "--jobs $jobs: an honest candidate did not pass"; }
+    [ "$(q "$tmp/hostile$jobs.db" "SELECT count(*) FROM candidates WHERE status = 'crashed'")" = 6 ] ||
+        fail "--jobs $jobs: the archive does not hold the 6 charged candidates"
+    [ "$(q "$tmp/hostile$jobs.db" "SELECT status FROM runs")" = done ] || fail "--jobs $jobs: run not done"
 done
 unset AVO_CACHE
 

@@ -54,7 +54,15 @@
 # and never signal anything but the test's victim, their own worker and
 # engine.
 #
-#   tests/integrity/run.sh [ATTACK...]     (default: every attack, then the GA)
+# Two side-by-side runs (--jobs 2) follow: "neighbours" (attacks on other
+# processes beside honest candidates, which must all pass) and
+# "fault_fakers" (six candidates that fake an infrastructure fault, which
+# must be charged while the run goes on to the end); then "remote", the key
+# scan of attacks/secret_memory.c on a remote worker (`avo worker --connect`
+# holding the run's secret and the fake keys).
+#
+#   tests/integrity/run.sh [ATTACK|neighbours|fault_fakers|remote|ga ...]
+#       (default: every attack, then both side-by-side runs and the GA)
 # INTEGRITY_KEEP=1 keeps the scratch root (logs/ holds every output).
 set -u
 
@@ -155,7 +163,9 @@ trap cleanup EXIT
 mkdir -p "$root/work" "$root/home" "$root/xdg" "$root/logs"
 cd "$root/work" || exit 1
 
-secret="sk-canary-$$-$RANDOM$RANDOM"
+# The fake key: a fragment of 18 characters or more anywhere holds "KEYMATERIAL"
+# (attacks/secret_memory.c scans for it).
+secret="sk-canary-$$-$RANDOM$RANDOM-KEYMATERIAL-KEYMATERIAL-KEYMATERIAL"
 host_secret="HOSTSECRET-$$-$RANDOM$RANDOM"
 passwd_line=$(head -n 1 /etc/passwd)
 export HOME=$root/home XDG_CACHE_HOME=$root/xdg AVO_CACHE=$root/cache INTEGRITY_ROOT=$root
@@ -188,6 +198,7 @@ in_env() {
     env -i PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LC_ALL=C HOME="$HOME" \
         XDG_CACHE_HOME="$XDG_CACHE_HOME" AVO_CACHE="$AVO_CACHE" ${keep[@]+"${keep[@]}"} \
         AVO_LLM_API_KEY="$secret" OPENAI_API_KEY="$secret" ANTHROPIC_API_KEY="$secret" \
+        AVO_WORKER_SECRET="$secret" \
         INTEGRITY_ROOT="$root" INTEGRITY_DRIVER="$INTEGRITY_DRIVER" INTEGRITY_PORT="$INTEGRITY_PORT" \
         INTEGRITY_VICTIM="$victim_pid" "$@"
 }
@@ -250,10 +261,19 @@ printf '%-22s %-14s %-9s %-10s %s\n' attack verdict "x honest" result "reason / 
 printf '%-22s %-14s %-9s %-10s %s\n' ---------------------- -------------- --------- ---------- ---------------------
 
 escaped=0 caught=0 documented=0
-attacks=("$@")
-if [ ${#attacks[@]} = 0 ]; then
+# Names of the side-by-side runs (below) select them; the rest are attacks.
+attacks=() sections=()
+for a in "$@"; do
+    case $a in
+        neighbours | fault_fakers | remote | ga) sections+=("$a") ;;
+        *) attacks+=("$a") ;;
+    esac
+done
+if [ $# = 0 ]; then
     for f in "$here"/attacks/*.c; do attacks+=("$(basename "$f" .c)"); done
+    sections=(neighbours fault_fakers remote ga)
 fi
+want_section() { [[ " ${sections[*]-} " == *" $1 "* ]]; }
 
 # judge NAME STATUS SCORE REASON EXPECT [WANT_STATUS WANT_REASON]: appends to
 # $why what is wrong with a verdict.
@@ -277,7 +297,7 @@ judge() {
     esac
 }
 
-for name in "${attacks[@]}"; do
+for name in ${attacks[@]+"${attacks[@]}"}; do
     kernel=$here/attacks/$name.c
     [ -f "$kernel" ] || { echo "integrity: no attack $kernel" >&2; exit 1; }
     expect=$(sed -n 's/.*integrity: expect=\([a-z]*\).*/\1/p' "$kernel" | head -n 1)
@@ -390,8 +410,126 @@ for name in "${attacks[@]}"; do
     printf '%-22s %-14s %-9s %-10s %s\n' "$name" "${status:-none}" "$ratio" "$result" "${detail:0:160}"
 done
 
-# ------------------------------------------------- a GA with cheating knobs
-if [ ${#@} = 0 ]; then
+# --------------------------------------------------------- side by side
+# side_by_side NAME OUT KERNEL...: one `avo run --jobs 2` evaluating the
+# kernels at once; sets side_rc, and side_status[i] / side_reason[i] per kernel.
+side_by_side() {
+    local name=$1 out=$2 list
+    shift 2
+    list=$(IFS=,; echo "$*")
+    in_env timeout 400 "$avo" run "$here/side_by_side.lua" --db "$root/$name.db" --jobs 2 \
+        kernels="$list" evaluator="$evaluator" >"$out.out" 2>"$out.err" </dev/null
+    side_rc=$?
+    side_status=() side_reason=()
+    local i
+    for ((i = 1; i <= $#; i++)); do
+        local line
+        line=$(grep "^integrity-record $i " "$out.out" | head -n 1)
+        side_status[$i]=$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$line")
+        side_reason[$i]=$(sed -n 's/.* reason=//p' <<<"$line")
+    done
+}
+
+# side_report NAME WHY DETAIL: the table row of a side-by-side run.
+side_report() {
+    local marker
+    marker=$(grep -ho 'INTEGRITY-ESCAPE: [^"%\\][^"\\]*' "$root/logs/$1".* 2>/dev/null | head -n 1)
+    [ -n "$marker" ] && why+="attack reports '${marker#INTEGRITY-ESCAPE: }'; "
+    grep -qF -- "$secret" "$root/logs/$1".* && why+="leaked the key; "
+    [ -n "$(sqlite3 "$root/$1.db" "SELECT 1 FROM candidates WHERE log LIKE '%INTEGRITY-ESCAPE%'
+        OR log LIKE '%$secret%' LIMIT 1" 2>/dev/null)" ] && why+="escape marker or key in the archive; "
+    kill -0 "$victim_pid" 2>/dev/null || { why+="victim process killed; "; start_victim; }
+    if [ -z "$why" ]; then
+        result=CAUGHT caught=$((caught + 1)) detail=$2
+    else
+        result=ESCAPED escaped=$((escaped + 1)) detail=$why
+    fi
+    printf '%-22s %-14s %-9s %-10s %s\n' "$1" "${3:-}" - "$result" "${detail:0:160}"
+}
+
+# Neighbours: attacks on other processes run beside honest candidates of
+# the same run (--jobs 2); every honest one must pass (a neighbour killed is
+# `crashed`), the attacks must not blame the engine, the run must finish.
+if want_section neighbours; then
+    why=""
+    honest_k=$here/kernels/honest.c
+    side_by_side neighbours "$root/logs/neighbours" "$honest_k" "$here/attacks/sigio_neighbour.c" \
+        "$honest_k" "$here/attacks/prlimit_judge.c" "$honest_k" "$here/attacks/secret_memory.c" \
+        "$honest_k" "$here/attacks/signal_others.c" "$honest_k"
+    [ "$side_rc" = 0 ] || why+="avo run exited $side_rc; "
+    n_ok=0
+    for i in 1 3 5 7 9; do
+        if [ "${side_status[$i]}" = ok ]; then n_ok=$((n_ok + 1)); else
+            why+="honest neighbour $i: ${side_status[$i]:-no verdict} ${side_reason[$i]:0:60}; "
+        fi
+    done
+    for i in 2 4 6 8; do
+        judge "attack $i" "${side_status[$i]}" 0 "${side_reason[$i]}" any
+    done
+    side_report neighbours "5 honest neighbours ok beside 4 attacks" "ok x$n_ok of 5"
+fi
+
+# Fault fakers: candidates that pass their failure off as the machine's, a
+# run of them side by side with honest ones; they are charged (not `error`,
+# not left pending), the run goes on to the end and the honest ones pass.
+if want_section fault_fakers; then
+    why=""
+    honest_k=$here/kernels/honest.c
+    side_by_side fault_fakers "$root/logs/fault_fakers" "$honest_k" \
+        "$here/attacks/fault_nospace.c" "$here/attacks/fault_hello.c" \
+        "$here/attacks/fault_nospace.c" "$here/attacks/fault_hello.c" \
+        "$here/attacks/fault_nospace.c" "$here/attacks/fault_hello.c" "$honest_k"
+    [ "$side_rc" = 0 ] || why+="avo run exited $side_rc; "
+    for i in 1 8; do
+        [ "${side_status[$i]}" = ok ] || why+="honest $i: ${side_status[$i]:-no verdict}; "
+    done
+    n_charged=0
+    for i in 2 3 4 5 6 7; do
+        case ${side_status[$i]} in wrong | crashed | invalid | timeout | compile_error) n_charged=$((n_charged + 1)) ;; esac
+        judge "faker $i" "${side_status[$i]}" 0 "${side_reason[$i]}" fail
+    done
+    [ "$(sqlite3 "$root/fault_fakers.db" "SELECT status FROM runs" 2>&1)" = done ] ||
+        why+="the run did not finish; "
+    side_report fault_fakers "6 fakers charged, the run went on" "charged x$n_charged of 6"
+fi
+
+# Remote: the key scan on a remote worker (`avo worker --connect`, whose
+# environment holds the run's secret and the fake API keys), beside an
+# honest candidate; an engine with no local worker.
+if want_section remote; then
+    why=""
+    in_env timeout 300 "$avo" run "$here/side_by_side.lua" --db "$root/remote.db" --jobs 0 \
+        --listen 127.0.0.1:0 kernels="$here/kernels/honest.c,$here/attacks/secret_memory.c" \
+        evaluator="$evaluator" >"$root/logs/remote.out" 2>"$root/logs/remote.err" </dev/null &
+    engine_pid=$!
+    address=""
+    for _ in $(seq 200); do
+        address=$(sed -n 's/^avo: workers connect to \([^ ]*\) .*/\1/p' "$root/logs/remote.err" 2>/dev/null)
+        [ -n "$address" ] && break
+        sleep 0.1
+    done
+    if [ -z "$address" ]; then
+        why+="the engine did not listen; "
+        kill "$engine_pid" 2>/dev/null
+    else
+        in_env timeout 300 "$avo" worker --connect "$address" --retry 5 \
+            >"$root/logs/remote.worker.out" 2>"$root/logs/remote.worker.err" </dev/null &
+        worker_pid=$!
+    fi
+    wait "$engine_pid"
+    remote_rc=$?
+    [ -n "$address" ] && { kill "$worker_pid" 2>/dev/null; wait "$worker_pid" 2>/dev/null; }
+    [ "$remote_rc" = 0 ] || why+="avo run exited $remote_rc; "
+    line1=$(grep '^integrity-record 1 ' "$root/logs/remote.out")
+    line2=$(grep '^integrity-record 2 ' "$root/logs/remote.out")
+    [[ "$line1" == *" status=ok "* ]] || why+="honest: ${line1:-no verdict}; "
+    judge "scan" "$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$line2")" 0 "-" any
+    side_report remote "no key in a remote worker's candidate" \
+        "$(sed -n 's/.* status=\([a-z_]*\).*/\1/p' <<<"$line2")"
+fi
+
+# ------------------------------------------------- a GA with a cheating knob
+if want_section ga; then
     ga_db=$root/ga.db
     why=""
     in_env timeout 600 "$avo" run "$here/ga.lua" --db "$ga_db" --jobs 2 \

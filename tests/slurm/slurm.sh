@@ -122,8 +122,10 @@ for sig in INT KILL; do
     set -e
     engine=""
     wait_no_avo_jobs "after SIG$sig to the engine"
-    # this run's workers only: other avo workers on the machine are not ours
-    [ -z "$(pgrep -f -- "worker --connect .* --run $run_token" || true)" ] ||
-        { pgrep -af -- "worker --connect .* --run $run_token"; fail "SIG$sig: workers outlived the run"; }
+    # this run's workers only (other checkouts and tests may run theirs): the
+    # supervisors name the run; the serving children are "$AVO worker"
+    pat="worker --connect .* --run $run_token|^$AVO worker\$"
+    [ -z "$(pgrep -f -- "$pat" || true)" ] ||
+        { pgrep -af -- "$pat"; fail "SIG$sig: workers outlived the run"; }
 done
 echo "slurm: ok"
