@@ -72,13 +72,25 @@ uid_t avo_sandbox_uid(void)
 
 /*
  * The directory of root's uid locks: AVO_SANDBOX_LOCK_DIR, else
- * /run/avo-sandbox.  It must be a real directory owned by root that nobody
- * else can write, so no other user can hold (or fake) a lock.
+ * /run/avo-sandbox, else (a chroot without /run) /var/lib/avo-sandbox, else
+ * /tmp/avo-sandbox-locks (sticky: nobody else can replace it).  It must be a real directory owned by root that
+ * nobody else can write, so no other user can hold (or fake) a lock.
  */
 static int lock_dir(char *dir, size_t len, char *err, size_t errlen)
 {
     const char *d = getenv("AVO_SANDBOX_LOCK_DIR");
-    snprintf(dir, len, "%s", d && *d ? d : "/run/avo-sandbox");
+    /* the first whose parent exists: a chroot may lack /run and /var */
+    static const char *const defaults[][2] = {{"/run", "/run/avo-sandbox"},
+                                              {"/var/lib", "/var/lib/avo-sandbox"},
+                                              {"/tmp", "/tmp/avo-sandbox-locks"}};
+    const char *fallback = defaults[2][1];
+    struct stat parent;
+    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (stat(defaults[i][0], &parent) == 0 && S_ISDIR(parent.st_mode)) {
+            fallback = defaults[i][1];
+            break;
+        }
+    snprintf(dir, len, "%s", d && *d ? d : fallback);
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot create %s: %s", dir,
                          strerror(errno));
@@ -1122,8 +1134,8 @@ static const char *const env_names[] = {
     "CC",             "LD_LIBRARY_PATH", "ASAN_OPTIONS", "UBSAN_OPTIONS",
     "LSAN_OPTIONS",   "AVO_SANDBOX",   "AVO_SANDBOX_UID", "AVO_SANDBOX_UID_BASE",
     "AVO_SANDBOX_UID_COUNT", "AVO_SANDBOX_LOCK_DIR", "AVO_CACHE", "AVO_CACHE_MAX_MB",
-    "AVO_CUDA_DEVICE", "AVO_NVRTC_EXEC", "AVO_CUBLASLT", "AVO_CUDNN",
-    "AVO_DB_TIMEOUT", NULL};
+    "AVO_CUDA_DEVICE", "AVO_NVRTC", "AVO_NVRTC_EXEC", "AVO_CUDA_WHEELS", "AVO_CUBLASLT",
+    "AVO_CUDNN", "AVO_DB_TIMEOUT", NULL};
 
 /* ... and by prefix: locale, CUDA and NVIDIA device settings, Slurm's job
  * description, the settings of the test suite's CUDA doubles (tests/mock,

@@ -147,8 +147,8 @@ typedef struct avo_sandbox_lease {
  * compilers cannot signal, renice or limit each other or the trusted
  * processes.  Started as root: the first free uid of AVO_SANDBOX_UID_BASE
  * (default 200000) .. + AVO_SANDBOX_UID_COUNT (default 1024), held by an
- * flock on AVO_SANDBOX_LOCK_DIR/<uid> (default /run/avo-sandbox, root's
- * only) until avo_sandbox_uid_release or the holder's exit; every process
+ * flock on AVO_SANDBOX_LOCK_DIR/<uid> (default /run/avo-sandbox; in a chroot without /run,
+ * /var/lib/avo-sandbox or /tmp/avo-sandbox-locks; root's only) until avo_sandbox_uid_release or the holder's exit; every process
  * an earlier holder left behind in that uid is killed first, so the range
  * must be avo's alone; a range outside the user namespace's uid map is an
  * error naming these settings.  With
