@@ -2,7 +2,8 @@
  * cli_doctor.c — `avo doctor`: what this machine offers avo.  Reports NVRTC
  * (version, path, architectures), the toolkit headers kernels may include,
  * the NVIDIA driver and each GPU (name, compute capability, SMs, memory, L2),
- * the host C compiler, and each vendor baseline an evaluator may name
+ * the host C compiler, the sandbox mechanism kernels run under (and what a
+ * stronger one lacks), and each vendor baseline an evaluator may name
  * (available or why not, library version and path); for anything missing,
  * what to install.  It is a
  * report: the exit status is 0 whatever is missing (2 on a usage error).
@@ -16,6 +17,7 @@
 #include "baseline.h"
 #include "cli.h"
 #include "cuda_api.h"
+#include "sandbox.h"
 #include "vendor.h"
 
 static const char usage_doctor[] =
@@ -23,6 +25,9 @@ static const char usage_doctor[] =
     "\n"
     "Report the CUDA toolkit (NVRTC), the NVIDIA driver and GPUs, and the host C\n"
     "compiler that avo can use, and what to install for anything missing.\n"
+    "The sandbox line names the mechanism kernels run under (namespaces, landlock,\n"
+    "or unisolated; $AVO_SANDBOX forces one) and, for each stronger one missing,\n"
+    "why and how to enable it.\n"
     "CPU kernels need only the C compiler; `avo eval --compile-only` needs NVRTC;\n"
     "running CUDA kernels needs the driver and a GPU.  Each vendor baseline an\n"
     "evaluator may name (`baselines = {...}`) is listed with its library's version\n"
@@ -48,6 +53,38 @@ static void report_compiler(void)
         printf("host compiler   MISSING: '%s' does not run; install gcc (Debian: build-essential) "
                "or set CC\n",
                cc && *cc ? cc : "cc");
+}
+
+/* The mechanism avo_sandbox_enter takes here, and each one the machine
+ * lacks with why and how to enable it. */
+static void report_sandbox(void)
+{
+    char err[AVO_ERRLEN];
+    avo_sandbox_mechanism chosen;
+    const char *setting = getenv("AVO_SANDBOX");
+    if (avo_sandbox_select(&chosen, err, sizeof err) < 0) {
+        if (setting && *setting && strcmp(setting, "auto") != 0)
+            printf("sandbox         NONE: %s\n", err);
+        else
+            printf("sandbox         NONE: kernels are refused here, nothing isolates their "
+                   "filesystem; enable a mechanism below, or opt in with AVO_SANDBOX=unisolated\n");
+        chosen = AVO_SANDBOX_NMECHANISMS;
+    } else {
+        printf("sandbox         %s (%s%s)\n", avo_sandbox_mechanism_name(chosen),
+               setting && *setting ? "AVO_SANDBOX=" : "the strongest this machine allows",
+               setting && *setting ? setting : "");
+    }
+    for (int m = 0; m < AVO_SANDBOX_UNISOLATED; m++) {
+        const char *why = avo_sandbox_unavailable((avo_sandbox_mechanism)m);
+        printf("  %-13s %s%s\n", avo_sandbox_mechanism_name((avo_sandbox_mechanism)m),
+               why ? "MISSING: " : "available", why ? why : "");
+        if (why)
+            printf("                to enable: %s\n", avo_sandbox_remedy((avo_sandbox_mechanism)m));
+    }
+    if (chosen == AVO_SANDBOX_UNISOLATED)
+        printf("                WARNING: nothing isolates the kernels' filesystem: they read what "
+               "uid %u can read\n",
+               (unsigned)(geteuid() == 0 ? avo_sandbox_uid() : geteuid()));
 }
 
 static int report_nvrtc(void)
@@ -157,6 +194,7 @@ int avo_cli_doctor(int argc, char **argv)
         return avo_cli_usage_error(usage_doctor, "unexpected argument '%s'", argv[1]);
     printf("avo doctor\n");
     report_compiler();
+    report_sandbox();
     int have_nvrtc = report_nvrtc();
     report_driver(have_nvrtc);
     report_baselines();

@@ -146,6 +146,7 @@ typedef struct cpu_job {
     const char **cflags; /* borrowed strings, owned array */
     size_t ncflags;
     double compile_memory_mb;
+    const char *scratch; /* the candidate's /tmp on the host, where the sandbox has no view */
 } cpu_job;
 
 /* Plain C types only; zero-length buffers are fine on the host; the
@@ -591,7 +592,8 @@ typedef struct build {
     int cache_hit, repaired;
 } build;
 
-/* The compile directory, writable by the sandbox's uid. */
+/* A private directory under `cache_dir` (a compile directory, or a
+ * candidate's scratch), writable by the sandbox's uid. */
 static int make_compile_dir(const char *cache_dir, const char *key, char *dir, size_t len)
 {
     snprintf(dir, len, "%s/tmp-%s-XXXXXX", cache_dir, key);
@@ -907,19 +909,23 @@ static void call_kernel(const avo_jobspec *spec, call_sig *sig, kernel_fn fn,
     ffi_call(&sig->cif, fn, NULL, values);
 }
 
-/* Copy the object behind CAND_SO_FD into the sandbox's /tmp and load it. */
+/* Copy the object behind CAND_SO_FD into the sandbox's temporary directory
+ * ($TMPDIR: /tmp of the view, or "." for a scratch without one) and load it. */
 static void *candidate_load(void)
 {
     size_t len = 0;
     char *data = read_fd_all(CAND_SO_FD, (size_t)COMPILE_FILE_MB << 20, &len);
     close(CAND_SO_FD);
-    if (!data || write_file("/tmp/kernel.so", data, len, 0700) < 0) {
+    const char *tmp = getenv("TMPDIR");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/kernel.so", tmp ? tmp : "/tmp");
+    if (!data || write_file(path, data, len, 0700) < 0) {
         dprintf(2, "cannot stage the kernel: %s\n", strerror(errno));
         free(data);
         return NULL;
     }
     free(data);
-    void *handle = dlopen("/tmp/kernel.so", RTLD_NOW | RTLD_LOCAL);
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!handle) {
         const char *e = dlerror();
         dprintf(2, "%s\n", e ? e : "dlopen failed");
@@ -937,7 +943,11 @@ static _Noreturn void candidate_main(const cpu_job *job)
 {
     const avo_jobspec *spec = &job->spec;
     char hello = HELLO_LOAD_FAILED;
+    avo_sandbox_bind scratch = {.source = job->scratch, .target = "/tmp", .writable = 1};
     avo_sandbox_opts box = {.profile = AVO_SANDBOX_CANDIDATE,
+                            .binds = &scratch,
+                            .nbinds = job->scratch ? 1 : 0,
+                            .chdir_to = job->scratch ? "/tmp" : NULL,
                             .cpu_s = spec->cpu_s,
                             .memory_mb = spec->memory_mb,
                             .file_mb = CANDIDATE_FILE_MB,
@@ -1557,7 +1567,13 @@ static json_t *cpu_run_job(const json_t *job)
     const char *version = compiler_version(err, sizeof err);
     if (version)
         json_object_set_new(result, "compiler", json_string(version));
-    json_object_set_new(result, "sandbox", json_string(avo_sandbox_mode()));
+    avo_sandbox_mechanism mechanism;
+    if (avo_sandbox_select(&mechanism, err, sizeof err) < 0) {
+        avo_result_fail(result, "error", "%s", err);
+        cpu_job_free(&spec);
+        return result;
+    }
+    json_object_set_new(result, "sandbox", json_string(avo_sandbox_mechanism_name(mechanism)));
     json_object_set_new(result, "threads", json_integer(spec.spec.threads));
     double t0 = avo_monotonic();
     build cand = {.fd = -1}, ref = {.fd = -1};
@@ -1574,8 +1590,23 @@ static json_t *cpu_run_job(const json_t *job)
     if (rc == 0 && !compile_only)
         rc = compile_cached(&spec, spec.spec.ref_source, 0, "reference", &ref, NULL, result);
     json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
+    /* Without a view the candidate has no private /tmp: a directory of its
+     * own stands in for it, removed once the judge and its candidate ended. */
+    char scratch[PATH_MAX] = "";
+    if (rc == 0 && !compile_only && mechanism != AVO_SANDBOX_NAMESPACES) {
+        const char *tmp = getenv("TMPDIR");
+        int e = make_compile_dir(tmp && *tmp ? tmp : "/tmp", "avo-kernel", scratch, sizeof scratch);
+        if (e < 0) {
+            avo_result_fail(result, "error", "cannot create the kernel's scratch directory: %s",
+                            strerror(-e));
+            rc = -1;
+        }
+        spec.scratch = scratch;
+    }
     if (rc == 0 && !compile_only)
         run_judge(&spec, cand.fd, ref.path, result);
+    if (scratch[0])
+        remove_tree(scratch);
     if (cand.fd >= 0)
         close(cand.fd);
     if (ref.fd >= 0)

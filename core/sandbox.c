@@ -12,8 +12,10 @@
 #include <grp.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/landlock.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #if AVO_HAVE_SECCOMP
@@ -43,17 +46,6 @@
 #define DEFAULT_UID 65534 /* nobody */
 
 extern char **environ;
-
-const char *avo_sandbox_mode(void)
-{
-    const char *m = getenv("AVO_SANDBOX");
-    return m && !strcmp(m, "weak") ? "weak" : "strict";
-}
-
-static int weak_mode(void)
-{
-    return !strcmp(avo_sandbox_mode(), "weak");
-}
 
 uid_t avo_sandbox_uid(void)
 {
@@ -275,30 +267,17 @@ static int enter_view(const avo_sandbox_opts *o, char *err, size_t errlen)
     return rc;
 }
 
+/* What is said when namespaces are refused; the remedy is the caller's
+ * (avo_sandbox_choose and avo doctor say how to enable them). */
 static int unshare_failed(char *err, size_t errlen)
 {
-    return avo_error(err, errlen, AVO_EIO,
-                     "cannot isolate the kernel: unsharing namespaces failed (%s); user "
-                     "namespaces may be disabled (sysctl user.max_user_namespaces, "
-                     "kernel.unprivileged_userns_clone); AVO_SANDBOX=weak runs kernels "
-                     "without them",
-                     strerror(errno));
+    return avo_error(err, errlen, AVO_EIO, "unsharing namespaces failed: %s", strerror(errno));
 }
 
-/*
- * Root: mount, network and IPC namespaces and the view, built with root's
- * rights (it reaches a cache under /root), then every id dropped to the
- * sandbox uid, which clears every capability.
- */
-static int enter_as_root(const avo_sandbox_opts *o, int weak, char *err, size_t errlen)
+/* Every id of the process set to the sandbox uid, which clears every
+ * capability of a root-started process. */
+static int drop_root(char *err, size_t errlen)
 {
-    int rc = 0;
-    if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
-        rc = unshare_failed(err, errlen);
-    else
-        rc = enter_view(o, err, errlen);
-    if (rc < 0 && !weak)
-        return rc;
     uid_t id = avo_sandbox_uid();
     if (setgroups(0, NULL) < 0 || setresgid(id, id, id) < 0 || setresuid(id, id, id) < 0)
         return avo_error(err, errlen, AVO_EIO,
@@ -308,16 +287,29 @@ static int enter_as_root(const avo_sandbox_opts *o, int weak, char *err, size_t 
     return 0;
 }
 
+/*
+ * Root: mount, network and IPC namespaces and the view, built with root's
+ * rights (it reaches a cache under /root), then every id dropped to the
+ * sandbox uid.
+ */
+static int enter_as_root(const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
+        return unshare_failed(err, errlen);
+    int rc = enter_view(o, err, errlen);
+    return rc < 0 ? rc : drop_root(err, errlen);
+}
+
 /* Anyone else: a user namespace of our own mapping only our ids, the other
  * namespaces and the view inside it, then no capabilities left. */
-static int enter_unprivileged(const avo_sandbox_opts *o, int weak, char *err, size_t errlen)
+static int enter_unprivileged(const avo_sandbox_opts *o, char *err, size_t errlen)
 {
     uid_t uid = getuid();
     gid_t gid = getgid();
     /* A non-dumpable parent leaves /proc/self, and uid_map with it, to root. */
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
-        return weak ? 0 : unshare_failed(err, errlen);
+        return unshare_failed(err, errlen);
     char map[64];
     int rc = write_proc("/proc/self/setgroups", "deny");
     snprintf(map, sizeof map, "%u %u 1\n", (unsigned)uid, (unsigned)uid);
@@ -331,6 +323,349 @@ static int enter_unprivileged(const avo_sandbox_opts *o, int weak, char *err, si
     if ((rc = enter_view(o, err, errlen)) < 0)
         return rc;
     return drop_capabilities(err, errlen);
+}
+
+/* ------------------------------------------------------------ landlock */
+
+/* Newer than some <linux/landlock.h> still in use (Debian 12 has ABI 2). */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#ifndef LANDLOCK_ACCESS_FS_IOCTL_DEV
+#define LANDLOCK_ACCESS_FS_IOCTL_DEV (1ULL << 15)
+#endif
+#ifndef LANDLOCK_ACCESS_NET_BIND_TCP
+#define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
+#define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
+#endif
+#ifndef LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET
+#define LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LANDLOCK_SCOPE_SIGNAL (1ULL << 1)
+#endif
+
+/* struct landlock_ruleset_attr as of ABI 6; the kernel is told how much of
+ * it the ABI it offers knows. */
+typedef struct landlock_attr {
+    uint64_t handled_access_fs;
+    uint64_t handled_access_net; /* ABI 4 */
+    uint64_t scoped;             /* ABI 6 */
+} landlock_attr;
+
+#define LL_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define LL_FILE_ONLY                                                                               \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |    \
+     LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* The Landlock ABI of the running kernel, or a negative errno. */
+static int landlock_abi(void)
+{
+    long v = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+    return v < 0 ? -errno : (int)v;
+}
+
+/* Every filesystem right the kernel's ABI knows: handled, so denied unless
+ * a rule grants it. */
+static uint64_t landlock_fs_rights(int abi)
+{
+    uint64_t all = (LANDLOCK_ACCESS_FS_MAKE_SYM << 1) - 1; /* ABI 1 */
+    if (abi >= 2)
+        all |= LANDLOCK_ACCESS_FS_REFER;
+    if (abi >= 3)
+        all |= LANDLOCK_ACCESS_FS_TRUNCATE;
+    if (abi >= 5)
+        all |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+    return all;
+}
+
+/* Allow `rights` beneath the file or directory open at `fd` (a file gets
+ * only the rights a file can have). */
+static int landlock_allow(int ruleset, int fd, uint64_t rights, uint64_t handled)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return -errno;
+    if (!S_ISDIR(st.st_mode))
+        rights &= LL_FILE_ONLY;
+    struct landlock_path_beneath_attr rule = {.allowed_access = rights & handled, .parent_fd = fd};
+    return syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0) < 0
+               ? -errno
+               : 0;
+}
+
+/*
+ * Restrict this process and its children to the system directories (read
+ * and execute), /dev/null (read and write) and the binds (open at
+ * `bind_fds`, writable ones writable); where the ABI allows, no TCP and no
+ * signals or abstract sockets beyond the process's own domain.  Needs
+ * no_new_privs (set by the caller) or CAP_SYS_ADMIN.
+ */
+static int landlock_restrict(const avo_sandbox_opts *o, const int *bind_fds, char *err,
+                             size_t errlen)
+{
+    int abi = landlock_abi();
+    if (abi < 1)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: Landlock is unavailable: %s",
+                         strerror(-abi));
+    landlock_attr attr = {.handled_access_fs = landlock_fs_rights(abi)};
+    size_t size = sizeof attr.handled_access_fs;
+    if (abi >= 4) {
+        attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+        size += sizeof attr.handled_access_net;
+    }
+    if (abi >= 6) {
+        attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+        size += sizeof attr.scoped;
+    }
+    int ruleset = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot create a Landlock ruleset: %s",
+                         strerror(errno));
+    int rc = 0;
+    const char *failed = NULL;
+    for (size_t i = 0; rc == 0 && i < sizeof system_paths / sizeof system_paths[0]; i++) {
+        int fd = open(system_paths[i], O_PATH | O_CLOEXEC);
+        if (fd < 0)
+            continue; /* not on this machine */
+        uint64_t rights = LL_READ;
+        if (!strcmp(system_paths[i], "/dev/null"))
+            rights |= LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
+        rc = landlock_allow(ruleset, fd, rights, attr.handled_access_fs);
+        failed = system_paths[i];
+        close(fd);
+    }
+    for (size_t i = 0; rc == 0 && i < o->nbinds; i++) {
+        rc = landlock_allow(ruleset, bind_fds[i], o->binds[i].writable ? ~0ULL : LL_READ,
+                            attr.handled_access_fs);
+        failed = o->binds[i].source;
+    }
+    if (rc < 0) {
+        close(ruleset);
+        return avo_error(err, errlen, AVO_EIO, "sandbox: Landlock rule for %s: %s", failed,
+                         strerror(-rc));
+    }
+    rc = (int)syscall(SYS_landlock_restrict_self, ruleset, 0);
+    int e = errno;
+    close(ruleset);
+    if (rc < 0)
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enforce the Landlock ruleset: %s",
+                         strerror(e));
+    return 0;
+}
+
+/* The bind whose target holds view path `path`, with `ret_rest` the part of
+ * `path` below the target ("" for the target itself); -1 if none. */
+static int bind_holding(const avo_sandbox_opts *o, const char *path, const char **ret_rest)
+{
+    for (size_t i = 0; i < o->nbinds; i++) {
+        size_t n = strlen(o->binds[i].target);
+        if (strncmp(path, o->binds[i].target, n) == 0 && (path[n] == '\0' || path[n] == '/')) {
+            *ret_rest = path[n] == '/' ? path + n + 1 : path + n;
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+/*
+ * The mechanisms without a mount namespace (landlock, unisolated): the
+ * binds are reached where they are on the host, opened here before root
+ * drops to the sandbox uid (a cache under /root stays reachable through the
+ * open directory), and chdir_to is resolved through them.  Landlock then
+ * confines the filesystem; unisolated leaves it as the uid can see it.
+ * `ret_cwd_writable` tells whether the working directory is a writable bind.
+ */
+static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m,
+                              int root_started, int *ret_cwd_writable, char *err, size_t errlen)
+{
+    int fds[AVO_SANDBOX_MAX_BINDS];
+    if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
+        return avo_error(err, errlen, AVO_EINVAL, "sandbox: too many binds");
+    for (size_t i = 0; i < o->nbinds; i++)
+        if ((fds[i] = open(o->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s",
+                             o->binds[i].source, strerror(errno));
+    int rc = root_started ? drop_root(err, errlen) : 0;
+    if (rc < 0)
+        return rc;
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (m == AVO_SANDBOX_LANDLOCK && (rc = landlock_restrict(o, fds, err, errlen)) < 0)
+        return rc;
+    *ret_cwd_writable = 0;
+    const char *rest = NULL;
+    int b = o->chdir_to ? bind_holding(o, o->chdir_to, &rest) : -1;
+    if (b >= 0) {
+        if (fchdir(fds[b]) < 0 || (*rest && chdir(rest) < 0))
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s (%s): %s",
+                             o->chdir_to, o->binds[b].source, strerror(errno));
+        *ret_cwd_writable = o->binds[b].writable;
+    } else if (chdir(o->chdir_to ? o->chdir_to : "/") < 0) {
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s: %s",
+                         o->chdir_to ? o->chdir_to : "/", strerror(errno));
+    }
+    for (size_t i = 0; i < o->nbinds; i++)
+        close(fds[i]);
+    return 0;
+}
+
+/* ------------------------------------------------------ choosing a mechanism */
+
+static const char *const mechanism_names[AVO_SANDBOX_NMECHANISMS] = {"namespaces", "landlock",
+                                                                      "unisolated"};
+
+const char *avo_sandbox_mechanism_name(avo_sandbox_mechanism m)
+{
+    return (unsigned)m < AVO_SANDBOX_NMECHANISMS ? mechanism_names[m] : "?";
+}
+
+/* How to get each mechanism where it is missing. */
+static const char *const mechanism_remedies[AVO_SANDBOX_NMECHANISMS] = {
+    "allow unprivileged user namespaces (sysctl user.max_user_namespaces=15000, "
+    "kernel.unprivileged_userns_clone=1, kernel.apparmor_restrict_unprivileged_userns=0), "
+    "or start avo as root outside a chroot; in a container: docker/podman run "
+    "--security-opt seccomp=unconfined (or --cap-add SYS_ADMIN), not in a plain chroot",
+    "a kernel with Landlock enabled (Linux >= 5.13, CONFIG_SECURITY_LANDLOCK=y, 'landlock' "
+    "in the lsm= boot parameter); a container runtime whose seccomp profile allows the "
+    "landlock_* system calls",
+    "nothing: it is always there",
+};
+
+const char *avo_sandbox_remedy(avo_sandbox_mechanism m)
+{
+    return (unsigned)m < AVO_SANDBOX_NMECHANISMS ? mechanism_remedies[m] : "";
+}
+
+int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMECHANISMS],
+                       const char *const why[AVO_SANDBOX_NMECHANISMS],
+                       avo_sandbox_mechanism *ret, char *err, size_t errlen)
+{
+    int weak = 0;
+    if (setting && *setting && strcmp(setting, "auto") != 0) {
+        weak = !strcmp(setting, "weak");
+        for (int m = 0; !weak && m < AVO_SANDBOX_NMECHANISMS; m++) {
+            if (strcmp(setting, mechanism_names[m]) != 0)
+                continue;
+            if (!available[m])
+                return avo_error(err, errlen, AVO_EINVAL,
+                                 "AVO_SANDBOX=%s, but this machine does not offer it: %s; "
+                                 "to enable it: %s; unset AVO_SANDBOX to use the strongest "
+                                 "mechanism available",
+                                 setting, why[m] ? why[m] : "unavailable", mechanism_remedies[m]);
+            *ret = (avo_sandbox_mechanism)m;
+            return 0;
+        }
+        if (!weak)
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "AVO_SANDBOX=%s is not a sandbox mechanism (namespaces, landlock, "
+                             "unisolated, or auto)",
+                             setting);
+    }
+    for (int m = 0; m < AVO_SANDBOX_UNISOLATED; m++)
+        if (available[m]) {
+            *ret = (avo_sandbox_mechanism)m;
+            return 0;
+        }
+    if (weak) {
+        *ret = AVO_SANDBOX_UNISOLATED;
+        return 0;
+    }
+    return avo_error(err, errlen, AVO_EIO,
+                     "refusing to run untrusted kernels: nothing on this machine isolates "
+                     "their filesystem (namespaces: %s; landlock: %s). Enable one: %s; or %s. "
+                     "AVO_SANDBOX=unisolated runs kernels anyway, as a uid of their own (root "
+                     "only) under seccomp and rlimits, able to read what that uid can read",
+                     why[AVO_SANDBOX_NAMESPACES] ? why[AVO_SANDBOX_NAMESPACES] : "unavailable",
+                     why[AVO_SANDBOX_LANDLOCK] ? why[AVO_SANDBOX_LANDLOCK] : "unavailable",
+                     mechanism_remedies[AVO_SANDBOX_NAMESPACES],
+                     mechanism_remedies[AVO_SANDBOX_LANDLOCK]);
+}
+
+/* What this process learned about the machine, once. */
+static struct {
+    int done;
+    int available[AVO_SANDBOX_NMECHANISMS];
+    char why[AVO_SANDBOX_NMECHANISMS][AVO_ERRLEN];
+} probe;
+
+/* Try the namespace view in a throwaway child, as avo_sandbox_enter would
+ * build it (in a chroot "/" cannot be made private; a container's seccomp
+ * refuses unshare).  Returns 1 if it works, else 0 with `why` filled. */
+static int probe_namespaces(char *why, size_t len)
+{
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0) {
+        snprintf(why, len, "pipe: %s", strerror(errno));
+        return 0;
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(pipefd[0]);
+        char err[AVO_ERRLEN] = "";
+        avo_sandbox_opts none = {.profile = AVO_SANDBOX_COMPILER};
+        int rc = geteuid() == 0 ? enter_as_root(&none, err, sizeof err)
+                                : enter_unprivileged(&none, err, sizeof err);
+        if (rc < 0 && write(pipefd[1], err, strlen(err)) < 0)
+            _exit(2);
+        _exit(rc < 0 ? 1 : 0);
+    }
+    close(pipefd[1]);
+    int status = 0;
+    ssize_t n = 0;
+    if (pid < 0) {
+        snprintf(why, len, "fork: %s", strerror(errno));
+        status = 1;
+    } else {
+        n = read(pipefd[0], why, len - 1);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        why[n > 0 ? n : 0] = '\0';
+        if (status != 0 && !why[0])
+            snprintf(why, len, "the probe ended with status %d", status);
+    }
+    close(pipefd[0]);
+    return status == 0;
+}
+
+/* Landlock: the kernel's ABI; 0 with `why` filled where it is missing. */
+static int probe_landlock(char *why, size_t len)
+{
+    int abi = landlock_abi();
+    if (abi >= 1)
+        return 1;
+    if (abi == -ENOSYS)
+        snprintf(why, len, "the kernel has no Landlock system calls (or a seccomp profile "
+                           "refuses them)");
+    else if (abi == -EOPNOTSUPP)
+        snprintf(why, len, "Landlock is built into the kernel but disabled at boot");
+    else
+        snprintf(why, len, "Landlock is refused: %s", strerror(-abi));
+    return 0;
+}
+
+static void probe_machine(void)
+{
+    if (probe.done)
+        return;
+    probe.available[AVO_SANDBOX_NAMESPACES] =
+        probe_namespaces(probe.why[AVO_SANDBOX_NAMESPACES], sizeof probe.why[0]);
+    probe.available[AVO_SANDBOX_LANDLOCK] =
+        probe_landlock(probe.why[AVO_SANDBOX_LANDLOCK], sizeof probe.why[0]);
+    probe.available[AVO_SANDBOX_UNISOLATED] = 1;
+    probe.done = 1;
+}
+
+const char *avo_sandbox_unavailable(avo_sandbox_mechanism m)
+{
+    probe_machine();
+    return (unsigned)m < AVO_SANDBOX_NMECHANISMS && !probe.available[m] ? probe.why[m] : NULL;
+}
+
+int avo_sandbox_select(avo_sandbox_mechanism *ret, char *err, size_t errlen)
+{
+    probe_machine();
+    const char *why[AVO_SANDBOX_NMECHANISMS];
+    for (int m = 0; m < AVO_SANDBOX_NMECHANISMS; m++)
+        why[m] = probe.available[m] ? NULL : probe.why[m];
+    return avo_sandbox_choose(getenv("AVO_SANDBOX"), probe.available, why, ret, err, errlen);
 }
 
 static void set_limit(int resource, rlim_t value)
@@ -360,12 +695,15 @@ static void apply_limits(const avo_sandbox_opts *o, int root_started)
     set_limit(RLIMIT_CORE, 0);
 }
 
-static void minimal_environment(void)
+/* `tmp`: the private /tmp of the view, or "." where the working directory
+ * stands in for it; NULL where the process has no writable directory. */
+static void minimal_environment(const char *tmp)
 {
     clearenv();
     setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
-    setenv("HOME", "/tmp", 1);
-    setenv("TMPDIR", "/tmp", 1);
+    setenv("HOME", tmp ? tmp : "/nonexistent", 1);
+    if (tmp)
+        setenv("TMPDIR", tmp, 1);
     setenv("LC_ALL", "C", 1);
 }
 
@@ -541,20 +879,26 @@ void avo_sandbox_harden(void)
 
 int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
 {
-    int weak = weak_mode();
+    avo_sandbox_mechanism m;
+    int rc = avo_sandbox_select(&m, err, errlen);
+    if (rc < 0)
+        return rc;
     int root_started = geteuid() == 0;
-    int rc = root_started ? enter_as_root(o, weak, err, errlen)
-                          : enter_unprivileged(o, weak, err, errlen);
+    int cwd_writable = 0;
+    if (m == AVO_SANDBOX_NAMESPACES)
+        rc = root_started ? enter_as_root(o, err, errlen) : enter_unprivileged(o, err, errlen);
+    else
+        rc = enter_without_view(o, m, root_started, &cwd_writable, err, errlen);
     if (rc < 0)
         return rc;
     /* Changing credentials cleared the parent-death signal. */
     prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-    if (o->chdir_to && chdir(o->chdir_to) < 0)
+    if (m == AVO_SANDBOX_NAMESPACES && o->chdir_to && chdir(o->chdir_to) < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s: %s", o->chdir_to,
                          strerror(errno));
     apply_limits(o, root_started);
     avo_sandbox_harden();
-    minimal_environment();
+    minimal_environment(m == AVO_SANDBOX_NAMESPACES ? "/tmp" : cwd_writable ? "." : NULL);
 #if AVO_HAVE_SECCOMP
     if ((rc = sandbox_seccomp(o, err, errlen)) < 0)
         return rc;

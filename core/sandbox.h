@@ -3,29 +3,39 @@
  * candidate kernel's process and the compiler that builds it
  * (docs/threat-model.md).
  *
- * A sandboxed process, whoever started avo (root or not):
- *   - runs as an unprivileged uid with no capabilities left, no_new_privs,
- *     not dumpable: root builds the view, then drops to AVO_SANDBOX_UID
- *     (default 65534); anyone else does it in a user namespace of its own;
- *   - has an empty network namespace and an IPC namespace of its own;
- *   - sees a mount view of its own: read-only system directories (/usr,
- *     /lib*, /bin, /sbin, /etc/alternatives, /etc/ld.so.cache), /dev/null,
- *     a small private tmpfs at /tmp, and the directories the caller binds;
- *     no /proc, no home, no compile cache, no archive;
- *   - has rlimits on CPU time, address space, file size, open files,
- *     processes, and no core dumps;
- *   - runs under a seccomp filter (profile below) once it has set itself up;
- *   - gets a fixed minimal environment.
+ * The sandbox takes the strongest mechanism the machine allows, chosen
+ * once per process (avo_sandbox_select) and recorded in every result:
+ *   - "namespaces": a mount view of its own (below), an empty network
+ *     namespace, an IPC namespace; root builds the view then drops to
+ *     AVO_SANDBOX_UID (default 65534), anyone else does it in a user
+ *     namespace of its own.  Refused in a plain chroot ("/" is no mount
+ *     point), under a container runtime's default seccomp profile, and where
+ *     unprivileged user namespaces are disabled (sysctl, AppArmor).
+ *   - "landlock": no namespace and no mount; Landlock confines the
+ *     filesystem to the system directories (read, execute), /dev/null and
+ *     the binds at their host paths (writable ones writable), and where the
+ *     kernel's ABI allows, TCP, signals and abstract sockets to the process's
+ *     own domain.  Root still drops to the sandbox uid.
+ *   - "unisolated": nothing isolates the filesystem: the uid (when root
+ *     started avo), seccomp and rlimits only.  Never chosen by itself.
+ * Every mechanism adds: no capabilities, no_new_privs, not dumpable, rlimits
+ * on CPU time, address space, file size, open files, processes, no core
+ * dumps; a seccomp filter (profile below); a fixed minimal environment.
+ * The namespace view: read-only system directories (/usr, /lib*, /bin,
+ * /sbin, /etc/alternatives, /etc/ld.so.cache), /dev/null, a small private
+ * tmpfs at /tmp, and the directories the caller binds; no /proc, no home,
+ * no compile cache, no archive.
+ *
+ * AVO_SANDBOX (environment of the engine): unset or "auto" takes namespaces,
+ * else landlock, and refuses to run kernels where neither works;
+ * "namespaces", "landlock" or "unisolated" forces that one (an error where
+ * the machine lacks it); "weak" (deprecated) is auto falling back to
+ * unisolated.
  *
  * Trusted processes (worker, judge) use avo_sandbox_harden and
  * avo_sandbox_seccomp_trusted: not dumpable (an unprivileged process cannot
  * open their /proc/PID/mem), no_new_privs, and a filter against debugging
  * other processes and reconfiguring the system.
- *
- * AVO_SANDBOX=weak (environment of the engine) runs candidates without the
- * namespaces on a machine that does not allow them; every result then says
- * so ("sandbox": "weak").  Without it, a machine that cannot isolate is an
- * environment error, never a silent downgrade.
  */
 #ifndef AVO_SANDBOX_H
 #define AVO_SANDBOX_H
@@ -48,11 +58,29 @@ typedef struct avo_sandbox_bind {
     int writable;
 } avo_sandbox_bind;
 
+/* How a process is isolated, strongest first. */
+typedef enum avo_sandbox_mechanism {
+    AVO_SANDBOX_NAMESPACES,
+    AVO_SANDBOX_LANDLOCK,
+    AVO_SANDBOX_UNISOLATED,
+    AVO_SANDBOX_NMECHANISMS
+} avo_sandbox_mechanism;
+
+/*
+ * Paths: under namespaces a bind's source is seen at its target; the other
+ * mechanisms have no view, so the process sees the source where it lies,
+ * its working directory is chdir_to resolved through the binds (a target,
+ * or a path below one, becomes the source), and it has no private /tmp:
+ * TMPDIR and HOME are then "." when the working directory is a writable
+ * bind.  A caller that needs a scratch directory binds one (writable) and
+ * makes it chdir_to.  Relative paths (the compiler's "kernel.c", "-o
+ * kernel.so") and $TMPDIR work the same under every mechanism.
+ */
 typedef struct avo_sandbox_opts {
     avo_sandbox_profile profile;
     const avo_sandbox_bind *binds;
     size_t nbinds;
-    const char *chdir_to; /* inside the view; NULL: "/" */
+    const char *chdir_to; /* a view path (see above); NULL: "/" */
     double cpu_s;         /* RLIMIT_CPU; 0: none */
     double memory_mb;     /* RLIMIT_AS; 0: none */
     double file_mb;       /* RLIMIT_FSIZE and the size of /tmp */
@@ -66,9 +94,11 @@ typedef struct avo_sandbox_opts {
  * holds no fds it must not keep (the caller closes them first).  Order:
  * drop to the unprivileged uid, new namespaces, mount view, capabilities
  * dropped, rlimits, no_new_privs, not dumpable, environment replaced, seccomp.
+ * Under landlock and unisolated: binds opened, uid dropped, Landlock,
+ * working directory, then the same from the capabilities on.
  * Returns 0 with the process sandboxed, or a negative AVO_E* code with err
- * filled; the caller must then _exit, since the process is half set up.
- * With AVO_SANDBOX=weak the namespace steps that fail are skipped.
+ * filled (also when no mechanism may be used: avo_sandbox_mechanism); the
+ * caller must then _exit, since the process is half set up.
  */
 int avo_sandbox_enter(const avo_sandbox_opts *opts, char *err, size_t errlen);
 
@@ -76,8 +106,35 @@ int avo_sandbox_enter(const avo_sandbox_opts *opts, char *err, size_t errlen);
  * else 65534 (nobody).  Directories the sandbox writes are given to it. */
 uid_t avo_sandbox_uid(void);
 
-/* "strict" or "weak": what avo_sandbox_enter does on this machine's setting. */
-const char *avo_sandbox_mode(void);
+/*
+ * The mechanism avo_sandbox_enter uses in this process: AVO_SANDBOX, and
+ * what the machine offers, probed on the first call (a throwaway child tries
+ * the namespace view; Landlock's ABI is asked) and remembered.  Returns 0
+ * with *ret set, or a negative AVO_E* code with err saying what is missing,
+ * how to enable it and how to opt in to unisolated.
+ */
+int avo_sandbox_select(avo_sandbox_mechanism *ret, char *err, size_t errlen);
+
+/* "namespaces", "landlock", "unisolated" (static strings). */
+const char *avo_sandbox_mechanism_name(avo_sandbox_mechanism m);
+
+/* NULL when the machine offers `m`, else why not (probed once; the string
+ * lives as long as the process). */
+const char *avo_sandbox_unavailable(avo_sandbox_mechanism m);
+
+/* How to enable `m` where it is missing (a static sentence). */
+const char *avo_sandbox_remedy(avo_sandbox_mechanism m);
+
+/*
+ * The choice itself, without probing (for tests): `setting` is AVO_SANDBOX
+ * (NULL: unset), available[m] and why[m] what the machine offers and, where
+ * not, why.  Returns 0 with *ret set, or AVO_EINVAL (a forced mechanism the
+ * machine lacks, an unknown name) or AVO_EIO (nothing isolates and no
+ * opt-in) with err filled.
+ */
+int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMECHANISMS],
+                       const char *const why[AVO_SANDBOX_NMECHANISMS],
+                       avo_sandbox_mechanism *ret, char *err, size_t errlen);
 
 /* Trusted processes: not dumpable, no_new_privs, no core files.  Idempotent. */
 void avo_sandbox_harden(void);
