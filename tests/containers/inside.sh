@@ -34,6 +34,28 @@ trap 'rm -rf "$scratch"' EXIT
 cd "$scratch" || fail "cannot enter $scratch"
 export AVO_CACHE=$scratch/cache HOME=$scratch
 
+# ---------------------------------------------------- the environment holds
+# What makes each environment hard for the sandbox must really be there, or
+# the case would pass without testing anything.
+case $case_name in
+    podman)
+        # Podman's default profile lets unshare(CLONE_NEWUSER) through; root
+        # lacks CAP_SYS_ADMIN, so a mount namespace is refused.
+        grep -Eq '^Seccomp:[[:space:]]*2' /proc/self/status || fail "no seccomp filter applies here"
+        unshare --mount true 2>/dev/null && fail "unshare --mount works here (--privileged?)"
+        ;;
+    seccomp)
+        grep -Eq '^Seccomp:[[:space:]]*2' /proc/self/status || fail "no seccomp filter applies here"
+        unshare --user --map-root-user true 2>/dev/null && fail "unshare --user works here"
+        unshare --mount true 2>/dev/null && fail "unshare --mount works here"
+        ;;
+    chroot)
+        # A chroot: this root is not the root of the mount namespace, so the
+        # kernel refuses user namespaces (and / cannot be made private).
+        unshare --user --map-root-user true 2>/dev/null && fail "unshare --user works here (no chroot?)"
+        ;;
+esac
+
 # ---------------------------------------------------------------- quickstart
 echo "containers $case_name: avo run examples/quickstart.lua --max-evals 10 (expecting sandbox \"$expect\")"
 "$avo" run "$src/examples/quickstart.lua" --max-evals 10 --db q.db >quick.out 2>&1 </dev/null
