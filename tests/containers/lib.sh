@@ -77,5 +77,10 @@ ct_root() {
         rm -rf "$tmp"
         [ -f "$dir/.complete" ] || { echo "containers: cannot move the root into $dir" >&2; return 1; }
     fi
+    # Roots of earlier package lists are stale: one of each name is kept.
+    local stale
+    for stale in "$CT_CACHE/$name"-*; do
+        [ "$stale" = "$dir" ] || rm -rf --one-file-system "$stale"
+    done
     echo "$dir/root"
 }
