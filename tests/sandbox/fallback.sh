@@ -1,0 +1,102 @@
+#!/bin/sh
+# tests/sandbox/fallback.sh — avo evaluates for real where namespaces are
+# refused (issue 19): under tests/deny-namespaces (a container runtime's
+# default seccomp profile), and, started as root, in a plain chroot ("/" no
+# mount point).
+#   - namespaces refused: results are ok/wrong/compile_error as usual and
+#     say "sandbox":"landlock"; avo doctor names landlock and what namespaces
+#     lack; forcing AVO_SANDBOX=namespaces is a clear error (exit 3);
+#   - Landlock refused too (deny-namespaces --no-landlock): evaluation is
+#     refused (exit 3) with a message naming both and the opt-in;
+#     AVO_SANDBOX=unisolated (and the deprecated weak) evaluate, saying so;
+#   - root: a compile cache in a directory the sandbox's uid cannot enter
+#     still works under landlock (the binds are opened before the uid drop);
+#   - root: the same quickstart evaluation inside a chroot picks landlock.
+# Usage: fallback.sh DENY_NAMESPACES_BINARY
+deny=$(realpath "${1:-}" 2>/dev/null) # meson passes it relative to the build directory
+. "$AVO_SOURCE_ROOT/tests/e2e/lib.sh"
+[ -x "$deny" ] || fail "no deny-namespaces helper at '$deny'"
+kernels=tests/e2e/kernels
+evaluator=tests/e2e/evaluators/axpy.lua
+export AVO_CACHE="$tmp/cache"
+
+# field FILE KEY: a top-level field of the JSON result in FILE
+field() {
+    python3 -c 'import json,sys; r=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(r.get(sys.argv[2], ""))' "$1" "$2"
+}
+# verdict FILE STATUS SANDBOX: the result's status and mechanism
+verdict() {
+    [ "$(field "$1" status)" = "$2" ] || { cat "$1"; fail "status is not $2"; }
+    [ "$(field "$1" sandbox)" = "$3" ] || { cat "$1"; fail "sandbox is not $3"; }
+}
+
+# ---------------------------------------------------- namespaces refused
+expect_exit 0 "$deny" "$AVO" eval $kernels/axpy.c --evaluator $evaluator --json
+verdict "$tmp/out" ok landlock
+expect_exit 1 "$deny" "$AVO" eval $kernels/axpy_wrong.c --evaluator $evaluator --json
+verdict "$tmp/out" wrong landlock
+expect_exit 1 "$deny" "$AVO" eval $kernels/axpy_compile_error.c --evaluator $evaluator --json
+verdict "$tmp/out" compile_error landlock
+expect_in "$tmp/out" "kernel.c:"
+expect_exit 1 "$deny" "$AVO" eval $kernels/axpy_segv.c --evaluator $evaluator --json
+verdict "$tmp/out" crashed landlock
+expect_exit 0 "$deny" "$AVO" doctor
+expect_in "$tmp/out" "sandbox         landlock (the strongest this machine allows)"
+expect_in "$tmp/out" "namespaces    MISSING: unsharing namespaces failed"
+expect_in "$tmp/out" "to enable: allow unprivileged user namespaces"
+expect_exit 3 env AVO_SANDBOX=namespaces "$deny" "$AVO" eval $kernels/axpy.c --evaluator $evaluator
+expect_in "$tmp/out" "AVO_SANDBOX=namespaces, but this machine does not offer it"
+
+# ----------------------------------------------- Landlock refused as well
+expect_exit 3 "$deny" --no-landlock "$AVO" eval $kernels/axpy.c --evaluator $evaluator
+expect_in "$tmp/out" "refusing to run untrusted kernels: nothing on this machine isolates"
+expect_in "$tmp/out" "landlock: the kernel has no Landlock system calls"
+expect_in "$tmp/out" "AVO_SANDBOX=unisolated runs kernels anyway"
+expect_exit 0 "$deny" --no-landlock "$AVO" doctor
+expect_in "$tmp/out" "sandbox         NONE: kernels are refused here"
+expect_in "$tmp/out" "landlock      MISSING"
+expect_exit 0 env AVO_SANDBOX=unisolated "$deny" --no-landlock "$AVO" eval $kernels/axpy.c \
+    --evaluator $evaluator --json
+verdict "$tmp/out" ok unisolated
+expect_exit 0 env AVO_SANDBOX=weak "$deny" --no-landlock "$AVO" eval $kernels/axpy.c \
+    --evaluator $evaluator --json --param UNROLL=2
+verdict "$tmp/out" ok unisolated
+expect_exit 3 env AVO_SANDBOX=landlock "$deny" --no-landlock "$AVO" eval $kernels/axpy.c \
+    --evaluator $evaluator
+expect_in "$tmp/out" "AVO_SANDBOX=landlock, but this machine does not offer it"
+
+if [ "$(id -u)" != 0 ]; then
+    echo "sandbox_fallback: not root: the private-cache and chroot cases were not run"
+    exit 0
+fi
+
+# ------------------------------- root: a cache the sandbox's uid cannot enter
+mkdir -m 700 "$tmp/private"
+expect_exit 0 env AVO_CACHE="$tmp/private/cache" "$deny" "$AVO" eval $kernels/axpy.c \
+    --evaluator $evaluator --json --param UNROLL=4
+verdict "$tmp/out" ok landlock
+
+# --------------------------------------------- root: a plain chroot
+# The host's system directories, this checkout and /proc bound into a
+# directory that is no mount point; a private mount namespace only so the
+# binds vanish with the test (inside the chroot "/" is still no mount point).
+chroot_dir="$tmp/chroot"
+mkdir -m 755 "$chroot_dir"
+cat >"$tmp/in-chroot.sh" <<EOF
+set -e
+mount --make-rprivate /
+for d in usr lib lib64 lib32 bin sbin etc dev; do
+    [ -e /\$d ] || continue
+    mkdir -p "$chroot_dir/\$d"
+    mount --rbind /\$d "$chroot_dir/\$d"
+done
+mkdir -p "$chroot_dir/tmp" "$chroot_dir/proc" "$chroot_dir$AVO_SOURCE_ROOT" "$chroot_dir$(dirname "$AVO")"
+chmod 1777 "$chroot_dir/tmp"
+mount -t proc proc "$chroot_dir/proc"
+mount --rbind "$AVO_SOURCE_ROOT" "$chroot_dir$AVO_SOURCE_ROOT"
+mount --rbind "$(dirname "$AVO")" "$chroot_dir$(dirname "$AVO")"
+exec chroot "$chroot_dir" sh -c 'cd "$AVO_SOURCE_ROOT" && AVO_CACHE=/tmp/cache "$AVO" eval $kernels/axpy.c --evaluator $evaluator --json'
+EOF
+expect_exit 0 unshare -m sh "$tmp/in-chroot.sh"
+verdict "$tmp/out" ok landlock
+echo "sandbox_fallback: all cases passed"
