@@ -30,9 +30,11 @@ avo=${AVO:-$src/build/avo}
 build=$(cd "$(dirname "$avo")" && pwd)
 here=$src/tests/containers
 
-# The isolation avo must choose in each environment: in all three user
-# namespaces or mounts are refused (by seccomp) or pivot_root cannot work
-# (the chroot), and Landlock (kernel 5.13+) confines the candidate instead.
+# The isolation avo must choose in each environment: none can give the
+# candidate its own mount view (in Podman root lacks CAP_SYS_ADMIN; the
+# filter refuses unshare and mount; in a chroot / cannot be made private and
+# the kernel refuses user namespaces), so Landlock (Linux 5.13+) confines
+# its filesystem instead.
 CT_EXPECT_podman=landlock
 CT_EXPECT_chroot=landlock
 CT_EXPECT_seccomp=landlock
