@@ -351,9 +351,10 @@ typedef struct landlock_attr {
     uint64_t scoped;             /* ABI 6 */
 } landlock_attr;
 
-#define LL_READ (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define LL_READ                                                                                    \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
 #define LL_FILE_ONLY                                                                               \
-    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |    \
+    (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |   \
      LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 /* The Landlock ABI of the running kernel, or a negative errno. */
@@ -474,8 +475,8 @@ static int bind_holding(const avo_sandbox_opts *o, const char *path, const char 
  * confines the filesystem; unisolated leaves it as the uid can see it.
  * `ret_cwd_writable` tells whether the working directory is a writable bind.
  */
-static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m,
-                              int root_started, int *ret_cwd_writable, char *err, size_t errlen)
+static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m, int root_started,
+                              int *ret_cwd_writable, char *err, size_t errlen)
 {
     int fds[AVO_SANDBOX_MAX_BINDS];
     if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
@@ -495,8 +496,8 @@ static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m
     int b = o->chdir_to ? bind_holding(o, o->chdir_to, &rest) : -1;
     if (b >= 0) {
         if (fchdir(fds[b]) < 0 || (*rest && chdir(rest) < 0))
-            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s (%s): %s",
-                             o->chdir_to, o->binds[b].source, strerror(errno));
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s (%s): %s", o->chdir_to,
+                             o->binds[b].source, strerror(errno));
         *ret_cwd_writable = o->binds[b].writable;
     } else if (chdir(o->chdir_to ? o->chdir_to : "/") < 0) {
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s: %s",
@@ -510,7 +511,7 @@ static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m
 /* ------------------------------------------------------ choosing a mechanism */
 
 static const char *const mechanism_names[AVO_SANDBOX_NMECHANISMS] = {"namespaces", "landlock",
-                                                                      "unisolated"};
+                                                                     "unisolated"};
 
 const char *avo_sandbox_mechanism_name(avo_sandbox_mechanism m)
 {
@@ -535,8 +536,8 @@ const char *avo_sandbox_remedy(avo_sandbox_mechanism m)
 }
 
 int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMECHANISMS],
-                       const char *const why[AVO_SANDBOX_NMECHANISMS],
-                       avo_sandbox_mechanism *ret, char *err, size_t errlen)
+                       const char *const why[AVO_SANDBOX_NMECHANISMS], avo_sandbox_mechanism *ret,
+                       char *err, size_t errlen)
 {
     int weak = 0;
     if (setting && *setting && strcmp(setting, "auto") != 0) {
@@ -588,7 +589,9 @@ static struct {
 
 /* Try the namespace view in a throwaway child, as avo_sandbox_enter would
  * build it (in a chroot "/" cannot be made private; a container's seccomp
- * refuses unshare).  Returns 1 if it works, else 0 with `why` filled. */
+ * refuses unshare).  The child answers on a pipe ("+", or "-" and why), so
+ * the answer holds even where someone else reaps the child.  Returns 1 if
+ * the view works, else 0 with `why` filled. */
 static int probe_namespaces(char *why, size_t len)
 {
     int pipefd[2];
@@ -599,30 +602,33 @@ static int probe_namespaces(char *why, size_t len)
     pid_t pid = fork();
     if (pid == 0) {
         close(pipefd[0]);
-        char err[AVO_ERRLEN] = "";
+        char err[AVO_ERRLEN] = "-";
         avo_sandbox_opts none = {.profile = AVO_SANDBOX_COMPILER};
-        int rc = geteuid() == 0 ? enter_as_root(&none, err, sizeof err)
-                                : enter_unprivileged(&none, err, sizeof err);
-        if (rc < 0 && write(pipefd[1], err, strlen(err)) < 0)
-            _exit(2);
-        _exit(rc < 0 ? 1 : 0);
+        int rc = geteuid() == 0 ? enter_as_root(&none, err + 1, sizeof err - 1)
+                                : enter_unprivileged(&none, err + 1, sizeof err - 1);
+        const char *answer = rc < 0 ? err : "+";
+        _exit(write(pipefd[1], answer, strlen(answer)) < 0 ? 2 : 0);
     }
     close(pipefd[1]);
-    int status = 0;
-    ssize_t n = 0;
+    char answer[AVO_ERRLEN + 1] = "";
+    size_t got = 0;
     if (pid < 0) {
-        snprintf(why, len, "fork: %s", strerror(errno));
-        status = 1;
+        snprintf(answer, sizeof answer, "-fork: %s", strerror(errno));
     } else {
-        n = read(pipefd[0], why, len - 1);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ssize_t n;
+        while (got < sizeof answer - 1 &&
+               ((n = read(pipefd[0], answer + got, sizeof answer - 1 - got)) > 0 ||
+                (n < 0 && errno == EINTR)))
+            got += n > 0 ? (size_t)n : 0;
+        answer[got] = '\0';
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
             ;
-        why[n > 0 ? n : 0] = '\0';
-        if (status != 0 && !why[0])
-            snprintf(why, len, "the probe ended with status %d", status);
     }
     close(pipefd[0]);
-    return status == 0;
+    if (answer[0] == '+')
+        return 1;
+    snprintf(why, len, "%s", answer[0] == '-' ? answer + 1 : "the probe died without an answer");
+    return 0;
 }
 
 /* Landlock: the kernel's ABI; 0 with `why` filled where it is missing. */
@@ -632,8 +638,9 @@ static int probe_landlock(char *why, size_t len)
     if (abi >= 1)
         return 1;
     if (abi == -ENOSYS)
-        snprintf(why, len, "the kernel has no Landlock system calls (or a seccomp profile "
-                           "refuses them)");
+        snprintf(why, len,
+                 "the kernel has no Landlock system calls (or a seccomp profile "
+                 "refuses them)");
     else if (abi == -EOPNOTSUPP)
         snprintf(why, len, "Landlock is built into the kernel but disabled at boot");
     else

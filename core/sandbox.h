@@ -133,8 +133,8 @@ const char *avo_sandbox_remedy(avo_sandbox_mechanism m);
  * opt-in) with err filled.
  */
 int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMECHANISMS],
-                       const char *const why[AVO_SANDBOX_NMECHANISMS],
-                       avo_sandbox_mechanism *ret, char *err, size_t errlen);
+                       const char *const why[AVO_SANDBOX_NMECHANISMS], avo_sandbox_mechanism *ret,
+                       char *err, size_t errlen);
 
 /* Trusted processes: not dumpable, no_new_privs, no core files.  Idempotent. */
 void avo_sandbox_harden(void);

@@ -34,8 +34,16 @@
 #
 # Started as root, the suite runs twice: as root, then as nobody (setpriv
 # to uid/gid 65534, HOME, caches and archive in a directory that user owns).
-# Started as another user it runs once as that user. It prints one table per
-# mode and exits 1 if any attack escaped in any mode.
+# Started as another user it runs once as that user. All of that once per
+# sandbox mechanism (issue 19), forced with AVO_SANDBOX: $INTEGRITY_MECHANISMS
+# (default "namespaces landlock unisolated"). An attack a
+# mechanism cannot stop says so in its header ("integrity: escapes=MECH,..."
+# where MECH is a mechanism, or MECH/root or MECH/user for avo started by
+# root or by anyone else; the table in docs/threat-model.md): under those it must
+# escape (ESCAPES, as documented), and being caught there fails too (the
+# table is out of date). It prints one table per mode and exits 1 if any
+# attack escaped where it should not, or was caught where it should not be.
+# A mechanism the machine lacks is reported SKIPPED (exit 77).
 #
 # Attacks modify files only under the test's scratch root (-DINTEGRITY_ROOT)
 # and never signal anything but the test's victim, their own worker and
@@ -59,6 +67,33 @@ done
 [ -x /usr/bin/time ] || { echo "integrity: SKIP: /usr/bin/time (package time) is missing" >&2; exit 77; }
 [ -n "$python" ] || { echo "integrity: SKIP: python3 is missing" >&2; exit 77; }
 [ -x "$avo" ] || { echo "integrity: $avo is not built" >&2; exit 1; }
+
+# ------------------------------------------------------- each mechanism
+if [ -z "${INTEGRITY_MECHANISM:-}" ]; then
+    overall=0 summary=""
+    for mechanism in ${INTEGRITY_MECHANISMS:-namespaces landlock unisolated}; do
+        if ! AVO_SANDBOX=$mechanism "$avo" doctor | grep -q "^sandbox  *$mechanism "; then
+            echo "integrity: SKIP mechanism $mechanism: $(AVO_SANDBOX=$mechanism "$avo" doctor |
+                grep -A1 "^  $mechanism  *MISSING" | tr -s ' \n' ' ')" >&2
+            summary+="integrity: mechanism $mechanism: SKIPPED (not on this machine)"$'\n'
+            [ "$overall" = 0 ] && overall=77
+            continue
+        fi
+        echo "=================== sandbox mechanism: $mechanism"
+        INTEGRITY_MECHANISM=$mechanism AVO_SANDBOX=$mechanism "$0" "$@"
+        rc=$?
+        case $rc in
+            0) summary+="integrity: mechanism $mechanism: as documented"$'\n' ;;
+            77) summary+="integrity: mechanism $mechanism: a mode SKIPPED (see above)"$'\n'
+                [ "$overall" = 0 ] && overall=77 ;;
+            *) summary+="integrity: mechanism $mechanism: FAILED (exit $rc)"$'\n'
+               overall=1 ;;
+        esac
+    done
+    echo
+    printf '%s' "$summary"
+    exit $overall
+fi
 
 # ---------------------------------------------------------------- both modes
 if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
@@ -86,19 +121,21 @@ if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
     [ -n "$stage" ] && rm -rf "$stage"
     describe() {
         case $1 in
-            0) echo "all caught" ;;
+            0) echo "as documented" ;;
             77) echo "SKIPPED (see above)" ;;
             *) echo "FAILED (exit $1)" ;;
         esac
     }
     echo
-    echo "integrity: mode root: $(describe $root_rc)"
-    echo "integrity: mode nobody: $(describe $nobody_rc)"
+    echo "integrity ($INTEGRITY_MECHANISM): mode root: $(describe $root_rc)"
+    echo "integrity ($INTEGRITY_MECHANISM): mode nobody: $(describe $nobody_rc)"
     [ $root_rc != 0 ] && exit 1
     [ $nobody_rc = 0 ] || [ $nobody_rc = 77 ] || exit 1
     exit $nobody_rc
 fi
 mode=${INTEGRITY_MODE:-$(id -un 2>/dev/null || id -u)}
+starter=user # who started avo, as the attacks' "escapes=" lines say it
+[ "$(id -u)" = 0 ] && starter=root
 
 # ------------------------------------------------------------------- set-up
 root=$(mktemp -d "${TMPDIR:-/tmp}/avo-integrity.XXXXXX") || exit 1
@@ -140,7 +177,7 @@ start_victim
 # scratch paths, the test's knobs and the fake API keys the attacks hunt for.
 in_env() {
     local keep=() v
-    for v in CC ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH AVO_PATH; do
+    for v in CC ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH AVO_PATH AVO_SANDBOX; do
         [ -n "${!v:-}" ] && keep+=("$v=${!v}")
     done
     env -i PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LC_ALL=C HOME="$HOME" \
@@ -193,16 +230,21 @@ if [ "$(field "$root/logs/honest1.out" status)" != ok ] || [ "$(field "$root/log
     cat "$root/logs/honest1.out" "$root/logs/honest1.err" >&2
     exit 1
 fi
+mechanism=$(field "$root/logs/honest1.out" sandbox)
+if [ "$mechanism" != "$INTEGRITY_MECHANISM" ]; then
+    echo "integrity ($mode): results say \"sandbox\": \"$mechanism\", not $INTEGRITY_MECHANISM" >&2
+    exit 1
+fi
 honest=$("$python" -c "print(max($honest, $honest2))")
 in_env "$avo" run "$here/eval_one.lua" --db "$archive" kernel="$here/kernels/honest.c" \
     evaluator="$evaluator" >"$root/logs/baseline.out" 2>&1 </dev/null ||
     { echo "integrity ($mode): baseline run failed" >&2; cat "$root/logs/baseline.out" >&2; exit 1; }
 
-echo "integrity suite, mode $mode (uid $(id -u)): honest kernel $honest GFLOP/s; inflated = over ${INFLATION}x"
+echo "integrity suite, sandbox $mechanism, mode $mode (uid $(id -u)): honest kernel $honest GFLOP/s; inflated = over ${INFLATION}x"
 printf '%-22s %-14s %-9s %-10s %s\n' attack verdict "x honest" result "reason / what escaped"
 printf '%-22s %-14s %-9s %-10s %s\n' ---------------------- -------------- --------- ---------- ---------------------
 
-escaped=0 caught=0
+escaped=0 caught=0 documented=0
 attacks=("$@")
 if [ ${#attacks[@]} = 0 ]; then
     for f in "$here"/attacks/*.c; do attacks+=("$(basename "$f" .c)"); done
@@ -230,6 +272,12 @@ for name in "${attacks[@]}"; do
     [ -f "$kernel" ] || { echo "integrity: no attack $kernel" >&2; exit 1; }
     expect=$(sed -n 's/.*integrity: expect=\([a-z]*\).*/\1/p' "$kernel" | head -n 1)
     [ -n "$expect" ] || { echo "integrity: $kernel has no 'integrity: expect=' line" >&2; exit 1; }
+    # the mechanisms this attack is documented to escape (docs/threat-model.md)
+    escapes=$(sed -n 's/.*integrity: escapes=\([a-z,/]*\).*/\1/p' "$kernel" | head -n 1)
+    case ",$escapes," in
+        *",$mechanism,"* | *",$mechanism/$starter,"*) known_escape=1 ;;
+        *) known_escape= ;;
+    esac
     log=$root/logs/$name
     why=""
     cp "$archive" "$root/archive.bak" # no avo holds it open now, so the copy is whole
@@ -309,10 +357,18 @@ for name in "${attacks[@]}"; do
 
     ratio=-
     [ -n "$score" ] && ratio=$("$python" -c "print('%.3g' % (float('$score' or 0) / $honest))")
-    if [ -z "$why" ]; then
+    if [ -z "$why" ] && [ -n "$known_escape" ]; then
+        result=NOT-ESCAPED
+        escaped=$((escaped + 1))
+        detail="caught, but its header says it escapes under $mechanism: update escapes= and docs/threat-model.md ($reason)"
+    elif [ -z "$why" ]; then
         result=CAUGHT
         caught=$((caught + 1))
         detail=$reason
+    elif [ -n "$known_escape" ]; then
+        result=ESCAPES
+        documented=$((documented + 1))
+        detail="as documented for $mechanism: $why"
     else
         result=ESCAPED
         escaped=$((escaped + 1))
@@ -353,5 +409,5 @@ if [ ${#@} = 0 ]; then
     printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best CHEAT=${best_cheat:-?}" "$ratio" "$result" "${detail:0:160}"
 fi
 
-echo "integrity ($mode): $caught caught, $escaped escaped"
+echo "integrity ($mechanism, $mode): $caught caught, $documented escape as documented for $mechanism, $escaped not as documented"
 [ "$escaped" = 0 ]

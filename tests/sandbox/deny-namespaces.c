@@ -32,9 +32,9 @@
     (CLONE_NEWNS | CLONE_NEWUTS | CLONE_NEWIPC | CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET |     \
      CLONE_NEWCGROUP)
 
-static const char *const denied[] = {"unshare",   "setns",      "mount",  "umount2",
+static const char *const denied[] = {"unshare",    "setns",         "mount",     "umount2",
                                      "pivot_root", "mount_setattr", "open_tree", "move_mount",
-                                     "fsopen",    "fsmount",    "fspick", NULL};
+                                     "fsopen",     "fsmount",       "fspick",    NULL};
 
 int main(int argc, char **argv)
 {

@@ -477,7 +477,8 @@ static void test_forged_ack(void)
 }
 
 /* What the kernel's process sees: no /proc, no cache, no host files, a
- * minimal environment, and not the uid it was started with when root. */
+ * minimal environment with a writable $TMPDIR (the view's /tmp, or under
+ * landlock its scratch), and not the uid it was started with when root. */
 static void test_candidate_view(void)
 {
     char secret[256];
@@ -491,17 +492,22 @@ static void test_candidate_view(void)
     setenv("AVO_TEST_SECRET_KEY", "sk-canary", 1);
     char source[4096];
     snprintf(source, sizeof source,
-             "#include <fcntl.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
+             "#include <fcntl.h>\n#include <stdio.h>\n#include <stdlib.h>\n#include <unistd.h>\n"
              "static int opens(const char *path, int flags)\n{\n"
              "    int fd = open(path, flags, 0600);\n"
              "    if (fd >= 0)\n        close(fd);\n"
              "    return fd >= 0;\n}\n"
+             "static const char *tmp_file(void)\n{\n"
+             "    static char path[512];\n"
+             "    const char *dir = getenv(\"TMPDIR\");\n"
+             "    snprintf(path, sizeof path, \"%%s/x\", dir ? dir : \"/nonexistent\");\n"
+             "    return path;\n}\n"
              "void vadd(int n, const float *a, const float *b, float *c)\n{\n"
              "    int seen = opens(\"%s\", O_RDONLY) || opens(\"/proc/self/maps\", O_RDONLY)\n"
              "               || opens(\"%s\", O_RDONLY | O_DIRECTORY)\n"
              "               || opens(\"/etc/passwd\", O_RDONLY)\n"
              "               || getenv(\"AVO_TEST_SECRET_KEY\") != NULL\n"
-             "               || !opens(\"/tmp/x\", O_WRONLY | O_CREAT)\n"
+             "               || !opens(tmp_file(), O_WRONLY | O_CREAT)\n"
              "               || (%d == 0 && geteuid() == 0);\n"
              "    for (int i = 0; i < n; i++)\n        c[i] = a[i] + b[i] + (float)seen;\n"
              "}\n",

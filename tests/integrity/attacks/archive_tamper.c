@@ -11,6 +11,7 @@
  * Stopped by: the archive unreachable from the candidate (own mount view,
  * unprivileged, no inherited descriptors: issue 10, items 1 and 2).
  * integrity: expect=any
+ * integrity: escapes=unisolated/user
  */
 #define _GNU_SOURCE
 #include <dirent.h>

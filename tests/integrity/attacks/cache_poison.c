@@ -13,6 +13,7 @@
  * Stopped by: cache and archive unreachable or read-only from the
  * candidate (item 2) and cache entries checked by content hash (item 4).
  * integrity: expect=any
+ * integrity: escapes=unisolated/user
  */
 #define _GNU_SOURCE
 #include <dirent.h>

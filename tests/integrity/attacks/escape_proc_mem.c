@@ -15,6 +15,7 @@
  * ptrace sense (own uid or user namespace, not dumpable, no_new_privs), its
  * own mount view without the judge's /proc, seccomp (issue 10, item 2).
  * integrity: expect=any
+ * integrity: escapes=unisolated/user
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>

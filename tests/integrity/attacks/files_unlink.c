@@ -11,6 +11,7 @@
  * Stopped by: cache and archive outside the candidate's mount view or
  * read-only there, an unprivileged candidate (issue 10, item 2).
  * integrity: expect=any
+ * integrity: escapes=unisolated/user
  */
 #define _GNU_SOURCE
 #include <dirent.h>

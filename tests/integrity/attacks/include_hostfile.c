@@ -8,6 +8,7 @@
  * Stopped by: no absolute includes, also after macro expansion (issue 10,
  * item 4).
  * integrity: expect=fail
+ * integrity: escapes=unisolated/user
  */
 #include <stdint.h>
 #include <stdio.h>

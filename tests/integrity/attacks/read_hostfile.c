@@ -5,6 +5,7 @@
  * lands in the candidate's log (result, archive, LLM prompts).
  * Stopped by: the candidate's own mount view (issue 10, item 2).
  * integrity: expect=any
+ * integrity: escapes=unisolated
  */
 #include <fcntl.h>
 #include <stdarg.h>

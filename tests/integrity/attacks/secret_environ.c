@@ -10,6 +10,7 @@
  * Stopped by: a fixed minimal environment for the candidate and no access
  * to other processes' /proc entries (issue 10, items 1 and 2).
  * integrity: expect=any
+ * integrity: escapes=unisolated/user
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
