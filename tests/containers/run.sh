@@ -66,7 +66,7 @@ t0=$(date +%s)
 case $case_name in
 seccomp)
     deny=${DENY_NAMESPACES:-$build/tests/deny-namespaces}
-    [ -x "$deny" ] || { echo "containers seccomp: $deny is not built (libseccomp missing at configure time?)" >&2; exit 1; }
+    [ -x "$deny" ] || skip "$deny is not built (a build without libseccomp, -Dseccomp=disabled)"
     # The filter works: an unshare under it must fail.
     if "$deny" unshare --user --map-root-user true 2>/dev/null; then
         echo "containers seccomp: FAIL: unshare --user succeeded under $deny" >&2
