@@ -1,0 +1,139 @@
+#!/bin/bash
+# tests/containers/run.sh CASE — avo where researchers run it (issue 19, item 3).
+#
+# Runs tests/containers/inside.sh (the quickstart, short, and the integrity
+# suite's sandbox attacks; see there what it asserts) in one of:
+#   podman   a rootful Podman container of Debian 12's podman, as a user
+#            starts one: an image imported from a minimal Debian root
+#            (debootstrap --variant=minbase bookworm, the runtime libraries
+#            of build/avo, gcc), Podman's default seccomp profile and
+#            capabilities (no --privileged), --network none, runc;
+#   chroot   a chroot into that Debian root, whose / is not a mount point
+#            (the root is a directory of an overlay mounted above it);
+#   seccomp  this machine under a seccomp filter refusing new namespaces and
+#            mounts, as container runtimes' default profiles do
+#            (tests/sandbox/deny-namespaces.c, $DENY_NAMESPACES).
+# The checkout and the build are mounted read-only at the same paths as
+# outside (the build records its source directory); avo is built here, on
+# the host. The Debian root (and the Podman image made of it) is cached
+# under /var/tmp/avo-test-image, keyed by a hash of what it holds.
+#
+# Each case expects avo to record the sandbox in CT_EXPECT_<CASE> (below;
+# AVO_CONTAINERS_EXPECT overrides) in every result. It skips (77), saying
+# why, only when this machine cannot make the environment at all: podman
+# and chroot when not root, or podman / runc / debootstrap / unshare missing
+# (tools/install-deps --tests installs them).
+set -u
+case_name=${1:-}
+src=${AVO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
+avo=${AVO:-$src/build/avo}
+build=$(cd "$(dirname "$avo")" && pwd)
+here=$src/tests/containers
+
+# The isolation avo must choose in each environment: none can give the
+# candidate its own mount view (in Podman root lacks CAP_SYS_ADMIN; the
+# filter refuses unshare and mount; in a chroot / cannot be made private and
+# the kernel refuses user namespaces), so Landlock (Linux 5.13+) confines
+# its filesystem instead.
+CT_EXPECT_podman=landlock
+CT_EXPECT_chroot=landlock
+CT_EXPECT_seccomp=landlock
+
+skip() {
+    echo "containers $case_name: SKIP: $*" >&2
+    exit 77
+}
+case $case_name in
+    podman | chroot | seccomp) ;;
+    *) echo "usage: tests/containers/run.sh podman|chroot|seccomp" >&2; exit 2 ;;
+esac
+expect_var=CT_EXPECT_$case_name
+expect=${AVO_CONTAINERS_EXPECT:-${!expect_var}}
+[ -x "$avo" ] || { echo "containers: $avo is not built" >&2; exit 1; }
+. "$here/lib.sh"
+if [ "$case_name" != seccomp ]; then
+    [ "$(id -u)" = 0 ] || skip "needs root (a rootful container, a chroot, mounts); run as root"
+    # One run at a time builds the cached root and imports the image.
+    mkdir -p "$CT_CACHE" && exec 9>"$CT_CACHE/.lock" && flock 9 || exit 1
+fi
+
+# The environment avo gets in every case: the test's knobs, nothing of the caller's.
+inner_env=(AVO="$avo" AVO_SOURCE_ROOT="$src" PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+    LC_ALL=C TMPDIR=/tmp AVO_CONTAINERS_INTEGRITY="${AVO_CONTAINERS_INTEGRITY:-}")
+inner=(bash "$here/inside.sh" "$case_name" "$expect")
+t0=$(date +%s)
+
+case $case_name in
+seccomp)
+    deny=${DENY_NAMESPACES:-$build/tests/deny-namespaces}
+    [ -x "$deny" ] || skip "$deny is not built (a build without libseccomp, -Dseccomp=disabled)"
+    # The filter works: an unshare under it must fail.
+    if "$deny" unshare --user --map-root-user true 2>/dev/null; then
+        echo "containers seccomp: FAIL: unshare --user succeeded under $deny" >&2
+        exit 1
+    fi
+    env -i "${inner_env[@]}" "$deny" "${inner[@]}"
+    rc=$?
+    ;;
+chroot)
+    for tool in debootstrap unshare chroot; do
+        command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs it)"
+    done
+    base=$(ct_root suite "$CT_PACKAGES") || exit 1
+    exec 9>&-
+    scratch=$(mktemp -d /var/tmp/avo-containers-chroot.XXXXXX) || exit 1
+    trap 'rm -rf --one-file-system "$scratch"' EXIT
+    mkdir -p "$scratch/upper" "$scratch/work" "$scratch/merged"
+    # In a private mount namespace: the cached root, copy-on-write (an
+    # overlay mounted at merged/, so merged/root itself is no mount point),
+    # /proc, /dev, /sys and a /tmp as a chroot's user mounts them, and the
+    # checkout and build read-only at their own paths.
+    unshare --mount --propagation private -- /bin/bash -c '
+        base=$1 s=$2 src=$3 build=$4
+        shift 4
+        mount -t overlay overlay -o "lowerdir=${base%/root},upperdir=$s/upper,workdir=$s/work" "$s/merged" ||
+            exit 1
+        r=$s/merged/root
+        if mountpoint -q "$r"; then echo "containers chroot: $r is a mount point" >&2; exit 1; fi
+        mount -t proc proc "$r/proc" && mount --rbind /dev "$r/dev" && mount --rbind /sys "$r/sys" &&
+            mount -t tmpfs -o mode=1777 tmpfs "$r/tmp" || exit 1
+        dirs=("$src")
+        case $build/ in "$src"/*) ;; *) dirs+=("$build") ;; esac
+        for d in "${dirs[@]}"; do
+            mkdir -p "$r$d" && mount --bind "$d" "$r$d" && mount -o remount,bind,ro "$r$d" || exit 1
+        done
+        exec chroot "$r" "$@"' chroot-case "$base" "$scratch" "$src" "$build" \
+        /usr/bin/env -i "${inner_env[@]}" "${inner[@]}"
+    rc=$?
+    ;;
+podman)
+    for tool in podman runc debootstrap; do
+        command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs podman runc debootstrap)"
+    done
+    base=$(ct_root suite "$CT_PACKAGES") || exit 1
+    image=localhost/avo-test:$(basename "$(dirname "$base")")
+    pm=(podman --storage-driver vfs)
+    if ! "${pm[@]}" image exists "$image"; then
+        echo "containers podman: importing $base as $image" >&2
+        tar -C "$base" -c . | "${pm[@]}" import - "$image" >/dev/null ||
+            { echo "containers podman: podman import failed" >&2; exit 1; }
+    fi
+    # Images of earlier roots are stale (their roots are gone).
+    for stale in $("${pm[@]}" images --format '{{.Repository}}:{{.Tag}}' | grep '^localhost/avo-test:'); do
+        [ "$stale" = "$image" ] || "${pm[@]}" rmi "$stale" >/dev/null 2>&1
+    done
+    exec 9>&-
+    # runc: crun refuses hybrid cgroup hierarchies; the ulimits explicitly:
+    # Podman's defaults (raised to the hard limits) are refused on some hosts.
+    volumes=(-v "$src:$src:ro")
+    case $build/ in "$src"/*) ;; *) volumes+=(-v "$build:$build:ro") ;; esac
+    env_args=()
+    for v in "${inner_env[@]}"; do env_args+=(--env "$v"); done
+    "${pm[@]}" --runtime runc --cgroup-manager cgroupfs run --rm --network none \
+        --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 "${volumes[@]}" "${env_args[@]}" \
+        "$image" "${inner[@]}"
+    rc=$?
+    ;;
+esac
+echo "containers $case_name: exit $rc after $(($(date +%s) - t0)) s"
+exit $rc
