@@ -8,11 +8,23 @@
 # build/avo), the C compiler its CPU backend calls, and what the integrity
 # suite drives its attacks with (sqlite3, python3, GNU time).
 
-# Runtime packages of a root that runs the host's build/avo and the tests.
-CT_PACKAGES="liblua5.4-0 libsqlite3-0 libcurl4 libjansson4 libffi8 libgit2-1.5 libseccomp2
-             libssl3 gcc libc6-dev sqlite3 python3 time procps"
+# Runtime packages of a root that runs the host's build/avo and the tests:
+# the tools below, plus (ct_packages) the packages of every library avo links.
+CT_TOOLS="gcc libc6-dev sqlite3 python3 time procps"
 CT_SUITE=bookworm
 CT_CACHE=${AVO_TEST_IMAGE_CACHE:-/var/tmp/avo-test-image}
+
+# ct_packages AVO: CT_TOOLS and the Debian packages holding the shared
+# libraries the binary AVO links (ldd; dpkg -S, with or without /usr on a
+# merged-/usr system), so a new dependency of avo needs no edit here.
+ct_packages() {
+    local lib pkgs=$CT_TOOLS
+    for lib in $(ldd "$1" | awk '/=>/ {print $3}'); do
+        pkgs+=" $( { dpkg -S "$lib" || dpkg -S "/usr$lib" || dpkg -S "${lib#/usr}"; } 2>/dev/null |
+            head -n 1 | cut -d: -f1)"
+    done
+    echo $pkgs
+}
 
 # ct_mirror: the Debian mirror the host's apt uses (the first deb.debian.org
 # style URI of its sources), for debootstrap; the container has no network.

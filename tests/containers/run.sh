@@ -79,7 +79,7 @@ chroot)
     for tool in debootstrap unshare chroot; do
         command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs it)"
     done
-    base=$(ct_root suite "$CT_PACKAGES") || exit 1
+    base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
     exec 9>&-
     scratch=$(mktemp -d /var/tmp/avo-containers-chroot.XXXXXX) || exit 1
     trap 'rm -rf --one-file-system "$scratch"' EXIT
@@ -110,7 +110,7 @@ podman)
     for tool in podman runc debootstrap; do
         command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs podman runc debootstrap)"
     done
-    base=$(ct_root suite "$CT_PACKAGES") || exit 1
+    base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
     image=localhost/avo-test:$(basename "$(dirname "$base")")
     pm=(podman --storage-driver vfs)
     if ! "${pm[@]}" image exists "$image"; then

@@ -481,7 +481,7 @@ if want_section fault_fakers; then
         "$here/attacks/fault_nospace.c" "$here/attacks/fault_hello.c" "$honest_k"
     [ "$side_rc" = 0 ] || why+="avo run exited $side_rc; "
     for i in 1 8; do
-        [ "${side_status[$i]}" = ok ] || why+="honest $i: ${side_status[$i]:-no verdict}; "
+        [ "${side_status[$i]}" = ok ] || why+="honest $i: ${side_status[$i]:-no verdict} ${side_reason[$i]:0:120}; "
     done
     n_charged=0
     for i in 2 3 4 5 6 7; do
