@@ -315,6 +315,21 @@ static const char *const system_paths[] = {
     "/dev/null",
 };
 
+/* Open each bind's source (O_PATH) into fds[0 .. o->nbinds), so it stays
+ * reachable after a mount hides it or the uid drops.  The process is
+ * half set up on failure, so the fds opened so far are left to its _exit. */
+static int open_binds(const avo_sandbox_opts *o, int fds[AVO_SANDBOX_MAX_BINDS], char *err,
+                      size_t errlen)
+{
+    if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
+        return avo_error(err, errlen, AVO_EINVAL, "sandbox: too many binds");
+    for (size_t i = 0; i < o->nbinds; i++)
+        if ((fds[i] = open(o->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s",
+                             o->binds[i].source, strerror(errno));
+    return 0;
+}
+
 /*
  * Build the view in a tmpfs mounted over `stage` and pivot into it.
  */
@@ -326,12 +341,9 @@ static int build_view(const char *stage, const avo_sandbox_opts *o, char *err, s
     /* The binds' sources, opened before the stage hides them (one may lie
      * under it), reached again through /proc/self/fd. */
     int fds[AVO_SANDBOX_MAX_BINDS];
-    if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
-        return avo_error(err, errlen, AVO_EINVAL, "sandbox: too many binds");
-    for (size_t i = 0; i < o->nbinds; i++)
-        if ((fds[i] = open(o->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s",
-                             o->binds[i].source, strerror(errno));
+    int rc = open_binds(o, fds, err, errlen);
+    if (rc < 0)
+        return rc;
     if (mount("avo-sandbox", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot mount a tmpfs on %s: %s", stage,
                          strerror(errno));
@@ -343,7 +355,6 @@ static int build_view(const char *stage, const avo_sandbox_opts *o, char *err, s
     snprintf(opts, sizeof opts, "size=%ldm,mode=1777", tmp_mb);
     if (make_dirs(path) < 0 || mount("avo-tmp", path, "tmpfs", MS_NOSUID | MS_NODEV, opts) < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot mount /tmp: %s", strerror(errno));
-    int rc;
     for (size_t i = 0; i < sizeof system_paths / sizeof system_paths[0]; i++)
         if ((rc = expose_host_path(stage, system_paths[i], err, errlen)) < 0)
             return rc;
@@ -613,13 +624,10 @@ static int enter_without_view(const avo_sandbox_opts *o, avo_sandbox_mechanism m
                               int *ret_cwd_writable, char *err, size_t errlen)
 {
     int fds[AVO_SANDBOX_MAX_BINDS];
-    if (o->nbinds > AVO_SANDBOX_MAX_BINDS)
-        return avo_error(err, errlen, AVO_EINVAL, "sandbox: too many binds");
-    for (size_t i = 0; i < o->nbinds; i++)
-        if ((fds[i] = open(o->binds[i].source, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
-            return avo_error(err, errlen, AVO_EIO, "sandbox: cannot open %s: %s",
-                             o->binds[i].source, strerror(errno));
-    int rc = root_started ? drop_root(o, err, errlen) : 0;
+    int rc = open_binds(o, fds, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = root_started ? drop_root(o, err, errlen) : 0;
     if (rc < 0)
         return rc;
     prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
