@@ -1046,6 +1046,9 @@ static json_t *cuda_run_job(const json_t *job)
     char version[32];
     snprintf(version, sizeof version, "%d.%d", major, minor);
     json_object_set_new(result, "compiler", json_sprintf("NVRTC %s (%s)", version, nvrtc->path));
+    /* Device code runs in this worker's CUDA context: no host sandbox of
+     * core/sandbox.c applies to it (docs/threat-model.md, "CUDA"). */
+    json_object_set_new(result, "sandbox", json_string("cuda-context"));
 
     double t0 = avo_monotonic();
     int rc = compile_program(&cj, "candidate", cj.source, cj.entry, 1, arch, nvrtc, &cand, result);

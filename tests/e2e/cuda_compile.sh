@@ -64,6 +64,7 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 k = [k for k in r["compile"]["kernels"] if k["entry"]][0]
 assert r["status"] == "ok" and k["registers"] > 0 and k["static_shared_bytes"] == 4*8*(64+32), k
+assert r["sandbox"] == "cuda-context", r.get("sandbox")  # no host sandbox around device code
 assert k["spill_store_bytes"] == 0 and len(k["params"]) == 6, k
 ' "$tmp/out"
 
