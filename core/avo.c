@@ -4,8 +4,11 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *avo_strerror(int code)
 {
@@ -66,4 +69,22 @@ int avo_mkdir_p(const char *path)
     if (mkdir(buf, 0755) < 0 && errno != EEXIST)
         return -errno;
     return 0;
+}
+
+const char *avo_self_exe(void)
+{
+    static char path[PATH_MAX];
+    static int done;
+    if (!done) {
+        done = 1;
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n > 0) {
+            path[n] = '\0';
+        } else {
+            const char *run = (const char *)getauxval(AT_EXECFN);
+            if (!run || !realpath(run, path))
+                path[0] = '\0';
+        }
+    }
+    return path[0] ? path : NULL;
 }

@@ -47,4 +47,13 @@ double avo_monotonic(void);
  * path does not fit PATH_MAX). */
 int avo_mkdir_p(const char *path);
 
+/*
+ * The absolute path of the running avo binary, from /proc/self/exe, or where
+ * /proc is not mounted (a plain chroot) from the path the kernel executed
+ * (AT_EXECFN) made absolute.  Computed on the first call, which main() makes
+ * before anything can change the working directory; the string is static.
+ * NULL when neither works.
+ */
+const char *avo_self_exe(void);
+
 #endif

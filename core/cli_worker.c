@@ -239,9 +239,7 @@ static int serve(int fd, avo_transport_channel *ch, avo_transport_secret *secret
 {
     char **env = avo_sandbox_env_allowlist();
     /* Named as the binary's path, as the supervisor is (ps, pgrep). */
-    char self[4096] = "avo";
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    self[n > 0 ? n : 3] = '\0';
+    const char *self = avo_self_exe() ? avo_self_exe() : "avo";
     int to[2], from[2];
     if (!env || pipe2(to, O_CLOEXEC) < 0) {
         free(env);
@@ -265,8 +263,9 @@ static int serve(int fd, avo_transport_channel *ch, avo_transport_secret *secret
         close(fd);
         if (dup2(to[0], 0) < 0 || dup2(from[1], 1) < 0)
             _exit(1);
-        char *const argv[] = {self, "worker", NULL};
+        char *const argv[] = {(char *)self, "worker", NULL};
         execve("/proc/self/exe", argv, env);
+        execve(self, argv, env); /* no /proc (a plain chroot) */
         avo_sandbox_scrub_secrets(); /* no /proc: serve from here, without the key */
         _exit(avo_worker_main(0, 1));
     }

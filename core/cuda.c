@@ -699,6 +699,8 @@ static json_t *compile_in_child(const cuda_job *job, const compile_input *in, in
                 _exit(127);
             char *argv[] = {"avo", "nvrtc-compile", NULL};
             execv("/proc/self/exe", argv);
+            if (avo_self_exe()) /* no /proc (a plain chroot) */
+                execv(avo_self_exe(), argv);
             _exit(127);
         }
         compile_child(in, fds[1], job->spec.compile_timeout_s);

@@ -289,6 +289,7 @@ out:
 
 int main(int argc, char **argv)
 {
+    avo_self_exe(); /* before anything could change the working directory */
     if (argc < 2) {
         fputs(usage_main, stderr);
         return AVO_CLI_EXIT_USAGE;

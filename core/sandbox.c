@@ -736,6 +736,12 @@ static struct {
  * the view works, else 0 with `why` filled. */
 static int probe_namespaces(char *why, size_t len)
 {
+    if (access("/proc/self/fd", X_OK) < 0) {
+        snprintf(why, len,
+                 "/proc is not mounted (the view reaches its binds through /proc/self/fd; "
+                 "mount -t proc proc /proc)");
+        return 0;
+    }
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0) {
         snprintf(why, len, "pipe: %s", strerror(errno));

@@ -912,11 +912,9 @@ static int core_hostname(lua_State *L)
 /* core.exe() -> path of the running avo binary (workers are started from it) */
 static int core_exe(lua_State *L)
 {
-    char path[4096];
-    ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
-    if (n < 0)
-        return push_fail(L, strerror(errno));
-    path[n] = '\0';
+    const char *path = avo_self_exe();
+    if (!path)
+        return push_fail(L, "cannot find the avo binary (neither /proc/self/exe nor AT_EXECFN)");
     lua_pushstring(L, path);
     return 1;
 }

@@ -99,4 +99,15 @@ exec chroot "$chroot_dir" sh -c 'cd "$AVO_SOURCE_ROOT" && AVO_CACHE=/tmp/cache "
 EOF
 expect_exit 0 unshare -m sh "$tmp/in-chroot.sh"
 verdict "$tmp/out" ok landlock
+
+# --------------------------------------------- root: no /proc mounted
+# (a chroot as many make it): the namespace view needs /proc/self/fd, so
+# landlock, and avo finds its own binary without /proc/self/exe for a run's
+# workers.
+expect_exit 0 unshare -m sh -c 'mount -t tmpfs none /proc && exec "$0" doctor' "$AVO"
+expect_in "$tmp/out" "namespaces    MISSING: /proc is not mounted"
+expect_exit 0 unshare -m sh -c 'mount -t tmpfs none /proc && exec "$0" run "$1" --db "$2" --max-evals 3' \
+    "$AVO" "$AVO_SOURCE_ROOT/examples/quickstart.lua" "$tmp/noproc.db"
+[ "$(sqlite3 "$tmp/noproc.db" "SELECT count(*) FROM candidates WHERE json_extract(result, '$.sandbox') = 'landlock' AND status = 'ok'")" -ge 1 ] ||
+    fail "without /proc: no ok evaluation under landlock"
 echo "sandbox_fallback: all cases passed"
