@@ -281,8 +281,13 @@ judge() {
     local name=$1 status=$2 score=$3 reason=$4 expect=$5 want_status=${6:-} want_reason=${7:-}
     [ -n "$want_status" ] && [ "$status" != "$want_status" ] &&
         why+="$name status '${status:-none}', expected $want_status; "
-    [ -n "$want_reason" ] && [[ "$reason" != *"$want_reason"* ]] &&
-        why+="$name reason does not say '$want_reason'; "
+    # reason=A|B: either (an attack that may trip an earlier check on a busy machine)
+    if [ -n "$want_reason" ]; then
+        local alt said=
+        IFS='|' read -ra alts <<<"$want_reason"
+        for alt in "${alts[@]}"; do [[ "$reason" == *"$alt"* ]] && said=1; done
+        [ -n "$said" ] || why+="$name reason '${reason:0:80}' does not say '$want_reason'; "
+    fi
     case $status in
         ok)
             if [ "$expect" = fail ]; then

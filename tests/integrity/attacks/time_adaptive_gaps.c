@@ -16,7 +16,9 @@
  * during timing), and the samples that make the reported median are always
  * compared (issue 18, item 1). Here the two verification calls of a config already
  * make two gaps, so every timed call is zeros, and every comparison fails.
- * integrity: expect=fail status=wrong reason=output of timed runs differs from reference
+ * On a busy machine a gap may come early (scheduling), and it cheats in the
+ * verification trials instead, caught there ("exceeds tolerance").
+ * integrity: expect=fail status=wrong reason=output of timed runs differs from reference|exceeds tolerance
  */
 #define _GNU_SOURCE
 #include <stdint.h>

@@ -9,7 +9,9 @@
  * with the reference after the config's timed calls (issue 18, item 1);
  * nothing the clock tells the kernel predicts the draw. A compared call is
  * wrong with probability about 3/4.
- * integrity: expect=fail status=wrong reason=output of timed runs differs from reference
+ * On a busy machine a gap may come early (scheduling), and it cheats in the
+ * verification trials instead, caught there ("exceeds tolerance").
+ * integrity: expect=fail status=wrong reason=output of timed runs differs from reference|exceeds tolerance
  */
 #define _GNU_SOURCE
 #include <stdint.h>
