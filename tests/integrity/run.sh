@@ -192,7 +192,7 @@ start_victim
 # scratch paths, the test's knobs and the fake API keys the attacks hunt for.
 in_env() {
     local keep=() v
-    for v in CC ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH AVO_PATH AVO_SANDBOX; do
+    for v in CC ASAN_OPTIONS UBSAN_OPTIONS LD_LIBRARY_PATH AVO_PATH AVO_SANDBOX AVO_SANDBOX_UID_BASE; do
         [ -n "${!v:-}" ] && keep+=("$v=${!v}")
     done
     env -i PATH="$PATH" TMPDIR="${TMPDIR:-/tmp}" LC_ALL=C HOME="$HOME" \
@@ -365,7 +365,8 @@ for name in ${attacks[@]+"${attacks[@]}"}; do
     [ -n "$bloat" ] && why+="huge object left in the cache; "
     poisoned=
     eval_json "$here/kernels/honest.c" "$log.honest"
-    [ "$(field "$log.honest.out" status)" = ok ] || poisoned+="honest kernel fails afterwards; "
+    [ "$(field "$log.honest.out" status)" = ok ] ||
+        poisoned+="honest kernel fails afterwards ($(field "$log.honest.out" status): $(field "$log.honest.out" reason | cut -c1-160)); "
     eval_json "$here/kernels/zeros.c" "$log.zeros"
     [ "$(field "$log.zeros.out" status)" = wrong ] || poisoned+="zero-writing kernel passes afterwards; "
     why+=$poisoned

@@ -77,6 +77,7 @@ expect_exit 0 env AVO_CACHE="$tmp/private/cache" "$deny" "$AVO" eval $kernels/ax
 verdict "$tmp/out" ok landlock
 
 # --------------------------------------------- root: a plain chroot
+# (its uid locks are not the host's: a range of its own, see core/sandbox.h)
 # The host's system directories, this checkout and /proc bound into a
 # directory that is no mount point; a private mount namespace only so the
 # binds vanish with the test (inside the chroot "/" is still no mount point).
@@ -95,7 +96,7 @@ chmod 1777 "$chroot_dir/tmp"
 mount -t proc proc "$chroot_dir/proc"
 mount --rbind "$AVO_SOURCE_ROOT" "$chroot_dir$AVO_SOURCE_ROOT"
 mount --rbind "$(dirname "$AVO")" "$chroot_dir$(dirname "$AVO")"
-exec chroot "$chroot_dir" sh -c 'cd "$AVO_SOURCE_ROOT" && AVO_CACHE=/tmp/cache "$AVO" eval $kernels/axpy.c --evaluator $evaluator --json'
+exec chroot "$chroot_dir" sh -c 'cd "$AVO_SOURCE_ROOT" && AVO_CACHE=/tmp/cache AVO_SANDBOX_UID_BASE=240000 "$AVO" eval $kernels/axpy.c --evaluator $evaluator --json'
 EOF
 expect_exit 0 unshare -m sh "$tmp/in-chroot.sh"
 verdict "$tmp/out" ok landlock
