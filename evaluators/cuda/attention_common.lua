@@ -78,15 +78,16 @@ halved when causal.]],
     },
     configs = spec.configs,
     -- Outputs are bf16 averages of V rows (|O| <~ 0.1 for uniform inputs in
-    -- [-1, 1]).  rtol 8e-3 is two bf16 rounding steps of O.  atol 2e-3 is
-    -- the bound of what every tensor-core attention does (cuDNN's fused
-    -- attention, FlashAttention, the WMMA seed): P rounded to bf16 for the
-    -- P.V product errs by at most 2^-9 * sum_j P_j |V_j| <= 1.95e-3.  It is
-    -- reached on rows with few keys (causal rows near the top, S <~ 300):
-    -- a bf16-P simulation (numpy) was 2.9e-3 off at S = 512 causal, beyond
-    -- 1e-4 + rtol, inside 2e-3 + rtol over 256 heads.  Masking errors,
-    -- dropped tiles at S <= 8192 and skipped work are far above it.
-    tolerance = { atol = 2e-3, rtol = 8e-3, bf16 = { atol = 2e-3, rtol = 8e-3 } },
+    -- [-1, 1]).  bf16 keeps 8 significant bits, so one rounding moves a
+    -- value by at most 2^-8 of it.  rtol 8e-3 is two bf16 rounding steps of
+    -- O.  atol 4e-3 is the bound of what every tensor-core attention does
+    -- (cuDNN's fused attention, FlashAttention, the WMMA seed): P rounded to
+    -- bf16 for the P.V product errs by at most 2^-8 * sum_j P_j |V_j| <=
+    -- 3.9e-3.  It is approached on rows with few keys (causal rows near the
+    -- top, S <~ 300): a bf16-P simulation (numpy) was 2.9e-3 off at S = 512
+    -- causal, and the cuDNN mock as much on gqa-s100-causal.  Masking
+    -- errors, dropped tiles at S <= 8192 and skipped work are far above it.
+    tolerance = { atol = 4e-3, rtol = 8e-3, bf16 = { atol = 4e-3, rtol = 8e-3 } },
     -- Timed in the same run by the same harness (docs/evaluators.md).
     baselines = { "cudnn_sdpa" },
     flops = function(c) return 4 * c.B * c.Hq * c.S * c.S * D / (c.causal ~= 0 and 2 or 1) end,

@@ -119,10 +119,10 @@ def attention_job(configs, baseline="cudnn_sdpa"):
         "configs": [config(c) for c in configs],
         # The graph declares P (softmax output) bf16, as cuDNN's fused kernel
         # and any tensor-core flash attention hold it; the mock rounds it so.
-        # At these short sequences that costs up to ~1e-3 on outputs near 0,
-        # above the evaluators' atol 1e-4 (fine at their S >= 1024); a wrong
+        # That costs up to 2^-8 of a P-weighted mean of |V| (3.9e-3; 2.9e-3
+        # seen on gqa-s100-causal), hence the evaluators' atol 4e-3; a wrong
         # mask, scale or head mapping is off by 1e-2 and more.
-        "tolerance": {"atol": 2e-3, "rtol": 8e-3, "bf16": {"atol": 2e-3, "rtol": 8e-3}},
+        "tolerance": {"atol": 4e-3, "rtol": 8e-3, "bf16": {"atol": 4e-3, "rtol": 8e-3}},
         "seed": 11, "trials": 2, "timing": TIMING,
         "limits": {"timeout_s": 300, "compile_timeout_s": 300},
     }
