@@ -832,11 +832,10 @@ static int check_whole(avo_archive *ar, char *err, size_t errlen)
     if (!whole)
         avo_error(err, errlen, AVO_ESQL,
                   "archive %s is damaged (PRAGMA quick_check: %s); nothing was written to it."
-                  " The read commands may still show what it holds; to go on, copy what can"
-                  " be read into a new file (sqlite3 %s .dump | sqlite3 NEW.db && sqlite3"
-                  " NEW.db 'PRAGMA user_version = %d') and use NEW.db, or give --db another"
-                  " file",
-                  ar->path, first, ar->path, ar->opened_version);
+                  " Run into a new archive (--db another file); what this one holds may"
+                  " still be shown by the read commands, or copied into a new file to read"
+                  " (README, \"A damaged archive\")",
+                  ar->path, first);
     sqlite3_finalize(st);
     return whole ? 0 : AVO_ESQL;
 }

@@ -592,10 +592,19 @@ static int write_all(int fd, const char *data, size_t len)
  * Write through `path` as a shell redirection would: open it (following a
  * symlink, creating a missing target), truncate what can be truncated,
  * write.  For what is not a regular file named directly: a device, a FIFO,
- * a symlink (to /dev/stdout's /proc/self/fd/1, or to a file).
+ * a symlink (to /dev/stdout's /proc/self/fd/1, or to a file).  A path that
+ * is our standard output (/dev/stdout and the like) is written through
+ * descriptor 1, as the shell does: reopening it would truncate a file the
+ * shell opened and write over what came before.
  */
 static int save_through(const char *path, const char *data, size_t len, char *err, size_t errlen)
 {
+    struct stat st, out;
+    if (stat(path, &st) == 0 && fstat(STDOUT_FILENO, &out) == 0 && st.st_dev == out.st_dev &&
+        st.st_ino == out.st_ino) {
+        int e = write_all(STDOUT_FILENO, data, len);
+        return e ? avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e)) : 0;
+    }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666);
     if (fd < 0)
         return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(errno));
