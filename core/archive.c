@@ -853,8 +853,8 @@ enum open_purpose { OPEN_TO_WRITE, OPEN_TO_READ };
  * knowledge base, is refused rather than given a schema).  On failure *ret
  * is NULL and err says why.
  */
-static int open_writable(avo_archive **ret, const char *path, enum open_purpose purpose,
-                         char *err, size_t errlen)
+static int open_writable(avo_archive **ret, const char *path, enum open_purpose purpose, char *err,
+                         size_t errlen)
 {
     if (!ret)
         return avo_error(err, errlen, AVO_EINVAL, "no place to return the archive");
@@ -878,8 +878,7 @@ static int open_writable(avo_archive **ret, const char *path, enum open_purpose 
         goto fail;
     if (purpose == OPEN_TO_READ && ar->opened_version == 0) {
         rc = avo_error(err, errlen, AVO_EINVAL, "'%s' is not an avo archive (%s)", path,
-                       existed && st.st_size == 0 ? "it is an empty file"
-                                                  : "it has no avo schema");
+                       existed && st.st_size == 0 ? "it is an empty file" : "it has no avo schema");
         goto fail;
     }
     if (purpose == OPEN_TO_WRITE && existed && st.st_size > 0) {
@@ -987,7 +986,8 @@ static int copy_file(const char *src, const char *dst)
 static int read_private_copy(avo_archive *ar, char *err, size_t errlen)
 {
     const char *tmpdir = getenv("TMPDIR");
-    char dir[PATH_MAX], db[PATH_MAX + 16], wal[PATH_MAX + 16], shm[PATH_MAX + 16], from[PATH_MAX + 8];
+    char dir[PATH_MAX], db[PATH_MAX + 16], wal[PATH_MAX + 16], shm[PATH_MAX + 16],
+        from[PATH_MAX + 8];
     snprintf(dir, sizeof dir, "%s/avo-read-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
     if (!mkdtemp(dir))
         return avo_error(err, errlen, AVO_EIO,
