@@ -1093,8 +1093,10 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
     if (rc < 0)
         goto fail;
     if (ar->opened_version == 0) {
-        rc = avo_error(err, errlen, AVO_EINVAL, "'%s' is not an avo archive (it has no avo schema)",
-                       path);
+        struct stat st;
+        rc = avo_error(err, errlen, AVO_EINVAL, "'%s' is not an avo archive (%s)", path,
+                       stat(path, &st) == 0 && st.st_size == 0 ? "it is an empty file"
+                                                              : "it has no avo schema");
         goto fail;
     }
     if (ar->opened_version < AVO_ARCHIVE_SCHEMA_VERSION) {

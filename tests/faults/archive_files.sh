@@ -128,6 +128,14 @@ expect_exit 1 "$AVO" runs --db "$tmp/kb.db"
 expect_in "$tmp/err" "avo: '$tmp/kb.db' is not an avo archive (it has no avo schema)"
 expect_exit 1 "$AVO" runs --db "$tmp/foreign.db"
 expect_in "$tmp/err" "is not an avo archive (it has tables but no schema version)"
+# ... and the same, read-only (as nobody): nothing made beside it
+mkdir "$tmp/roe"
+: > "$tmp/roe/e.db"
+chmod 555 "$tmp/roe"
+expect_exit_nobody 1 "$AVO" runs --db "$tmp/roe/e.db"
+expect_in "$tmp/err" "avo: '$tmp/roe/e.db' is not an avo archive (it is an empty file)"
+[ "$(side_files "$tmp/roe")" = "e.db " ] && [ ! -s "$tmp/roe/e.db" ] ||
+    fail "reading an empty read-only file changed it: $(ls -l "$tmp/roe")"
 # ... while avo run makes an archive of an empty file
 expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/empty.db"
 expect_exit 0 "$AVO" runs --db "$tmp/empty.db"
