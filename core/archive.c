@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -810,11 +811,50 @@ static int writable(const char *path)
 }
 
 /*
- * Open or create the archive at path.  The version is checked before
- * anything writes, so a file from a newer avo (or a foreign database) is
- * closed exactly as found.  On failure *ret is NULL and err says why.
+ * PRAGMA quick_check on an archive about to be written: writing a run into
+ * a damaged file buries the damage under new rows (and can spread it), so
+ * the caller is refused before anything writes, told which file and how to
+ * recover what it holds.
  */
-int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen)
+static int check_whole(avo_archive *ar, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    const char *answer = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int whole = answer && strcmp(answer, "ok") == 0;
+    char first[256]; /* the first problem on one line */
+    snprintf(first, sizeof first, "%s", answer ? answer : sqlite3_errmsg(ar->db));
+    for (char *c = first; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    if (!whole)
+        avo_error(err, errlen, AVO_ESQL,
+                  "archive %s is damaged (PRAGMA quick_check: %s); nothing was written to it."
+                  " Run into a new archive (--db another file); what this one holds may"
+                  " still be shown by the read commands, or copied into a new file to read"
+                  " (README, \"A damaged archive\")",
+                  ar->path, first);
+    sqlite3_finalize(st);
+    return whole ? 0 : AVO_ESQL;
+}
+
+/* How open_writable was asked to open: for a command that writes (creates
+ * a missing file, checks an existing one) or for one that only reads. */
+enum open_purpose { OPEN_TO_WRITE, OPEN_TO_READ };
+
+/*
+ * Open path read-write and bring it to the current schema.  The version is
+ * checked before anything writes, so a file from a newer avo (or a foreign
+ * database) is closed exactly as found.  To write, a missing file is
+ * created and an existing one must pass check_whole(); to read, the file
+ * must already be an avo archive (an empty file, or one holding only a
+ * knowledge base, is refused rather than given a schema).  On failure *ret
+ * is NULL and err says why.
+ */
+static int open_writable(avo_archive **ret, const char *path, enum open_purpose purpose, char *err,
+                         size_t errlen)
 {
     if (!ret)
         return avo_error(err, errlen, AVO_EINVAL, "no place to return the archive");
@@ -822,7 +862,9 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
     if (!path || !*path)
         return avo_error(err, errlen, AVO_EINVAL, "no archive path");
 
-    if (access(path, F_OK) == 0 && !writable(path))
+    struct stat st;
+    int existed = stat(path, &st) == 0;
+    if (existed && !writable(path))
         return avo_error(err, errlen, AVO_EIO,
                          "archive %s is read-only (%s): commands that write need a writable"
                          " archive; the read commands can read it",
@@ -830,9 +872,20 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
     avo_archive *ar = archive_new(path);
     if (!ar)
         return oom(err, errlen);
-    int rc = open_connection(ar, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL, err, errlen);
+    int flags = SQLITE_OPEN_READWRITE | (purpose == OPEN_TO_WRITE ? SQLITE_OPEN_CREATE : 0);
+    int rc = open_connection(ar, flags, NULL, err, errlen);
     if (rc < 0)
         goto fail;
+    if (purpose == OPEN_TO_READ && ar->opened_version == 0) {
+        rc = avo_error(err, errlen, AVO_EINVAL, "'%s' is not an avo archive (%s)", path,
+                       existed && st.st_size == 0 ? "it is an empty file" : "it has no avo schema");
+        goto fail;
+    }
+    if (purpose == OPEN_TO_WRITE && existed && st.st_size > 0) {
+        rc = check_whole(ar, err, errlen);
+        if (rc < 0)
+            goto fail;
+    }
     rc = configure_connection(ar, err, errlen);
     if (rc < 0)
         goto fail;
@@ -846,6 +899,11 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
 fail:
     avo_archive_free(ar);
     return rc;
+}
+
+int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen)
+{
+    return open_writable(ret, path, OPEN_TO_WRITE, err, errlen);
 }
 
 /*
@@ -878,12 +936,115 @@ static int copy_to_memory(avo_archive *ar, char *err, size_t errlen)
     return 0;
 }
 
+/* Copy the file src to dst (created, mode 0600); 0 or an errno value. */
+static int copy_file(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return errno;
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        int e = errno;
+        close(in);
+        return e;
+    }
+    int e = 0;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = read(in, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            e = n < 0 ? errno : 0;
+            break;
+        }
+        for (ssize_t done = 0; done < n && !e;) {
+            ssize_t w = write(out, buf + done, (size_t)(n - done));
+            if (w < 0 && errno != EINTR)
+                e = errno;
+            else if (w > 0)
+                done += w;
+        }
+        if (e)
+            break;
+    }
+    close(in);
+    if (close(out) != 0 && !e)
+        e = errno;
+    return e;
+}
+
+/*
+ * Read an archive whose newest data sits in its -wal while no -shm exists
+ * and none may be made beside it (a read-only mount or directory, a file
+ * this process may not write): SQLite cannot read that WAL in place, and
+ * opening it immutable would ignore the WAL (an empty archive).  The file
+ * and its WAL are copied into a private directory under $TMPDIR (or /tmp),
+ * opened there (SQLite rebuilds the index from the WAL), copied into memory
+ * and the private copies removed.  On success ar->db is the memory copy.
+ */
+static int read_private_copy(avo_archive *ar, char *err, size_t errlen)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char dir[PATH_MAX], db[PATH_MAX + 16], wal[PATH_MAX + 16], shm[PATH_MAX + 16],
+        from[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/avo-read-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (!mkdtemp(dir))
+        return avo_error(err, errlen, AVO_EIO,
+                         "archive %s has its data in %s-wal, which cannot be read in place"
+                         " (no -shm beside it, and none may be made); copying it to read it"
+                         " failed: cannot make a directory in %s: %s",
+                         ar->path, ar->path, tmpdir && *tmpdir ? tmpdir : "/tmp", strerror(errno));
+    snprintf(db, sizeof db, "%s/a.db", dir);
+    snprintf(wal, sizeof wal, "%s/a.db-wal", dir);
+    snprintf(shm, sizeof shm, "%s/a.db-shm", dir);
+    snprintf(from, sizeof from, "%s-wal", ar->path);
+    int e = copy_file(ar->path, db);
+    if (!e)
+        e = copy_file(from, wal);
+    int rc = 0;
+    if (e)
+        rc = avo_error(err, errlen, AVO_EIO,
+                       "archive %s has its data in %s-wal, which cannot be read in place"
+                       " (no -shm beside it, and none may be made); copying it to %s failed: %s",
+                       ar->path, ar->path, dir, strerror(e));
+    if (rc == 0)
+        rc = open_connection(ar, SQLITE_OPEN_READWRITE, db, err, errlen);
+    if (rc == 0)
+        rc = copy_to_memory(ar, err, errlen);
+    if (rc < 0) {
+        sqlite3_close(ar->db);
+        ar->db = NULL;
+    }
+    unlink(shm);
+    unlink(wal);
+    unlink(db);
+    rmdir(dir);
+    return rc;
+}
+
+/* The size of path + suffix, or -1 when it does not exist. */
+static off_t side_file_size(const char *path, const char *suffix)
+{
+    char name[PATH_MAX + 8];
+    snprintf(name, sizeof name, "%s%s", path, suffix);
+    struct stat st;
+    return stat(name, &st) == 0 ? st.st_size : -1;
+}
+
 /*
  * Open an existing archive for reading.  A file this process can write is
- * opened as avo_archive_open does (and migrated).  A file it cannot write (a
- * read-only mount, another user's experiment) is opened read-only: first as
- * is, which reads a WAL the writer left behind; where SQLite cannot do that
- * without creating files, as immutable (nothing may change it while open).
+ * opened as avo_archive_open does (and migrated), but only if it already is
+ * an avo archive: a read never gives an empty or foreign file a schema.  A
+ * file it cannot write (a read-only mount, another user's experiment, the
+ * owner's own file after chmod a-w) is opened read-only without creating
+ * anything beside it: SQLite would make a -wal and -shm with the archive's
+ * own mode (0444 files that later make the owner's writes fail).  So:
+ *   - with a -wal and a -shm (a live or killed writer left them), read it
+ *     as is, WAL included;
+ *   - else, with a non-empty -wal, read a private copy (read_private_copy):
+ *     SQLite cannot read that WAL in place;
+ *   - else (no WAL data), read the file immutable (no locks, no side files).
  * An older schema is then migrated in a copy in memory.  Writes to such an
  * archive fail with SQLite's "attempt to write a readonly database".
  */
@@ -897,17 +1058,24 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
     if (access(path, R_OK) != 0)
         return avo_error(err, errlen, AVO_EIO, "cannot open archive %s: %s", path, strerror(errno));
     if (writable(path))
-        return avo_archive_open(ret, path, err, errlen);
+        return open_writable(ret, path, OPEN_TO_READ, err, errlen);
 
     avo_archive *ar = archive_new(path);
     if (!ar)
         return oom(err, errlen);
     ar->readonly = 1;
-    int rc = open_connection(ar, SQLITE_OPEN_READONLY, NULL, err, errlen);
-    if (rc < 0) {
-        /* No -shm to read and none can be made: read the file as it is. */
-        sqlite3_close(ar->db);
-        ar->db = NULL;
+    int rc = -1;
+    off_t wal = side_file_size(path, "-wal");
+    if (wal >= 0 && side_file_size(path, "-shm") >= 0) {
+        rc = open_connection(ar, SQLITE_OPEN_READONLY, NULL, err, errlen);
+        if (rc < 0) {
+            sqlite3_close(ar->db);
+            ar->db = NULL;
+        }
+    }
+    if (rc < 0 && wal > 0) {
+        rc = read_private_copy(ar, err, errlen);
+    } else if (rc < 0) {
         /* Characters with a meaning in URIs are percent-encoded. */
         char encoded[3 * PATH_MAX + 32];
         size_t k = 0;
@@ -921,8 +1089,15 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
         }
         snprintf(encoded + k, sizeof encoded - k, "?immutable=1");
         rc = open_connection(ar, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, encoded, err, errlen);
-        if (rc < 0)
-            goto fail;
+    }
+    if (rc < 0)
+        goto fail;
+    if (ar->opened_version == 0) {
+        struct stat st;
+        rc = avo_error(err, errlen, AVO_EINVAL, "'%s' is not an avo archive (%s)", path,
+                       stat(path, &st) == 0 && st.st_size == 0 ? "it is an empty file"
+                                                              : "it has no avo schema");
+        goto fail;
     }
     if (ar->opened_version < AVO_ARCHIVE_SCHEMA_VERSION) {
         rc = copy_to_memory(ar, err, errlen);

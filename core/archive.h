@@ -60,16 +60,20 @@ typedef struct avo_candidate_info {
 
 /*
  * Open or create the archive at `path` and migrate it to the current schema.
- * On success *ret owns the connection (free with avo_archive_free).
+ * An existing file that fails PRAGMA quick_check is refused (AVO_ESQL,
+ * naming it) before anything writes.  On success *ret owns the connection
+ * (free with avo_archive_free).
  */
 int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errlen);
 
 /*
  * Open an existing archive for reading: as avo_archive_open when this
- * process can write the file and its directory, else read-only (an older
- * schema migrated in a copy in memory, the file untouched); writes then
- * fail.  The read commands use it, so a finished experiment on a read-only
- * mount stays readable.
+ * process can write the file and its directory (a file that is not yet an
+ * archive is refused, AVO_EINVAL, never given a schema), else read-only
+ * (an older schema migrated in a copy in memory, the file untouched,
+ * nothing made beside it; WAL data without a -shm read from a private copy
+ * under $TMPDIR); writes then fail.  The read commands use it, so a
+ * finished experiment on a read-only mount stays readable.
  */
 int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t errlen);
 

@@ -14,7 +14,9 @@ static const char usage_export[] =
     "usage: avo export [--db FILE] [--run ID] (--csv FILE [--what WHAT] | --json FILE |\n"
     "                  --git DIR)\n"
     "\n"
-    "Export candidates (default: of every run).  FILE may be - for stdout.\n"
+    "Export candidates (default: of every run).  FILE may be - for stdout; a\n"
+    "regular file is replaced atomically, anything else (a device, a FIFO, a\n"
+    "symlink) is written through.\n"
     "  --csv FILE         one row per candidate and config (RFC 4180)\n"
     "  --what WHAT        with --csv: candidates (default) or baselines (one row per\n"
     "                     baseline, device and config: the evaluator's baselines)\n"
@@ -105,15 +107,10 @@ static int export_run(const char *db, int64_t run, int format, const char *targe
         rc = format == 'C'   ? avo_export_csv(ar, run, &text, err, sizeof err)
              : format == 'B' ? avo_export_csv_baselines(ar, run, &text, err, sizeof err)
                              : avo_export_json(ar, run, &text, err, sizeof err);
-        if (rc == 0 && strcmp(target, "-") == 0) {
-            if (fwrite(avo_strbuf_text(&text), 1, text.len, stdout) != text.len ||
-                fflush(stdout) != 0)
-                rc = avo_error(err, sizeof err, AVO_EIO, "cannot write to stdout");
-        } else if (rc == 0) {
+        if (rc == 0)
             rc = avo_export_save(target, avo_strbuf_text(&text), text.len, err, sizeof err);
-            if (rc == 0)
-                fprintf(stderr, "avo: wrote %s\n", target);
-        }
+        if (rc == 0 && strcmp(target, "-") != 0)
+            fprintf(stderr, "avo: wrote %s\n", target);
         avo_strbuf_free(&text);
     }
     avo_archive_free(ar);

@@ -17,7 +17,9 @@ static const char usage_report[] =
     "baselines against the best per config, scores per generation, the best\n"
     "candidate's lineage, the top versions with sources and diffs, run metadata\n"
     "and LLM spend.\n"
-    "  -o, --output FILE  where to write the page (required)\n"
+    "  -o, --output FILE  where to write the page (required; - for stdout; a regular\n"
+    "                     file is replaced atomically, anything else (a device, a\n"
+    "                     FIFO, a symlink) is written through)\n"
     "  --run ID           the run to report on\n"
     "  --db FILE          archive (default avo.db)\n";
 
@@ -66,6 +68,7 @@ static int write_report(const char *db, int64_t run, const char *output)
     avo_strbuf_free(&html);
     if (rc < 0)
         return avo_cli_fail(rc, err, db);
-    fprintf(stderr, "avo: wrote %s\n", output);
+    if (strcmp(output, "-") != 0)
+        fprintf(stderr, "avo: wrote %s\n", output);
     return 0;
 }

@@ -10,6 +10,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <git2.h>
 #include <math.h>
 #include <pthread.h>
@@ -571,32 +572,90 @@ int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret
 
 /* ------------------------------------------------------------------ files */
 
+/* Write all of data to fd, across partial writes and interrupted calls;
+ * 0 or an errno value. */
+static int write_all(int fd, const char *data, size_t len)
+{
+    while (len > 0) {
+        ssize_t n = write(fd, data, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno;
+        data += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/*
+ * Write through `path` as a shell redirection would: open it (following a
+ * symlink, creating a missing target), truncate what can be truncated,
+ * write.  For what is not a regular file named directly: a device, a FIFO,
+ * a symlink (to /dev/stdout's /proc/self/fd/1, or to a file).  A path that
+ * is our standard output (/dev/stdout and the like) is written through
+ * descriptor 1, as the shell does: reopening it would truncate a file the
+ * shell opened and write over what came before.
+ */
+static int save_through(const char *path, const char *data, size_t len, char *err, size_t errlen)
+{
+    struct stat st, out;
+    if (stat(path, &st) == 0 && fstat(STDOUT_FILENO, &out) == 0 && st.st_dev == out.st_dev &&
+        st.st_ino == out.st_ino) {
+        int e = write_all(STDOUT_FILENO, data, len);
+        return e ? avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e)) : 0;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(errno));
+    int e = write_all(fd, data, len);
+    if (close(fd) != 0 && !e && errno != EINTR)
+        e = errno;
+    if (e)
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
+    return 0;
+}
+
 int avo_export_save(const char *path, const char *data, size_t len, char *err, size_t errlen)
 {
     if (!path || !*path || (!data && len))
         return avo_error(err, errlen, AVO_EINVAL, "save: missing argument");
+    if (strcmp(path, "-") == 0) {
+        int e = write_all(STDOUT_FILENO, data, len);
+        return e ? avo_error(err, errlen, AVO_EIO, "cannot write to standard output: %s",
+                             strerror(e))
+                 : 0;
+    }
+    /* Only a regular file (or a new name) is replaced by a rename: renaming
+     * over a device, a FIFO or a symlink would replace that node itself
+     * (as root, the machine's /dev/stdout) instead of writing to it. */
+    struct stat st;
+    int exists = lstat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode))
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(EISDIR));
+    if (exists && !S_ISREG(st.st_mode))
+        return save_through(path, data, len, err, errlen);
     size_t n = strlen(path) + 32;
     char *tmp = malloc(n);
     if (!tmp)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
         int e = errno;
         free(tmp);
         return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
     }
-    int bad = len && fwrite(data, 1, len, f) != len;
-    int e = errno;
-    if (fclose(f) != 0 && !bad) {
-        bad = 1;
+    /* fsync before the rename: after a crash the name holds the old
+     * contents or the new, never an empty file. */
+    int e = write_all(fd, data, len);
+    if (!e && fsync(fd) != 0 && errno != EINVAL)
         e = errno;
-    }
-    if (!bad && rename(tmp, path) != 0) {
-        bad = 1;
+    if (close(fd) != 0 && !e && errno != EINTR)
         e = errno;
-    }
-    if (bad) {
+    if (!e && rename(tmp, path) != 0)
+        e = errno;
+    if (e) {
         unlink(tmp);
         free(tmp);
         return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));

@@ -63,8 +63,15 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
 int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
                    char *err, size_t errlen);
 
-/* Write len bytes to path through a temporary file renamed into place, so a
- * failed export never leaves a truncated file. */
+/*
+ * Write len bytes to path.  A regular file (or a name that does not exist
+ * yet) is written to a temporary file beside it, synced and renamed into
+ * place, so a failed export never leaves a truncated file.  Anything else
+ * is written through, as a shell's `>` would: a character device, a FIFO,
+ * a socket's /proc/self/fd link, and any symlink (followed to its target,
+ * which is then truncated and written in place, not atomically).  "-" is
+ * standard output.  A directory is an error.
+ */
 int avo_export_save(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
 #endif

@@ -247,6 +247,9 @@ static int cmd_eval(int argc, char **argv)
         rc = avo_cli_usage_error(usage_eval, "%s", "eval needs --evaluator");
         goto out;
     }
+    rc = avo_cli_not_utf8("the kernel path", argv[first]);
+    if (rc)
+        goto out;
     json_object_set_new(opts, "kernel", json_string(argv[first]));
     rc = avo_host_command("eval", opts);
 out:

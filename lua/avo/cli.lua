@@ -230,7 +230,7 @@ function M.eval(opts)
   end
   local source, rerr = S.read_file(opts.kernel)
   if not source then
-    S.eprintf("avo eval: cannot read kernel %s: %s\n", opts.kernel, rerr)
+    S.eprintf("avo eval: cannot read kernel %s\n", rerr)
     return 2
   end
   local kok, declared = pcall(avo.knobs, source)

@@ -46,8 +46,9 @@ end
 local function read_file(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
-  local text = f:read("a")
+  local text, rerr = f:read("a") -- a directory opens, then fails here
   f:close()
+  if not text then return nil, ("%s: %s"):format(path, rerr or "cannot be read") end
   return text
 end
 
@@ -475,7 +476,9 @@ function M.load(spec)
       error(("%s: a *_common.lua file is code shared by evaluators (load it with require), "
         .. "not an evaluator"):format(path), 0)
     end
-    text = read_file(path)
+    local rerr
+    text, rerr = read_file(path)
+    if not text then error(("evaluator %s cannot be read: %s"):format(spec, rerr), 0) end
     local chunk, err = load(text, "@" .. path, "t")
     if not chunk then error(err, 0) end
     local required = {}

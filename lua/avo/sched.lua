@@ -155,12 +155,28 @@ local function finish(task, ok, ...)
   task.joiners = {}
 end
 
+-- The message for error(nil) or error(false) raised in a dead task: the
+-- place of the call (the first Lua frame on its stack, the script's line),
+-- so the error is not taken for a success nor blamed on the scheduler.
+local function no_message_error(co, value)
+  for level = 0, 50 do
+    local info = debug.getinfo(co, level, "Sl")
+    if not info then break end
+    if info.currentline and info.currentline > 0 then
+      return ("%s:%d: error(%s): an error was raised without a message"):format(info.short_src,
+        info.currentline, tostring(value))
+    end
+  end
+  return ("error(%s): an error was raised without a message"):format(tostring(value))
+end
+
 -- Resume a task with the given values and file what it yielded.
 local function step(task, args)
   local co = task.co
   local r = table.pack(coroutine.resume(co, table.unpack(args, 1, args.n)))
   if not r[1] then
     local msg = r[2]
+    if msg == nil or msg == false then msg = no_message_error(co, msg) end
     if type(msg) == "string" and not msg:find("stack traceback:", 1, true) then
       msg = debug.traceback(co, msg)
     end

@@ -14,11 +14,14 @@ local S = {}
 
 function S.eprintf(fmt, ...) io.stderr:write(fmt:format(...)) end
 
+-- The contents of the file at path, or nil and "PATH: reason" (a directory
+-- opens but cannot be read: "PATH: Is a directory").
 function S.read_file(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
-  local text = f:read("a")
+  local text, rerr = f:read("a")
   f:close()
+  if not text then return nil, ("%s: %s"):format(path, rerr or "cannot be read") end
   return text
 end
 
@@ -278,6 +281,9 @@ end
 S.debug = os.getenv("AVO_DEBUG") ~= nil and os.getenv("AVO_DEBUG") ~= ""
 
 function S.error_text(err)
+  if err == nil or err == false then
+    return ("error(%s): the script raised an error without a message"):format(tostring(err))
+  end
   if type(err) == "string" and not S.debug then
     return (err:gsub("\nstack traceback:.*$", ""))
   end
