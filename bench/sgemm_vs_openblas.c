@@ -8,12 +8,14 @@
  *   ./harness ROUNDS SIZE...
  *
  * Each round times both once, in turn (the order swaps every round), each
- * timing being enough calls to last ~40 ms on a fresh... the same inputs (the
- * caches are warm for both alike); per-call time = wall time / calls. Prints,
- * per size, the median GFLOP/s of each and the ratio of the medians, after
- * checking that both give the same C (max |difference| <= 1e-3 * K/256).
- * Medians over rounds because the machine may be shared: a round another
- * process disturbed moves the mean, not the median.
+ * timing being enough calls on the same inputs to last ~40 ms (the caches
+ * are warm for both alike); per-call time = this thread's CPU time / calls
+ * (time spent waiting for a CPU on a shared machine is not counted; OpenBLAS
+ * on one thread computes in the calling thread). Prints, per size, the
+ * median GFLOP/s of each and the ratio of the medians, the same by wall
+ * time, after checking that both give the same C (max |difference| <=
+ * 1e-3 * K/256). Medians over rounds because the machine may be shared: a
+ * round another process disturbed moves the mean, not the median.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -31,10 +33,10 @@ void openblas_set_num_threads(int num_threads);
 char *openblas_get_config(void);
 char *openblas_get_corename(void);
 
-static double now(void)
+static double seconds(clockid_t clock)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clock, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
@@ -49,14 +51,17 @@ static void run_kernel(int n, const float *A, const float *B, float *C)
     sgemm(n, n, n, A, B, C);
 }
 
-/* Seconds per call of `fn`, averaged over `calls` calls. */
+/* Seconds of this thread's CPU time per call of `fn`, averaged over `calls`
+ * calls; `ret_wall` gets the wall time per call. */
 static double time_calls(void (*fn)(int, const float *, const float *, float *), int calls, int n,
-                         const float *A, const float *B, float *C)
+                         const float *A, const float *B, float *C, double *ret_wall)
 {
-    double t0 = now();
+    double w0 = seconds(CLOCK_MONOTONIC), t0 = seconds(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < calls; i++)
         fn(n, A, B, C);
-    return (now() - t0) / calls;
+    double t = (seconds(CLOCK_THREAD_CPUTIME_ID) - t0) / calls;
+    *ret_wall = (seconds(CLOCK_MONOTONIC) - w0) / calls;
+    return t;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -98,7 +103,9 @@ int main(int argc, char **argv)
         float *C2 = aligned_alloc(64, len * sizeof(float));
         double *tk = calloc((size_t)rounds, sizeof(double));
         double *to = calloc((size_t)rounds, sizeof(double));
-        if (!A || !B || !C1 || !C2 || !tk || !to) {
+        double *wk = calloc((size_t)rounds, sizeof(double));
+        double *wo = calloc((size_t)rounds, sizeof(double));
+        if (!A || !B || !C1 || !C2 || !tk || !to || !wk || !wo) {
             fprintf(stderr, "out of memory\n");
             return 1;
         }
@@ -118,26 +125,34 @@ int main(int argc, char **argv)
                    limit);
             status = 1;
         }
-        /* Calls per timing: about 40 ms at OpenBLAS's speed. */
-        double t1 = time_calls(run_openblas, 1, n, A, B, C2);
-        int calls = (int)(0.04 / (t1 > 1e-7 ? t1 : 1e-7));
+        /* Warm both up, then calls per timing: about 40 ms at OpenBLAS's speed,
+         * from a calibration of at least 10 ms. */
+        double wall;
+        time_calls(run_kernel, 2, n, A, B, C1, &wall);
+        time_calls(run_openblas, 2, n, A, B, C2, &wall);
+        int calls = 1;
+        double t1;
+        while ((t1 = time_calls(run_openblas, calls, n, A, B, C2, &wall)) * calls < 0.01)
+            calls *= 2;
+        calls = (int)(0.04 / t1);
         calls = calls < 1 ? 1 : calls > 100000 ? 100000 : calls;
         for (int r = 0; r < rounds; r++) {
             if (r % 2 == 0) {
-                tk[r] = time_calls(run_kernel, calls, n, A, B, C1);
-                to[r] = time_calls(run_openblas, calls, n, A, B, C2);
+                tk[r] = time_calls(run_kernel, calls, n, A, B, C1, &wk[r]);
+                to[r] = time_calls(run_openblas, calls, n, A, B, C2, &wo[r]);
             } else {
-                to[r] = time_calls(run_openblas, calls, n, A, B, C2);
-                tk[r] = time_calls(run_kernel, calls, n, A, B, C1);
+                to[r] = time_calls(run_openblas, calls, n, A, B, C2, &wo[r]);
+                tk[r] = time_calls(run_kernel, calls, n, A, B, C1, &wk[r]);
             }
         }
         double flop = 2.0 * n * n * n;
         double gk = flop / median(tk, rounds) * 1e-9, go = flop / median(to, rounds) * 1e-9;
-        printf("%d^3: kernel %.1f GFLOP/s, openblas %.1f GFLOP/s, ratio %.3f (median of %d "
-               "rounds x %d calls)\n",
-               n, gk, go, gk / go, rounds, calls);
+        double wall_ratio = median(wo, rounds) / median(wk, rounds);
+        printf("%d^3: kernel %.1f GFLOP/s, openblas %.1f GFLOP/s, ratio %.3f (by wall time "
+               "%.3f; median of %d rounds x %d calls)\n",
+               n, gk, go, gk / go, wall_ratio, rounds, calls);
         fflush(stdout);
-        free(A), free(B), free(C1), free(C2), free(tk), free(to);
+        free(A), free(B), free(C1), free(C2), free(tk), free(to), free(wk), free(wo);
     }
     return status;
 }
