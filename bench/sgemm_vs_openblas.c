@@ -42,8 +42,7 @@ static double seconds(clockid_t clock)
 
 static void run_openblas(int n, const float *A, const float *B, float *C)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C,
-                n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, A, n, B, n, 0.0f, C, n);
 }
 
 static void run_kernel(int n, const float *A, const float *B, float *C)

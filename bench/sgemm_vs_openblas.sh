@@ -3,9 +3,12 @@
 # (examples/sgemm_fast.lua, at most EVALS evaluations), then times the best it
 # found against OpenBLAS's cblas_sgemm on one thread, alternating the two in
 # one process (bench/sgemm_vs_openblas.c), in PROCS processes of ROUNDS rounds
-# each, at 256^3, 512^3 and 1024^3. Prints each process's medians and, per
-# size, the median ratio best / OpenBLAS over the processes. Needs
-# libopenblas-dev (tools/install-deps).
+# each, at 256^3, 512^3 and 1024^3; then the seed kernel the same way, for
+# what the search added. Prints each process's medians and, per size, the
+# median ratio kernel / OpenBLAS over the processes. Timing is by the
+# thread's CPU time (waiting for a CPU on a shared machine is not counted);
+# the ratio by wall time is printed beside it. Needs libopenblas-dev
+# (tools/install-deps).
 #
 #   meson compile -C build bench-sgemm     or
 #   bench/sgemm_vs_openblas.sh build/avo [EVALS] [SEED] [ROUNDS] [PROCS]
@@ -48,27 +51,34 @@ print(f"best #{best['id']} ({best['operator']}): {best['score']:.1f} GFLOP/s in 
       " ".join(f"{k}={v}" for k, v in sorted(knobs.items())))
 PY
 # shellcheck disable=SC2046
-$cc -O3 -march=native $(cat "$tmp/flags") -DKERNEL="\"$tmp/best.c\"" -I"$root" \
-    bench/sgemm_vs_openblas.c -o "$tmp/harness" -lopenblas -lm
+$cc -O3 -march=native $(cat "$tmp/flags") -DKERNEL="\"$tmp/best.c\"" \
+    bench/sgemm_vs_openblas.c -o "$tmp/best" -lopenblas -lm
+# The seed as shipped, for what the search added.
+$cc -O3 -march=native -DKERNEL="\"$root/kernels/cpu/sgemm_fast.c\"" \
+    bench/sgemm_vs_openblas.c -o "$tmp/seed" -lopenblas -lm
 
-: > "$tmp/lines"
-for p in $(seq 1 "$procs"); do
-    echo "process $p:"
-    "$tmp/harness" "$rounds" 256 512 1024 | tee -a "$tmp/lines"
+for kernel in best seed; do
+    : > "$tmp/$kernel.lines"
+    for p in $(seq 1 "$procs"); do
+        echo "$kernel, process $p:"
+        "$tmp/$kernel" "$rounds" 256 512 1024 | tee -a "$tmp/$kernel.lines"
+    done
 done
-python3 - "$tmp/lines" "$evals" "$procs" "$rounds" <<'PY'
+python3 - "$tmp" "$evals" "$procs" "$rounds" <<'PY'
 import re, statistics, sys
-ratios = {}
-for line in open(sys.argv[1]):
-    m = re.match(r"(\d+)\^3: kernel ([\d.]+) GFLOP/s, openblas ([\d.]+) GFLOP/s, ratio ([\d.]+)", line)
-    if m:
-        ratios.setdefault(int(m[1]), []).append((float(m[2]), float(m[3]), float(m[4])))
-print(f"best of {sys.argv[2]} evaluations vs OpenBLAS (1 thread), median over "
-      f"{sys.argv[3]} processes x {sys.argv[4]} rounds:")
-for n, rows in sorted(ratios.items()):
-    k = statistics.median(r[0] for r in rows)
-    o = statistics.median(r[1] for r in rows)
-    q = statistics.median(r[2] for r in rows)
-    print(f"  {n}^3: {k:.1f} vs {o:.1f} GFLOP/s, ratio {q:.3f} "
-          f"(processes: {', '.join(f'{r[2]:.3f}' for r in rows)})")
+tmp, evals, procs, rounds = sys.argv[1:]
+print(f"vs OpenBLAS (1 thread), medians over {procs} processes x {rounds} rounds:")
+for kernel, title in (("best", f"best of {evals} evaluations"), ("seed", "seed (no search)")):
+    ratios = {}
+    for line in open(f"{tmp}/{kernel}.lines"):
+        m = re.match(r"(\d+)\^3: kernel ([\d.]+) GFLOP/s, openblas ([\d.]+) GFLOP/s, ratio ([\d.]+)", line)
+        if m:
+            ratios.setdefault(int(m[1]), []).append((float(m[2]), float(m[3]), float(m[4])))
+    print(f"{title}:")
+    for n, rows in sorted(ratios.items()):
+        k = statistics.median(r[0] for r in rows)
+        o = statistics.median(r[1] for r in rows)
+        q = statistics.median(r[2] for r in rows)
+        print(f"  {n}^3: {k:.1f} vs {o:.1f} GFLOP/s, ratio {q:.3f} "
+              f"(processes: {', '.join(f'{r[2]:.3f}' for r in rows)})")
 PY

@@ -130,10 +130,11 @@ static inline void micro_kernel(int kc, const float *restrict a, const float *re
 {
     vec acc[MR][NV];
     UNROLL_PRAGMA(MR)
-    for (int r = 0; r < MR; r++)
+    for (int r = 0; r < MR; r++) {
         UNROLL_PRAGMA(NV)
         for (int v = 0; v < NV; v++)
             acc[r][v] = (vec){0};
+    }
 
     if (PREFETCH >= 1)
         for (int r = 0; r < MR; r++)
@@ -161,7 +162,7 @@ static inline void micro_kernel(int kc, const float *restrict a, const float *re
     }
 
     UNROLL_PRAGMA(MR)
-    for (int r = 0; r < MR; r++)
+    for (int r = 0; r < MR; r++) {
         UNROLL_PRAGMA(NV)
         for (int v = 0; v < NV; v++) {
             vec_u *p = (vec_u *)(c + (size_t)r * ldc + v * VLEN);
@@ -170,6 +171,7 @@ static inline void micro_kernel(int kc, const float *restrict a, const float *re
             else
                 *p = acc[r][v];
         }
+    }
 }
 
 /*
@@ -183,8 +185,8 @@ static void micro_edge(int kc, const float *restrict a, const float *restrict b,
     micro_kernel(kc, a, b, tile, NR, 0);
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nr; j++)
-            c[(size_t)r * ldc + j] = accumulate ? c[(size_t)r * ldc + j] + tile[r * NR + j]
-                                                : tile[r * NR + j];
+            c[(size_t)r * ldc + j] =
+                accumulate ? c[(size_t)r * ldc + j] + tile[r * NR + j] : tile[r * NR + j];
 }
 
 /*
