@@ -1,0 +1,72 @@
+-- Single-precision matrix multiply on the CPU, seeded with a kernel built the
+-- way fast BLAS kernels are (kernels/cpu/sgemm_fast.c): packed A and B
+-- panels, a register-blocked micro-kernel in GCC vector extensions with the
+-- ISA's broadcast (AVX-512 or AVX2, whichever -march=native finds, else a
+-- portable 4-lane vector), and MC/KC/NC cache blocking. Its knobs reach the
+-- speed of OpenBLAS's own kernel on one thread (docs/benchmarks.md); the
+-- naive cpu/sgemm (the quickstart) shows the search from far below.
+--
+-- Same problem and signature as cpu/sgemm, larger sizes: the speed of a
+-- packed kernel shows only once the panels outgrow L1 and L2.
+return {
+  name = "sgemm_fast",
+  description = [[
+C[M,N] = A[M,K] * B[K,N] in fp32. All matrices are dense and row-major with no
+padding: A[i*K + k], B[k*N + j], C[i*N + j]. C is an output only: it holds
+garbage on entry and every element must be written (overwritten, not
+accumulated into). Signature:
+  void sgemm(int32_t M, int32_t N, int32_t K, const float *A, const float *B, float *C)
+M, N, K are arbitrary positive sizes (one config is 383x271x445, and every
+candidate is also checked on small random sizes), so edges need care.
+Compiled with cc -O3 -march=native (x86-64 with AVX2/AVX-512, GCC 12), no
+-ffast-math. Single thread.
+The seed is a Goto/BLIS-style kernel: B packed into KC x NC panels of NR-wide
+slivers, A into MC x KC blocks of MR-tall slivers, an MR x NR register tile
+(NR = NV vectors of 16 floats with AVX-512, 8 with AVX2) updated by MR
+broadcasts and NV loads per k step. Knobs:
+  MR, NV    register tile: MR rows x NV vectors (AVX-512: 32 registers, so
+            MR*NV + NV + 1 <= 32 avoids spills; AVX2: 16)
+  KC MC NC  cache blocking: the A sliver and B sliver (KC deep) in L1, the
+            MC x KC block of A in L2, the KC x NC panel of B in L2/L3
+  UNROLL    k steps per pass of the micro-kernel loop
+  PREFETCH  0 none, 1 the C tile, 2 also A and B slivers ahead]],
+  backend = "cpu",
+  kernel = "kernels/cpu/sgemm_fast.c",
+  entry = "sgemm",
+  reference = { source = "kernels/cpu/sgemm_fast_ref.c", entry = "sgemm_fast_ref" },
+  args = {
+    { name = "M", kind = "scalar", type = "i32" },
+    { name = "N", kind = "scalar", type = "i32" },
+    { name = "K", kind = "scalar", type = "i32" },
+    { name = "A", kind = "in", type = "f32", length = function(c) return c.M * c.K end },
+    { name = "B", kind = "in", type = "f32", length = function(c) return c.K * c.N end },
+    { name = "C", kind = "out", type = "f32", length = function(c) return c.M * c.N end },
+  },
+  -- 512^3 is the size the goal is stated at (docs/benchmarks.md); 256^3 keeps
+  -- the small-size overheads (packing, edges) in the score, and the odd size
+  -- every kind of edge tile. bench/sgemm_vs_openblas.sh reports 1024^3 too.
+  configs = {
+    { name = "256x256x256", M = 256, N = 256, K = 256 },
+    { name = "512x512x512", M = 512, N = 512, K = 512 },
+    { name = "odd-383x271x445", M = 383, N = 271, K = 445 },
+  },
+  -- Small random sizes (ragged in every direction, smaller than any tile or
+  -- block), verified only, so a kernel right on the listed sizes alone fails.
+  check_configs = function(rng)
+    local list = {}
+    for i = 1, 2 do
+      list[i] = { M = rng:int(1, 80), N = rng:int(1, 80), K = rng:int(1, 80) }
+    end
+    return list
+  end,
+  -- Inputs uniform in [-1, 1], K <= 512, reference summed in double. The
+  -- typical fp32 error of a K-term sum of products in any order grows like
+  -- u*K/3 (u = 6e-8): ~1e-5 at K = 512; atol 2e-3 leaves >100x headroom for
+  -- legitimate reorderings (blocking over K, FMA), yet one dropped or
+  -- doubled product (|a*b| ~ 0.25 on average) fails at once.
+  tolerance = { atol = 2e-3, rtol = 1e-3 },
+  -- A call takes 0.2-3 ms; one second per config is hundreds of calls.
+  timing = { max_seconds = 1.0 },
+  flops = function(c) return 2 * c.M * c.N * c.K end,
+  bytes = function(c) return 4 * (c.M * c.K + c.K * c.N + c.M * c.N) end,
+}

@@ -1,0 +1,30 @@
+-- sgemm_fast: tune a BLAS-style sgemm (packed panels, register-blocked
+-- micro-kernel, cache blocking) with a genetic algorithm, to within reach of
+-- OpenBLAS on one thread.
+--
+--   avo run examples/sgemm_fast.lua --max-evals 300
+--   avo run examples/sgemm_fast.lua generations=3 population=4   (a short run)
+--
+-- The seed (kernels/cpu/sgemm_fast.c) is already fast; the knobs (register
+-- tile MR x NV vectors, cache blocks KC MC NC, unrolling, prefetch) decide
+-- how close it gets on this machine. bench/sgemm_vs_openblas.sh runs this
+-- search and then times its best against OpenBLAS's cblas_sgemm alternately
+-- in one process (docs/benchmarks.md). The quickstart's naive kernel shows
+-- the search from far below; this one shows where it ends.
+
+local avo = require "avo"
+local args = avo.options(..., {
+  population = { type = "integer", default = 12, min = 2 },
+  generations = { type = "integer", default = 25, min = 0 },
+})
+
+return avo.strategy("ga").run{
+  evaluator = "cpu/sgemm_fast",
+  population = args.population,
+  generations = args.generations,
+  elite = 2,
+  tournament = 3,
+  crossover_rate = 0.3,
+  operators = { param_tweak = 1 },
+  operator_options = { param_tweak = { max_changes = 2 } },
+}

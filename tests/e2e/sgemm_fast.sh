@@ -1,0 +1,107 @@
+#!/bin/sh
+# The BLAS-style sgemm seed (kernels/cpu/sgemm_fast.c, evaluator
+# cpu/sgemm_fast, examples/sgemm_fast.lua): the seed and the corners of its
+# knob space are correct on every ISA path, its reference agrees with the
+# plain one, broken variants are judged wrong, and a short evolution runs.
+# Behaviour only; how fast it is goes to bench/sgemm_vs_openblas.sh.
+. "$(dirname "$0")/lib.sh"
+
+json_ok() { # FILE: status ok, every config and check correct
+    python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "ok" and r["score"] > 0, r
+assert r["configs"] and all(c["correct"] for c in r["configs"]), r["configs"]
+assert r["checks"] and all(c["correct"] for c in r["checks"]), r["checks"]' "$1"
+}
+
+# The seed, on the host's widest ISA.
+expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c --evaluator cpu/sgemm_fast --json
+json_ok "$tmp/out"
+
+# Corners of the knob space: the largest tile (spills), the smallest, blocks
+# smaller than the odd config in every direction (several jc/pc/ic passes
+# and ragged blocks), every unroll and prefetch.
+for knobs in "MR=16 NV=4 UNROLL=8 PREFETCH=2" "MR=4 NV=1 KC=64 MC=48 NC=256 UNROLL=1 PREFETCH=1" \
+             "MR=14 NV=3 KC=192 MC=72 NC=256 UNROLL=2" "MR=6 NV=4 KC=512 MC=384 NC=4096"; do
+    params=""
+    for kv in $knobs; do params="$params --param $kv"; done
+    # shellcheck disable=SC2086
+    expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c --evaluator cpu/sgemm_fast \
+        --config odd-383x271x445 $params --json
+    json_ok "$tmp/out" || fail "knobs $knobs"
+done
+
+# The AVX2 and portable micro-kernels, compiled for narrower ISAs (x86 flags).
+isas="avx2 generic"
+if ! ${CC:-cc} -dM -E - </dev/null | grep -q "__x86_64__"; then
+    echo "note: not an x86-64 compiler: the AVX2 and SSE builds are not judged here" >&2
+    isas=""
+fi
+for isa in $isas; do
+    export AVO_TEST_ISA=$isa
+    expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
+        --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MR=6 --param NV=2 --json
+    json_ok "$tmp/out"
+    # and those flags do select that path on this host
+    if [ $isa = avx2 ]; then flag=-mno-avx512f; else flag=-mno-avx; fi
+    ${CC:-cc} -O3 -march=native $flag -dM -E - </dev/null > "$tmp/macros"
+    ! grep -q "__AVX512F__" "$tmp/macros" || fail "$flag leaves AVX-512 on"
+    if [ $isa = avx2 ]; then expect_in "$tmp/macros" "__AVX__"; else ! grep -q "__AVX__" "$tmp/macros" || fail "-mno-avx leaves AVX on"; fi
+done
+
+# Broken variants are wrong: a later k block that overwrites instead of
+# adding (caught on every config with K > KC), and an edge tile that drops
+# its last row (caught on the odd config and the check sizes).
+sed 's/int accumulate = pc > 0;/int accumulate = 0;/' kernels/cpu/sgemm_fast.c > "$tmp/overwrite.c"
+sed 's/for (int r = 0; r < mr; r++)/for (int r = 0; r + 1 < mr; r++)/' kernels/cpu/sgemm_fast.c > "$tmp/edge.c"
+for bad in overwrite edge; do
+    ! cmp -s kernels/cpu/sgemm_fast.c "$tmp/$bad.c" || fail "the $bad variant is the seed (sed found nothing)"
+    expect_exit 1 "$AVO" eval "$tmp/$bad.c" --evaluator cpu/sgemm_fast
+    expect_in "$tmp/out" "wrong"
+done
+
+# The vectorised reference sums exactly as the plain one: same bits.
+cat > "$tmp/refs.c" <<'C'
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+void sgemm_ref(int32_t, int32_t, int32_t, const float *, const float *, float *);
+void sgemm_fast_ref(int32_t, int32_t, int32_t, const float *, const float *, float *);
+int main(void)
+{
+    static const int32_t sizes[][3] = {{1, 1, 1}, {7, 33, 5}, {97, 61, 130}, {64, 80, 300}};
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        int32_t M = sizes[s][0], N = sizes[s][1], K = sizes[s][2];
+        float *A = malloc(sizeof(float) * M * K), *B = malloc(sizeof(float) * K * N);
+        float *C1 = malloc(sizeof(float) * M * N), *C2 = malloc(sizeof(float) * M * N);
+        for (int32_t i = 0; i < M * K; i++) A[i] = (float)rand() / RAND_MAX * 2 - 1;
+        for (int32_t i = 0; i < K * N; i++) B[i] = (float)rand() / RAND_MAX * 2 - 1;
+        sgemm_ref(M, N, K, A, B, C1);
+        sgemm_fast_ref(M, N, K, A, B, C2);
+        if (memcmp(C1, C2, sizeof(float) * M * N)) {
+            printf("references differ at %dx%dx%d\n", M, N, K);
+            return 1;
+        }
+        free(A), free(B), free(C1), free(C2);
+    }
+    return 0;
+}
+C
+${CC:-cc} -O3 -march=native "$tmp/refs.c" kernels/cpu/sgemm_ref.c kernels/cpu/sgemm_fast_ref.c \
+    -o "$tmp/refs" || fail "cannot build the reference comparison"
+"$tmp/refs" || fail "the two sgemm references disagree"
+
+# A short evolution of the example: every candidate evaluated and correct
+# (no knob combination is wrong), the search moved off the seed.
+db="$tmp/f.db"
+expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$db" --jobs 2 generations=2 population=4
+expect_in "$tmp/out" "best #"
+n=$(q "$db" "SELECT count(*) FROM candidates")
+[ "$n" -ge 8 ] || fail "expected at least 8 candidates, got $n"
+[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status <> 'ok'")" = 0 ] ||
+    fail "candidates not ok: $(q "$db" "SELECT id, status, reason FROM candidates WHERE status <> 'ok'")"
+[ "$(q "$db" "SELECT count(DISTINCT knobs) FROM candidates")" -ge 4 ] || fail "the search did not move"
+[ "$(q "$db" "SELECT status FROM runs")" = done ] || fail "run not marked done"
+echo "sgemm_fast: ok"
