@@ -233,7 +233,10 @@ function M.run(fn, ...)
   local orphan = next(failed_tasks)
   if orphan then
     failed_tasks = {}
-    error("a task spawned with avo.spawn failed and was never joined: " .. tostring(orphan.err), 0)
+    -- (tostring runs the error's own __tostring, which may fail too)
+    local shown, text = pcall(tostring, orphan.err)
+    if not shown or type(text) ~= "string" then text = "(an error value that cannot be shown)" end
+    error("a task spawned with avo.spawn failed and was never joined: " .. text, 0)
   end
   return table.unpack(main.values, 1, main.values.n)
 end

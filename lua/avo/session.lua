@@ -157,7 +157,7 @@ end
 -- run.  Returns ok, error (string or divergence table), run state.
 function S.execute(ctx)
   local archive, pool = ctx.archive, ctx.pool
-  local run = avo._begin{
+  local began, run = pcall(avo._begin, {
     archive = archive, pool = pool, run_id = ctx.run_id, seed = ctx.seed, db = ctx.db,
     max_evaluations = ctx.max_evals, max_seconds = ctx.max_time,
     started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = S.cache_dir(),
@@ -165,7 +165,14 @@ function S.execute(ctx)
     max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
     llm_replay_run = ctx.llm_replay_run,
     llm_resume = ctx.llm_resume,
-  }
+  })
+  if not began then
+    -- The run's setup refused (an --llm-replay archive that does not open):
+    -- a failed run with nothing evaluated.
+    avo._end()
+    return false, S.script_error(run), { finished = 0, failed = 0, infra_faults = 0,
+      infra_unfinished = 0, started = core.monotonic() }
+  end
   local status = Status.new(run)
   run.on_log = function(msg) status:log(msg) end
   run.on_progress = function()
@@ -208,6 +215,7 @@ function S.execute(ctx)
   end)
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
+  if not ok then result = S.script_error(result) end
   -- An error raised for the script from the engine's call of it names the
   -- script.  One the returned strategy blames on that call with the command
   -- line's KEY=VALUE (error(msg, 2) from its option check) is a usage error,
@@ -274,6 +282,31 @@ function S.summarise(run, final, db)
   end
 end
 
+-- tostring(value) that cannot raise: an error object whose __tostring
+-- fails (or returns no string) is described instead, so the engine still
+-- prints one line and records how the run ended.
+function S.error_string(value)
+  local ok, text = pcall(tostring, value)
+  if ok and type(text) == "string" then return text end
+  local why = type(text) == "string" and text:match("^[^\n]*") or ("a " .. type(text))
+  return ("the error value (a %s) cannot be shown: its __tostring failed: %s"):format(type(value),
+    why)
+end
+
+-- What a script raised, as the engine handles it: a string, or a table the
+-- engine made (avo.exit, a divergence, ...: no metatable).  Anything else
+-- (a table with a metatable, a userdata, nil, ...) becomes its text now,
+-- so that no metamethod of the script runs in the engine's own code.
+function S.script_error(err)
+  if type(err) == "string" or (type(err) == "table" and getmetatable(err) == nil) then
+    if type(err) == "table" and err.avo_exit ~= nil and err.message ~= nil then
+      err.message = S.error_string(err.message)
+    end
+    return err
+  end
+  return S.error_string(err)
+end
+
 -- --debug (or AVO_DEBUG=1): errors keep their Lua traceback.
 S.debug = os.getenv("AVO_DEBUG") ~= nil and os.getenv("AVO_DEBUG") ~= ""
 
@@ -286,7 +319,7 @@ function S.error_text(err)
     local text = err.avo_stopped or err.avo_environment or err.avo_refusal
     if text then return text end
   end
-  return tostring(err)
+  return S.error_string(err)
 end
 
 -- Seconds script code may go on past --max-time or a signal to stop
@@ -306,7 +339,7 @@ function S.finish(archive, run_id, ok, result, run, db, gone)
   local final, code
   if not ok and type(result) == "table" and result.avo_exit then
     final, code = "stopped", result.avo_exit
-    if result.message then S.eprintf("%s\n", tostring(result.message)) end
+    if result.message then S.eprintf("%s\n", S.error_string(result.message)) end
   elseif sig then
     final, code = "interrupted", 128 + sig
     if not ok then S.eprintf("%s\n", S.prefixed(S.error_text(result))) end
@@ -342,7 +375,7 @@ end
 
 -- "avo: " before a message that does not start with it already.
 function S.prefixed(msg)
-  msg = tostring(msg)
+  msg = S.error_string(msg)
   if msg:sub(1, 5) == "avo: " then return msg end
   return "avo: " .. msg
 end
