@@ -196,6 +196,22 @@ function S.execute(ctx)
   -- strategy-like table is run with them.
   local args = ctx.args or {}
   local run_line -- the line below that runs a returned strategy
+  -- os.exit would end the process with the run left `running`: during the
+  -- run it ends the run as avo.exit does (status `stopped`, that exit code).
+  local os_exit = os.exit
+  os.exit = function(code)
+    local status = code
+    if code == nil or code == true then status = 0 elseif code == false then status = 1 end
+    local n = math.tointeger(status)
+    if not n or n < 0 or n > 255 then
+      error(("os.exit: status must be true, false or an integer from 0 to 255, got %s"):format(
+        type(code) == "number" and tostring(code) or type(code)), 2)
+    end
+    local info = debug.getinfo(2, "Sl")
+    local where = info and info.currentline > 0 and
+      ("%s:%d: "):format(info.short_src, info.currentline) or ""
+    error({ avo_exit = n, message = ("avo: %sos.exit(%d) ended the run"):format(where, n) }, 0)
+  end
   local ok, result = pcall(sched.run, function()
     local ret = ctx.chunk(args)
     if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
@@ -213,6 +229,7 @@ function S.execute(ctx)
     end
     return ret
   end)
+  os.exit = os_exit
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
   if not ok then result = S.script_error(result) end
@@ -334,7 +351,7 @@ S.EXIT_ENVIRONMENT = 3 -- the environment is broken (infrastructure faults)
 -- status: 128 + the signal number when a signal stopped it (status
 -- `interrupted`), the script's avo.exit status (`stopped`), 0 (`done`) or
 -- 1 (`failed`; 3 when the environment broke).
-function S.finish(archive, run_id, ok, result, run, db, gone)
+local function finish(archive, run_id, ok, result, run, db, gone)
   local sig = core.interrupted()
   local final, code
   if not ok and type(result) == "table" and result.avo_exit then
@@ -371,6 +388,19 @@ function S.finish(archive, run_id, ok, result, run, db, gone)
       run.infra_faults)
   end
   return code
+end
+
+-- Record how a run that executed ended (above).  An error in the engine's
+-- own code there still records the run `failed` and prints one line (the
+-- traceback with --debug): no way out leaves a run `running`.
+function S.finish(archive, run_id, ...)
+  local ok, code = xpcall(finish, debug.traceback, archive, run_id, ...)
+  if ok then return code end
+  archive:run_end(run_id, "failed")
+  local text = S.error_string(code)
+  S.eprintf("avo: internal error while ending run %d: %s\n", run_id,
+    S.debug and text or text:match("^[^\n]*"))
+  return S.EXIT_FAILURE
 end
 
 -- "avo: " before a message that does not start with it already.
