@@ -158,7 +158,9 @@ end
 -- Resume a task with the given values and file what it yielded.
 local function step(task, args)
   local co = task.co
+  core.task_enter()
   local r = table.pack(coroutine.resume(co, table.unpack(args, 1, args.n)))
+  core.task_leave()
   if not r[1] then
     local msg = r[2]
     if type(msg) == "string" and not msg:find("stack traceback:", 1, true) then

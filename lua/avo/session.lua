@@ -190,7 +190,12 @@ function S.execute(ctx)
   core.catch_interrupts()
   -- Script code that never yields back (a busy loop) is stopped STOP_GRACE
   -- seconds past --max-time or a signal to stop.
-  core.watch(ctx.max_time and run.started + ctx.max_time or nil, S.STOP_GRACE)
+  -- Past that, a task still inside one C call (which the count hook cannot
+  -- reach), or a second signal, ends the process after the watchdog thread
+  -- recorded the run.
+  local watched, werr = core.watch(ctx.max_time and run.started + ctx.max_time or nil,
+    S.STOP_GRACE, ctx.db, ctx.run_id)
+  if not watched then S.eprintf("avo: warning: %s (the watchdog thread does not run)\n", werr) end
 
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
   -- strategy-like table is run with them.
