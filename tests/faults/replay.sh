@@ -31,4 +31,23 @@ done
 # A finished replay is not written again.
 expect_exit 2 "$AVO" replay --db "$tmp/orig.db" --out "$tmp/replay.db"
 expect_in "$tmp/err" "holds no unfinished replay of run 1"
+
+# A run that is not the archive's first replays identical: candidates are
+# compared by their place in the run, not by archive id (run 2's first
+# candidate is #n+1 in its archive, #1 in the replay's).
+export AVO_TEST_SLOW_MS=0
+expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/two.db" --seed 3
+expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$tmp/two.db" --seed 4
+n2=$(q "$tmp/two.db" "SELECT count(*) FROM candidates WHERE run_id = 2")
+[ "$(q "$tmp/two.db" "SELECT min(id) FROM candidates WHERE run_id = 2")" -gt 1 ] ||
+    fail "run 2 starts at candidate 1"
+expect_exit 0 "$AVO" replay --db "$tmp/two.db" --out "$tmp/run2.db" --run 2
+expect_in "$tmp/out" "replay identical: $n2 candidates"
+expect_exit 0 "$AVO" replay --db "$tmp/two.db" --out "$tmp/run1.db" --run 1
+# and a real difference is still found and named by its place in the run
+# (a recorded operator changed by hand)
+sqlite3 "$tmp/two.db" "UPDATE candidates SET operator = 'tampered' WHERE id =
+    (SELECT min(id) + 3 FROM candidates WHERE run_id = 2)"
+expect_exit 1 "$AVO" replay --db "$tmp/two.db" --out "$tmp/run2b.db" --run 2
+expect_in "$tmp/out" "replay diverged: candidate 4 of the run differs"
 echo "replay: ok"
