@@ -25,8 +25,7 @@ static struct {
     pthread_mutex_t lock;
     int started;          /* the thread runs (never stops before the process) */
     int armed;            /* script code is watched (between arm and disarm) */
-    avo_archive *archive; /* the thread's own connection, or NULL */
-    char db[4096];
+    char db[4096];        /* the run's archive; "": none to record into */
     int64_t run_id;
     double deadline; /* monotonic seconds; 0: none */
     double grace;
@@ -86,8 +85,16 @@ static void end_process(const char *status, int code, const char *why)
     char err[AVO_ERRLEN] = "";
     char line[8192];
     pthread_mutex_lock(&wd.lock);
-    int rc = wd.archive ? avo_archive_run_end_running(wd.archive, wd.run_id, status, err, sizeof err)
-                        : 0;
+    /* The connection is opened only now: a second connection held by this
+     * process all along made SQLite lose the main one's WAL when another
+     * process closed the archive (tests/faults/concurrent.sh). */
+    avo_archive *archive = NULL;
+    int rc = 0;
+    if (wd.db[0] && strcmp(wd.db, ":memory:") != 0) {
+        rc = avo_archive_open(&archive, wd.db, err, sizeof err);
+        if (rc == 0)
+            rc = avo_archive_run_end_running(archive, wd.run_id, status, err, sizeof err);
+    }
     if (rc > 0)
         snprintf(line, sizeof line,
                  "avo: %s; run %lld recorded as %s (`avo resume --db %s` continues it)\n", why,
@@ -163,14 +170,7 @@ static void *watchdog_main(void *arg)
 int avo_watchdog_arm(const char *db, int64_t run_id, double deadline, double grace, char *err,
                      size_t errlen)
 {
-    avo_archive *archive = NULL;
-    int rc = 0;
-    if (db && strcmp(db, ":memory:") != 0)
-        rc = avo_archive_open(&archive, db, err, errlen);
     pthread_mutex_lock(&wd.lock);
-    if (wd.archive)
-        avo_archive_free(wd.archive);
-    wd.archive = archive;
     snprintf(wd.db, sizeof wd.db, "%s", db ? db : "");
     wd.run_id = run_id;
     wd.deadline = deadline;
@@ -179,8 +179,8 @@ int avo_watchdog_arm(const char *db, int64_t run_id, double deadline, double gra
     wd.armed = 1;
     int started = wd.started;
     pthread_mutex_unlock(&wd.lock);
-    if (rc < 0 || started)
-        return rc;
+    if (started)
+        return 0;
     if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
         return avo_error(err, errlen, AVO_EIO, "watchdog: pipe: %s", strerror(errno));
     pthread_t thread;

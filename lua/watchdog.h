@@ -7,7 +7,7 @@
  * past --max-time or a signal to stop.  It never fires inside one long call
  * of a C function (a string.find that backtracks for minutes), and a second
  * SIGINT/SIGTERM/SIGHUP must end the process at once.  In both cases this
- * thread, which holds its own connection to the archive, records the run
+ * thread, which opens its own connection to the archive, records the run
  * (`interrupted` after a signal, `failed` after --max-time, only while it is
  * still `running`), prints one line and _exit()s with the status the
  * README's exit-status table gives.  SQLite is crash safe, so ending the
@@ -30,10 +30,11 @@
 /*
  * Watch run `run_id` of archive `db`: script code still running `grace`
  * seconds after `deadline` (monotonic seconds; 0: none) or after the first
- * signal to stop is ended with the process.  Opens the thread's archive
- * connection now (while nothing is stuck) and starts the thread on the first
- * call.  Returns 0, or a negative AVO_E* code with `err` filled (the run
- * then goes on with the count hook alone).
+ * signal to stop is ended with the process.  Starts the thread on the first
+ * call; the thread opens the archive only when it ends the process (with a
+ * second connection held all along, another process closing the archive
+ * during a resume deleted the WAL the run was writing to: faults_concurrent).  Returns 0, or a negative AVO_E* code
+ * with `err` filled (the run then goes on with the count hook alone).
  */
 int avo_watchdog_arm(const char *db, int64_t run_id, double deadline, double grace, char *err,
                      size_t errlen);
