@@ -1028,8 +1028,9 @@ int avo_archive_run_end_running(avo_archive *ar, int64_t run_id, const char *sta
     if (!ar || !status || (strcmp(status, "failed") != 0 && strcmp(status, "interrupted") != 0))
         return avo_error(err, errlen, AVO_EINVAL, "run_end_running: bad argument");
     sqlite3_stmt *st = NULL;
-    int rc = stmt(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = 'running'",
-                  &st, err, errlen, "end run");
+    int rc =
+        stmt(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = 'running'",
+             &st, err, errlen, "end run");
     if (rc < 0)
         return rc;
     bind_text(st, 1, status);

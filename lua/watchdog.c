@@ -23,9 +23,9 @@
  * the signal handler and the scheduler store without locking. */
 static struct {
     pthread_mutex_t lock;
-    int started;          /* the thread runs (never stops before the process) */
-    int armed;            /* script code is watched (between arm and disarm) */
-    char db[4096];        /* the run's archive; "": none to record into */
+    int started;   /* the thread runs (never stops before the process) */
+    int armed;     /* script code is watched (between arm and disarm) */
+    char db[4096]; /* the run's archive; "": none to record into */
     int64_t run_id;
     double deadline; /* monotonic seconds; 0: none */
     double grace;
@@ -72,7 +72,10 @@ int avo_watchdog_signal(int sig, int again)
 /* "SIGINT" for 2, ... (the three signals that ask a run to stop). */
 static const char *signal_name(int sig)
 {
-    return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : sig == SIGHUP ? "SIGHUP" : "a signal";
+    return sig == SIGINT    ? "SIGINT"
+           : sig == SIGTERM ? "SIGTERM"
+           : sig == SIGHUP  ? "SIGHUP"
+                            : "a signal";
 }
 
 /*

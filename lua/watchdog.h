@@ -33,8 +33,8 @@
  * signal to stop is ended with the process.  Starts the thread on the first
  * call; the thread opens the archive only when it ends the process (with a
  * second connection held all along, another process closing the archive
- * during a resume deleted the WAL the run was writing to: faults_concurrent).  Returns 0, or a negative AVO_E* code
- * with `err` filled (the run then goes on with the count hook alone).
+ * during a resume deleted the WAL the run was writing to: faults_concurrent).  Returns 0, or a
+ * negative AVO_E* code with `err` filled (the run then goes on with the count hook alone).
  */
 int avo_watchdog_arm(const char *db, int64_t run_id, double deadline, double grace, char *err,
                      size_t errlen);
