@@ -301,6 +301,18 @@ function M.replay(opts)
     recorded = recorded, llm_replay = opts.db, llm_replay_run = info.id,
     max_usd = config.max_usd, max_tokens = config.max_tokens, script = info.script_path,
   }
+  -- A signal stopped the replay part-way: `interrupted`, 128 + N, as a run
+  -- (the same `avo replay --out` continues it), never compared as finished.
+  local sig = core.interrupted()
+  if sig then
+    archive:run_end(run_id, "interrupted")
+    S.eprintf("avo: replay interrupted by signal %d; the same `avo replay --db %s --out %s%s` " ..
+      "continues it\n", sig, opts.db, opts.out, opts.run and (" --run " .. opts.run) or "")
+    pool:close()
+    archive:close()
+    old_archive:close()
+    return 128 + sig
+  end
   archive:run_end(run_id, ok and "done" or "failed")
   local diff
   if not ok then

@@ -50,4 +50,17 @@ sqlite3 "$tmp/two.db" "UPDATE candidates SET operator = 'tampered' WHERE id =
     (SELECT min(id) + 3 FROM candidates WHERE run_id = 2)"
 expect_exit 1 "$AVO" replay --db "$tmp/two.db" --out "$tmp/run2b.db" --run 2
 expect_in "$tmp/out" "replay diverged: candidate 4 of the run differs"
+
+# A replay stopped by SIGINT is recorded `interrupted`, exits 130, and the
+# same command finishes it identical.
+"$AVO" replay --db "$tmp/orig.db" --out "$tmp/int.db" >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+wait_for "$tmp/int.db" "SELECT count(*) >= 10 FROM candidates"
+kill -s INT "$pid"
+set +e; wait "$pid"; got=$?; set -e
+[ "$got" = 130 ] || { cat "$tmp/err"; fail "replay after SIGINT: exit $got, expected 130"; }
+[ "$(q "$tmp/int.db" "SELECT status FROM runs")" = interrupted ] || fail "replay not 'interrupted'"
+expect_in "$tmp/err" "avo: replay interrupted by signal 2; the same \`avo replay --db $tmp/orig.db --out $tmp/int.db\` continues it"
+expect_exit 0 "$AVO" replay --db "$tmp/orig.db" --out "$tmp/int.db"
+expect_in "$tmp/out" "replay identical: $n candidates"
 echo "replay: ok"
