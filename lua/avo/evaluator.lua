@@ -139,6 +139,10 @@ local function resolve_configs(ev, list, label)
       local f = ("args[%d]"):format(j)
       if a.kind == "scalar" then
         local v = a.value and call(f .. ".value", a.value) or c[a.name]
+        if v ~= nil and type(v) ~= "number" then
+          field_error(ev, f, ("is %s %q for %s (%s): a scalar must be a number"):format(type(v),
+            tostring(v), where, tostring(c.name)))
+        end
         if type(v) ~= "number" then
           field_error(ev, f, ("has no value for %s (set %s.%s or give args[%d].value)"):format(
             where, where, a.name, j))

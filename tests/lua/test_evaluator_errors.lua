@@ -65,6 +65,8 @@ expect(function(e) e.configs[1].M = 3000000000 end,
   "'args[1]' is 3000000000 for configs[1] (s), out of range for i32")
 expect(function(e) e.configs[1].N = 0 / 0 end, "'args[2]' is ")
 expect(function(e) e.configs[1].K = math.huge end, "'args[3]' is inf for configs[1] (s)")
+expect(function(e) e.configs[1].K = "128" end,
+  "'args[3]' is string \"128\" for configs[1] (s): a scalar must be a number")
 expect(function(e) e.configs[1].M, e.configs[1].N, e.configs[1].K = 40000, 40000, 4 end,
   "'args' needs 5.962 GiB of buffers for configs[1] (s), over the 4096 MiB")
 expect(function(e) e.args[4].length = function() return 2.5 end end,
