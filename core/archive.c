@@ -1197,6 +1197,24 @@ int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, cha
     return rc < 0 ? rc : require_changed(ar, "run", run_id, err, errlen);
 }
 
+int avo_archive_run_end_running(avo_archive *ar, int64_t run_id, const char *status, char *err,
+                                size_t errlen)
+{
+    if (!ar || !status || (strcmp(status, "failed") != 0 && strcmp(status, "interrupted") != 0))
+        return avo_error(err, errlen, AVO_EINVAL, "run_end_running: bad argument");
+    sqlite3_stmt *st = NULL;
+    int rc =
+        stmt(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = 'running'",
+             &st, err, errlen, "end run");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, status);
+    sqlite3_bind_double(st, 2, avo_now());
+    sqlite3_bind_int64(st, 3, run_id);
+    rc = step_done(ar, st, err, errlen, "end run");
+    return rc < 0 ? rc : sqlite3_changes(ar->db) > 0;
+}
+
 /*
  * Reopen a finished or interrupted run for resumption: status back to
  * "running", ended_at cleared.

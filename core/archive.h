@@ -94,6 +94,13 @@ int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *re
 int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, char *err,
                         size_t errlen);
 
+/* As avo_archive_run_end, only while the run is still "running" (the
+ * watchdog's record, which must not overwrite an end already recorded).
+ * Returns 1 when recorded, 0 when the run had already ended, or a negative
+ * AVO_E* code. */
+int avo_archive_run_end_running(avo_archive *ar, int64_t run_id, const char *status, char *err,
+                                size_t errlen);
+
 /*
  * Claim run_id for this process for as long as the handle is open: one
  * process drives a run.  AVO_EBUSY, err naming the owner (pid, host, since),

@@ -38,6 +38,7 @@
 #include "merge.h"
 #include "pcg.h"
 #include "pool.h"
+#include "watchdog.h"
 
 #define ARCHIVE_MT "avo.Archive"
 #define POOL_MT "avo.Pool"
@@ -921,12 +922,17 @@ static int core_exe(lua_State *L)
 
 static void on_interrupt(int sig)
 {
-    if (!interrupted)
+    if (!interrupted) {
         interrupted = sig;
-    /* A second signal stops at once. */
-    signal(SIGINT, SIG_DFL);
-    signal(SIGTERM, SIG_DFL);
-    signal(SIGHUP, SIG_DFL);
+        avo_watchdog_signal(sig, 0);
+        return;
+    }
+    /* A second signal stops at once: the watchdog thread records the run
+     * and ends the process; without it, the signal's default action. */
+    if (avo_watchdog_signal(sig, 1))
+        return;
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 /* core.catch_interrupts(): the first SIGINT, SIGTERM or SIGHUP only sets a
@@ -1005,27 +1011,56 @@ static void watch_hook(lua_State *L, lua_Debug *ar)
     }
 }
 
-/* core.watch(deadline_or_nil, grace_s): arm the watchdog on the calling
- * (main) thread, so every task created from now on inherits it. */
+/* core.watch(deadline_or_nil, grace_s [, db, run_id]): arm the watchdog
+ * on the calling (main) thread, so every task created from now on inherits
+ * it; with the run's archive and id, also the watchdog thread (watchdog.h),
+ * which ends the process when a task stays inside one C call past the
+ * grace, or on a second signal.  Returns true, or false and why the thread
+ * could not be armed (the count hook still runs). */
 static int core_watch(lua_State *L)
 {
     watch.deadline = luaL_optnumber(L, 1, 0);
     watch.grace = luaL_checknumber(L, 2);
+    const char *db = luaL_optstring(L, 3, NULL);
+    lua_Integer run_id = luaL_optinteger(L, 4, 0);
     watch.interrupted_at = 0;
     watch.fired = 0;
     watch.why[0] = '\0';
     lua_sethook(L, watch_hook, LUA_MASKCOUNT, WATCH_COUNT);
-    return 0;
+    if (!db)
+        return 0;
+    char err[AVO_ERRLEN];
+    if (avo_watchdog_arm(db, run_id, watch.deadline, watch.grace, err, sizeof err) < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
 }
 
 /* core.unwatch() -> why the watchdog stopped the script, or nil */
 static int core_unwatch(lua_State *L)
 {
     lua_sethook(L, NULL, 0, 0);
+    avo_watchdog_disarm();
     if (!watch.fired)
         return 0;
     lua_pushstring(L, watch.why);
     return 1;
+}
+
+/* core.task_enter() / core.task_leave(): the scheduler resumes a task /
+ * the task gave control back (the watchdog thread times single calls). */
+static int core_task_enter(lua_State *L)
+{
+    (void)L;
+    avo_watchdog_task_enter();
+    return 0;
+}
+
+static int core_task_leave(lua_State *L)
+{
+    (void)L;
+    avo_watchdog_task_leave();
+    return 0;
 }
 
 /* core.json_encode(value) -> compact JSON text with sorted keys */
@@ -1073,6 +1108,8 @@ static const luaL_Reg core_functions[] = {
     {"interrupted", core_interrupted},
     {"watch", core_watch},
     {"unwatch", core_unwatch},
+    {"task_enter", core_task_enter},
+    {"task_leave", core_task_leave},
     {"json_encode", core_json_encode},
     {"json_decode", core_json_decode},
     {NULL, NULL},

@@ -14,6 +14,14 @@ local KINDS = { scalar = true, ["in"] = true, out = true, inout = true }
 local TYPES = { f32 = true, f64 = true, i32 = true, i64 = true }
 local CUDA_TYPES = { f32 = true, f64 = true, i32 = true, i64 = true, f16 = true, bf16 = true }
 local BACKENDS = { cpu = true, cuda = true, test = true }
+local ELEMENT_BYTES = { f32 = 4, f64 = 8, i32 = 4, i64 = 8, f16 = 2, bf16 = 2 }
+local INT32_MIN, INT32_MAX = -2147483648, 2147483647
+
+-- Memory a CPU candidate may use (its limits.memory_mb): a config whose
+-- buffers alone need more cannot run, so it is refused at load.
+local CPU_MEMORY_MB = 4096
+-- The longest buffer a CUDA job may declare (core/cuda.c cuda_rules).
+local CUDA_MAX_LENGTH = 1 << 40
 
 -- GPU samples are short and steadier than CPU ones: aim for 1% spread.
 local CUDA_TIMING_DEFAULTS = {
@@ -39,8 +47,30 @@ local function check_type(ev, field, value, want, optional)
     field_error(ev, field, "is missing")
   end
   if type(value) ~= want then
-    field_error(ev, field, ("must be a %s, got %s"):format(want, type(value)))
+    local shown = (type(value) == "string" or type(value) == "boolean") and
+      (" %q"):format(tostring(value)) or type(value) == "number" and " " .. tostring(value) or ""
+    field_error(ev, field, ("must be a %s, got %s%s"):format(want, type(value), shown))
   end
+end
+
+local function finite(v) return v == v and v ~= math.huge and v ~= -math.huge end
+
+-- An optional number field that must be finite and at least `min` (above
+-- it with `above`): NaN or inf would reach the job as JSON null and be
+-- replaced by a default without a word.
+local function check_number(ev, field, value, min, above, optional)
+  check_type(ev, field, value, "number", optional)
+  if value == nil then return end
+  if not finite(value) or value < min or (above and value == min) then
+    field_error(ev, field, ("must be a finite number %s %s, got %s"):format(above and ">" or ">=",
+      tostring(min), tostring(value)))
+  end
+end
+
+-- atol and rtol of a tolerance table (the evaluator's, or one dtype's).
+local function check_tolerance(ev, field, t, optional)
+  check_number(ev, field .. ".atol", t.atol, 0, false, optional)
+  check_number(ev, field .. ".rtol", t.rtol, 0, false, optional)
 end
 
 local function read_file(path)
@@ -105,30 +135,61 @@ local function resolve_configs(ev, list, label)
       return v
     end
     local r = { name = c.name, scalars = {}, lengths = {}, flops = 0, bytes = 0 }
+    local total_bytes = 0
     for j, a in ipairs(ev.args) do
       local f = ("args[%d]"):format(j)
       if a.kind == "scalar" then
         local v = a.value and call(f .. ".value", a.value) or c[a.name]
+        if v ~= nil and type(v) ~= "number" then
+          field_error(ev, f, ("is %s %q for %s (%s): a scalar must be a number"):format(type(v),
+            tostring(v), where, tostring(c.name)))
+        end
         if type(v) ~= "number" then
           field_error(ev, f, ("has no value for %s (set %s.%s or give args[%d].value)"):format(
             where, where, a.name, j))
         end
+        if not finite(v) then
+          field_error(ev, f, ("is %s for %s (%s): a scalar must be a finite number"):format(
+            tostring(v), where, tostring(c.name)))
+        end
         if a.type:sub(1, 1) == "i" then
-          v = math.tointeger(v) or field_error(ev, f, ("must be an integer for %s"):format(where))
+          v = math.tointeger(v) or field_error(ev, f, ("must be an integer for %s, got %s"):format(
+            where, tostring(v)))
+        end
+        if a.type == "i32" and (v < INT32_MIN or v > INT32_MAX) then
+          field_error(ev, f, ("is %d for %s (%s), out of range for i32 (%d to %d)"):format(v, where,
+            tostring(c.name), INT32_MIN, INT32_MAX))
         end
         r.scalars[a.name] = v
       else
-        local n = math.tointeger(call(f .. ".length", a.length))
+        local raw = call(f .. ".length", a.length)
+        local n = math.tointeger(raw)
         if not n or n < 1 then
-          field_error(ev, f .. ".length", ("must return a positive integer for %s"):format(where))
+          field_error(ev, f .. ".length", ("must return a positive integer for %s, got %s"):format(
+            where, tostring(raw)))
+        end
+        if ev.backend == "cuda" and n > CUDA_MAX_LENGTH then
+          field_error(ev, f .. ".length", ("is %d elements for %s (%s), over the 2^40 a CUDA " ..
+            "buffer may hold"):format(n, where, tostring(c.name)))
         end
         r.lengths[a.name] = n
+        -- (in floating point: a product of lengths must not wrap around)
+        total_bytes = total_bytes + n * 1.0 * ELEMENT_BYTES[a.type]
       end
+    end
+    if ev.backend == "cpu" and total_bytes > CPU_MEMORY_MB * 1048576.0 then
+      field_error(ev, "args", ("needs %.4g GiB of buffers for %s (%s), over the %d MiB a CPU " ..
+        "candidate may use"):format(total_bytes / 1073741824, where, tostring(c.name),
+        CPU_MEMORY_MB))
     end
     if ev.flops then r.flops = call("flops", ev.flops) end
     if ev.bytes then r.bytes = call("bytes", ev.bytes) end
-    if type(r.flops) ~= "number" or type(r.bytes) ~= "number" then
-      field_error(ev, "flops", ("must return numbers for %s"):format(where))
+    for _, field in ipairs({ "flops", "bytes" }) do
+      local v = r[field]
+      if type(v) ~= "number" or not finite(v) or v < 0 then
+        field_error(ev, field, ("must return a finite number >= 0 for %s, got %s"):format(where,
+          tostring(v)))
+      end
     end
     resolved[i] = r
   end
@@ -197,8 +258,7 @@ validate_cuda = function(ev)
         field_error(ev, f, "is not an element type (f32, f64, f16, bf16) nor atol/rtol")
       end
       check_type(ev, f, t, "table")
-      check_type(ev, f .. ".atol", t.atol, "number", true)
-      check_type(ev, f .. ".rtol", t.rtol, "number", true)
+      check_tolerance(ev, f, t, true)
     end
   end
 end
@@ -383,15 +443,17 @@ local function validate(ev)
   ev.reference_source = resolve_file(ev, "reference.source", ev.reference.source)
   validate_args(ev)
   check_type(ev, "tolerance", ev.tolerance, "table")
-  check_type(ev, "tolerance.atol", ev.tolerance.atol, "number")
-  check_type(ev, "tolerance.rtol", ev.tolerance.rtol, "number")
+  check_tolerance(ev, "tolerance", ev.tolerance)
   check_type(ev, "flops", ev.flops, "function", true)
   check_type(ev, "bytes", ev.bytes, "function", true)
   if not ev.flops and not ev.bytes then field_error(ev, "flops", "or 'bytes' is required") end
   check_type(ev, "cflags", ev.cflags, "table", true)
   check_type(ev, "timing", ev.timing, "table", true)
-  check_type(ev, "timeout", ev.timeout, "number", true)
-  check_type(ev, "compile_timeout", ev.compile_timeout, "number", true)
+  for k, v in pairs(ev.timing or {}) do
+    if k ~= "enabled" then check_number(ev, "timing." .. tostring(k), v, 0) end
+  end
+  check_number(ev, "timeout", ev.timeout, 0, true, true)
+  check_number(ev, "compile_timeout", ev.compile_timeout, 0, true, true)
   check_type(ev, "unit", ev.unit, "string", true)
   if ev.backend == "cuda" then validate_cuda(ev) end
   validate_baselines(ev)
@@ -614,7 +676,7 @@ function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
     threads = self.threads or 1,
     seed = seed, trials = 2, timing = timing,
     limits = { timeout_s = timeout, compile_timeout_s = self.compile_timeout or 120,
-               memory_mb = 4096, cpu_s = timeout * 2 },
+               memory_mb = CPU_MEMORY_MB, cpu_s = timeout * 2 },
     cache_dir = cache_dir, fingerprint = self.fingerprint,
   }
 end

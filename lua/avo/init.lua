@@ -1095,12 +1095,22 @@ function avo.options(args, spec, who)
   return out
 end
 
--- End the run early with exit status `status` after printing `message`
--- (for example a script that lacks configuration: avo.exit(2, "set X")).
--- The run is recorded as stopped.
+-- End the run early with exit status `status` (an integer from 0 to 255,
+-- what a process can exit with) after printing `message` (for example a
+-- script that lacks configuration: avo.exit(2, "set X")).  The run is
+-- recorded as stopped.  Any other status is refused (an error in the
+-- script: exit 1, run failed) rather than truncated by the kernel to its
+-- low 8 bits (256 would exit 0).
 function avo.exit(status, message)
-  if math.type(status) ~= "integer" then error("avo.exit: status must be an integer", 2) end
-  error({ avo_exit = status, message = message }, 0)
+  local code = math.tointeger(status)
+  if not code or code < 0 or code > 255 then
+    error(("avo.exit: status must be an integer from 0 to 255, got %s"):format(
+      type(status) == "number" and tostring(status) or type(status)), 2)
+  end
+  if message ~= nil and type(message) ~= "string" then
+    error(("avo.exit: message must be a string, got %s"):format(type(message)), 2)
+  end
+  error({ avo_exit = code, message = message }, 0)
 end
 
 return avo

@@ -169,23 +169,43 @@ function M.resume(opts)
   return code
 end
 
--- What must agree for two lineages to be the same, per candidate.
-local function lineage_line(c)
+-- What must agree for two lineages to be the same, per candidate.  Ids
+-- are counted from the run's first candidate (#1 is its first), so a run
+-- that is not the archive's first compares with its replay, which starts
+-- a fresh archive; a parent outside the run keeps its archive id.
+local function lineage_line(c, number)
   local parents = {}
-  for i, p in ipairs(c.parents or {}) do parents[i] = p.id .. ":" .. p.role end
-  return ("#%d gen %d %s source %s knobs %s parents [%s] status %s"):format(c.id, c.generation,
-    c.operator, c.source_hash, core.json_encode(c.knobs or {}), table.concat(parents, ","),
-    c.status)
+  for i, p in ipairs(c.parents or {}) do
+    parents[i] = (number[p.id] or ("archive #" .. p.id)) .. ":" .. p.role
+  end
+  return ("#%d gen %d %s source %s knobs %s parents [%s] status %s"):format(number[c.id],
+    c.generation, c.operator, c.source_hash, core.json_encode(c.knobs or {}),
+    table.concat(parents, ","), c.status)
+end
+
+-- candidate id -> its number in the run (1 for the first), for lineage_line.
+local function numbering(candidates)
+  local number = {}
+  for i, c in ipairs(candidates) do number[c.id] = i end
+  return number
 end
 
 -- First difference between two runs' candidate lists, or nil.
 local function first_difference(old, new)
+  local old_number, new_number = numbering(old), numbering(new)
   for i = 1, math.max(#old, #new) do
     local a, b = old[i], new[i]
-    if not a then return ("the replay made more candidates (first extra: %s)"):format(lineage_line(b)) end
-    if not b then return ("the replay stopped early (first missing: %s)"):format(lineage_line(a)) end
-    local la, lb = lineage_line(a), lineage_line(b)
-    if la ~= lb then return ("candidate %d differs:\n  recorded %s\n  replayed %s"):format(i, la, lb) end
+    if not a then
+      return ("the replay made more candidates (first extra: %s)"):format(lineage_line(b, new_number))
+    end
+    if not b then
+      return ("the replay stopped early (first missing: %s)"):format(lineage_line(a, old_number))
+    end
+    local la, lb = lineage_line(a, old_number), lineage_line(b, new_number)
+    if la ~= lb then
+      return ("candidate %d of the run differs (#%d recorded, #%d replayed):\n  recorded %s\n" ..
+        "  replayed %s"):format(i, a.id, b.id, la, lb)
+    end
   end
   return nil
 end
@@ -281,6 +301,18 @@ function M.replay(opts)
     recorded = recorded, llm_replay = opts.db, llm_replay_run = info.id,
     max_usd = config.max_usd, max_tokens = config.max_tokens, script = info.script_path,
   }
+  -- A signal stopped the replay part-way: `interrupted`, 128 + N, as a run
+  -- (the same `avo replay --out` continues it), never compared as finished.
+  local sig = core.interrupted()
+  if sig then
+    archive:run_end(run_id, "interrupted")
+    S.eprintf("avo: replay interrupted by signal %d; the same `avo replay --db %s --out %s%s` " ..
+      "continues it\n", sig, opts.db, opts.out, opts.run and (" --run " .. opts.run) or "")
+    pool:close()
+    archive:close()
+    old_archive:close()
+    return 128 + sig
+  end
   archive:run_end(run_id, ok and "done" or "failed")
   local diff
   if not ok then

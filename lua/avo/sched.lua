@@ -173,7 +173,9 @@ end
 -- Resume a task with the given values and file what it yielded.
 local function step(task, args)
   local co = task.co
+  core.task_enter()
   local r = table.pack(coroutine.resume(co, table.unpack(args, 1, args.n)))
+  core.task_leave()
   if not r[1] then
     local msg = r[2]
     if msg == nil or msg == false then msg = no_message_error(co, msg) end
@@ -249,7 +251,10 @@ function M.run(fn, ...)
   local orphan = next(failed_tasks)
   if orphan then
     failed_tasks = {}
-    error("a task spawned with avo.spawn failed and was never joined: " .. tostring(orphan.err), 0)
+    -- (tostring runs the error's own __tostring, which may fail too)
+    local shown, text = pcall(tostring, orphan.err)
+    if not shown or type(text) ~= "string" then text = "(an error value that cannot be shown)" end
+    error("a task spawned with avo.spawn failed and was never joined: " .. text, 0)
   end
   return table.unpack(main.values, 1, main.values.n)
 end

@@ -160,7 +160,7 @@ end
 -- run.  Returns ok, error (string or divergence table), run state.
 function S.execute(ctx)
   local archive, pool = ctx.archive, ctx.pool
-  local run = avo._begin{
+  local began, run = pcall(avo._begin, {
     archive = archive, pool = pool, run_id = ctx.run_id, seed = ctx.seed, db = ctx.db,
     max_evaluations = ctx.max_evals, max_seconds = ctx.max_time,
     started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = S.cache_dir(),
@@ -168,7 +168,14 @@ function S.execute(ctx)
     max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
     llm_replay_run = ctx.llm_replay_run,
     llm_resume = ctx.llm_resume,
-  }
+  })
+  if not began then
+    -- The run's setup refused (an --llm-replay archive that does not open):
+    -- a failed run with nothing evaluated.
+    avo._end()
+    return false, S.script_error(run), { finished = 0, failed = 0, infra_faults = 0,
+      infra_unfinished = 0, started = core.monotonic() }
+  end
   local status = Status.new(run)
   run.on_log = function(msg) status:log(msg) end
   run.on_progress = function()
@@ -186,12 +193,33 @@ function S.execute(ctx)
   core.catch_interrupts()
   -- Script code that never yields back (a busy loop) is stopped STOP_GRACE
   -- seconds past --max-time or a signal to stop.
-  core.watch(ctx.max_time and run.started + ctx.max_time or nil, S.STOP_GRACE)
+  -- Past that, a task still inside one C call (which the count hook cannot
+  -- reach), or a second signal, ends the process after the watchdog thread
+  -- recorded the run.
+  local watched, werr = core.watch(ctx.max_time and run.started + ctx.max_time or nil,
+    S.STOP_GRACE, ctx.db, ctx.run_id)
+  if not watched then S.eprintf("avo: warning: %s (the watchdog thread does not run)\n", werr) end
 
   -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
   -- strategy-like table is run with them.
   local args = ctx.args or {}
   local run_line -- the line below that runs a returned strategy
+  -- os.exit would end the process with the run left `running`: during the
+  -- run it ends the run as avo.exit does (status `stopped`, that exit code).
+  local os_exit = os.exit
+  os.exit = function(code)
+    local status = code
+    if code == nil or code == true then status = 0 elseif code == false then status = 1 end
+    local n = math.tointeger(status)
+    if not n or n < 0 or n > 255 then
+      error(("os.exit: status must be true, false or an integer from 0 to 255, got %s"):format(
+        type(code) == "number" and tostring(code) or type(code)), 2)
+    end
+    local info = debug.getinfo(2, "Sl")
+    local where = info and info.currentline > 0 and
+      ("%s:%d: "):format(info.short_src, info.currentline) or ""
+    error({ avo_exit = n, message = ("avo: %sos.exit(%d) ended the run"):format(where, n) }, 0)
+  end
   local ok, result = pcall(sched.run, function()
     local ret = ctx.chunk(args)
     if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
@@ -209,8 +237,10 @@ function S.execute(ctx)
     end
     return ret
   end)
+  os.exit = os_exit
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
+  if not ok then result = S.script_error(result) end
   -- An error raised for the script from the engine's call of it names the
   -- script.  One the returned strategy blames on that call with the command
   -- line's KEY=VALUE (error(msg, 2) from its option check) is a usage error,
@@ -277,6 +307,31 @@ function S.summarise(run, final, db)
   end
 end
 
+-- tostring(value) that cannot raise: an error object whose __tostring
+-- fails (or returns no string) is described instead, so the engine still
+-- prints one line and records how the run ended.
+function S.error_string(value)
+  local ok, text = pcall(tostring, value)
+  if ok and type(text) == "string" then return text end
+  local why = type(text) == "string" and text:match("^[^\n]*") or ("a " .. type(text))
+  return ("the error value (a %s) cannot be shown: its __tostring failed: %s"):format(type(value),
+    why)
+end
+
+-- What a script raised, as the engine handles it: a string, or a table the
+-- engine made (avo.exit, a divergence, ...: no metatable).  Anything else
+-- (a table with a metatable, a userdata, nil, ...) becomes its text now,
+-- so that no metamethod of the script runs in the engine's own code.
+function S.script_error(err)
+  if type(err) == "string" or (type(err) == "table" and getmetatable(err) == nil) then
+    if type(err) == "table" and err.avo_exit ~= nil and err.message ~= nil then
+      err.message = S.error_string(err.message)
+    end
+    return err
+  end
+  return S.error_string(err)
+end
+
 -- --debug (or AVO_DEBUG=1): errors keep their Lua traceback.
 S.debug = os.getenv("AVO_DEBUG") ~= nil and os.getenv("AVO_DEBUG") ~= ""
 
@@ -292,7 +347,7 @@ function S.error_text(err)
     local text = err.avo_stopped or err.avo_environment or err.avo_refusal
     if text then return text end
   end
-  return tostring(err)
+  return S.error_string(err)
 end
 
 -- Seconds script code may go on past --max-time or a signal to stop
@@ -307,12 +362,12 @@ S.EXIT_ENVIRONMENT = 3 -- the environment is broken (infrastructure faults)
 -- status: 128 + the signal number when a signal stopped it (status
 -- `interrupted`), the script's avo.exit status (`stopped`), 0 (`done`) or
 -- 1 (`failed`; 3 when the environment broke).
-function S.finish(archive, run_id, ok, result, run, db, gone)
+local function finish(archive, run_id, ok, result, run, db, gone)
   local sig = core.interrupted()
   local final, code
   if not ok and type(result) == "table" and result.avo_exit then
     final, code = "stopped", result.avo_exit
-    if result.message then S.eprintf("%s\n", tostring(result.message)) end
+    if result.message then S.eprintf("%s\n", S.error_string(result.message)) end
   elseif sig then
     final, code = "interrupted", 128 + sig
     if not ok then S.eprintf("%s\n", S.prefixed(S.error_text(result))) end
@@ -346,9 +401,22 @@ function S.finish(archive, run_id, ok, result, run, db, gone)
   return code
 end
 
+-- Record how a run that executed ended (above).  An error in the engine's
+-- own code there still records the run `failed` and prints one line (the
+-- traceback with --debug): no way out leaves a run `running`.
+function S.finish(archive, run_id, ...)
+  local ok, code = xpcall(finish, debug.traceback, archive, run_id, ...)
+  if ok then return code end
+  archive:run_end(run_id, "failed")
+  local text = S.error_string(code)
+  S.eprintf("avo: internal error while ending run %d: %s\n", run_id,
+    S.debug and text or text:match("^[^\n]*"))
+  return S.EXIT_FAILURE
+end
+
 -- "avo: " before a message that does not start with it already.
 function S.prefixed(msg)
-  msg = tostring(msg)
+  msg = S.error_string(msg)
   if msg:sub(1, 5) == "avo: " then return msg end
   return "avo: " .. msg
 end

@@ -55,6 +55,34 @@ expect(function(e) e.flops = nil end, "'flops' or 'bytes' is required")
 expect(function(e) e.args[4].length = function() return 0 end end, "'args[4].length' must return a positive integer")
 expect(function(e) e.args[4].length = function() error("oops") end end, "oops")
 
+-- Values that would make every candidate fail, or reach the job as JSON
+-- null and be replaced by a default, are refused at load with the value.
+expect(function(e) e.tolerance.atol = -1 end, "'tolerance.atol' must be a finite number >= 0, got -1")
+expect(function(e) e.tolerance.rtol = 0 / 0 end, "'tolerance.rtol' must be a finite number >= 0, got ")
+expect(function(e) e.tolerance.atol = math.huge end, "'tolerance.atol' must be a finite number >= 0, got inf")
+expect(function(e) e.tolerance.atol = "1e-3" end, "'tolerance.atol' must be a number, got string \"1e-3\"")
+expect(function(e) e.configs[1].M = 3000000000 end,
+  "'args[1]' is 3000000000 for configs[1] (s), out of range for i32")
+expect(function(e) e.configs[1].N = 0 / 0 end, "'args[2]' is ")
+expect(function(e) e.configs[1].K = math.huge end, "'args[3]' is inf for configs[1] (s)")
+expect(function(e) e.configs[1].K = "128" end,
+  "'args[3]' is string \"128\" for configs[1] (s): a scalar must be a number")
+expect(function(e) e.configs[1].M, e.configs[1].N, e.configs[1].K = 40000, 40000, 4 end,
+  "'args' needs 5.962 GiB of buffers for configs[1] (s), over the 4096 MiB")
+expect(function(e) e.args[4].length = function() return 2.5 end end,
+  "'args[4].length' must return a positive integer for configs[1], got 2.5")
+expect(function(e) e.flops = function() return 0 / 0 end end, "'flops' must return a finite number >= 0")
+expect(function(e) e.timeout = -5 end, "'timeout' must be a finite number > 0, got -5")
+expect(function(e) e.compile_timeout = 0 / 0 end, "'compile_timeout' must be a finite number > 0")
+expect(function(e) e.timing = { max_seconds = math.huge } end, "'timing.max_seconds' must be a finite")
+expect(function(e) e.timing = { min_samples = "3" } end, "'timing.min_samples' must be a number")
+do -- each error names the evaluator (a file's path when loaded from one)
+  local ev = good()
+  ev.tolerance.atol = -1
+  local ok, err = pcall(avo.evaluator, ev)
+  assert(not ok and tostring(err):find(": evaluator field 'tolerance.atol'", 1, true), tostring(err))
+end
+
 -- Baselines: names checked against the registry (core/baseline.h) and the
 -- backend; kernel baselines checked field by field.
 expect(function(e) e.baselines = "cublas" end, "'baselines' must be an array")
@@ -128,6 +156,8 @@ cuda(function(e) e.args[4].type = "f8" end, "'args[4].type' must be f32, f64, i3
 cuda(function(e) e.headers = { ["../x.h"] = "int x;" } end, "relative header name without '..'")
 cuda(function(e) e.headers = { ["x.h"] = 42 } end, "must be the header's text or a file name")
 cuda(function(e) e.tolerance.bf17 = { atol = 1 } end, "'tolerance.bf17' is not an element type")
+cuda(function(e) e.tolerance.bf16 = { atol = 0 / 0 } end, "'tolerance.bf16.atol' must be a finite number >= 0")
+cuda(function(e) e.tolerance.f16 = { rtol = -1 } end, "'tolerance.f16.rtol' must be a finite number >= 0, got -1")
 cuda(function(e) e.nvrtc_options = { 7 } end, "'nvrtc_options[1]' must be a string")
 cuda(function(e) e.reference.grid = nil end, "'reference.grid'")
 -- bf16 is for CUDA only
