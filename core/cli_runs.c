@@ -163,6 +163,17 @@ static int list_runs(const char *db, int json)
                            json_is_integer(best), vs_text, sizeof vs_text);
         printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
     }
+    /* Candidates neither ok nor failed: say so, as the run's summary did. */
+    json_array_foreach(runs, i, r)
+    {
+        json_int_t pending = json_integer_value(json_object_get(r, "pending"));
+        const char *status = json_string_value(json_object_get(r, "status"));
+        if (pending > 0 && status && strcmp(status, "running") != 0)
+            printf("run %lld: %lld candidate(s) pending (not evaluated; `avo resume --db %s "
+                   "--run %lld` evaluates them)\n",
+                   (long long)json_integer_value(json_object_get(r, "id")), (long long)pending,
+                   db, (long long)json_integer_value(json_object_get(r, "id")));
+    }
     json_decref(runs);
     return 0;
 }
