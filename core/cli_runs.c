@@ -22,6 +22,8 @@ static const char usage_runs[] =
     "directions explored / versions committed, and the best against the strongest\n"
     "baseline measured in the run (\"0.41x cublas\"; a baseline that did not\n"
     "measure shows its status, e.g. \"cublas unavailable\"; - without baselines).\n"
+    "Candidates not evaluated yet (left pending by lost workers or infrastructure\n"
+    "faults) are named below the table; `avo resume` evaluates them.\n"
     "  --db FILE          archive (default avo.db)\n"
     "  --json             print the runs as JSON\n";
 
