@@ -1782,8 +1782,10 @@ int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err
  */
 static int run_add_candidates(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
 {
-    static const column count_columns[] = {
-        {"candidates", COL_VALUE}, {"ok", COL_VALUE}, {"failed", COL_VALUE}, {"pending", COL_VALUE}};
+    static const column count_columns[] = {{"candidates", COL_VALUE},
+                                           {"ok", COL_VALUE},
+                                           {"failed", COL_VALUE},
+                                           {"pending", COL_VALUE}};
     static const row_shape count_shape = {count_columns, COUNT_OF(count_columns)};
     static const column best_columns[] = {{"best_id", COL_VALUE}, {"best_score", COL_VALUE}};
     static const row_shape best_shape = {best_columns, COUNT_OF(best_columns)};

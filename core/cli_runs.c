@@ -173,8 +173,8 @@ static int list_runs(const char *db, int json)
         if (pending > 0 && status && strcmp(status, "running") != 0)
             printf("run %lld: %lld candidate(s) pending (not evaluated; `avo resume --db %s "
                    "--run %lld` evaluates them)\n",
-                   (long long)json_integer_value(json_object_get(r, "id")), (long long)pending,
-                   db, (long long)json_integer_value(json_object_get(r, "id")));
+                   (long long)json_integer_value(json_object_get(r, "id")), (long long)pending, db,
+                   (long long)json_integer_value(json_object_get(r, "id")));
     }
     json_decref(runs);
     return 0;

@@ -1250,7 +1250,8 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
                 continue;
             }
             lower_timeout(timeout_ms, w->last_heard +
-                                          (w->job ? BUSY_SILENCE_S : AVO_TRANSPORT_SILENCE_S) - now);
+                                          (w->job ? BUSY_SILENCE_S : AVO_TRANSPORT_SILENCE_S) -
+                                          now);
             if (w->got < w->sent)
                 lower_timeout(timeout_ms, w->last_sent + AVO_TRANSPORT_ACK_S - now);
             fds[n++] = (struct pollfd){.fd = w->from_fd, .events = POLLIN};
@@ -1263,8 +1264,10 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
             /* Past the deadline on a worker that is not answering: the
              * worker's failure, not a timeout of the candidate. */
             char why[160];
-            snprintf(why, sizeof why, "stopped answering (no heartbeat for %.0f s) at job %llu's "
-                     "deadline", now - w->last_heard, (unsigned long long)w->job->ticket);
+            snprintf(why, sizeof why,
+                     "stopped answering (no heartbeat for %.0f s) at job %llu's "
+                     "deadline",
+                     now - w->last_heard, (unsigned long long)w->job->ticket);
             n--;
             rc = remote_lost(pool, i--, why, 1);
             if (rc < 0)
