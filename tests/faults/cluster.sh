@@ -117,12 +117,17 @@ expect_in "$tmp/out" "run 1: $pending candidate(s) pending"
 # --- resume: its worker options checked as `avo run` checks them
 expect_exit 2 "$AVO" resume --db "$tmp/g.db" --jobs 0
 expect_in "$tmp/err" "--jobs 0 (no local workers) needs --listen"
-expect_exit 2 "$AVO" run examples/quickstart.lua --db "$tmp/x.db" --devices 0
+# (device 99 is visible nowhere: the same refusal with or without GPUs)
+expect_exit 2 "$AVO" run examples/quickstart.lua --db "$tmp/x.db" --devices 99
 cp "$tmp/err" "$tmp/run-devices.err"
-expect_exit 2 "$AVO" resume --db "$tmp/g.db" --devices 0
-cmp -s "$tmp/err" "$tmp/run-devices.err" || { cat "$tmp/err" "$tmp/run-devices.err"; fail "resume --devices 0 is not refused as run refuses it"; }
+expect_in "$tmp/err" "--devices 99:"
+expect_exit 2 "$AVO" resume --db "$tmp/g.db" --devices 99
+cmp -s "$tmp/err" "$tmp/run-devices.err" || { cat "$tmp/err" "$tmp/run-devices.err"; fail "resume --devices 99 is not refused as run refuses it"; }
+expect_exit 2 "$AVO" rebench --db "$tmp/h.db" --devices 99
+cmp -s "$tmp/err" "$tmp/run-devices.err" || { cat "$tmp/err" "$tmp/run-devices.err"; fail "rebench --devices 99 is not refused as run refuses it"; }
+# --devices 0 on this CPU run: refused either way (no GPU, or not a CUDA run)
 expect_exit 2 "$AVO" rebench --db "$tmp/h.db" --devices 0
-cmp -s "$tmp/err" "$tmp/run-devices.err" || { cat "$tmp/err" "$tmp/run-devices.err"; fail "rebench --devices 0 is not refused as run refuses it"; }
+grep -qE "no CUDA device is visible|applies to CUDA runs" "$tmp/err" || { cat "$tmp/err"; fail "rebench --devices 0 of a CPU run not refused"; }
 expect_exit 2 "$AVO" run examples/quickstart.lua --db "$tmp/x.db" --slurm '-n 3' --jobs 2
 expect_in "$tmp/err" "--slurm '-n 3' asks srun for 3 tasks and --jobs for 2"
 expect_exit 2 "$AVO" resume --db "$tmp/g.db" --slurm '--ntasks=3' --jobs 2
