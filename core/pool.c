@@ -28,7 +28,7 @@
  * long has stopped answering (a stopped or hung node): its job goes to
  * another worker; at the job's deadline, one silent for 3 heartbeats is
  * not charged a timeout either. */
-#define BUSY_SILENCE_S (5 * AVO_TRANSPORT_HEARTBEAT_S)
+#define BUSY_SILENCE_S (10 * AVO_TRANSPORT_HEARTBEAT_S)
 #define RESPONSIVE_S (3 * AVO_TRANSPORT_HEARTBEAT_S)
 
 typedef struct pool_job {

@@ -52,6 +52,9 @@ sed -e "s|tests/e2e/kernels/axpy_ref.c|$AVO_SOURCE_ROOT/tests/e2e/kernels/axpy_r
     -e "s|kernel = \"tests/e2e/kernels/axpy.c\"|kernel = \"$tmp/slow.c\"|" \
     tests/e2e/evaluators/axpy.lua >"$tmp/slow.lua"
 export EVALUATOR="$tmp/slow.lua"
+# Compiled once here, so no compiler process runs (and is taken for the
+# kernel's) in the runs below.
+expect_exit 0 "$AVO" eval "$tmp/slow.c" --evaluator "$tmp/slow.lua"
 
 # candidate_of ROOT: the pid of the kernel process under ROOT (a descendant
 # named as avo's binary at least 3 levels down: engine, worker, judge,
