@@ -158,6 +158,11 @@ function M.resume(opts)
   archive:event(info.id, "resume", { finished = finished, candidates = #candidates })
   S.eprintf("avo: resuming run %d of %s in %s (%d finished evaluations kept)\n", info.id,
     info.script_path, db, finished)
+  if (config.slurm or config.listen) and not (opts.slurm or opts.listen) then
+    S.eprintf("avo: run %d had remote workers (%s); this resume uses local ones only (give " ..
+      "--slurm or --listen to use remote workers again)\n", info.id, config.slurm and
+      ("--slurm '" .. tostring(config.slurm) .. "'") or ("--listen " .. tostring(config.listen)))
+  end
   local scale, serr = scaleout.start(pool, { listen = opts.listen, slurm = opts.slurm,
     jobs = workers.jobs, db = db }, info.id, function(line) S.eprintf("%s\n", line) end)
   if serr then

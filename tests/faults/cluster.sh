@@ -134,6 +134,13 @@ expect_exit 2 "$AVO" resume --db "$tmp/g.db" --slurm '--ntasks=3' --jobs 2
 expect_in "$tmp/err" "asks srun for 3 tasks and --jobs for 2"
 [ "$(q "$tmp/g.db" "SELECT status FROM runs")" = failed ] || fail "a refused resume changed the run"
 
+# --- resumed without remote workers (a copy): it says the run had them,
+# and local workers finish it
+q "$tmp/g.db" ".backup $tmp/local.db"
+expect_exit 0 "$AVO" resume --db "$tmp/local.db" --jobs 2
+expect_in "$tmp/err" "run 1 had remote workers (--listen 127.0.0.1:0); this resume uses local ones only"
+[ "$(q "$tmp/local.db" "SELECT status FROM runs")" = done ] || fail "the local resume should be done"
+
 # --- resume on a new remote worker finishes the run
 start_engine "$tmp/g.db" resume --db "$tmp/g.db" --jobs 0 --listen 127.0.0.1:0
 start_worker r
@@ -141,6 +148,7 @@ set +e
 wait "$engine"; rc=$?
 set -e
 [ $rc = 0 ] || { cat "$tmp/g.db.err"; fail "resume with --listen exited $rc"; }
+! grep -q "this resume uses local ones only" "$tmp/g.db.err" || fail "resume --listen said it used local workers"
 [ "$(q "$tmp/g.db" "SELECT status FROM runs")" = done ] || fail "the resumed run should be done"
 [ "$(q "$tmp/g.db" "SELECT count(*) FROM candidates WHERE status = 'pending'")" = 0 ] ||
     fail "resume left candidates pending"
