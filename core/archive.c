@@ -1970,20 +1970,23 @@ int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err
 
 /*
  * Add the candidate summary of run `id` to its object: candidates, ok,
- * failed (finished but not ok), and best_id and best_score as
+ * failed (finished but not ok), pending (not evaluated yet), and best_id and best_score as
  * avo_archive_best() chooses (null when the run has no ok candidate).
  */
 static int run_add_candidates(avo_archive *ar, json_t *run, int64_t id, char *err, size_t errlen)
 {
-    static const column count_columns[] = {
-        {"candidates", COL_VALUE}, {"ok", COL_VALUE}, {"failed", COL_VALUE}};
+    static const column count_columns[] = {{"candidates", COL_VALUE},
+                                           {"ok", COL_VALUE},
+                                           {"failed", COL_VALUE},
+                                           {"pending", COL_VALUE}};
     static const row_shape count_shape = {count_columns, COUNT_OF(count_columns)};
     static const column best_columns[] = {{"best_id", COL_VALUE}, {"best_score", COL_VALUE}};
     static const row_shape best_shape = {best_columns, COUNT_OF(best_columns)};
     json_t *counts = NULL, *best = NULL;
     int rc = row_by_id(ar,
                        "SELECT count(*), count(*) FILTER (WHERE status = 'ok'),"
-                       " count(*) FILTER (WHERE status NOT IN ('ok', 'pending'))"
+                       " count(*) FILTER (WHERE status NOT IN ('ok', 'pending')),"
+                       " count(*) FILTER (WHERE status = 'pending')"
                        " FROM candidates WHERE run_id = ?",
                        id, &count_shape, &counts, err, errlen, "count candidates");
     if (rc == 0)

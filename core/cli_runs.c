@@ -22,6 +22,8 @@ static const char usage_runs[] =
     "directions explored / versions committed, and the best against the strongest\n"
     "baseline measured in the run (\"0.41x cublas\"; a baseline that did not\n"
     "measure shows its status, e.g. \"cublas unavailable\"; - without baselines).\n"
+    "Candidates not evaluated yet (left pending by lost workers or infrastructure\n"
+    "faults) are named below the table; `avo resume` evaluates them.\n"
     "  --db FILE          archive (default avo.db)\n"
     "  --json             print the runs as JSON\n";
 
@@ -162,6 +164,17 @@ static int list_runs(const char *db, int json)
                            json_number_value(json_object_get(r, "best_score")),
                            json_is_integer(best), vs_text, sizeof vs_text);
         printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
+    }
+    /* Candidates neither ok nor failed: say so, as the run's summary did. */
+    json_array_foreach(runs, i, r)
+    {
+        json_int_t pending = json_integer_value(json_object_get(r, "pending"));
+        const char *status = json_string_value(json_object_get(r, "status"));
+        if (pending > 0 && status && strcmp(status, "running") != 0)
+            printf("run %lld: %lld candidate(s) pending (not evaluated; `avo resume --db %s "
+                   "--run %lld` evaluates them)\n",
+                   (long long)json_integer_value(json_object_get(r, "id")), (long long)pending, db,
+                   (long long)json_integer_value(json_object_get(r, "id")));
     }
     json_decref(runs);
     return 0;

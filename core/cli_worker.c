@@ -37,6 +37,26 @@
 
 #define EXIT_REFUSED 3
 
+/* This node's compile cache, which every job's "cache_dir" is replaced
+ * with: the path the engine sends is a directory of the engine's machine. */
+static char own_cache[4096];
+
+/* own_cache from this worker's environment, as the engine finds its own:
+ * $AVO_CACHE/cpu, else $XDG_CACHE_HOME/avo/cpu, else ~/.cache/avo/cpu. */
+static void find_own_cache(void)
+{
+    const char *avo_cache = getenv("AVO_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (avo_cache && *avo_cache)
+        snprintf(own_cache, sizeof own_cache, "%s/cpu", avo_cache);
+    else if (xdg && *xdg)
+        snprintf(own_cache, sizeof own_cache, "%s/avo/cpu", xdg);
+    else if (home && *home)
+        snprintf(own_cache, sizeof own_cache, "%s/.cache/avo/cpu", home);
+    else
+        snprintf(own_cache, sizeof own_cache, "/tmp/avo-cache-%ld/cpu", (long)getuid());
+}
+
 static const char usage_worker[] =
     "usage: avo worker [--connect HOST:PORT [--run ID] [--fingerprint FP] [--retry S]]\n"
     "\n"
@@ -96,6 +116,22 @@ static void child_kill(pid_t pid)
         ;
 }
 
+/* Whether process pid is stopped (SIGSTOP, a tracer): /proc/PID/stat's
+ * state T or t.  0 when it cannot be told (no /proc). */
+static int child_stopped(pid_t pid)
+{
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *end = strrchr(buf, ')'); /* the name may hold anything */
+    return end && end[1] == ' ' && (end[2] == 'T' || end[2] == 't');
+}
+
 /* The relay's own clean end: the last message of our stream (TAG_FINAL),
  * which tells the engine we left on purpose and why. */
 static void leave(avo_transport_channel *ch, int fd, const char *reason)
@@ -124,7 +160,12 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
     fcntl(from_child, F_SETFL, fcntl(from_child, F_GETFL) | O_NONBLOCK);
     for (;;) {
         double now = avo_monotonic();
-        if (!bye && now >= next_beat) { /* after bye the engine may be gone */
+        /* After bye the engine may be gone.  No heartbeat while the process
+         * that serves jobs is stopped: the engine must see that this worker
+         * stopped answering, and give its job to another. */
+        if (!bye && now >= next_beat && child_stopped(pid)) {
+            next_beat = now + AVO_TRANSPORT_HEARTBEAT_S;
+        } else if (!bye && now >= next_beat) {
             json_t *beat = json_pack("{s:s, s:I}", "type", "alive", "got", (json_int_t)opened);
             int rc = beat ? avo_transport_channel_send(ch, fd, beat, 0, 30.0, err, sizeof err)
                           : AVO_ENOMEM;
@@ -165,6 +206,9 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
                     goto lost;
                 }
                 bye |= final;
+                const char *mtype = json_string_value(json_object_get(msg, "type"));
+                if (own_cache[0] && json_is_object(msg) && (!mtype || !strcmp(mtype, "job")))
+                    json_object_set_new(msg, "cache_dir", json_string(own_cache));
                 /* The child reads one job at a time while idle: a blocking write. */
                 rc = avo_proto_send(to_child, msg, err, sizeof err);
                 json_decref(msg);
@@ -291,6 +335,7 @@ static int remote_main(const char *address, const char *run, const char *fingerp
         fprintf(stderr, "avo worker: %s\n", err);
         return 2;
     }
+    find_own_cache(); /* before the environment is scrubbed */
     /* Read; now gone from the environment, and from every judge's memory. */
     avo_sandbox_scrub_environment();
     avo_sandbox_register_secret(&secret, sizeof secret);

@@ -1113,7 +1113,32 @@ typedef struct cpu_device {
     int have_cpu_clock, use_cpu_clock; /* it exists; samples are read from it */
     int stopped;                       /* SIGSTOPped after its last command, until the next one */
     double stopped_cpu;                /* its CPU time when it stopped */
+    int judge_killed;                  /* the judge sent it SIGKILL */
 } cpu_device;
+
+/* Set in the judge when its candidate was killed from outside: the verdict
+ * says so ("outside"), and the worker runs the job once more. */
+static int killed_outside;
+
+/*
+ * Whether a candidate that ended with wait status `status` was killed from
+ * outside: by SIGKILL or SIGTERM that the judge did not send.  Only facts
+ * the kernel cannot fake count: its seccomp filter refuses it SIGKILL and
+ * SIGTERM to itself, signalling timers, mq_notify, SIGIO ownership, a
+ * parent-death signal and CPU-time limits of its own (core/sandbox.c), so
+ * such a death came from another process (a user's kill, the OOM killer).
+ * Without seccomp nothing proves it: never.
+ */
+static int death_from_outside(int status, int judge_killed)
+{
+#if AVO_HAVE_SECCOMP
+    return WIFSIGNALED(status) && !judge_killed &&
+           (WTERMSIG(status) == SIGKILL || WTERMSIG(status) == SIGTERM);
+#else
+    (void)status, (void)judge_killed;
+    return 0;
+#endif
+}
 
 /* Name how the candidate ended (wait status and usage of its reap). */
 static int candidate_ended(cpu_device *d, int status, const struct rusage *usage, char *why,
@@ -1132,6 +1157,14 @@ static int candidate_ended(cpu_device *d, int status, const struct rusage *usage
         }
         char name[128];
         avo_supervise_signal_name(sig, name, sizeof name);
+        if (death_from_outside(status, d->judge_killed)) {
+            killed_outside = 1;
+            snprintf(why, len,
+                     "killed by %s from outside (not by its judge; a kernel cannot send it "
+                     "itself)",
+                     name);
+            return -1;
+        }
         snprintf(why, len, "crashed with %s", name);
     } else {
         snprintf(why, len, "kernel process exited with status %d",
@@ -1140,14 +1173,29 @@ static int candidate_ended(cpu_device *d, int status, const struct rusage *usage
     return -1;
 }
 
-/* The candidate died or hung up: kill and reap it, name how. */
+/* The candidate died or hung up: kill and reap it, name how.  A process
+ * that is dying closes its pipes before it can be reaped: it gets 200 ms
+ * to end by itself, so how it died is not hidden by the judge's SIGKILL. */
 static int candidate_gone(cpu_device *d, char *why, size_t len)
 {
     int status = 0;
-    kill(d->cand, SIGKILL);
     struct rusage usage = {0};
-    while (wait4(d->cand, &status, 0, &usage) < 0 && errno == EINTR)
-        ;
+    pid_t r = 0;
+    for (int i = 0; i < 200 && r == 0; i++) {
+        r = wait4(d->cand, &status, WNOHANG, &usage);
+        if (r < 0 && errno == EINTR)
+            r = 0;
+        if (r == 0) {
+            struct timespec ms = {0, 1000000L};
+            nanosleep(&ms, NULL);
+        }
+    }
+    if (r != d->cand) {
+        d->judge_killed = 1;
+        kill(d->cand, SIGKILL);
+        while (wait4(d->cand, &status, 0, &usage) < 0 && errno == EINTR)
+            ;
+    }
     return candidate_ended(d, status, &usage, why, len);
 }
 
@@ -1369,7 +1417,8 @@ static void report(json_t *msg)
 static _Noreturn void judge_done(const char *status, const char *reason)
 {
     json_t *text = reason ? avo_result_text(reason, strlen(reason)) : json_null();
-    report(json_pack("{s:{s:s, s:o*}}", "done", "status", status, "reason", text));
+    report(json_pack("{s:{s:s, s:o*, s:b}}", "done", "status", status, "reason", text, "outside",
+                     killed_outside && !strcmp(status, "crashed")));
     _exit(0);
 }
 
@@ -1480,7 +1529,9 @@ static _Noreturn void judge_main(const cpu_job *job, int so_fd, const char *ref_
         if (WIFSIGNALED(status)) {
             char name[128];
             avo_supervise_signal_name(WTERMSIG(status), name, sizeof name);
-            snprintf(why, sizeof why, "crashed with %s while loading", name);
+            killed_outside = death_from_outside(status, 0);
+            snprintf(why, sizeof why, "%s %s while loading",
+                     killed_outside ? "killed from outside by" : "crashed with", name);
         } else {
             snprintf(why, sizeof why, "kernel process exited with status %d while loading",
                      WIFEXITED(status) ? WEXITSTATUS(status) : -1);
@@ -1663,6 +1714,8 @@ static void run_judge(const cpu_job *job, int cand_fd, const char *ref_so, json_
         const char *st = json_string_value(json_object_get(rep.done, "status"));
         json_object_set_new(result, "status", json_string(st ? st : "error"));
         json_object_set(result, "reason", json_object_get(rep.done, "reason"));
+        if (json_is_true(json_object_get(rep.done, "outside")))
+            json_object_set_new(result, "killed_outside", json_true());
     } else if (r.timed_out) {
         avo_result_fail(result, "timeout", "timed out after %gs %s", spec->timeout_s, where);
     } else if (WIFSIGNALED(r.status)) {
@@ -1687,6 +1740,47 @@ static void run_judge(const cpu_job *job, int cand_fd, const char *ref_so, json_
     if (log && log->len && final && strcmp(final, "ok") != 0)
         avo_result_set_log(result, log->data, log->len, AVO_TAIL_MAX);
     free(log);
+}
+
+/*
+ * The candidate process was killed from outside (death_from_outside): not
+ * its doing, so the job runs once more, in a fresh judge and kernel process
+ * and an emptied scratch directory, and that verdict stands; a second such
+ * death is charged ("crashed").  `result` keeps the first death's reason in
+ * "retried".
+ */
+static void judge_again(cpu_job *job, int cand_fd, const char *ref_so, char *scratch,
+                        size_t scratch_len, json_t *result)
+{
+    const char *first = json_string_value(json_object_get(result, "reason"));
+    json_t *retried = json_pack("{s:s}", "reason", first ? first : "killed from outside");
+    json_object_del(result, "killed_outside");
+    json_array_clear(json_object_get(result, "configs"));
+    json_object_del(result, "checks");
+    json_object_del(result, "log");
+    if (scratch[0]) {
+        remove_tree(scratch);
+        const char *tmp = getenv("TMPDIR");
+        int e = make_compile_dir(tmp && *tmp ? tmp : "/tmp", "avo-kernel", geteuid(), scratch,
+                                 scratch_len);
+        if (e < 0) {
+            scratch[0] = '\0';
+            json_decref(retried);
+            avo_result_fail(result, "error", "cannot create the kernel's scratch directory: %s",
+                            strerror(-e));
+            return;
+        }
+        job->scratch = scratch;
+    }
+    run_judge(job, cand_fd, ref_so, result);
+    if (retried)
+        json_object_set_new(result, "retried", retried);
+    if (json_is_true(json_object_get(result, "killed_outside"))) {
+        json_object_del(result, "killed_outside");
+        const char *again = json_string_value(json_object_get(result, "reason"));
+        avo_result_fail(result, "crashed", "%s, on the retry in a fresh process too",
+                        again ? again : "killed from outside");
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1750,8 +1844,11 @@ static json_t *cpu_run_job(const json_t *job)
         }
         spec.scratch = scratch;
     }
-    if (rc == 0 && !compile_only)
+    if (rc == 0 && !compile_only) {
         run_judge(&spec, cand.fd, ref.path, result);
+        if (json_is_true(json_object_get(result, "killed_outside")))
+            judge_again(&spec, cand.fd, ref.path, scratch, sizeof scratch, result);
+    }
     if (scratch[0])
         remove_tree(scratch);
     if (cand.fd >= 0)

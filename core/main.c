@@ -99,7 +99,8 @@ static const char usage_eval[] =
     "  --arch sm_XX       CUDA: target architecture (default: the GPU's), e.g. sm_90a\n";
 
 static const char usage_resume[] =
-    "usage: avo resume --db FILE [--run ID] [--jobs N] [--takeover] [--debug]\n"
+    "usage: avo resume --db FILE [--run ID] [--jobs N] [--devices LIST]\n"
+    "                  [--listen HOST:PORT] [--slurm 'SRUN OPTIONS'] [--takeover] [--debug]\n"
     "\n"
     "Continue a run that was killed (even with kill -9) or stopped, default the\n"
     "latest unfinished run of the archive.  The recorded script is re-executed\n"
@@ -110,6 +111,8 @@ static const char usage_resume[] =
     "\n"
     "A run is driven by one process at a time: resuming a run that another live\n"
     "process drives is refused.\n"
+    "  --jobs, --devices, --listen, --slurm   where the workers come from, as for\n"
+    "                     `avo run` (a cluster run resumes on remote workers again)\n"
     "  --takeover         resume a run still marked running by a process on another\n"
     "                     host (which this machine cannot check): only when it is gone\n";
 
@@ -161,7 +164,10 @@ static const avo_cli_option eval_options[] = {
 static const avo_cli_option resume_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 0, "a run id"},
-    {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {"jobs", AVO_OPT_INT, "jobs", 0, 1024, 0, NULL},
+    {"devices", AVO_OPT_STRING, "devices", 0, 0, 0, NULL},
+    {"listen", AVO_OPT_STRING, "listen", 0, 0, 0, NULL},
+    {"slurm", AVO_OPT_STRING, "slurm", 0, 0, 0, NULL},
     {"takeover", AVO_OPT_FLAG, "takeover", 0, 0, 0, NULL},
     {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},

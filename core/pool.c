@@ -24,6 +24,12 @@
 #define SEND_SECONDS 30.0      /* for a remote worker to take a job */
 #define MAX_EVENTS 256         /* queued lines for the user */
 #define MAX_FINGERPRINTS 64
+/* A remote worker running a job that has said nothing (no heartbeat) this
+ * long has stopped answering (a stopped or hung node): its job goes to
+ * another worker; at the job's deadline, one silent for 3 heartbeats is
+ * not charged a timeout either. */
+#define BUSY_SILENCE_S (10 * AVO_TRANSPORT_HEARTBEAT_S)
+#define RESPONSIVE_S (3 * AVO_TRANSPORT_HEARTBEAT_S)
 
 typedef struct pool_job {
     uint64_t ticket;
@@ -1123,7 +1129,7 @@ static int check_gone(avo_pool *pool, double now)
             return 0;
         size_t handshaking;
         avo_pool_remote(pool, &handshaking);
-        char reason[768];
+        char reason[1024];
         if (pool->launcher_ended && handshaking == 0)
             snprintf(reason, sizeof reason, "no workers left: %s", pool->launcher_ended);
         else if (pool->grace_s > 0 && pool->had_remote &&
@@ -1187,6 +1193,20 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
 {
     avo_pool *pool = ctx;
     double now = avo_monotonic();
+    /* What remote workers sent while the engine was busy elsewhere is read
+     * first, so a silence judged below is the worker's, not ours.  From the
+     * end: collect_remote may remove slot i, which moves only later ones. */
+    for (int i = pool->nworkers - 1; i >= 0; i--) {
+        worker *w = &pool->workers[i];
+        if (w->kind != SLOT_REMOTE || now - w->last_heard < AVO_TRANSPORT_HEARTBEAT_S * 2)
+            continue;
+        struct pollfd p = {.fd = w->from_fd, .events = POLLIN};
+        if (poll(&p, 1, 0) == 1) {
+            int rc = collect_remote(pool, i);
+            if (rc < 0)
+                return rc;
+        }
+    }
     int rc = check_gone(pool, now);
     if (rc < 0)
         return rc;
@@ -1201,9 +1221,17 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
              * count of our messages it opened: silence, or a message it
              * never saw (dropped on the way), ends the connection. */
             const char *lost = NULL;
-            char silent[64];
+            char silent[128];
             int charge = 1;
-            if (now - w->last_heard >= AVO_TRANSPORT_SILENCE_S) {
+            if (w->job && now - w->last_heard >= BUSY_SILENCE_S && w->in.len == 0) {
+                /* Stopped answering while running a job: the job runs
+                 * elsewhere (counted as a loss: a candidate may have hung
+                 * its node) and is never charged a timeout for it. */
+                snprintf(silent, sizeof silent,
+                         "stopped answering: no heartbeat for %.0f s while running job %llu",
+                         now - w->last_heard, (unsigned long long)w->job->ticket);
+                lost = silent;
+            } else if (now - w->last_heard >= AVO_TRANSPORT_SILENCE_S) {
                 /* Bytes that never make a message (a length forged on the
                  * way swallows what follows) are the network's doing; a
                  * worker that sends nothing at all may be a lost node. */
@@ -1221,13 +1249,29 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
                     return rc;
                 continue;
             }
-            lower_timeout(timeout_ms, w->last_heard + AVO_TRANSPORT_SILENCE_S - now);
+            lower_timeout(timeout_ms, w->last_heard +
+                                          (w->job ? BUSY_SILENCE_S : AVO_TRANSPORT_SILENCE_S) -
+                                          now);
             if (w->got < w->sent)
                 lower_timeout(timeout_ms, w->last_sent + AVO_TRANSPORT_ACK_S - now);
             fds[n++] = (struct pollfd){.fd = w->from_fd, .events = POLLIN};
             if (!w->job)
                 continue;
         } else if (!w->job) {
+            continue;
+        }
+        if (w->deadline <= now && w->kind == SLOT_REMOTE && now - w->last_heard > RESPONSIVE_S) {
+            /* Past the deadline on a worker that is not answering: the
+             * worker's failure, not a timeout of the candidate. */
+            char why[160];
+            snprintf(why, sizeof why,
+                     "stopped answering (no heartbeat for %.0f s) at job %llu's "
+                     "deadline",
+                     now - w->last_heard, (unsigned long long)w->job->ticket);
+            n--;
+            rc = remote_lost(pool, i--, why, 1);
+            if (rc < 0)
+                return rc;
             continue;
         }
         if (w->deadline <= now) {

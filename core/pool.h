@@ -22,8 +22,10 @@
  *   - Remote slots: workers that connected over TCP (avo_pool_listen) and
  *     proved the run's secret (core/transport.h); every message then goes
  *     through the connection's encrypted channel.  They take any job.  A
- *     remote worker that vanishes has its job queued again (at most
- *     AVO_POOL_MAX_ATTEMPTS times); one whose stream fails authentication,
+ *     remote worker that vanishes, or stops answering while it runs a job
+ *     (no heartbeat for 10 s), has its job queued again (at most
+ *     AVO_POOL_MAX_ATTEMPTS times): a job is answered "timeout" only on a
+ *     worker that still answers at its deadline; one whose stream fails authentication,
  *     or that never received its job, is dropped and the job queued again
  *     without counting; a result counts only when it answers the job in
  *     flight on that connection and passes avo_result_validate, so every

@@ -936,19 +936,6 @@ static int deny_clone(scmp_filter_ctx ctx, int threads_allowed)
     return rc;
 }
 
-/* Signals only to itself. */
-static int deny_foreign_signals(scmp_filter_ctx ctx)
-{
-    static const int calls[] = {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill),
-                                SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)};
-    const struct scmp_arg_cmp not_self = {
-        .arg = 0, .op = SCMP_CMP_NE, .datum_a = (scmp_datum_t)getpid(), .datum_b = 0};
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++)
-        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), calls[i], 1, not_self);
-    return rc; /* pidfd_send_signal: deny_foreign_processes */
-}
-
 /* `nr` with argument `arg` (an int as the kernel reads it: the low 32 bits)
  * equal to `value`. */
 static int deny_arg(scmp_filter_ctx ctx, int nr, unsigned arg, scmp_datum_t value)
@@ -956,6 +943,44 @@ static int deny_arg(scmp_filter_ctx ctx, int nr, unsigned arg, scmp_datum_t valu
     const struct scmp_arg_cmp eq = {
         .arg = arg, .op = SCMP_CMP_MASKED_EQ, .datum_a = 0xffffffffu, .datum_b = value};
     return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), nr, 1, eq);
+}
+
+/* Signals only to itself, and never SIGKILL or SIGTERM: a candidate that
+ * dies by one of those did not send it (the judge retries such a death
+ * once, core/cpu.c), so it cannot buy itself a second try.  Nor may it
+ * have a message queue signal it (mq_notify takes any signal number) or
+ * set a limit whose end is SIGKILL. */
+static int deny_foreign_signals(scmp_filter_ctx ctx)
+{
+    static const int calls[] = {SCMP_SYS(kill), SCMP_SYS(tkill), SCMP_SYS(tgkill),
+                                SCMP_SYS(rt_sigqueueinfo), SCMP_SYS(rt_tgsigqueueinfo)};
+    /* the argument that holds the signal number, per call above */
+    static const unsigned sig_arg[] = {1, 1, 2, 1, 2};
+    static const int fatal[] = {SIGKILL, SIGTERM};
+    const struct scmp_arg_cmp not_self = {
+        .arg = 0, .op = SCMP_CMP_NE, .datum_a = (scmp_datum_t)getpid(), .datum_b = 0};
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof calls / sizeof calls[0]; i++) {
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), calls[i], 1, not_self);
+        for (size_t k = 0; rc == 0 && k < sizeof fatal / sizeof fatal[0]; k++)
+            rc = deny_arg(ctx, calls[i], sig_arg[i], (scmp_datum_t)fatal[k]);
+    }
+    if (rc == 0)
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(mq_notify), 0);
+    /* A CPU-time (or real-time) limit of its own would end it by SIGKILL
+     * too: such limits may be read, never set. */
+    static const int kill_limits[] = {RLIMIT_CPU, RLIMIT_RTTIME};
+    for (size_t k = 0; rc == 0 && k < sizeof kill_limits / sizeof kill_limits[0]; k++) {
+        const struct scmp_arg_cmp which = {.arg = 1,
+                                           .op = SCMP_CMP_MASKED_EQ,
+                                           .datum_a = 0xffffffffu,
+                                           .datum_b = (scmp_datum_t)kill_limits[k]};
+        const struct scmp_arg_cmp setting = {.arg = 2, .op = SCMP_CMP_NE, .datum_a = 0};
+        rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(prlimit64), 2, which, setting);
+        if (rc == 0)
+            rc = deny_arg(ctx, SCMP_SYS(setrlimit), 0, (scmp_datum_t)kill_limits[k]);
+    }
+    return rc; /* pidfd_send_signal: deny_foreign_processes */
 }
 
 /* `nr` unless its argument `arg` (a pid) is exactly 0, "this process". */

@@ -15,8 +15,9 @@ local M = {}
 
 -- opts: script, db, seed, jobs, max_evals, max_time, args (table of strings)
 function M.run(opts)
-  if opts.jobs == 0 and not opts.listen then
-    S.eprintf("avo: --jobs 0 (no local workers) needs --listen for remote workers\n")
+  local workers, werr = scaleout.workers(opts, core.cores())
+  if not workers then
+    S.eprintf("avo: %s\n", werr)
     return 2
   end
   S.debug = S.debug or opts.debug
@@ -33,16 +34,7 @@ function M.run(opts)
   end
   local db = opts.db or "avo.db"
   local seed = opts.seed or 1
-  local jobs = opts.jobs or (opts.slurm and 2 or core.cores())
-  local devices
-  if opts.devices then
-    local derr
-    devices, derr = scaleout.parse_devices(opts.devices, core.cuda_devices)
-    if not devices then
-      S.eprintf("avo: %s\n", derr)
-      return 2
-    end
-  end
+  local jobs, devices = workers.jobs, workers.devices
   -- With --slurm every worker is a Slurm task; --jobs counts them.
   local archive, pool = S.open_engine({ jobs = opts.slurm and 0 or jobs }, db)
   if not archive then

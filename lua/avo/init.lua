@@ -416,14 +416,16 @@ end
 
 -- A candidate whose evaluation hit infrastructure faults on every try: it
 -- stays pending in the archive (so `avo resume` evaluates it again) and the
--- strategy sees a failed record with status "error".
+-- strategy sees a failed record with status "error".  It is counted as
+-- pending (r.infra_unfinished), never as finished or failed, as the
+-- archive counts it (`avo runs`).
 local function unfinished(r, id, cand, result)
   r.infra_unfinished = r.infra_unfinished + 1
   result.reason = ("infrastructure fault, not the candidate's (%s); left unfinished for " ..
     "avo resume"):format(tostring(result.reason or "worker lost"))
   result.status = "error"
   local rec = make_record(r, id, cand, result, 0)
-  account(r, rec, cand)
+  if r.on_record then r.on_record(rec) end
   return rec
 end
 

@@ -42,6 +42,14 @@ end
 -- opts: db, run, top, rounds, devices ("0,2")
 function M.rebench(opts)
   local db, top, rounds = opts.db, opts.top or 5, opts.rounds or 5
+  -- --devices is checked as `avo run` checks it, whatever the run's backend.
+  if opts.devices then
+    local list, derr = scaleout.parse_devices(opts.devices, core.cuda_devices)
+    if not list then
+      S.eprintf("avo: %s\n", derr)
+      return 2
+    end
+  end
   local archive, pool = S.open_engine({ jobs = 1 }, db)
   if not archive then
     S.eprintf("avo: %s\n", pool)
@@ -56,6 +64,13 @@ function M.rebench(opts)
   if not ev then
     S.eprintf("avo: cannot rebench run %d: %s\n", info.id, everr)
     return 1
+  end
+  if opts.devices and ev.backend ~= "cuda" then
+    S.eprintf("avo: --devices applies to CUDA runs; run %d's evaluator %s is a %s one\n",
+      info.id, ev.name or ev._origin, ev.backend)
+    archive:close()
+    pool:close()
+    return 2
   end
   if ev.backend == "test" then
     S.eprintf("avo: run %d used the in-process test backend; there is nothing to time\n", info.id)

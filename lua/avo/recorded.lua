@@ -8,6 +8,7 @@
 local core = require "avo.core"
 local avo = require "avo"
 local S = require "avo.session"
+local scaleout = require "avo.scaleout"
 
 local M = {}
 
@@ -86,11 +87,19 @@ end
 function M.resume(opts)
   S.debug = S.debug or opts.debug
   local db = opts.db
-  local archive, pool = S.open_engine({ jobs = opts.jobs or core.cores() }, db)
+  -- Workers as `avo run` takes them: local --jobs, --devices, remote
+  -- workers on --listen, a Slurm step with --slurm.
+  local workers, werr = scaleout.workers(opts, core.cores())
+  if not workers then
+    S.eprintf("avo: %s\n", werr)
+    return 2
+  end
+  local archive, pool = S.open_engine({ jobs = opts.slurm and 0 or workers.jobs }, db)
   if not archive then
     S.eprintf("%s\n", S.prefixed(pool))
     return 1
   end
+  if workers.devices then pool:set_devices(workers.devices) end
   local function refuse(msg)
     S.eprintf("%s\n", S.prefixed(msg))
     pool:close()
@@ -149,7 +158,22 @@ function M.resume(opts)
   archive:event(info.id, "resume", { finished = finished, candidates = #candidates })
   S.eprintf("avo: resuming run %d of %s in %s (%d finished evaluations kept)\n", info.id,
     info.script_path, db, finished)
+  if (config.slurm or config.listen) and not (opts.slurm or opts.listen) then
+    S.eprintf("avo: run %d had remote workers (%s); this resume uses local ones only (give " ..
+      "--slurm or --listen to use remote workers again)\n", info.id, config.slurm and
+      ("--slurm '" .. tostring(config.slurm) .. "'") or ("--listen " .. tostring(config.listen)))
+  end
+  local scale, serr = scaleout.start(pool, { listen = opts.listen, slurm = opts.slurm,
+    jobs = workers.jobs, db = db }, info.id, function(line) S.eprintf("%s\n", line) end)
+  if serr then
+    S.eprintf("avo: %s\n", serr)
+    archive:run_end(info.id, "failed")
+    pool:close()
+    archive:close()
+    return 1
+  end
   local ok, result, run = S.execute{
+    scaleout = scale,
     archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
     script = info.script_path,
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
@@ -161,10 +185,13 @@ function M.resume(opts)
     local rok, rerr = archive:run_restore(info.id, { status = info.status,
       ended_at = info.ended_at, owner = info.owner }, last_event)
     if not rok then S.eprintf("avo: cannot restore run %d: %s\n", info.id, rerr) end
-    return refuse(result.avo_refusal)
+    local code = refuse(result.avo_refusal)
+    scaleout.stop(scale)
+    return code
   end
-  local code = S.finish(archive, info.id, ok, result, run, db)
+  local code = S.finish(archive, info.id, ok, result, run, db, pool:gone())
   pool:close()
+  scaleout.stop(scale)
   archive:close()
   return code
 end

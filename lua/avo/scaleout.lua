@@ -32,6 +32,50 @@ function M.parse_devices(text, count)
   return list
 end
 
+-- The number of tasks a --slurm option string asks srun for itself (-n N,
+-- -nN, --ntasks=N, --ntasks N; the last one counts, as for srun), or nil.
+function M.slurm_ntasks(options)
+  local words, n = {}, nil
+  for w in options:gmatch("%S+") do words[#words + 1] = w end
+  for i, w in ipairs(words) do
+    local v = w:match("^%-%-ntasks=(%d+)$") or w:match("^%-n(%d+)$")
+    if not v and (w == "-n" or w == "--ntasks") and words[i + 1] then
+      v = words[i + 1]:match("^(%d+)$")
+    end
+    if v then n = math.tointeger(tonumber(v)) end
+  end
+  return n
+end
+
+-- Where the workers of `avo run` and `avo resume` come from, from their
+-- options (jobs, devices, listen, slurm): {jobs =, devices = list or nil},
+-- or nil, message for a usage error.  With --slurm, --jobs counts the Slurm
+-- tasks: a task count in the srun options is taken when --jobs is not
+-- given, and refused when it disagrees with --jobs.
+function M.workers(opts, default_jobs)
+  if opts.jobs == 0 and not opts.listen then
+    return nil, "--jobs 0 (no local workers) needs --listen for remote workers"
+  end
+  local jobs = opts.jobs
+  if opts.slurm then
+    local n = M.slurm_ntasks(opts.slurm)
+    if n and jobs and n ~= jobs then
+      return nil, ("--slurm '%s' asks srun for %d tasks and --jobs for %d: with --slurm, " ..
+        "--jobs is the number of worker tasks; give one of them (or the same number)")
+        :format(opts.slurm, n, jobs)
+    end
+    jobs = jobs or n or 2
+    if jobs < 1 then return nil, "--slurm needs at least one worker task (--jobs 1 or more)" end
+  end
+  local devices
+  if opts.devices then
+    local derr
+    devices, derr = M.parse_devices(opts.devices, core.cuda_devices)
+    if not devices then return nil, derr end
+  end
+  return { jobs = jobs or default_jobs, devices = devices }
+end
+
 local function advertised(address)
   local host, port = address:match("^(.*):(%d+)$")
   if host == "" or host == "*" or host == "0.0.0.0" or host == "[::]" or host == "::" then
@@ -72,6 +116,11 @@ function M.start(pool, opts, run_id, log)
   end
   if opts.slurm then
     st.log = (opts.db == ":memory:" and "avo" or opts.db) .. ".slurm.log"
+    -- The log is appended to (a resume adds to the run's): this step's part
+    -- starts here.
+    local f = io.open(st.log, "rb")
+    st.log_from = f and f:seek("end") or 0
+    if f then f:close() end
     local launcher, serr = core.slurm{
       options = opts.slurm, ntasks = opts.jobs, name = "avo-" .. token, secret = secret,
       log = st.log, argv = { core.exe(), "worker", "--connect", st.connect, "--run", token },
@@ -85,6 +134,24 @@ function M.start(pool, opts, run_id, log)
     pool:set_grace(tonumber(os.getenv("AVO_WORKER_GRACE")) or 60)
   end
   return st
+end
+
+-- Why the workers of a Slurm step exited, in their own words: the distinct
+-- "avo worker: ..." lines (at most 3) this step wrote into its log, or nil.
+local function worker_reasons(st)
+  local f = io.open(st.log, "rb")
+  if not f then return nil end
+  f:seek("set", st.log_from or 0)
+  local seen, list = {}, {}
+  for line in f:lines() do
+    local what = line:match("avo worker: (.*)$")
+    if what and not seen[what] and #list < 3 then
+      seen[what] = true
+      list[#list + 1] = what
+    end
+  end
+  f:close()
+  return #list > 0 and table.concat(list, "; ") or nil
 end
 
 -- Called on every turn of the loop: show pool events, watch srun.
@@ -104,7 +171,9 @@ function M.tick(st, pool, log)
     local running, what = st.slurm:running()
     if not running then
       st.ended = what
-      pool:launcher_ended("the Slurm step ended (" .. what .. "; see " .. st.log .. ")")
+      local said = worker_reasons(st)
+      pool:launcher_ended("the Slurm step ended (" .. what .. "; see " .. st.log .. ")" ..
+        (said and ("; the workers said: " .. said) or ""))
       for _, line in ipairs(pool:events()) do log("avo: " .. line) end
     end
   end

@@ -281,7 +281,8 @@ end
 -- The closing lines of a run.
 function S.summarise(run, final, db)
   local unit = run.unit or "score"
-  S.eprintf("avo: %s after %d evaluations (%d failed) in %s\n", final, run.finished, run.failed,
+  S.eprintf("avo: %s after %d evaluations (%d failed%s) in %s\n", final, run.finished, run.failed,
+    (run.infra_unfinished or 0) > 0 and (", %d left pending"):format(run.infra_unfinished) or "",
     S.format_duration(core.monotonic() - run.started))
   local llm = run.llm
   if llm and llm.calls > 0 then
@@ -372,9 +373,11 @@ local function finish(archive, run_id, ok, result, run, db, gone)
     final, code = "interrupted", 128 + sig
     if not ok then S.eprintf("%s\n", S.prefixed(S.error_text(result))) end
   elseif ok and gone then
-    -- Every worker left for good (remote or Slurm): an end, not a failure.
-    final, code = "stopped", S.EXIT_OK
-    S.eprintf("avo: run stopped early: %s\n", gone)
+    -- Every worker left for good (remote or Slurm): the infrastructure
+    -- failed, not the run; what was not evaluated stays pending for resume.
+    final, code = "failed", S.EXIT_ENVIRONMENT
+    S.eprintf("avo: run stopped early: %s; %d candidate(s) left pending: `avo resume --db %s` " ..
+      "(with --listen, --slurm or local --jobs) evaluates them\n", gone, run.infra_unfinished, db)
   elseif ok and run.infra_unfinished > 0 then
     final, code = "failed", S.EXIT_ENVIRONMENT
     S.eprintf("avo: %d evaluation(s) failed on infrastructure faults on every try and were " ..

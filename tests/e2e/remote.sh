@@ -8,7 +8,7 @@
 # its FLOPs and median time do not give (issue 18); a worker killed mid-job
 # has its job run elsewhere; the
 # archive has every evaluation exactly once.  Then workers gone for good end
-# a run with a message, and bad worker invocations fail clearly.
+# a run with a message (failed, exit 3), and bad worker invocations fail clearly.
 . "$(dirname "$0")/lib.sh"
 # remote_peer.py speaks the encrypted channel through PyNaCl (python3-nacl).
 py=""
@@ -126,7 +126,7 @@ db="$tmp/r.db"
                AND json_extract(result, '$.worker.name') NOT LIKE 'rogue/%'")" = 40 ] ||
     fail "every result should name the remote worker that produced it"
 
-# --- workers gone for good: the run stops with a message, exit 0
+# --- workers gone for good: the run stops with a message, failed, exit 3
 AVO_WORKER_GRACE=2 start_engine "$tmp/g.db" --max-evals 200
 # (First, on this engine, whose jobs can spare a loss: a worker that knows
 # the secret and forges a rate is dropped, its job queued again.)
@@ -144,10 +144,10 @@ kill -9 "$wg"
 set +e
 wait "$engine"; rc=$?
 set -e
-[ $rc = 0 ] || { cat "$tmp/g.db.err"; fail "the engine exited $rc when its workers were gone"; }
+[ $rc = 3 ] || { cat "$tmp/g.db.err"; fail "the engine exited $rc when its workers were gone (expected 3)"; }
 expect_in "$tmp/g.db.err" "sent an invalid result: config '"
 expect_in "$tmp/g.db.err" "gflops 1e+09 is not the job's work over its median time"
 expect_in "$tmp/g.db.err" "no workers left: none connected for 2 s"
 expect_in "$tmp/g.db.err" "run stopped early: no workers left"
-[ "$(q "$tmp/g.db" "SELECT status FROM runs")" = stopped ] || fail "the run should be recorded as stopped"
+[ "$(q "$tmp/g.db" "SELECT status FROM runs")" = failed ] || fail "the run should be recorded as failed"
 echo "remote: ok"

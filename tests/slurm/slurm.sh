@@ -2,11 +2,14 @@
 # A real single-node Slurm (Debian's slurm-wlm and munge), started here with
 # a config in a temp dir and stopped by PID at the end, runs avo's remote
 # workers (`avo run --slurm`):
-#   1. a CPU sgemm evolution on 3 worker tasks; one worker process is killed
+#   1. a CPU sgemm evolution on 3 worker tasks (asked for with srun's own
+#      -n 3, which --jobs then follows); one worker process is killed
 #      mid-job; the run still finishes, its job ran elsewhere, every
 #      evaluation is in the archive exactly once, and the step is gone after;
 #   2. an srun that cannot start its step (no such partition): the run ends
-#      normally with a clear message instead of waiting forever;
+#      with a clear message instead of waiting forever, `failed`, exit 3,
+#      and `avo resume --slurm` finishes it on a working step; workers that
+#      cannot start (--export=NONE: no secret) are named with their reason;
 #   3. Ctrl-C (SIGINT) and kill -9 of the engine: the step is cancelled.
 # Needs root and slurmctld, slurmd, munged, srun (skip 77 naming what is
 # missing, or when the daemons cannot start).
@@ -46,7 +49,7 @@ wait_no_avo_jobs() {
 
 # --- 1. an evolution on 3 Slurm worker tasks; one worker killed mid-job
 db="$tmp/run.db"
-"$AVO" run examples/quickstart.lua --db "$db" --slurm "--time=30" --jobs 3 \
+"$AVO" run examples/quickstart.lua --db "$db" --slurm "--time=30 -n 3" \
     --listen 127.0.0.1:0 --max-evals 40 >"$tmp/run.out" 2>"$tmp/run.err" &
 engine=$!
 token=""
@@ -78,6 +81,7 @@ engine=""
 [ $rc = 0 ] || { cat "$tmp/run.err"; fail "the run exited $rc"; }
 err="$tmp/run.err"
 expect_in "$err" "srun started 3 worker tasks"
+expect_in "$err" "(seed 1, 3 jobs)"
 expect_in "$err" "queued again"
 expect_in "$err" "done after 40 evaluations"
 [ "$(grep -c ' connected$' "$err")" -ge 3 ] || { cat "$err"; fail "expected 3 workers to connect"; }
@@ -95,13 +99,30 @@ expect_in "$err" "done after 40 evaluations"
     fail "the evaluations should spread over the Slurm workers"
 wait_no_avo_jobs "after the run"
 
-# --- 2. srun cannot start the step: the run ends with a clear message
-expect_exit 0 "$AVO" run examples/quickstart.lua --db "$tmp/bad.db" --slurm "--partition=nosuch" \
+# --- 2. srun cannot start the step: the run ends with a clear message,
+# failed (exit 3) and resumable
+expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/bad.db" --slurm "--partition=nosuch" \
     --jobs 2 --listen 127.0.0.1:0 --max-evals 10
 expect_in "$tmp/err" "no workers left: the Slurm step ended (srun exited with status 1; see $tmp/bad.db.slurm.log)"
 expect_in "$tmp/err" "run stopped early"
 expect_in "$tmp/bad.db.slurm.log" "nosuch"
-[ "$(q "$tmp/bad.db" "SELECT status FROM runs")" = stopped ] || fail "the run should be recorded as stopped"
+[ "$(q "$tmp/bad.db" "SELECT status FROM runs")" = failed ] || fail "the run should be recorded as failed"
+pending=$(q "$tmp/bad.db" "SELECT count(*) FROM candidates WHERE status = 'pending'")
+expect_in "$tmp/err" "$pending candidate(s) left pending"
+# Workers that cannot start say why (here: srun passes them no environment,
+# so no secret); the engine prints their words, exit 3.
+expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/noenv.db" --slurm "--export=NONE" \
+    --jobs 2 --listen 127.0.0.1:0 --max-evals 10
+expect_in "$tmp/err" "the workers said: no worker secret"
+[ "$(q "$tmp/noenv.db" "SELECT status FROM runs")" = failed ] || fail "--export=NONE: run not failed"
+# The failed run resumes on a working Slurm step.
+expect_exit 0 "$AVO" resume --db "$tmp/bad.db" --slurm "--time=30" --jobs 2 --listen 127.0.0.1:0
+expect_in "$tmp/err" "srun started 2 worker tasks"
+[ "$(q "$tmp/bad.db" "SELECT status FROM runs")" = done ] || fail "resume --slurm: run not done"
+[ "$(q "$tmp/bad.db" "SELECT count(*) FROM candidates WHERE status <> 'ok'")" = 0 ] ||
+    fail "resume --slurm: $(q "$tmp/bad.db" "SELECT status, reason FROM candidates WHERE status <> 'ok'")"
+[ "$(q "$tmp/bad.db" "SELECT count(*) FROM candidates")" = 10 ] || fail "resume --slurm: expected 10 candidates"
+wait_no_avo_jobs "after the resume"
 
 # --- 3. Ctrl-C and kill -9 of the engine cancel the workers' step
 for sig in INT KILL; do
