@@ -467,7 +467,14 @@ local function provider_message(body)
   local doc = type(body) == "string" and core.json_decode(body)
   if type(doc) == "table" then
     local e = doc.error
-    if type(e) == "table" and type(e.message) == "string" then return e.message end
+    if type(e) == "table" and type(e.message) == "string" then
+      -- llama.cpp's overflow error carries the counts beside the message.
+      if math.tointeger(e.n_ctx) then
+        return ("%s (n_prompt_tokens %s, n_ctx %d)"):format(e.message,
+          tostring(math.tointeger(e.n_prompt_tokens) or "?"), math.tointeger(e.n_ctx))
+      end
+      return e.message
+    end
     if type(e) == "string" then return e end
     if type(doc.message) == "string" then return doc.message end
     if type(doc.detail) == "string" then return doc.detail end
@@ -759,12 +766,111 @@ function M.context_from_error(text)
   return n and math.tointeger(tonumber(n)) or nil
 end
 
+------------------------------------------------------------ token estimates
+
+-- Tokens per character where nothing was measured: 3 characters a token.
+-- Code tokenizes denser than prose (SmolLM2's tokenizer gives 3.3-3.5
+-- characters a token on C kernels), so the common 4 was 15-20% low.
+M.DEFAULT_TOKENS_PER_CHAR = 1 / 3
+
+-- Context window assumed for a self-hosted OpenAI-compatible server that
+-- says nothing of its own (llama.cpp's default n_ctx is 4096 to 8192 per
+-- version; Ollama's 2048 to 8192), unless the user names one.
+M.DEFAULT_WINDOW = 8192
+
+-- What the server's tokenizer is asked to count once (llama.cpp POST
+-- /tokenize, llama-cpp-python POST /extras/tokenize): a piece of a kernel,
+-- since kernels are most of what the prompts carry.
+local TOKENIZE_SAMPLE = [[
+// avo:param BM 32 64
+#include <stddef.h>
+static inline float dot4(const float *a, const float *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+}
+void sgemm(int M, int N, int K, const float *restrict A, const float *restrict B,
+           float *restrict C) {
+  for (int i0 = 0; i0 < M; i0 += BM) {
+    for (int j = 0; j < N; j++) {
+      for (int i = i0; i < i0 + BM && i < M; i++) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++) acc += A[(size_t)i * K + k] * B[(size_t)k * N + j];
+        C[(size_t)i * N + j] = acc; /* row-major, no transposition */
+      }
+    }
+  }
+}
+]]
+
+--[[
+avo.llm.request_chars{ system = ?, messages = {...}, tools = ? } -> n
+The characters of a request as the token estimates count them: texts, tool
+calls and tool schemas, and a few characters a message for its framing.
+]]
+function M.request_chars(req)
+  local n = #(req.system or "") + 16
+  for _, m in ipairs(req.messages or {}) do
+    n = n + #(m.content or "") + 8
+    for _, tc in ipairs(m.tool_calls or {}) do
+      n = n + #(tc.name or "") + #core.json_encode(tc.arguments or {}) + 16
+    end
+  end
+  if req.tools and #req.tools > 0 then
+    for _, t in ipairs(req.tools) do
+      n = n + #(t.name or "") + #(t.description or "") +
+        #core.json_encode(t.parameters or {}) + 24
+    end
+  end
+  return n
+end
+
+-- Remember that `model` counted `tokens` for `chars` characters: the
+-- estimates use the densest ratio seen (prompt_tokens of every answer, the
+-- server's tokenizer, a "too long" error's count), never a thinner one.
+local function learn_ratio(model, tokens, chars)
+  if not (model and tokens and tokens > 0 and chars and chars > 0) then return end
+  local r = tokens / chars
+  if r > (state.ratios[model] or 0) then state.ratios[model] = r end
+end
+
+--[[
+avo.llm.tokens_per_char{ model = ?, provider = ?, ... } -> ratio, measured
+Tokens per character the estimates use for the model the options name:
+what its server counted (see learn_ratio) with 5% on top, else
+DEFAULT_TOKENS_PER_CHAR; `measured` says which.
+]]
+function M.tokens_per_char(opts)
+  if not state then error("avo.llm.tokens_per_char: only available inside 'avo run'", 2) end
+  local cfg = resolve(opts or {})
+  local worst, measured = nil, true
+  for _, m in ipairs(cfg and cfg.models or {}) do
+    local r = m.model and state.ratios[m.model]
+    if not r then measured = false break end
+    worst = math.max(worst or 0, r * 1.05)
+  end
+  if not measured or not worst then return M.DEFAULT_TOKENS_PER_CHAR, false end
+  return worst, true
+end
+
+--[[
+avo.llm.estimate_tokens(opts, { system = ?, messages = {...}, tools = ? }) -> n
+Tokens the request would take with the model `opts` names: request_chars
+times tokens_per_char, rounded up.
+]]
+function M.estimate_tokens(opts, req)
+  return math.ceil(M.request_chars(req) * (M.tokens_per_char(opts)))
+end
+
 -- Record what was learned about a server (also read back by --llm-replay).
 local function learned(srv, model, what)
   local data = { base_url = srv.base_url, model = model, from = what.from,
-                 context_tokens = what.context_tokens, slots = what.slots }
+                 context_tokens = what.context_tokens, slots = what.slots,
+                 tokens_per_char = what.tokens_per_char }
   if state.event then state.event("llm_server", data) end
-  if state.log and what.context_tokens then
+  if state.log and what.context_tokens and what.from == "default" then
+    state.log(("llm: %s%s says nothing of its context window; assuming %d tokens (set " ..
+      "AVO_LLM_CONTEXT_WINDOW or the operator's context_window option if it has more)")
+      :format(srv.base_url or "", model and (" model " .. model) or "", what.context_tokens))
+  elseif state.log and what.context_tokens then
     state.log(("llm: %s%s has a context window of %d tokens (from %s)"):format(srv.base_url or "",
       model and (" model " .. model) or "", what.context_tokens, what.from))
   end
@@ -822,9 +928,33 @@ local function server_of(cfg, model)
       return core.json_decode(result.body or "") or false
     end)
   end
+  local function post(url, body)
+    local h = array({ "Content-Type: application/json" })
+    for _, x in ipairs(headers) do h[#h + 1] = x end
+    local ticket = llm:submit{ url = url, headers = h, body = core.json_encode(body),
+      timeout = 5, connect_timeout = math.min(cfg.connect_timeout, 5), max_attempts = 1 }
+    return sched.track(llm, ticket, function(result)
+      if result.status ~= "ok" then return false end
+      return core.json_decode(result.body or "") or false
+    end)
+  end
+  local root = cfg.base_url:gsub("/v1$", "")
   local k_models = get(cfg.base_url .. "/models")
-  local k_props = get(cfg.base_url:gsub("/v1$", "") .. "/props")
+  local k_props = get(root .. "/props")
+  local k_tok = post(root .. "/tokenize", { content = TOKENIZE_SAMPLE })
+  local k_xtok = post(root .. "/extras/tokenize", { input = TOKENIZE_SAMPLE, model = model })
   local models, props = sched.await(k_models), sched.await(k_props)
+  local tok, xtok = sched.await(k_tok), sched.await(k_xtok)
+  local counted
+  for _, doc in ipairs({ tok, xtok }) do
+    if not counted and type(doc) == "table" and type(doc.tokens) == "table" and #doc.tokens > 0 then
+      counted = #doc.tokens
+    end
+  end
+  if counted and model then
+    learn_ratio(model, counted, #TOKENIZE_SAMPLE)
+    srv.tokens_per_char = counted / #TOKENIZE_SAMPLE
+  end
   local ctx, trained, owner = models_context(models, model)
   if type(owner) == "string" and owner:lower():find("vllm", 1, true) then srv.batching = true end
   local from = ctx and "GET /models"
@@ -838,8 +968,9 @@ local function server_of(cfg, model)
   end
   if not ctx and trained then ctx, from = trained, "GET /models (n_ctx_train)" end
   if model and ctx then srv.contexts[model] = ctx end
-  if ctx or srv.slots then
-    learned(srv, model, { slots = srv.slots, context_tokens = ctx, from = from or "GET /props" })
+  if ctx or srv.slots or srv.tokens_per_char then
+    learned(srv, model, { slots = srv.slots, context_tokens = ctx, from = from or "GET /props",
+                          tokens_per_char = srv.tokens_per_char })
   end
   srv.pending = nil
   local waiting = srv.waiting
@@ -859,7 +990,9 @@ local function concurrency_of(cfg, srv)
 end
 
 -- A failed call's error may name the context window: remember it.
-local function learn_from_error(cfg, model, err)
+local function learn_from_error(cfg, model, err, chars)
+  local counted = type(err) == "string" and err:match("n_prompt_tokens (%d+)")
+  learn_ratio(model, tonumber(counted), chars)
   local n = M.context_from_error(err)
   if not n then return end
   local srv = cfg.base_url and state.servers[cfg.provider .. " " .. cfg.base_url]
@@ -875,12 +1008,16 @@ local function learn_from_error(cfg, model, err)
 end
 
 --[[
-avo.llm.context_window{ model = ?, provider = ?, base_url = ?, max_tokens = ? }
-  -> tokens | nil, max_tokens
+avo.llm.context_window{ model = ?, provider = ?, base_url = ?, max_tokens = ?,
+                        context_window = ? } -> tokens | nil, max_tokens, from
 The context window of the model the options name, as far as known: from
 the server's metadata (asked on first use; the task may yield) or from an
 error of an earlier call; under --llm-replay, what the recorded run knew.
-The second value is the max_tokens a call with these options asks for.
+The second value is the max_tokens a call with these options asks for, the
+third where the window comes from: "the server", "the recorded run", "the
+user" (opts.context_window or AVO_LLM_CONTEXT_WINDOW, when the server says
+nothing) or "default" (M.DEFAULT_WINDOW, for a self-hosted OpenAI-compatible
+server that says nothing and no user setting).
 ]]
 function M.context_window(opts)
   if not state then error("avo.llm.context_window: only available inside 'avo run'", 2) end
@@ -888,12 +1025,38 @@ function M.context_window(opts)
   local cfg, cerr = resolve(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
   local model = #cfg.models == 1 and cfg.models[1].model or nil
-  if cfg.provider == "replay" then
-    return model and state.replay_contexts[model] or nil, cfg.max_tokens
+  local user = opts.context_window or tonumber(env("AVO_LLM_CONTEXT_WINDOW") or "")
+  if user ~= nil and (math.type(user) ~= "integer" and not math.tointeger(user) or user < 256) then
+    error("avo.llm: context_window (AVO_LLM_CONTEXT_WINDOW) must be an integer >= 256, got " ..
+      tostring(user), 2)
   end
-  if not cfg.base_url then return nil, cfg.max_tokens end
+  user = user and math.tointeger(user)
+  if cfg.provider == "replay" then
+    local n = model and state.replay_contexts[model]
+    if n then return n, cfg.max_tokens, "the recorded run" end
+    if user then return user, cfg.max_tokens, "the user" end
+    return nil, cfg.max_tokens
+  end
+  if not cfg.base_url then
+    if user then return user, cfg.max_tokens, "the user" end
+    return nil, cfg.max_tokens
+  end
   local srv = server_of(cfg, model)
-  return model and srv.contexts[model] or nil, cfg.max_tokens
+  local n = model and srv.contexts[model]
+  if n then return n, cfg.max_tokens, "the server" end
+  if user then return user, cfg.max_tokens, "the user" end
+  -- A self-hosted server that says nothing: assume a small window (said
+  -- once, and recorded so that --llm-replay assumes it too).
+  if cfg.provider == "openai" and cfg.base_url ~= DEFAULT_BASE.openai then
+    local key = model or "?"
+    if not srv.assumed then srv.assumed = {} end
+    if not srv.assumed[key] then
+      srv.assumed[key] = true
+      learned(srv, model, { context_tokens = M.DEFAULT_WINDOW, from = "default" })
+    end
+    return M.DEFAULT_WINDOW, cfg.max_tokens, "default"
+  end
+  return nil, cfg.max_tokens
 end
 
 -------------------------------------------------------------- reservations
@@ -935,7 +1098,8 @@ end
 local function acquire(cfg, c)
   local pkey = cfg.provider .. " " .. cfg.base_url
   local limit = concurrency_of(cfg, server_of(cfg, c.model))
-  local prompt = (#core.json_encode(c) + 3) // 4
+  local ratio = state.ratios[c.model]
+  local prompt = math.ceil(M.request_chars(c) * (ratio and ratio * 1.05 or M.DEFAULT_TOKENS_PER_CHAR))
   local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
                  usd = cost_of(c.model, prompt, c.max_tokens) }
   while true do
@@ -1056,9 +1220,16 @@ function M.chat(opts)
     -- provider's position in step with the original run.
     if cfg.provider == "scripted" then scripted_answer(c) end
     value = resumed
+    if value.resp and value.resp.provider ~= "scripted" then
+      learn_ratio(c.model, value.resp.usage.input_tokens, M.request_chars(c))
+    end
   elseif cfg.provider == "replay" then
     local resp, err, row = replay_answer(hash, c)
-    if not resp then learn_from_error(cfg, c.model, err) end
+    if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
+    -- What the recorded server counted (a scripted answer's usage is made up).
+    if resp and row.provider ~= "scripted" then
+      learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+    end
     value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
@@ -1077,7 +1248,8 @@ function M.chat(opts)
     -- waiting task has died meanwhile.
     local key = sched.track(llm, ticket, function(result)
       local resp, err = read_http(cfg, result)
-      if not resp then learn_from_error(cfg, c.model, err) end
+      if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
+      if resp then learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c)) end
       local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
       release(slot)
       return value
@@ -1154,6 +1326,7 @@ function M._begin(run, hooks)
     seq = {},    -- stream -> calls made in it
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
     replay_contexts = {}, -- model -> context window, under --llm-replay
+    ratios = {}, -- model -> the most tokens per character its server counted
     event = hooks.event,
   }
   load_user_prices()
@@ -1167,6 +1340,9 @@ function M._begin(run, hooks)
       local d = e.data or {}
       if d.model and d.context_tokens and d.from ~= "an error" then
         state.replay_contexts[d.model] = d.context_tokens
+      end
+      if d.model and type(d.tokens_per_char) == "number" then
+        learn_ratio(d.model, d.tokens_per_char, 1)
       end
     end
     if ar then ar:close() end

@@ -13,7 +13,7 @@ local M = {}
 
 -- Options passed through to avo.llm.chat.
 M.CHAT_KEYS = { "provider", "model", "base_url", "api_key_env", "temperature", "max_tokens",
-                "timeout", "retries", "backoff" }
+                "timeout", "retries", "backoff", "context_window" }
 
 -- The chat options among `options` (keys: M.CHAT_KEYS unless given).
 function M.chat_options(options, keys)

@@ -38,6 +38,8 @@ counters are kept per full model name, so a test picks a fresh name such as
     sleepN...     waits N seconds (e.g. sleep30-openai), then plain
     agentbadargs... as agent, but the first answer is an edit call whose
                   arguments are not JSON
+    agentnocompact... as agent, but a compaction call (system prompt
+                  "condense...") answers 500
 
 A model name starting "lcpp-" behaves like llama.cpp's server (and
 llama-cpp-python): the rest of the name picks the scenario, but a request
@@ -56,6 +58,18 @@ makes /v1/models answer as vLLM (owned_by vllm, max_model_len N).  Without
 slots or ctx segments /props is 404, as on servers other than llama.cpp.
 Models named "ctxerrN..." answer 400 with llama-cpp-python's error for a
 prompt beyond a context window of N tokens.
+
+With a "ctxN" segment the server also behaves as llama.cpp's does with
+n_ctx N on POSTs: it counts the prompt with its own tokenizer (one token
+per 2.8 characters of the texts, tool calls and tool schemas: denser than
+avo's default estimate, as code is with real tokenizers), answers a prompt
+of more than N tokens with HTTP 400 and llama.cpp's error body
+(exceed_context_size_error, n_prompt_tokens, n_ctx), and reports the count
+as usage.prompt_tokens ("limitN" does the same but the server says nothing
+of itself: no /props, no tokenizer); POST /tokenize {"content"} (llama.cpp) and POST
+/extras/tokenize {"input"} (llama-cpp-python) answer {"tokens": [...]}.
+Every request that reached the server is logged as one JSON line
+(model, prompt_tokens, status) to $FAKE_LLM_LOG when that is set.
 
 When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
 x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
@@ -101,6 +115,38 @@ def inflight():
     with LOCK:
         FLIGHT["now"] -= 1
         return FLIGHT["max"]
+
+
+def fake_tokens(text):
+    """The fake tokenizer: one token per 2.8 characters."""
+    return (len(text) * 10 + 27) // 28
+
+
+def prompt_tokens(shape, req):
+    """Tokens of a request's prompt as the ctxN server counts them."""
+    n = len(req.get("system") or "") if isinstance(req.get("system"), str) else 0
+    for m in req.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, list):
+            for b in content:
+                n += len(b.get("text") or "") + len(json.dumps(b.get("input", "")))
+                c = b.get("content")
+                n += len(c) if isinstance(c, str) else 0
+        elif isinstance(content, str):
+            n += len(content)
+        for tc in m.get("tool_calls") or []:
+            n += len(tc.get("function", {}).get("name", "")) + len(tc.get("function", {}).get("arguments", ""))
+        n += 8
+    for t in req.get("tools") or []:
+        n += len(json.dumps(t))
+    return fake_tokens("x" * n)
+
+
+def log_request(doc):
+    path = os.environ.get("FAKE_LLM_LOG")
+    if path:
+        with LOCK, open(path, "a") as f:
+            f.write(json.dumps(doc) + "\n")
 
 
 def bump(model):
@@ -263,6 +309,10 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def send_json(self, status, doc, headers=None):
+        # A ctxN server reports the prompt tokens it counted.
+        counted = getattr(self, "usage_prompt", None)
+        if counted is not None and status == 200 and isinstance(doc.get("usage"), dict):
+            doc["usage"]["prompt_tokens" if "choices" in doc else "input_tokens"] = counted
         body = json.dumps(doc).encode()
         self.send_raw(status, body, headers)
 
@@ -305,6 +355,22 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        self.usage_prompt = None
+        n_ctx, tokenizer = None, False
+        for seg in self.path.split("/"):
+            if seg.startswith("ctx") and seg[3:].isdigit():
+                n_ctx, tokenizer = int(seg[3:]), True
+            if seg.startswith("limit") and seg[5:].isdigit():
+                n_ctx = int(seg[5:])
+        if tokenizer and (self.path.endswith("/tokenize") or self.path.endswith("/extras/tokenize")):
+            doc = json.loads(raw or b"{}")
+            text = doc.get("content") if self.path.endswith("/tokenize") and \
+                not self.path.endswith("/extras/tokenize") else doc.get("input")
+            if not isinstance(text, str):
+                self.send_json(400, {"error": {"message": "content must be a string"}})
+                return
+            self.send_json(200, {"tokens": list(range(fake_tokens(text)))})
+            return
         if self.path.endswith("/chat/completions"):
             shape = "openai"
         elif self.path.endswith("/v1/messages"):
@@ -344,8 +410,19 @@ class Handler(BaseHTTPRequestHandler):
         if wrong:
             self.send_json(400, error_body(shape, "invalid_request_error", wrong))
             return
+        counted = prompt_tokens(shape, req) if n_ctx else None
+        if n_ctx and counted > n_ctx:
+            log_request({"model": model, "prompt_tokens": counted, "status": 400})
+            self.send_json(400, {"error": {
+                "code": 400, "type": "exceed_context_size_error",
+                "message": "the request exceeds the available context size, try increasing it",
+                "n_prompt_tokens": counted, "n_ctx": n_ctx}})
+            return
+        log_request({"model": model, "prompt_tokens": counted, "status": 200})
         n = bump(model)
         text, tool_result = last_user_text(shape, req)
+        if counted is not None:
+            self.usage_prompt = counted
 
         if scenario.startswith("retry429") and n == 1:
             self.send_json(429, error_body(shape, "rate_limit_error", "slow down"),
@@ -382,6 +459,9 @@ class Handler(BaseHTTPRequestHandler):
         if scenario.startswith("rendezvous"):
             answer = "peers: %d" % rendezvous()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+            return
+        if scenario.startswith("agentnocompact") and "condense" in json.dumps(req.get("messages")[:1]):
+            self.send_json(500, error_body(shape, "api_error", "compaction refused"))
             return
         if scenario.startswith("agent"):
             self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))
