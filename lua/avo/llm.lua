@@ -610,6 +610,63 @@ local function load_replay(path, run_id)
            run_id = run_id, drifted = 0 }
 end
 
+--[[
+avo.llm.is_fault(result) -> boolean
+Whether the C client's answer `result` is an infrastructure fault: no
+answer at all (connection refused or cut, timeout) or a status a retry may
+cure (429, 408, 5xx) after every retry, but not a call cancelled at the
+run's time limit.
+]]
+function M.is_fault(result)
+  if type(result) ~= "table" or result.status == "ok" or result.cancelled then return false end
+  return (result.http_status or 0) == 0 or result.retryable == true
+end
+
+-- Whether recorded call `row` failed for the infrastructure (marked so
+-- since issue 24; older archives: by its message).
+local function recorded_fault(row)
+  if row.status == "ok" then return false end
+  if type(row.response) == "table" and row.response.infrastructure then return true end
+  local e = tostring(row.error or "")
+  return e:find(": network error: ", 1, true) ~= nil or e:find(": timed out (", 1, true) ~= nil
+    or e:match(": HTTP 5%d%d") ~= nil or e:match(": HTTP 429") ~= nil
+end
+
+-- The limit of LLM calls in a row that the infrastructure fails (each after
+-- its own retries with backoff): AVO_LLM_FAULT_LIMIT, default 3.
+local function fault_limit()
+  local n = math.tointeger(tonumber(env("AVO_LLM_FAULT_LIMIT") or ""))
+  if n and n >= 1 then return n end
+  return 3
+end
+
+-- Count a call the infrastructure failed; past the limit (in a row) the
+-- run stops as an environment failure: exit 3, status `failed`, and `avo
+-- resume` asks the failed calls again.  Under --llm-replay the recorded
+-- faults are counted but stop nothing (the recorded run decides).
+local function faulted(err)
+  local t = state.totals
+  t.faults = t.faults + 1
+  state.totals.fault_streak = state.totals.fault_streak + 1
+  if state.log then
+    state.log(("llm: infrastructure fault %d in a row (of %d allowed): %s"):format(
+      state.totals.fault_streak, fault_limit(), tostring(err)))
+  end
+  if state.replay or state.totals.fault_streak < fault_limit() then return end
+  error({ avo_environment = ("avo: the LLM server is out: %d calls in a row failed for the " ..
+    "infrastructure, each after its retries (the last: %s); stopped.  Bring the server back " ..
+    "and `avo resume` asks these calls again (AVO_LLM_FAULT_LIMIT sets the limit)"):format(
+    state.totals.fault_streak, tostring(err)) }, 0)
+end
+
+--[[
+avo.llm.fault_streak() -> n
+LLM calls in a row that the infrastructure failed (0 after an answer).
+]]
+function M.fault_streak()
+  return state and state.totals.fault_streak or 0
+end
+
 -- When resuming a run: the answer recorded for the next occurrence of
 -- `hash` before the run stopped, or nil once those are used up.
 local function resumed_answer(hash)
@@ -617,6 +674,11 @@ local function resumed_answer(hash)
   if not q or q.next > #q then return nil end
   local row = q[q.next]
   q.next = q.next + 1
+  -- The infrastructure failed this call (the server was down): ask again.
+  if row.status ~= "ok" and recorded_fault(row) then
+    state.reasked = (state.reasked or 0) + 1
+    return nil
+  end
   if row.status ~= "ok" then return { err = row.error or "recorded call failed" } end
   local r = row.response or {}
   local resp = {
@@ -1130,7 +1192,7 @@ local function release(slot)
 end
 
 -- Account one call, record it, and return the value chat() returns.
-local function settle(provider, c, hash, resp, err, latency, attempts, cost_override)
+local function settle(provider, c, hash, resp, err, latency, attempts, cost_override, fault)
   local t = state.totals
   local usage = resp and resp.usage or { input_tokens = 0, output_tokens = 0 }
   local cost = cost_override or cost_of(c.model, usage.input_tokens, usage.output_tokens)
@@ -1142,6 +1204,9 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
   t.latency_s = t.latency_s + (latency or 0)
   local stored = resp and { content = resp.content, tool_calls = resp.tool_calls,
                             stop_reason = resp.stop_reason } or nil
+  -- A call the infrastructure failed is marked so that `avo resume` asks
+  -- it again instead of answering with the failure.
+  if fault then stored = { infrastructure = true } end
   local id, rerr = state.run.archive:llm_record(state.run.run_id, {
     provider = provider, model = c.model, request_hash = hash, request = c,
     response = stored, status = resp and "ok" or "error", error = err,
@@ -1149,7 +1214,7 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
     cost_usd = cost, latency_s = latency or 0, attempts = attempts or 1,
   })
   if not id then error("avo: cannot record an LLM call in the archive: " .. rerr, 0) end
-  if not resp then return { err = err } end
+  if not resp then return { err = err, fault = fault } end
   resp.model, resp.provider, resp.cost_usd = c.model, provider, cost
   resp.latency_s, resp.attempts, resp.call_id = latency or 0, attempts or 1, id
   resp.message = { role = "assistant", content = resp.content,
@@ -1230,7 +1295,8 @@ function M.chat(opts)
     if resp and row.provider ~= "scripted" then
       learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
     end
-    value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
+    value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd,
+      not resp and recorded_fault(row))
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
     value = settle("scripted", c, hash, resp, err, 0, 1)
@@ -1250,11 +1316,17 @@ function M.chat(opts)
       local resp, err = read_http(cfg, result)
       if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
       if resp then learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c)) end
-      local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
+      local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
+        nil, not resp and M.is_fault(result))
       release(slot)
       return value
     end)
     value = sched.await(key)
+  end
+  if value.fault then
+    faulted(value.err)
+  elseif value.resp then
+    state.totals.fault_streak = 0
   end
   if value.err then return nil, value.err end
   return value.resp
@@ -1262,8 +1334,9 @@ end
 
 -------------------------------------------------------------- run hooks
 
--- Totals of the current run: calls, failed, input_tokens, output_tokens,
--- cost_usd, latency_s.
+-- Totals of the current run: calls, failed, faults (failed for the
+-- infrastructure), fault_streak (the last calls, in a row), input_tokens,
+-- output_tokens, cost_usd, latency_s.
 function M.totals()
   return state and state.totals or nil
 end
@@ -1315,8 +1388,9 @@ function M._begin(run, hooks)
   hooks = hooks or {}
   state = {
     run = run, exhausted = hooks.exhausted, log = hooks.log, warned = {},
-    totals = { calls = 0, failed = 0, input_tokens = 0, output_tokens = 0, cost_usd = 0,
-               latency_s = 0 },
+    -- faults: calls the infrastructure failed; fault_streak: in a row
+    totals = { calls = 0, failed = 0, faults = 0, fault_streak = 0, input_tokens = 0,
+               output_tokens = 0, cost_usd = 0, latency_s = 0 },
     model_rngs = {}, -- stream -> random stream of its model draws
     model_bias = {}, -- model -> factor on its weight (set_model_bias)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight

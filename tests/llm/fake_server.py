@@ -39,7 +39,11 @@ counters are kept per full model name, so a test picks a fresh name such as
     agentbadargs... as agent, but the first answer is an edit call whose
                   arguments are not JSON
     agentnocompact... as agent, but a compaction call (system prompt
-                  "condense...") answers 500
+                  "condense...") answers 400
+    agentoutage... as agent for the first two requests of the model, then
+                  the server is "down": every later request has its
+                  connection closed without an answer (never with
+                  FAKE_LLM_UP=1 in the environment: the server is back)
 
 A model name starting "lcpp-" behaves like llama.cpp's server (and
 llama-cpp-python): the rest of the name picks the scenario, but a request
@@ -460,8 +464,12 @@ class Handler(BaseHTTPRequestHandler):
             answer = "peers: %d" % rendezvous()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
+        if scenario.startswith("agentoutage") and n > 2 and not os.environ.get("FAKE_LLM_UP"):
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         if scenario.startswith("agentnocompact") and "condense" in json.dumps(req.get("messages")[:1]):
-            self.send_json(500, error_body(shape, "api_error", "compaction refused"))
+            self.send_json(400, error_body(shape, "invalid_request_error", "compaction refused"))
             return
         if scenario.startswith("agent"):
             self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))
