@@ -520,9 +520,13 @@ function H.read_source(self)
   return ("knobs: %s\n%s"):format(knob_text(self.work.knobs), self.work.source)
 end
 
-local function set_source(self, new)
+local function set_source(self, new, how)
   local ok, err = patch.check_regions(self.lineage.incumbent.source, new)
   if not ok then return nil, err end
+  -- Empty, truncated, mostly deleted, or without the entry point: refused
+  -- before anything compiles or runs it.
+  local bad = llm.check_edit(self.work.source, new, how, nil, self.ev.entry)
+  if bad then return nil, bad end
   local pok, domain = pcall(avo.knobs, new)
   if not pok then return nil, "bad knob declaration: " .. tostring(domain) end
   -- Keep the knob values the new source still declares.
@@ -544,14 +548,14 @@ function H.edit(self, args)
     replace = args.replace } })
   if not new then return nil, err end
   if new == self.work.source then return nil, "the edit leaves the working copy unchanged" end
-  local ok, serr = set_source(self, new)
+  local ok, serr = set_source(self, new, "edit")
   if not ok then return nil, serr end
   return "edited; the working copy has changed (compile or evaluate it)"
 end
 
 function H.write_source(self, args)
   if not args.source:match("%S") then return nil, "the source is empty" end
-  local ok, err = set_source(self, args.source)
+  local ok, err = set_source(self, args.source, "rewrite")
   if not ok then return nil, err end
   return "the working copy is replaced"
 end

@@ -76,7 +76,7 @@ function M.apply(ctx, parents)
     artifacts = parent.artifacts,
   }
   local source, resp, how = llm.converse(options, prompt, message, parent.source,
-    ctx.rng and ctx.rng.name)
+    ctx.rng and ctx.rng.name, ev.entry)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { parent.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end
