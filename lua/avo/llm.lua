@@ -237,6 +237,14 @@ local function resolve(opts)
     end
     cfg.concurrency = c and math.tointeger(c)
   end
+  -- Streamed answers (server-sent events), read only up to the call's
+  -- max_tokens: by default from self-hosted OpenAI-compatible servers, some
+  -- of which ignore max_tokens (llama-cpp-python while it writes tool
+  -- arguments).  opts.sse or AVO_LLM_STREAM=0|1 decide otherwise.
+  local sse = opts.sse
+  if sse == nil and env("AVO_LLM_STREAM") then sse = env("AVO_LLM_STREAM") ~= "0" end
+  if sse == nil then sse = provider == "openai" and cfg.base_url ~= DEFAULT_BASE.openai end
+  cfg.sse = provider == "openai" and sse == true
   if not cfg.max_tokens or cfg.max_tokens < 1 then return nil, "max_tokens must be >= 1" end
   if not cfg.retries or cfg.retries < 0 then return nil, "retries must be an integer >= 0" end
   return cfg
@@ -338,6 +346,7 @@ function openai.request(c, cfg)
   end
   local body = { model = c.model, messages = messages, temperature = c.temperature,
                  max_tokens = c.max_tokens }
+  if cfg.sse then body.stream, body.stream_options = true, { include_usage = true } end
   if c.tools then
     body.tools = array()
     for i, t in ipairs(c.tools) do
@@ -483,8 +492,51 @@ local function provider_message(body)
   return nil
 end
 
+-- The answer document of a streamed (server-sent events) Chat Completions
+-- answer: the deltas joined into one choices[1].message, the usage of the
+-- last chunk that has one, the finish reason; nil when `body` is not a
+-- stream (a server may answer a streamed request with plain JSON).
+-- With `cap`, deltas past the first `cap` are dropped (an answer stopped
+-- at max_tokens: a chunk is about a token).  Returns doc, deltas joined.
+local function join_stream(body, cap)
+  if type(body) ~= "string" or not body:match("^%s*data:") then return nil end
+  local content, calls, finish, usage, deltas = {}, {}, nil, nil, 0
+  for line in body:gmatch("[^\n]+") do
+    local data = line:match("^data:%s?(.-)%s*$")
+    if data and data ~= "[DONE]" then
+      local ev = core.json_decode(data)
+      if type(ev) == "table" then
+        if type(ev.usage) == "table" then usage = ev.usage end
+        local ch = type(ev.choices) == "table" and ev.choices[1]
+        local d = type(ch) == "table" and type(ch.delta) == "table" and ch.delta or {}
+        if d.content ~= nil or d.tool_calls ~= nil then deltas = deltas + 1 end
+        if type(ch) == "table" and not (cap and deltas > cap) then
+          if type(ch.finish_reason) == "string" then finish = ch.finish_reason end
+          if type(d.content) == "string" then content[#content + 1] = d.content end
+          for _, tc in ipairs(type(d.tool_calls) == "table" and d.tool_calls or {}) do
+            local i = (math.tointeger(tc.index) or #calls) + 1
+            local acc = calls[i] or { type = "function", ["function"] = { arguments = "" } }
+            calls[i] = acc
+            if type(tc.id) == "string" then acc.id = tc.id end
+            local fn = type(tc["function"]) == "table" and tc["function"] or {}
+            if type(fn.name) == "string" then acc["function"].name = fn.name end
+            if type(fn.arguments) == "string" then
+              acc["function"].arguments = acc["function"].arguments .. fn.arguments
+            end
+          end
+        end
+      end
+    end
+  end
+  local list = array()
+  for i = 1, #calls do list[i] = calls[i] end
+  return { choices = { { message = { content = table.concat(content),
+             tool_calls = #list > 0 and list or nil }, finish_reason = finish } },
+           usage = usage }, math.min(deltas, cap or deltas)
+end
+
 -- Turn the C client's answer into (response) or (nil, message).
-local function read_http(cfg, result)
+local function read_http(cfg, result, c)
   local body = scrub(result.body, cfg.key)
   local status = result.http_status or 0
   local name = cfg.provider
@@ -505,7 +557,27 @@ local function read_http(cfg, result)
     return nil, ("%s: %s%s"):format(name, scrub(result.error or "failed", cfg.key),
       status > 0 and tail or "")
   end
-  local doc, jerr = core.json_decode(body or "")
+  local doc, jerr
+  local streamed, chunks = join_stream(body, result.stopped and c and c.max_tokens or nil)
+  if streamed then
+    doc = streamed
+    if result.stopped then
+      -- Stopped at the call's max_tokens (the server went on): the answer
+      -- is cut there, and its usage counted here (a chunk is a token).
+      doc.choices[1].finish_reason = "length"
+      doc.usage = { prompt_tokens = c and math.ceil(M.request_chars(c) *
+        (state.ratios[c.model] or M.DEFAULT_TOKENS_PER_CHAR)) or 0,
+        completion_tokens = chunks }
+      if state.log and not state.warned_stopped then
+        state.warned_stopped = true
+        state.log(("llm: %s went on past max_tokens %d; its answer is cut there (streamed " ..
+          "answers are read only up to the call's max_tokens)"):format(cfg.base_url,
+          c and c.max_tokens or 0))
+      end
+    end
+  else
+    doc, jerr = core.json_decode(body or "")
+  end
   if type(doc) ~= "table" then
     return nil, ("%s: malformed JSON in the answer (HTTP %d): %s"):format(name, status,
       jerr or "not an object")
@@ -1309,11 +1381,15 @@ function M.chat(opts)
       url = url, headers = headers, body = body, timeout = cfg.timeout,
       connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
       backoff = cfg.backoff, deadline = time_left(),
+      -- A streamed answer is read up to max_tokens (a chunk is about a
+      -- token; a few more for the role, finish and usage chunks; what is
+      -- read past max_tokens is dropped).
+      stream_limit = cfg.sse and (c.max_tokens + 4) or nil,
     }
     -- Settled when the answer arrives, so it is recorded even if the
     -- waiting task has died meanwhile.
     local key = sched.track(llm, ticket, function(result)
-      local resp, err = read_http(cfg, result)
+      local resp, err = read_http(cfg, result, c)
       if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
       if resp then learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c)) end
       local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,

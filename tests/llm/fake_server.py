@@ -45,6 +45,17 @@ counters are kept per full model name, so a test picks a fresh name such as
                   connection closed without an answer (never with
                   FAKE_LLM_UP=1 in the environment: the server is back)
 
+    runon...      ignores max_tokens, as llama-cpp-python does while it writes
+                  tool arguments: 3000 tokens of "tok " (streamed one a
+                  chunk, the connection held open; the count of chunks it
+                  got to write is logged as {"runon_sent": N} to
+                  $FAKE_LLM_LOG)
+
+OpenAI-shape requests with "stream": true are answered with server-sent
+events (chat.completion.chunk deltas, a usage chunk when
+stream_options.include_usage, data: [DONE]); the raw scenarios (malformed,
+truncated, cut) answer as without stream.
+
 A model name starting "lcpp-" behaves like llama.cpp's server (and
 llama-cpp-python): the rest of the name picks the scenario, but a request
 that carries tools without "tool_choice" has its tools dropped, so tool
@@ -317,6 +328,9 @@ class Handler(BaseHTTPRequestHandler):
         counted = getattr(self, "usage_prompt", None)
         if counted is not None and status == 200 and isinstance(doc.get("usage"), dict):
             doc["usage"]["prompt_tokens" if "choices" in doc else "input_tokens"] = counted
+        if status == 200 and getattr(self, "want_stream", None) and "choices" in doc:
+            self.send_stream(doc)
+            return
         body = json.dumps(doc).encode()
         self.send_raw(status, body, headers)
 
@@ -329,6 +343,59 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
+
+    def send_stream(self, doc):
+        """`doc` (a chat.completion) as server-sent events."""
+        msg = doc["choices"][0]["message"]
+        events = [{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+        text = msg.get("content") or ""
+        for i in range(0, len(text), 4):
+            events.append({"choices": [{"index": 0, "delta": {"content": text[i:i + 4]}}]})
+        for k, tc in enumerate(msg.get("tool_calls") or []):
+            args = tc["function"]["arguments"]
+            events.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": k, "id": tc["id"], "type": "function",
+                 "function": {"name": tc["function"]["name"], "arguments": ""}}]}}]})
+            for i in range(0, len(args), 5):
+                events.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+                    {"index": k, "function": {"arguments": args[i:i + 5]}}]}}]})
+        events.append({"choices": [{"index": 0, "delta": {},
+                                    "finish_reason": doc["choices"][0].get("finish_reason")}]})
+        if (self.want_stream.get("stream_options") or {}).get("include_usage"):
+            events.append({"choices": [], "usage": doc.get("usage")})
+        body = "".join("data: %s\n\n" % json.dumps(e) for e in events) + "data: [DONE]\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body.encode())))
+        self.end_headers()
+        self.wfile.write(body.encode())
+        self.wfile.flush()
+
+    def run_on(self, shape):
+        """3000 tokens whatever max_tokens says."""
+        if not getattr(self, "want_stream", None):
+            text = "tok " * 3000
+            doc = openai_text(text) if shape == "openai" else anthropic_text(text)
+            doc["usage"]["completion_tokens" if shape == "openai" else "output_tokens"] = 3000
+            self.send_raw(200, json.dumps(doc).encode())
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        sent = 0
+        try:
+            for _ in range(3000):
+                ev = {"choices": [{"index": 0, "delta": {"content": "tok "}}]}
+                self.wfile.write(("data: %s\n\n" % json.dumps(ev)).encode())
+                self.wfile.flush()
+                sent += 1
+                time.sleep(0.001)
+            self.wfile.write(b"data: [DONE]\n\n")
+        except OSError:
+            pass
+        log_request({"runon_sent": sent})
 
     def do_GET(self):
         key = os.environ.get("FAKE_LLM_KEY")
@@ -360,6 +427,7 @@ class Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
         self.usage_prompt = None
+        self.want_stream = None
         n_ctx, tokenizer = None, False
         for seg in self.path.split("/"):
             if seg.startswith("ctx") and seg[3:].isdigit():
@@ -398,6 +466,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(shape, "invalid_request_error", "body is not JSON"))
             return
         model = req.get("model") or ""
+        self.want_stream = req if shape == "openai" and req.get("stream") is True else None
         if model.startswith("lcpp-"):
             # llama.cpp: tools without tool_choice are not offered to the model.
             if "tool_choice" not in req:
@@ -445,6 +514,9 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(shape, "invalid_request_error",
                                            "Requested tokens (9000) exceed context window of %s"
                                            % (digits or "2048")))
+            return
+        if scenario.startswith("runon"):
+            self.run_on(shape)
             return
         if scenario.startswith("inflight"):
             answer = "peers: %d" % inflight()
