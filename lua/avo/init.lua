@@ -190,11 +190,30 @@ end
 -- Evaluation budget check, counting submissions (duplicates are free).  An
 -- exhausted LLM budget does not stop evaluations: children already paid for
 -- are still evaluated.
-local function evaluations_exhausted(r)
-  if core.interrupted() then return true end
+--
+-- The time limit and a signal are the run's only budget checks that a
+-- re-execution cannot reproduce, so the first check that finds one is
+-- recorded (event "run_stop" {why, check = its number among the counted
+-- checks}); a replay of that run is stopped at the same check instead of
+-- by its own clock (r.stop_at).  `count` is false for checks whose number
+-- depends on timing (an LLM call waiting for a slot).
+local function stopped(r, count)
+  if count ~= false then r.checks = r.checks + 1 end
+  if r.stop_at then return r.checks >= r.stop_at end
+  local why = core.interrupted() and "signal"
+    or (r.max_seconds and core.monotonic() - r.started >= r.max_seconds and "max-time")
+  if why and not r.stop_recorded and r.archive then
+    r.stop_recorded = true
+    r.archive:event(r.run_id, "run_stop", { why = why, check = r.checks,
+      submitted = r.submitted, elapsed_s = core.monotonic() - r.started })
+  end
+  return why ~= nil and why ~= false
+end
+
+local function evaluations_exhausted(r, count)
+  if stopped(r, count) then return true end
   if r.pool and r.pool.gone and r.pool:gone() then return true end
   if r.max_evaluations and r.submitted >= r.max_evaluations then return true end
-  if r.max_seconds and core.monotonic() - r.started >= r.max_seconds then return true end
   return false
 end
 
@@ -1018,7 +1037,13 @@ function avo._begin(state)
   run.controls = {}
   run.infra_retries = run.infra_retries or avo._setting("AVO_INFRA_RETRIES", 2, 0)
   run.infra_limit = run.infra_limit or avo._setting("AVO_INFRA_LIMIT", 5, 1)
+  run.checks = 0
+  run.stop_at = run.recorded and run.recorded.mode == "replay" and run.recorded.stop
+    and math.tointeger(run.recorded.stop.check) or nil
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
+                    exhausted_now = function()
+                      return evaluations_exhausted(run, false) or llm.exhausted()
+                    end,
                     event = function(kind, data) emit(run, kind, data) end })
   return run
 end

@@ -1237,7 +1237,10 @@ local function acquire(cfg, c)
   local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
                  usd = cost_of(c.model, prompt, c.max_tokens) }
   while true do
-    local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
+    -- (exhausted_now: a check that the replay of a stopped run need not
+    -- make in step; how often a call waits here depends on timing.)
+    local check = state.exhausted_now or state.exhausted
+    local why = budget_message() or (check and check() and "budget exhausted")
     if why then return refuse(why) end
     if not must_wait(pkey, limit) then break end
     local ev = sched.event()
@@ -1463,7 +1466,8 @@ end
 function M._begin(run, hooks)
   hooks = hooks or {}
   state = {
-    run = run, exhausted = hooks.exhausted, log = hooks.log, warned = {},
+    run = run, exhausted = hooks.exhausted, exhausted_now = hooks.exhausted_now, log = hooks.log,
+    warned = {},
     -- faults: calls the infrastructure failed; fault_streak: in a row
     totals = { calls = 0, failed = 0, faults = 0, fault_streak = 0, input_tokens = 0,
                output_tokens = 0, cost_usd = 0, latency_s = 0 },
