@@ -836,8 +836,17 @@ function M.step(ctx, lineage)
   local function prompt_tokens()
     return M.estimate_tokens(messages, cfg, prompt.system, TOOLS)
   end
+  -- The status line: step, turn, tool calls and errors of this lineage.
+  local function progress()
+    if avo.llm.set_progress then
+      avo.llm.set_progress("agent/" .. lineage.name, ("agent %s step %d turn %d/%d, %d tool " ..
+        "calls (%d errors), %d evals"):format(lineage.name, lineage.step, self.turns,
+        cfg.max_turns, self.tool_calls, self.errors, self.evaluations))
+    end
+  end
   local why
   while not self.done do
+    progress()
     if self.turns >= cfg.max_turns then why = ("turn budget of the step (%d) exhausted"):format(cfg.max_turns) break end
     if self.tokens >= cfg.max_step_tokens then why = "token budget of the step exhausted" break end
     if avo.budget().elapsed - started >= cfg.max_seconds then why = "time budget of the step exhausted" break end
@@ -914,9 +923,11 @@ function M.step(ctx, lineage)
           end
         end
         messages[#messages + 1] = { role = "tool", tool_call_id = tc.id, content = out }
+        progress()
       end
     end
   end
+  progress()
   lineage.tokens = lineage.tokens + self.tokens
   avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = self.turns,
     tokens = self.tokens, evaluations = self.evaluations, tool_calls = self.tool_calls,

@@ -279,7 +279,12 @@ end
 -- Update the run's statistics with a finished record.
 local function account(r, rec, cand)
   r.finished = r.finished + 1
-  if rec.status ~= "ok" then r.failed = r.failed + 1 end
+  -- A pruned candidate (a cascade stopped it early) did not fail.
+  if rec.status == "pruned" then
+    r.pruned = r.pruned + 1
+  elseif rec.status ~= "ok" then
+    r.failed = r.failed + 1
+  end
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
   if rec.status == "ok" then r.ok_records[#r.ok_records + 1] = rec end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
@@ -903,18 +908,21 @@ end
 -- why.  Counted per operator (avo.outcomes(), the status line) and, for
 -- operators that call a language model (op.llm) or that failed, written as
 -- an event "operator_outcome" {operator, outcome, reason}: outcome
--- "applied", "rejected" (an answer or edit that could not be used) or
--- "call failed" (the LLM call itself failed: reasons starting "llm: ").
+-- "applied", "rejected" (an answer or edit that could not be used), "call
+-- failed" (the LLM call itself failed: reasons starting "llm: ") or
+-- "refused" (no call was made: a budget is spent or the run is stopping,
+-- reasons starting "llm: " and naming it; avo.llm.is_refusal).
 -- Failures of LLM operators are also logged, so they are seen as they
 -- happen.
 function avo.outcome(op, child, why)
   local r = need_run("outcome")
   local name = type(op) == "table" and op.name or tostring(op)
   local outcome = child and "applied" or
-    ((type(why) == "string" and why:sub(1, 5) == "llm: ") and "call failed" or "rejected")
+    ((type(why) == "string" and why:sub(1, 5) == "llm: ") and
+      (llm.is_refusal(why:sub(6)) and "refused" or "call failed") or "rejected")
   local counts = r.outcomes[name]
   if not counts then
-    counts = { applied = 0, rejected = 0, ["call failed"] = 0 }
+    counts = { applied = 0, rejected = 0, ["call failed"] = 0, refused = 0 }
     r.outcomes[name] = counts
     r.outcome_order[#r.outcome_order + 1] = name
   end
@@ -939,7 +947,7 @@ function avo.outcomes()
   for _, name in ipairs(r.outcome_order) do
     local c = r.outcomes[name]
     out[#out + 1] = { operator = name, applied = c.applied, rejected = c.rejected,
-                      call_failed = c["call failed"] }
+                      call_failed = c["call failed"], refused = c.refused }
   end
   return out
 end
@@ -1027,7 +1035,7 @@ end
 function avo._begin(state)
   run = state
   run.streams, run.by_key, run.evaluators = {}, {}, {}
-  run.submitted, run.finished, run.failed = 0, 0, 0
+  run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
   run.baseline_rows, run.baseline_tickets = {}, {}
@@ -1040,7 +1048,17 @@ function avo._begin(state)
   run.checks = 0
   run.stop_at = run.recorded and run.recorded.mode == "replay" and run.recorded.stop
     and math.tointeger(run.recorded.stop.check) or nil
-  llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
+  llm._begin(run, { exhausted = avo.exhausted, log = avo.log, stop_reason = function()
+                      if core.interrupted() then return "a signal" end
+                      if run.stop_at and run.checks >= run.stop_at then return "the recorded stop" end
+                      if run.max_seconds and core.monotonic() - run.started >= run.max_seconds then
+                        return ("--max-time %gs"):format(run.max_seconds)
+                      end
+                      if run.max_evaluations and run.submitted >= run.max_evaluations then
+                        return ("--max-evals %d"):format(run.max_evaluations)
+                      end
+                      return "every worker gone"
+                    end,
                     exhausted_now = function()
                       return evaluations_exhausted(run, false) or llm.exhausted()
                     end,

@@ -1195,9 +1195,29 @@ end
 
 -------------------------------------------------------------- reservations
 
+-- Why no more calls are made when the run's own budget (not the LLM's) is
+-- spent: which limit stopped it.
+local function stopping()
+  local what = state.stop_reason and state.stop_reason() or "its budget"
+  return ("the run is stopping (%s); no LLM call is made"):format(what)
+end
+
+--[[
+avo.llm.is_refusal(message) -> boolean
+Whether a chat() failure message is a refusal (no call was made: an LLM
+budget is spent or the run is stopping), not a failed call.
+]]
+function M.is_refusal(message)
+  message = tostring(message or "")
+  return message:find("^LLM budget exhausted") ~= nil
+    or message:find("^the run is stopping") ~= nil
+end
+
 -- Refuse a call for `why` (logged once per run).
 local function refuse(why)
-  if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
+  if not state.refused and state.log then
+    state.log("llm: " .. why .. (why:find("no LLM call", 1, true) and "" or "; no more calls"))
+  end
   state.refused = true
   return nil, why
 end
@@ -1240,7 +1260,7 @@ local function acquire(cfg, c)
     -- (exhausted_now: a check that the replay of a stopped run need not
     -- make in step; how often a call waits here depends on timing.)
     local check = state.exhausted_now or state.exhausted
-    local why = budget_message() or (check and check() and "budget exhausted")
+    local why = budget_message() or (check and check() and stopping())
     if why then return refuse(why) end
     if not must_wait(pkey, limit) then break end
     local ev = sched.event()
@@ -1328,7 +1348,7 @@ function M.chat(opts)
   local cfg, cerr = resolve(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
 
-  local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
+  local why = budget_message() or (state.exhausted and state.exhausted() and stopping())
   if why then return refuse(why) end
 
   -- The call's place in the run: its stream (the caller's, e.g. the
@@ -1447,13 +1467,26 @@ function M.status_text(outcomes)
   if n > 0 then parts[#parts + 1] = ("%d in flight (oldest %ds)"):format(n, math.floor(age)) end
   if waiting > 0 then parts[#parts + 1] = ("%d waiting"):format(waiting) end
   for _, o in ipairs(outcomes or {}) do
-    if o.rejected + o.call_failed > 0 then
-      parts[#parts + 1] = ("%s %d applied/%d rejected/%d failed"):format(o.operator, o.applied,
-        o.rejected, o.call_failed)
+    if o.rejected + o.call_failed + (o.refused or 0) > 0 then
+      parts[#parts + 1] = ("%s %d applied/%d rejected/%d failed%s"):format(o.operator, o.applied,
+        o.rejected, o.call_failed, (o.refused or 0) > 0 and ("/%d refused"):format(o.refused) or "")
     end
   end
+  local keys = {}
+  for k in pairs(state.progress) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do parts[#parts + 1] = state.progress[k] end
   if #parts == 0 then return nil end
   return table.concat(parts, ", ")
+end
+
+--[[
+avo.llm.set_progress(key, text | nil)
+A part of the status line for the LLM work of `key` (the agent: its
+lineage's step, turn, tool calls and errors); nil removes it.
+]]
+function M.set_progress(key, text)
+  if state then state.progress[key] = text end
 end
 
 -- true once --max-usd or --max-tokens is spent.
@@ -1467,6 +1500,7 @@ function M._begin(run, hooks)
   hooks = hooks or {}
   state = {
     run = run, exhausted = hooks.exhausted, exhausted_now = hooks.exhausted_now, log = hooks.log,
+    stop_reason = hooks.stop_reason, progress = {},
     warned = {},
     -- faults: calls the infrastructure failed; fault_streak: in a row
     totals = { calls = 0, failed = 0, faults = 0, fault_streak = 0, input_tokens = 0,

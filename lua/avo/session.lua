@@ -248,7 +248,8 @@ end
 -- The closing lines of a run.
 function S.summarise(run, final, db)
   local unit = run.unit or "score"
-  S.eprintf("avo: %s after %d evaluations (%d failed) in %s\n", final, run.finished, run.failed,
+  S.eprintf("avo: %s after %d evaluations (%d failed%s) in %s\n", final, run.finished,
+    run.failed, (run.pruned or 0) > 0 and (", %d pruned"):format(run.pruned) or "",
     S.format_duration(core.monotonic() - run.started))
   local llm = run.llm
   if llm and llm.calls > 0 then
