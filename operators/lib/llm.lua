@@ -149,6 +149,28 @@ function M.check_edit(base, new, how, resp, entry)
   return nil
 end
 
+-- The model's context window for `options` (avo.llm.context_window), or
+-- nil when unknown: {tokens, margin (a sixteenth, at least 128),
+-- max_tokens (what a call asks for at most)}.
+function M.window_of(options)
+  local chat = M.chat_options(options)
+  local n, max_tokens = avo.llm.context_window(chat)
+  if not n then return nil end
+  return { tokens = n, margin = math.max(128, n // 16), max_tokens = max_tokens or 4096 }
+end
+
+-- Whether `message` (a first user message) with `system` leaves at least
+-- a quarter of the model's window to the answer (true without a known
+-- window): operators drop optional context (other kernels) until it does.
+function M.fits(options, system, message)
+  local w = M.window_of(options)
+  if not w then return true end
+  local chat = M.chat_options(options)
+  local n = avo.llm.estimate_tokens(chat, { system = system,
+    messages = { { role = "user", content = message } } })
+  return n + w.margin + math.min(w.max_tokens, w.tokens // 4) <= w.tokens
+end
+
 -- Ask, apply, and on an unusable answer ask again with the reason, at most
 -- 1 + options.fix_attempts (default 1) times.  An answer whose kernel
 -- check_edit refuses (with `entry`, the evaluator's entry point) is
@@ -162,7 +184,19 @@ function M.converse(options, prompt, first_message, base_source, stream, entry)
   chat.messages = { { role = "user", content = first_message } }
   local fixes = options.fix_attempts or 1
   local why
+  local window = M.window_of(options)
   for attempt = 0, fixes do
+    if window then
+      -- The answer gets what the window leaves beside the prompt and a
+      -- margin (at most max_tokens); too little left and no call is made.
+      local prompt_tokens = avo.llm.estimate_tokens(chat, chat)
+      local left = window.tokens - window.margin - prompt_tokens
+      if left < 128 then
+        return nil, ("the prompt (about %d tokens) does not fit the model's context window " ..
+          "(%d tokens)"):format(prompt_tokens, window.tokens)
+      end
+      chat.max_tokens = math.min(window.max_tokens, left)
+    end
     local resp, err = avo.llm.chat(chat)
     if not resp then return nil, "llm: " .. err end
     local new, how = patch.apply(base_source, resp.content)
