@@ -1103,7 +1103,8 @@ local function server_of(cfg, model)
   if not ctx and trained then ctx, from = trained, "GET /models (n_ctx_train)" end
   if model and ctx then srv.contexts[model] = ctx end
   if ctx or srv.slots or srv.tokens_per_char then
-    learned(srv, model, { slots = srv.slots, context_tokens = ctx, from = from or "GET /props",
+    learned(srv, model, { slots = srv.slots, context_tokens = ctx,
+                          from = from or (srv.slots and "GET /props") or "POST tokenize",
                           tokens_per_char = srv.tokens_per_char })
   end
   srv.pending = nil
