@@ -557,11 +557,19 @@ local function read_http(cfg, result, c)
     return nil, ("%s: %s%s"):format(name, scrub(result.error or "failed", cfg.key),
       status > 0 and tail or "")
   end
-  local doc, jerr
+  local doc, jerr, estimated
   local streamed, chunks = join_stream(body, result.stopped and c and c.max_tokens or nil)
   if streamed then
     doc = streamed
+    if not result.stopped and type(doc.usage) ~= "table" then
+      -- A server that streams without a usage chunk (no support for
+      -- stream_options.include_usage): counted here, a chunk a token.
+      doc.usage = { prompt_tokens = c and math.ceil(M.request_chars(c) *
+        (state.ratios[c.model] or M.DEFAULT_TOKENS_PER_CHAR)) or 0, completion_tokens = chunks }
+      estimated = true
+    end
     if result.stopped then
+      estimated = true
       -- Stopped at the call's max_tokens (the server went on): the answer
       -- is cut there, and its usage counted here (a chunk is a token).
       doc.choices[1].finish_reason = "length"
@@ -584,6 +592,7 @@ local function read_http(cfg, result, c)
   end
   local out, perr = SHAPES[cfg.provider].parse(doc)
   if not out then return nil, ("%s: %s"):format(name, perr) end
+  out.usage_estimated = estimated -- not the server's count: nothing to learn from
   return out
 end
 
@@ -1415,7 +1424,9 @@ function M.chat(opts)
     local key = sched.track(llm, ticket, function(result)
       local resp, err = read_http(cfg, result, c)
       if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
-      if resp then learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c)) end
+      if resp and not resp.usage_estimated then
+        learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+      end
       local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
         nil, not resp and M.is_fault(result))
       release(slot)

@@ -53,7 +53,8 @@ counters are kept per full model name, so a test picks a fresh name such as
 
 OpenAI-shape requests with "stream": true are answered with server-sent
 events (chat.completion.chunk deltas, a usage chunk when
-stream_options.include_usage, data: [DONE]); the raw scenarios (malformed,
+stream_options.include_usage unless FAKE_LLM_NO_USAGE is set, data:
+[DONE]); the raw scenarios (malformed,
 truncated, cut) answer as without stream.
 
 A model name starting "lcpp-" behaves like llama.cpp's server (and
@@ -361,7 +362,8 @@ class Handler(BaseHTTPRequestHandler):
                     {"index": k, "function": {"arguments": args[i:i + 5]}}]}}]})
         events.append({"choices": [{"index": 0, "delta": {},
                                     "finish_reason": doc["choices"][0].get("finish_reason")}]})
-        if (self.want_stream.get("stream_options") or {}).get("include_usage"):
+        if (self.want_stream.get("stream_options") or {}).get("include_usage") and \
+                not os.environ.get("FAKE_LLM_NO_USAGE"):
             events.append({"choices": [], "usage": doc.get("usage")})
         body = "".join("data: %s\n\n" % json.dumps(e) for e in events) + "data: [DONE]\n\n"
         self.send_response(200)

@@ -24,4 +24,17 @@ used=$(sed -n 's/.*answered, \([0-9]*\) tokens.*/\1/p' "$tmp/err")
 [ "$used" -ge 500 ] || fail "budget 500 not reached: $used tokens"
 max=$(q "$tmp/b.db" "SELECT max(output_tokens) FROM llm_calls")
 [ "$max" -le 64 ] || fail "a call used $max output tokens, max_tokens 64"
+# A server that streams without a usage chunk: the tokens are counted here,
+# so --max-tokens still holds.
+kill "$fake_pid" 2>/dev/null || true
+wait "$fake_pid" 2>/dev/null || true
+rm -f "$tmp/port"
+FAKE_LLM_NO_USAGE=1 start_fake_server
+export AVO_LLM_API_KEY="$FAKE_LLM_KEY"
+AVO_LLM_MODEL=plain-openai AVO_LLM_BASE_URL="$FAKE_BASE/v1" expect_exit 0 "$AVO" run \
+    tests/llm/ga_llm.lua --db "$tmp/n.db" --seed 3 --max-tokens 20000 generations=200
+[ "$(q "$tmp/n.db" "SELECT min(input_tokens) FROM llm_calls WHERE status = 'ok'")" -gt 100 ] \
+    || fail "a streamed answer without usage counted no prompt tokens"
+[ "$(q "$tmp/n.db" "SELECT max(generation) FROM candidates")" -lt 200 ] \
+    || fail "--max-tokens did not stop a server that reports no usage"
 echo "llm stream: ok"
