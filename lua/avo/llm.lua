@@ -1406,33 +1406,56 @@ function M.chat(opts)
     local resp, err = scripted_answer(c)
     value = settle("scripted", c, hash, resp, err, 0, 1)
   else
-    local slot, serr = acquire(cfg, c)
-    if not slot then return nil, serr end
-    local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
-    local llm = client()
-    local ticket = llm:submit{
-      url = url, headers = headers, body = body, timeout = cfg.timeout,
-      connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
-      backoff = cfg.backoff, deadline = time_left(),
-      -- A streamed answer is read up to max_tokens (a chunk is about a
-      -- token; a few more for the role, finish and usage chunks; what is
-      -- read past max_tokens is dropped).
-      stream_limit = cfg.sse and (c.max_tokens + 4) or nil,
-    }
-    -- Settled when the answer arrives, so it is recorded even if the
-    -- waiting task has died meanwhile.
-    local key = sched.track(llm, ticket, function(result)
-      local resp, err = read_http(cfg, result, c)
-      if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
-      if resp and not resp.usage_estimated then
-        learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+    local srv = state.servers[cfg.provider .. " " .. cfg.base_url]
+    -- llama-cpp-python's chatml-function-calling cannot stream a request
+    -- with tools and tool_choice "auto" (it answers 200 with an empty
+    -- stream): such a server gets its tool requests unstreamed.
+    if cfg.sse and c.tools and srv and srv.no_tool_stream then cfg.sse = false end
+    while not value do
+      local slot, serr = acquire(cfg, c)
+      if not slot then return nil, serr end
+      local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
+      local llm = client()
+      local ticket = llm:submit{
+        url = url, headers = headers, body = body, timeout = cfg.timeout,
+        connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
+        backoff = cfg.backoff, deadline = time_left(),
+        -- A streamed answer is read up to max_tokens (a chunk is about a
+        -- token; a few more for the role, finish and usage chunks; what is
+        -- read past max_tokens is dropped).
+        stream_limit = cfg.sse and (c.max_tokens + 4) or nil,
+      }
+      local streamed = cfg.sse
+      -- Settled when the answer arrives, so it is recorded even if the
+      -- waiting task has died meanwhile.
+      local key = sched.track(llm, ticket, function(result)
+        if streamed and c.tools and result.status == "ok" and
+            not tostring(result.body or ""):match("%S") then
+          release(slot)
+          return { plain_again = true }
+        end
+        local resp, err = read_http(cfg, result, c)
+        if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
+        if resp and not resp.usage_estimated then
+          learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+        end
+        local v = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
+          nil, not resp and M.is_fault(result))
+        release(slot)
+        return v
+      end)
+      value = sched.await(key)
+      if value.plain_again then
+        value = nil
+        cfg.sse = false
+        if srv then srv.no_tool_stream = true end
+        if state.log then
+          state.log(("llm: %s streams no answer to a request with tools; such requests go " ..
+            "unstreamed (their max_tokens then rests with the server, their time with " ..
+            "--max-time and AVO_LLM_TIMEOUT)"):format(cfg.base_url))
+        end
       end
-      local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
-        nil, not resp and M.is_fault(result))
-      release(slot)
-      return value
-    end)
-    value = sched.await(key)
+    end
   end
   if value.fault then
     faulted(value.err)

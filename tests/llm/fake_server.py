@@ -57,6 +57,11 @@ stream_options.include_usage unless FAKE_LLM_NO_USAGE is set, data:
 [DONE]); the raw scenarios (malformed,
 truncated, cut) answer as without stream.
 
+A model name starting "lcpy-" behaves like llama-cpp-python with
+chatml-function-calling: a streamed request with tools and tool_choice
+"auto" is answered 200 with an empty body; the rest of the name picks the
+scenario.
+
 A model name starting "lcpp-" behaves like llama.cpp's server (and
 llama-cpp-python): the rest of the name picks the scenario, but a request
 that carries tools without "tool_choice" has its tools dropped, so tool
@@ -477,7 +482,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(400, error_body(shape, "invalid_request_error",
                                                "tool_choice must be auto, required or none"))
                 return
-        scenario = model[5:] if model.startswith("lcpp-") else model
+        if model.startswith("lcpy-") and self.want_stream and req.get("tools") and \
+                req.get("tool_choice") == "auto":
+            # llama-cpp-python's chatml-function-calling: "Automatic streaming
+            # tool choice is not supported", after the 200 has gone out.
+            log_request({"model": model, "empty_stream": True})
+            self.send_raw(200, b"")
+            return
+        scenario = model[5:] if model.startswith(("lcpp-", "lcpy-")) else model
         if model.startswith("auth401") or (key and given != key):
             self.send_json(401, error_body(shape, "authentication_error", "invalid x-api-key"))
             return

@@ -24,6 +24,14 @@ if args.mode == "one" then
   r, err = ask{ sse = false }
   assert(r, err)
   assert(r.usage.output_tokens == 3000, "unstreamed: " .. r.usage.output_tokens)
+  -- A server that cannot stream tool calls (llama-cpp-python): asked
+  -- again unstreamed, and from then on unstreamed.
+  local weather = { { name = "get_weather", parameters = { type = "object",
+    properties = { city = { type = "string" } } } } }
+  for _ = 1, 2 do
+    r, err = ask{ model = "lcpy-tools-openai", tools = weather }
+    assert(r and r.tool_calls[1] and r.tool_calls[1].name == "get_weather", tostring(err))
+  end
   io.stderr:write("stream one: ok\n")
 else
   -- --max-tokens: "budget plus one call" holds with such a server.

@@ -13,6 +13,8 @@ export AVO_LLM_PROVIDER=openai AVO_LLM_API_KEY="$FAKE_LLM_KEY"
 expect_exit 0 "$AVO" run tests/llm/stream.lua --db "$tmp/one.db" base="$FAKE_BASE" mode=one
 expect_in "$tmp/err" "stream one: ok"
 expect_in "$tmp/err" "went on past max_tokens 64; its answer is cut there"
+expect_in "$tmp/err" "streams no answer to a request with tools; such requests go unstreamed"
+[ "$(grep -c '"empty_stream": true' "$FAKE_LLM_LOG")" -eq 1 ] || fail "tool requests streamed again"
 sent=$(sed -n 's/.*"runon_sent": \([0-9]*\).*/\1/p' "$FAKE_LLM_LOG" | sort -n | head -1)
 [ -n "$sent" ] && [ "$sent" -lt 1500 ] || fail "the server wrote $sent chunks: the client read on"
 
