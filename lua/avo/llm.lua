@@ -499,7 +499,12 @@ end
 -- With `cap`, deltas past the first `cap` are dropped (an answer stopped
 -- at max_tokens: a chunk is about a token).  Returns doc, deltas joined.
 local function join_stream(body, cap)
-  if type(body) ~= "string" or not body:match("^%s*data:") then return nil end
+  -- (An event stream may open with comments, ": ping ..." from
+  -- sse-starlette while the prompt is read, and end lines with CR LF.)
+  if type(body) ~= "string" or not (body:match("^%s*data:") or
+      (body:match("^%s*:") and body:find("\ndata:"))) then
+    return nil
+  end
   local content, calls, finish, usage, deltas = {}, {}, nil, nil, 0
   for line in body:gmatch("[^\n]+") do
     local data = line:match("^data:%s?(.-)%s*$")

@@ -370,7 +370,10 @@ class Handler(BaseHTTPRequestHandler):
         if (self.want_stream.get("stream_options") or {}).get("include_usage") and \
                 not os.environ.get("FAKE_LLM_NO_USAGE"):
             events.append({"choices": [], "usage": doc.get("usage")})
-        body = "".join("data: %s\n\n" % json.dumps(e) for e in events) + "data: [DONE]\n\n"
+        # As sse-starlette (llama-cpp-python) writes it: a ping comment while
+        # the prompt is read, CR LF line ends.
+        body = ": ping - 2026-01-01 00:00:00\r\n\r\n" + \
+            "".join("data: %s\r\n\r\n" % json.dumps(e) for e in events) + "data: [DONE]\r\n\r\n"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(body.encode())))
