@@ -1413,8 +1413,9 @@ function M.chat(opts)
   else
     local srv = state.servers[cfg.provider .. " " .. cfg.base_url]
     -- llama-cpp-python's chatml-function-calling cannot stream a request
-    -- with tools and tool_choice "auto" (it answers 200 with an empty
-    -- stream): such a server gets its tool requests unstreamed.
+    -- with tools and tool_choice "auto" (it answers 200 with a stream that
+    -- has no event, maybe a ping comment): such a server gets its tool
+    -- requests unstreamed.
     if cfg.sse and c.tools and srv and srv.no_tool_stream then cfg.sse = false end
     while not value do
       local slot, serr = acquire(cfg, c)
@@ -1434,8 +1435,10 @@ function M.chat(opts)
       -- Settled when the answer arrives, so it is recorded even if the
       -- waiting task has died meanwhile.
       local key = sched.track(llm, ticket, function(result)
-        if streamed and c.tools and result.status == "ok" and
-            not tostring(result.body or ""):match("%S") then
+        -- (No event at all: an empty body, or only ": ping" comments.)
+        local b = tostring(result.body or "")
+        if streamed and c.tools and result.status == "ok" and not b:match("^%s*data:")
+            and not b:find("\ndata:", 1, true) then
           release(slot)
           return { plain_again = true }
         end

@@ -59,7 +59,7 @@ truncated, cut) answer as without stream.
 
 A model name starting "lcpy-" behaves like llama-cpp-python with
 chatml-function-calling: a streamed request with tools and tool_choice
-"auto" is answered 200 with an empty body; the rest of the name picks the
+"auto" is answered 200 with a stream of one ping comment; the rest of the name picks the
 scenario.
 
 A model name starting "lcpp-" behaves like llama.cpp's server (and
@@ -490,7 +490,7 @@ class Handler(BaseHTTPRequestHandler):
             # llama-cpp-python's chatml-function-calling: "Automatic streaming
             # tool choice is not supported", after the 200 has gone out.
             log_request({"model": model, "empty_stream": True})
-            self.send_raw(200, b"")
+            self.send_raw(200, b": ping - 2026-01-01 00:00:00\r\n\r\n")
             return
         scenario = model[5:] if model.startswith(("lcpp-", "lcpy-")) else model
         if model.startswith("auth401") or (key and given != key):
