@@ -39,7 +39,8 @@ static void print_time(double t, const char *fmt)
     printf("%-19s", buf);
 }
 
-/* "jobs 2, max-evals 30, max-time 60s" from the run config. */
+/* "jobs 2, max-evals 30, max-time 60s, max-tokens 5000, max-usd 2" from the
+ * run config. */
 static void budgets(const json_t *config, char *buf, size_t n)
 {
     const json_t *jobs = json_object_get(config, "jobs");
@@ -55,6 +56,14 @@ static void budgets(const json_t *config, char *buf, size_t n)
     if (json_is_number(secs) && len < n)
         len += snprintf(buf + len, n - len, "%smax-time %gs", len ? ", " : "",
                         json_number_value(secs));
+    const json_t *tokens = json_object_get(config, "max_tokens");
+    const json_t *usd = json_object_get(config, "max_usd");
+    if (json_is_number(tokens) && len < n)
+        len += snprintf(buf + len, n - len, "%smax-tokens %g", len ? ", " : "",
+                        json_number_value(tokens));
+    if (json_is_number(usd) && len < n)
+        len += snprintf(buf + len, n - len, "%smax-usd %g", len ? ", " : "",
+                        json_number_value(usd));
     if (!len)
         snprintf(buf, n, "-");
 }

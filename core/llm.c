@@ -9,6 +9,12 @@
  * A request is either waiting (queued, or backing off before a retry, with a
  * wake-up time) or running (its easy handle is in the multi handle).  All
  * requests live on one list; finished ones move to a FIFO that take() pops.
+ *
+ * A streamed request (server-sent events, "stream_limit" in the request)
+ * is read only up to its limit of events: a server that ignores max_tokens
+ * cannot make one call run past what the call reserved.  The transfer is
+ * then aborted and answered as a success with "stopped": true and what was
+ * read.
  */
 #include "llm.h"
 
@@ -40,6 +46,10 @@ typedef struct llm_request {
     double timeout;   /* seconds for one attempt */
     double deadline;  /* monotonic end of every attempt; 0 when none */
     int cancelled;    /* ended by the deadline */
+    long stream_limit; /* events to read at most; 0: not streamed */
+    long events;       /* "data:" lines read so far */
+    size_t scan;       /* where the next unread line of the response starts */
+    int stopped;       /* aborted at stream_limit */
     char errbuf[CURL_ERROR_SIZE];
     struct llm_request *next;
 } llm_request;
@@ -91,6 +101,20 @@ static size_t on_body(char *data, size_t size, size_t n, void *userp)
     memcpy(req->response + req->response_len, data, len);
     req->response_len += len;
     req->response[req->response_len] = '\0';
+    if (req->stream_limit > 0) {
+        /* Count the complete event lines; stop past the limit. */
+        char *nl;
+        while ((nl = memchr(req->response + req->scan, '\n', req->response_len - req->scan))) {
+            const char *line = req->response + req->scan;
+            if (strncmp(line, "data:", 5) == 0 && strncmp(line + 5 + (line[5] == ' '), "[DONE]", 6))
+                req->events++;
+            req->scan = (size_t)(nl - req->response) + 1;
+        }
+        if (req->events > req->stream_limit) {
+            req->stopped = 1;
+            return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
+        }
+    }
     return len;
 }
 
@@ -219,11 +243,14 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     double timeout = number_field(request, "timeout", 300);
     double attempts = number_field(request, "max_attempts", 4);
     double deadline = number_field(request, "deadline", -1);
+    double stream_limit = number_field(request, "stream_limit", 0);
     if (!(connect_timeout > 0) || !(timeout > 0) || !(attempts >= 1 && attempts <= 100))
         return avo_error(err, errlen, AVO_EINVAL,
                          "request limits: timeouts must be > 0 and max_attempts in 1..100");
     if (json_object_get(request, "deadline") && !(deadline >= 0))
         return avo_error(err, errlen, AVO_EINVAL, "request deadline must be a number >= 0");
+    if (!(stream_limit >= 0 && stream_limit <= 1e9))
+        return avo_error(err, errlen, AVO_EINVAL, "request stream_limit must be in 0..1e9");
 
     llm_request *req = calloc(1, sizeof *req);
     if (!req)
@@ -283,6 +310,7 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
     req->submitted = avo_monotonic();
     req->timeout = timeout;
     req->deadline = deadline >= 0 ? req->submitted + deadline : 0;
+    req->stream_limit = (long)stream_limit;
     req->wake = 0; /* start on the next turn of the loop */
     req->next = llm->requests;
     llm->requests = req;
@@ -332,6 +360,10 @@ static int finish(avo_llm *llm, llm_request *req, long http_status, const char *
         json_object_set_new(res, "latency_s", json_real(avo_monotonic() - req->submitted));
         json_object_set_new(res, "retryable", json_boolean(retryable));
         json_object_set_new(res, "cancelled", json_boolean(req->cancelled));
+        if (req->stream_limit > 0) {
+            json_object_set_new(res, "stopped", json_boolean(req->stopped));
+            json_object_set_new(res, "events", json_integer(req->events));
+        }
     }
     uint64_t ticket = req->ticket;
     request_free(llm, req);
@@ -390,6 +422,8 @@ static int attempt_done(avo_llm *llm, llm_request *req, CURLcode code)
     req->running = 0;
     if (code == CURLE_OK && status >= 200 && status < 300)
         return finish(llm, req, status, NULL, 0);
+    if (req->stopped && status >= 200 && status < 300)
+        return finish(llm, req, status, NULL, 0); /* read up to its limit */
 
     int retryable =
         code != CURLE_OK ? curl_retryable(code) : status == 429 || status == 408 || status >= 500;
@@ -402,6 +436,8 @@ static int attempt_done(avo_llm *llm, llm_request *req, CURLcode code)
     if (retryable && !req->cancelled && req->attempts < req->max_attempts) {
         req->wake = wake;
         req->response_len = 0;
+        req->scan = 0;
+        req->events = 0;
         if (req->response)
             req->response[0] = '\0';
         return 0;

@@ -53,6 +53,10 @@ void avo_llm_free(avo_llm *llm);
  *   deadline         seconds from now after which no attempt runs: the
  *                    running one is cut off and none is retried (the run's
  *                    --max-time); default none
+ *   stream_limit     for a streamed answer (server-sent events): read at most
+ *                    this many "data:" events, then stop the transfer and
+ *                    answer with what was read (a server that ignores
+ *                    max_tokens); default 0, read all
  * The transfer starts on the next turn of the loop.  *ret_ticket identifies
  * the answer.  AVO_EINVAL with a message for a malformed request.
  *
@@ -65,6 +69,9 @@ void avo_llm_free(avo_llm *llm);
  *   latency_s    seconds from submission to the answer, retries included
  *   retryable    true when the last failure was of a retryable kind
  *   cancelled    true when the deadline ended the request
+ *   stopped      with stream_limit: true when the limit stopped the transfer
+ *                (status "ok", body what was read)
+ *   events       with stream_limit: the events read
  */
 int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, char *err,
                    size_t errlen);

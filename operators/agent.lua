@@ -24,16 +24,23 @@
 -- the CUDA path reports registers, spills and shared memory; nothing runs.
 --
 -- Memory: each lineage keeps its conversation across steps.  When it grows
--- past its threshold (estimated at 4 characters a token) it is compacted
--- into a summary by one LLM call at the start of the next step; the summary
--- is an event "agent_compaction" in the archive.  The threshold is
--- `context_tokens`, or less where the model's context window is known
--- (avo.llm.context_window: the server's metadata, or a "too long" error):
--- 80% of what the window leaves beside max_tokens, the system prompt and
--- the tool schemas.  Where the window is known, a step whose own
--- conversation outgrows the threshold is compacted once in the middle
--- (during_step in the event) and goes on from the summary with its
--- working copy.  The run's notes (tools
+-- past its threshold it is compacted into a summary by one LLM call at the
+-- start of the next step; the summary is an event "agent_compaction" in the
+-- archive (a failed compaction is logged and is an event
+-- "agent_compaction_failed").  Token counts are estimates
+-- (avo.llm.estimate_tokens: what the server's tokenizer counted per
+-- character, else 3 characters a token).  Without a known window the
+-- threshold is `context_tokens`.  With one (avo.llm.context_window: the
+-- server's /props or /models, a "too long" error, the context_window
+-- option, else 8192 for a self-hosted server) everything sent is kept
+-- inside it with a margin (window_plan): each turn answers in at most a
+-- quarter of the window, the prompt (system prompt, tool schemas, history,
+-- the new step's prompt) is compacted before it would outgrow the rest, in
+-- the middle of a step too (during_step in the event; the step goes on from
+-- the summary with its working copy), tool results are cut to the room
+-- left, the compaction call's own transcript is cut to fit, and a step
+-- prompt whose kernel alone does not fit leaves the source to read_source.
+-- The run's notes (tools
 -- notes_read/notes_append) are shared by all lineages and recorded as events
 -- "agent_note".
 --
@@ -51,6 +58,8 @@
 --   max_seconds      wall time per step (default 1800)
 --   context_tokens   conversation size that triggers compaction (60000; less
 --                    on a server with a smaller context window)
+--   context_window   the model's context window in tokens, where the server
+--                    does not say (else AVO_LLM_CONTEXT_WINDOW)
 --   retime_rounds    interleaved re-timings of each side (default 3)
 --   noise            relative noise threshold instead of the measured spread
 --   kb               knowledge-base file (avo.kb.open); default: the run's
@@ -130,16 +139,15 @@ local function config_lines(rec, unit, against)
   return llm.config_lines(rec, unit, STYLE, against)
 end
 
--- Tokens of a message list, estimated at 4 characters a token.
-function M.estimate_tokens(messages)
-  local n = 0
-  for _, m in ipairs(messages) do
-    n = n + #(m.content or "") + 16
-    for _, tc in ipairs(m.tool_calls or {}) do
-      n = n + #tc.name + #core.json_encode(tc.arguments or {}) + 16
-    end
+-- Tokens of a message list (with `system` and `tools` when given), as
+-- avo.llm estimates them for the model of `cfg` (default: 3 characters a
+-- token).
+function M.estimate_tokens(messages, cfg, system, tools)
+  local req = { messages = messages, system = system, tools = tools }
+  if cfg and avo.llm.estimate_tokens then
+    return avo.llm.estimate_tokens(llm.chat_options(cfg), req)
   end
-  return (n + 3) // 4
+  return math.ceil(avo.llm.request_chars(req) / 3)
 end
 
 ------------------------------------------------------------------ lineages
@@ -512,9 +520,13 @@ function H.read_source(self)
   return ("knobs: %s\n%s"):format(knob_text(self.work.knobs), self.work.source)
 end
 
-local function set_source(self, new)
+local function set_source(self, new, how)
   local ok, err = patch.check_regions(self.lineage.incumbent.source, new)
   if not ok then return nil, err end
+  -- Empty, truncated, mostly deleted, or without the entry point: refused
+  -- before anything compiles or runs it.
+  local bad = llm.check_edit(self.work.source, new, how, nil, self.ev.entry)
+  if bad then return nil, bad end
   local pok, domain = pcall(avo.knobs, new)
   if not pok then return nil, "bad knob declaration: " .. tostring(domain) end
   -- Keep the knob values the new source still declares.
@@ -536,14 +548,14 @@ function H.edit(self, args)
     replace = args.replace } })
   if not new then return nil, err end
   if new == self.work.source then return nil, "the edit leaves the working copy unchanged" end
-  local ok, serr = set_source(self, new)
+  local ok, serr = set_source(self, new, "edit")
   if not ok then return nil, serr end
   return "edited; the working copy has changed (compile or evaluate it)"
 end
 
 function H.write_source(self, args)
   if not args.source:match("%S") then return nil, "the source is empty" end
-  local ok, err = set_source(self, args.source)
+  local ok, err = set_source(self, args.source, "rewrite")
   if not ok then return nil, err end
   return "the working copy is replaced"
 end
@@ -643,17 +655,44 @@ end
 
 ------------------------------------------------------------------ memory
 
-local function transcript(messages)
+-- The conversation as text for the compaction call; with `limit` (bytes),
+-- the newest messages that fit, the oldest left out (and said so).
+local function transcript(messages, limit)
   local out = {}
   for _, m in ipairs(messages) do
     local text = m.content or ""
-    if m.role == "tool" then text = "[tool result] " .. excerpt(text, 1500) end
+    if m.role == "tool" then text = "[tool result] " .. excerpt(text, limit and 800 or 1500) end
+    if limit and m.role ~= "tool" then text = excerpt(text, math.max(400, limit // 3)) end
     for _, tc in ipairs(m.tool_calls or {}) do
       text = text .. ("\n[call %s %s]"):format(tc.name, excerpt(core.json_encode(tc.arguments or {}), 600))
     end
     out[#out + 1] = ("%s: %s"):format(m.role, text)
   end
-  return table.concat(out, "\n")
+  if not limit then return table.concat(out, "\n") end
+  local kept, size = {}, 0
+  for i = #out, 1, -1 do
+    if size + #out[i] + 1 > limit then
+      table.insert(kept, 1, ("(%d earlier messages left out: the context window is small)"):format(i))
+      break
+    end
+    size = size + #out[i] + 1
+    table.insert(kept, 1, out[i])
+  end
+  return table.concat(kept, "\n")
+end
+
+-- The model's context window as the agent uses it, or nil when unknown:
+-- { window, from, answer = max_tokens of a turn (at most a quarter of the
+-- window), margin (a sixteenth, at least 128: estimates are estimates),
+-- room = prompt tokens a call may send, tpc = tokens per character }.
+function M.window_plan(cfg)
+  local chat = llm.chat_options(cfg)
+  local window, max_tokens, from = avo.llm.context_window(chat)
+  if not window then return nil end
+  local answer = math.min(max_tokens or 4096, math.max(128, window // 4))
+  local margin = math.max(128, window // 16)
+  return { window = window, from = from, answer = answer, margin = margin,
+           room = window - answer - margin, tpc = (avo.llm.tokens_per_char(chat)) }
 end
 
 -- Conversation size (tokens) past which the lineage is compacted: the
@@ -662,29 +701,46 @@ end
 -- tool schemas, in tokens) where that window is known.  Returns the
 -- threshold and the window (or nil).
 function M.compaction_threshold(cfg, overhead)
-  local chat = llm.chat_options(cfg)
-  local window, max_tokens = avo.llm.context_window(chat)
-  if not window then return cfg.context_tokens, nil end
-  local room = math.floor((window - (max_tokens or 0) - (overhead or 0)) * 0.8)
-  return math.min(cfg.context_tokens, math.max(room, 256)), window
+  local plan = M.window_plan(cfg)
+  if not plan then return cfg.context_tokens, nil end
+  return math.min(cfg.context_tokens, math.max(plan.room - (overhead or 0), 128)), plan.window
 end
 
--- Compact the lineage's conversation into a summary (one LLM call).
--- Returns true, or nil and why (the conversation is then kept).
-function M.compact(lineage, cfg, prompt, threshold, window, during_step)
-  local before = M.estimate_tokens(lineage.messages)
+-- Compact the lineage's conversation into a summary (one LLM call).  With
+-- a window plan the call fits it: its answer takes at most an eighth of the
+-- window, the transcript what is left (newest messages first), and the
+-- summary is cut to an eighth.  Returns true, or nil and why (the
+-- conversation is then kept; the failure is logged and an event).
+function M.compact(lineage, cfg, prompt, threshold, window, during_step, plan)
+  local before = M.estimate_tokens(lineage.messages, cfg)
   local chat = llm.chat_options(cfg)
   chat.stream = "agent/" .. lineage.name
   chat.system = prompt.compact_system
-  chat.messages = { { role = "user", content = prompt.compact{ transcript = transcript(lineage.messages),
-    summary = lineage.summary } } }
+  local limit
+  if plan then
+    chat.max_tokens = math.min(plan.answer, math.max(128, plan.window // 8))
+    local fixed = M.estimate_tokens({ { role = "user", content = prompt.compact{ transcript = "",
+      summary = lineage.summary } } }, cfg, chat.system)
+    local room = plan.window - chat.max_tokens - plan.margin - fixed
+    limit = math.max(0, math.floor(room / avo.llm.tokens_per_char(chat)))
+  end
+  chat.messages = { { role = "user", content = prompt.compact{
+    transcript = transcript(lineage.messages, limit), summary = lineage.summary } } }
   local resp, err = avo.llm.chat(chat)
-  if not resp then return nil, err end
-  lineage.summary = resp.content
+  if not resp then
+    avo.log("agent %s: compaction failed (step %d): %s", lineage.name, lineage.step, err)
+    avo.event("agent_compaction_failed", { lineage = lineage.name, step = lineage.step,
+      tokens_before = before, threshold = threshold, context_window = window,
+      during_step = during_step or nil, error = err })
+    return nil, err
+  end
+  local summary = resp.content
+  if plan then summary = excerpt(summary, math.max(200, math.floor(plan.window / 8 / plan.tpc))) end
+  lineage.summary = summary
   lineage.messages = {}
   avo.event("agent_compaction", { lineage = lineage.name, step = lineage.step,
     tokens_before = before, threshold = threshold, context_window = window,
-    during_step = during_step or nil, summary = resp.content, call_id = resp.call_id })
+    during_step = during_step or nil, summary = summary, call_id = resp.call_id })
   return true
 end
 
@@ -702,12 +758,9 @@ function M.step(ctx, lineage)
   end
   lineage.step = lineage.step + 1
 
-  local overhead = (#(prompt.system or "") + #core.json_encode(TOOLS) + 3) // 4
+  local plan = M.window_plan(cfg)
+  local overhead = M.estimate_tokens({}, cfg, prompt.system, TOOLS)
   local threshold, window = M.compaction_threshold(cfg, overhead)
-  if M.estimate_tokens(lineage.messages) > threshold then
-    local ok, err = M.compact(lineage, cfg, prompt, threshold, window)
-    if not ok then avo.log("agent %s: compaction failed: %s", lineage.name, err) end
-  end
 
   local history = {}
   for _, rec in ipairs(lineage.committed) do
@@ -719,24 +772,57 @@ function M.step(ctx, lineage)
     directions = lineage.directions
     lineage.directions_left = lineage.directions_left - 1
   end
-  local message = prompt.step{
-    evaluator = ev.name, description = ev.description, unit = ev.unit, lineage = lineage.name,
-    step = lineage.step,
-    best = { id = inc.id, score = inc.score, source = inc.source, knobs = knob_text(inc.knobs),
-             configs = config_lines(inc, ev.unit) },
-    history = history, directions = directions, events = lineage.events,
-    summary = #lineage.messages == 0 and lineage.summary or nil,
-    limits = { turns = cfg.max_turns, evaluations = cfg.max_evaluations,
-               seconds = math.floor(cfg.max_seconds) },
-    regions = patch.fixed_segments(inc.source) ~= nil, notes = #notes.entries,
-  }
+  local function step_message(omit_source)
+    return prompt.step{
+      evaluator = ev.name, description = ev.description, unit = ev.unit, lineage = lineage.name,
+      step = lineage.step,
+      best = { id = inc.id, score = inc.score, knobs = knob_text(inc.knobs),
+               source = omit_source and "(not repeated here: the model's context window is " ..
+                 "small; read_source shows the working copy, which starts as this version)"
+                 or inc.source,
+               omitted = omit_source or nil, configs = config_lines(inc, ev.unit) },
+      history = history, directions = directions, events = lineage.events,
+      summary = #lineage.messages == 0 and lineage.summary or nil,
+      limits = { turns = cfg.max_turns, evaluations = cfg.max_evaluations,
+                 seconds = math.floor(cfg.max_seconds) },
+      regions = patch.fixed_segments(inc.source) ~= nil, notes = #notes.entries,
+    }
+  end
+  -- Tokens of the whole request the first turn would send.
+  local function first_request(message)
+    local msgs = {}
+    for i, m in ipairs(lineage.messages) do msgs[i] = m end
+    msgs[#msgs + 1] = { role = "user", content = message }
+    return M.estimate_tokens(msgs, cfg, prompt.system, TOOLS)
+  end
+  local message = step_message()
+  local history_tokens = M.estimate_tokens(lineage.messages, cfg)
+  if #lineage.messages > 0 and (history_tokens > threshold or
+      (plan and first_request(message) > plan.room)) then
+    if M.compact(lineage, cfg, prompt, threshold, window, nil, plan) then message = step_message() end
+  end
+  local omitted
+  if plan and first_request(message) > plan.room then
+    -- The kernel alone fills the window: the model reads it through
+    -- read_source, cut to the room left.
+    message, omitted = step_message(true), true
+  end
+  if plan and first_request(message) > plan.room then
+    local why = ("the step's prompt does not fit the model's context window (%d tokens from " ..
+      "%s; about %d needed of %d left beside the answer and a margin): set a larger window " ..
+      "on the server"):format(plan.window, plan.from, first_request(message), plan.room)
+    avo.log("agent %s: %s", lineage.name, why)
+    avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = 0, tokens = 0,
+      evaluations = 0, tool_calls = 0, tool_errors = 0, why = why })
+    return nil, why
+  end
   lineage.events = {}
   local messages = lineage.messages
   messages[#messages + 1] = { role = "user", content = message }
 
   local self = setmetatable({
     ctx = ctx, cfg = cfg, ev = ev, lineage = lineage, evaluations = 0, turns = 0,
-    tokens = 0, tool_calls = 0, errors = 0, done = false,
+    tokens = 0, tool_calls = 0, errors = 0, done = false, compactions = 0,
     work = { source = inc.source, knobs = {} },
   }, Step)
   for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end
@@ -745,23 +831,62 @@ function M.step(ctx, lineage)
   local chat = self:chat_options()
   chat.system = prompt.system
   chat.tools = TOOLS
+  if plan then chat.max_tokens = plan.answer end
+  -- Prompt tokens of the next turn as things stand.
+  local function prompt_tokens()
+    return M.estimate_tokens(messages, cfg, prompt.system, TOOLS)
+  end
+  -- The status line: step, turn, tool calls and errors of this lineage.
+  local function progress()
+    if avo.llm.set_progress then
+      avo.llm.set_progress("agent/" .. lineage.name, ("agent %s step %d turn %d/%d, %d tool " ..
+        "calls (%d errors), %d evals"):format(lineage.name, lineage.step, self.turns,
+        cfg.max_turns, self.tool_calls, self.errors, self.evaluations))
+    end
+  end
   local why
   while not self.done do
+    progress()
     if self.turns >= cfg.max_turns then why = ("turn budget of the step (%d) exhausted"):format(cfg.max_turns) break end
     if self.tokens >= cfg.max_step_tokens then why = "token budget of the step exhausted" break end
     if avo.budget().elapsed - started >= cfg.max_seconds then why = "time budget of the step exhausted" break end
     if avo.exhausted() then why = "run budget exhausted" break end
-    -- The step itself outgrew the window: compact once, keep the working
-    -- copy, and go on from the summary.
-    if window and not self.compacted and M.estimate_tokens(messages) > threshold then
-      self.compacted = true
-      local ok = M.compact(lineage, cfg, prompt, threshold, window, true)
+    -- The step itself outgrew the window: compact (at most 4 times a step),
+    -- keep the working copy, and go on from the summary.
+    if plan and prompt_tokens() > plan.room then
+      -- First drop the text of older tool results (the model can ask
+      -- again); that keeps the exact conversation, compaction does not.
+      for i = 1, #messages - 1 do
+        local m = messages[i]
+        if m.role == "tool" and #(m.content or "") > 200 and not m.elided then
+          m.content = ("[%d bytes of tool output elided to fit the context window; call the " ..
+            "tool again to see it]"):format(#m.content)
+          m.elided = true
+          self.elided = (self.elided or 0) + 1
+          if prompt_tokens() <= plan.room then break end
+        end
+      end
+    end
+    local over = plan and prompt_tokens() > plan.room
+    if over then
+      if self.compactions >= 4 then
+        why = "the step's conversation outgrew the context window 4 times"
+        break
+      end
+      self.compactions = self.compactions + 1
+      local ok = M.compact(lineage, cfg, prompt, threshold, window, true, plan)
       if ok then
         messages = lineage.messages
         messages[1] = { role = "user", content = ("Your conversation so far was compacted " ..
           "into this summary:\n\n%s\n\nYou are still in step %d; your working copy is kept " ..
           "(read_source shows it). Go on: edit, compile, evaluate, then commit, or give_up " ..
           "with the reason."):format(lineage.summary or "", lineage.step) }
+      end
+      if plan and prompt_tokens() > plan.room then
+        why = ("the conversation does not fit the model's context window (%d tokens from %s) " ..
+          "even after compaction"):format(plan.window, plan.from)
+        avo.log("agent %s: %s", lineage.name, why)
+        break
       end
     end
     chat.messages = messages
@@ -771,19 +896,44 @@ function M.step(ctx, lineage)
     self.tokens = self.tokens + resp.usage.input_tokens + resp.usage.output_tokens
     messages[#messages + 1] = resp.message
     if #resp.tool_calls == 0 then
+      self.no_tools = (self.no_tools or 0) + 1
+      if self.no_tools == 2 and self.tool_calls == 0 then
+        avo.log("agent %s: the model answered %d turns without tool calls although the " ..
+          "request offers tools; a llama.cpp-family server needs a chat format that emits " ..
+          "tool calls (llama-cpp-python: --chat_format chatml-function-calling; llama-server: " ..
+          "--jinja)", lineage.name, self.no_tools)
+        avo.event("agent_no_tool_calls", { lineage = lineage.name, step = lineage.step,
+          turns = self.no_tools })
+      end
       messages[#messages + 1] = { role = "user", content = "Work through the tools: edit, " ..
         "compile, evaluate, then commit, or give_up with the reason." }
     else
       for _, tc in ipairs(resp.tool_calls) do
         local out = self:call_tool(tc)
+        if plan then
+          -- Cut the result to the room left in the window (a small window
+          -- cannot hold a big kernel twice); the next turn compacts if
+          -- even that does not fit.
+          local left = plan.room - prompt_tokens() - 64
+          local tpc = avo.llm.tokens_per_char(llm.chat_options(cfg)) -- learnt as it goes
+          local cap = math.max(600, math.floor(left / tpc) - 160)
+          if #out > cap then
+            out = out:sub(1, cap) .. ("\n... (%d more bytes cut: the model's context window " ..
+              "is small; ask for less at a time)"):format(#out - cap)
+          end
+        end
         messages[#messages + 1] = { role = "tool", tool_call_id = tc.id, content = out }
+        progress()
       end
     end
   end
+  progress()
   lineage.tokens = lineage.tokens + self.tokens
   avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = self.turns,
     tokens = self.tokens, evaluations = self.evaluations, tool_calls = self.tool_calls,
     tool_errors = self.errors, committed = self.result and self.result.id or nil,
+    compactions = self.compactions > 0 and self.compactions or nil, source_omitted = omitted,
+    elided = self.elided,
     why = self.result and nil or (self.why or why) })
   if self.result then
     local rec = self.result

@@ -29,7 +29,7 @@ function M.apply(ctx, parents)
     a = view(a), b = view(b), regions = patch.fixed_segments(a.source) ~= nil,
   }
   local source, resp, how = llm.converse(options, prompt, message, a.source,
-    ctx.rng and ctx.rng.name)
+    ctx.rng and ctx.rng.name, ev.entry)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { a.knobs or {}, b.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end

@@ -10,6 +10,12 @@
 -- that cannot be applied gets `fix_attempts` more tries (default 1), each
 -- carrying the reason back to the model.
 --
+-- Where the model's context window is known (avo.llm.context_window), the
+-- other kernels are dropped until the prompt leaves a quarter of the window
+-- to the answer, and each call's max_tokens is what the window leaves
+-- beside its prompt and a margin.  Kernels that are empty, truncated,
+-- mostly deleted or without the entry point are refused (llm.check_edit).
+--
 -- A failed call (network, budget exhausted, ...) means no child: apply
 -- returns nil and the reason, and the strategy picks another operator.
 --
@@ -66,17 +72,26 @@ function M.apply(ctx, parents)
       (#ids > 0 and (" from " .. table.concat(ids, " and ")) or "") ..
       (parent.note and (" (" .. parent.note .. ")") or "")
   end
-  local message = prompt.user{
-    evaluator = ev.name, description = ev.description, unit = ev.unit,
-    source = parent.source, knobs = llm.knob_text(parent.source, parent.knobs),
-    status = parent.status, score = parent.score, reason = parent.reason,
-    log = parent.status ~= "ok" and log or nil,
-    configs = llm.config_lines(parent, ev.unit, STYLE), inspirations = inspirations,
-    regions = patch.fixed_segments(parent.source) ~= nil, made_by = made_by,
-    artifacts = parent.artifacts,
-  }
+  local function render()
+    return prompt.user{
+      evaluator = ev.name, description = ev.description, unit = ev.unit,
+      source = parent.source, knobs = llm.knob_text(parent.source, parent.knobs),
+      status = parent.status, score = parent.score, reason = parent.reason,
+      log = parent.status ~= "ok" and log or nil,
+      configs = llm.config_lines(parent, ev.unit, STYLE), inspirations = inspirations,
+      regions = patch.fixed_segments(parent.source) ~= nil, made_by = made_by,
+      artifacts = parent.artifacts,
+    }
+  end
+  local message = render()
+  -- A small context window: fewer other kernels, until the prompt leaves
+  -- room for the answer.
+  while #inspirations > 0 and not llm.fits(options, prompt.system, message) do
+    table.remove(inspirations)
+    message = render()
+  end
   local source, resp, how = llm.converse(options, prompt, message, parent.source,
-    ctx.rng and ctx.rng.name)
+    ctx.rng and ctx.rng.name, ev.entry)
   if not source then return nil, resp end
   local knobs, kerr = llm.child_knobs(source, { parent.knobs or {} })
   if not knobs then return nil, "the new kernel's knob declarations: " .. kerr end

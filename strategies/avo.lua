@@ -215,11 +215,15 @@ local function run_steps(state, lineage, n)
       local trigger = M.stagnation(lineage, sup)
       if trigger and not avo.exhausted() then supervise(state, lineage, trigger) end
     end
-    -- A step that could not even start (no LLM, no budget) ends the lineage.
+    -- A step that could not even start (no LLM, no budget) ends the lineage;
+    -- an LLM outage does not (the next step asks again, and past
+    -- AVO_LLM_FAULT_LIMIT calls in a row the run stops, resumable).
     if not rec and (why or ""):match("^llm:") and lineage.messages[#lineage.messages]
-        and lineage.messages[#lineage.messages].role == "user" then
+        and lineage.messages[#lineage.messages].role == "user"
+        and avo.llm.fault_streak() == 0 then
       lineage.stopped = why
       avo.log("avo: lineage %s stops: %s", lineage.name, why)
+      avo.event("lineage_stopped", { lineage = lineage.name, step = lineage.step, why = why })
       return
     end
   end

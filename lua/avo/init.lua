@@ -190,11 +190,30 @@ end
 -- Evaluation budget check, counting submissions (duplicates are free).  An
 -- exhausted LLM budget does not stop evaluations: children already paid for
 -- are still evaluated.
-local function evaluations_exhausted(r)
-  if core.interrupted() then return true end
+--
+-- The time limit and a signal are the run's only budget checks that a
+-- re-execution cannot reproduce, so the first check that finds one is
+-- recorded (event "run_stop" {why, check = its number among the counted
+-- checks}); a replay of that run is stopped at the same check instead of
+-- by its own clock (r.stop_at).  `count` is false for checks whose number
+-- depends on timing (an LLM call waiting for a slot).
+local function stopped(r, count)
+  if count ~= false then r.checks = r.checks + 1 end
+  if r.stop_at then return r.checks >= r.stop_at end
+  local why = core.interrupted() and "signal"
+    or (r.max_seconds and core.monotonic() - r.started >= r.max_seconds and "max-time")
+  if why and not r.stop_recorded and r.archive then
+    r.stop_recorded = true
+    r.archive:event(r.run_id, "run_stop", { why = why, check = r.checks,
+      submitted = r.submitted, elapsed_s = core.monotonic() - r.started })
+  end
+  return why ~= nil and why ~= false
+end
+
+local function evaluations_exhausted(r, count)
+  if stopped(r, count) then return true end
   if r.pool and r.pool.gone and r.pool:gone() then return true end
   if r.max_evaluations and r.submitted >= r.max_evaluations then return true end
-  if r.max_seconds and core.monotonic() - r.started >= r.max_seconds then return true end
   return false
 end
 
@@ -260,7 +279,12 @@ end
 -- Update the run's statistics with a finished record.
 local function account(r, rec, cand)
   r.finished = r.finished + 1
-  if rec.status ~= "ok" then r.failed = r.failed + 1 end
+  -- A pruned candidate (a cascade stopped it early) did not fail.
+  if rec.status == "pruned" then
+    r.pruned = r.pruned + 1
+  elseif rec.status ~= "ok" then
+    r.failed = r.failed + 1
+  end
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
   if rec.status == "ok" then r.ok_records[#r.ok_records + 1] = rec end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
@@ -886,18 +910,21 @@ end
 -- why.  Counted per operator (avo.outcomes(), the status line) and, for
 -- operators that call a language model (op.llm) or that failed, written as
 -- an event "operator_outcome" {operator, outcome, reason}: outcome
--- "applied", "rejected" (an answer or edit that could not be used) or
--- "call failed" (the LLM call itself failed: reasons starting "llm: ").
+-- "applied", "rejected" (an answer or edit that could not be used), "call
+-- failed" (the LLM call itself failed: reasons starting "llm: ") or
+-- "refused" (no call was made: a budget is spent or the run is stopping,
+-- reasons starting "llm: " and naming it; avo.llm.is_refusal).
 -- Failures of LLM operators are also logged, so they are seen as they
 -- happen.
 function avo.outcome(op, child, why)
   local r = need_run("outcome")
   local name = type(op) == "table" and op.name or tostring(op)
   local outcome = child and "applied" or
-    ((type(why) == "string" and why:sub(1, 5) == "llm: ") and "call failed" or "rejected")
+    ((type(why) == "string" and why:sub(1, 5) == "llm: ") and
+      (llm.is_refusal(why:sub(6)) and "refused" or "call failed") or "rejected")
   local counts = r.outcomes[name]
   if not counts then
-    counts = { applied = 0, rejected = 0, ["call failed"] = 0 }
+    counts = { applied = 0, rejected = 0, ["call failed"] = 0, refused = 0 }
     r.outcomes[name] = counts
     r.outcome_order[#r.outcome_order + 1] = name
   end
@@ -922,7 +949,7 @@ function avo.outcomes()
   for _, name in ipairs(r.outcome_order) do
     local c = r.outcomes[name]
     out[#out + 1] = { operator = name, applied = c.applied, rejected = c.rejected,
-                      call_failed = c["call failed"] }
+                      call_failed = c["call failed"], refused = c.refused }
   end
   return out
 end
@@ -1010,7 +1037,7 @@ end
 function avo._begin(state)
   run = state
   run.streams, run.by_key, run.evaluators = {}, {}, {}
-  run.submitted, run.finished, run.failed = 0, 0, 0
+  run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
   run.baseline_rows, run.baseline_tickets = {}, {}
@@ -1020,7 +1047,23 @@ function avo._begin(state)
   run.controls = {}
   run.infra_retries = run.infra_retries or avo._setting("AVO_INFRA_RETRIES", 2, 0)
   run.infra_limit = run.infra_limit or avo._setting("AVO_INFRA_LIMIT", 5, 1)
-  llm._begin(run, { exhausted = avo.exhausted, log = avo.log,
+  run.checks = 0
+  run.stop_at = run.recorded and run.recorded.mode == "replay" and run.recorded.stop
+    and math.tointeger(run.recorded.stop.check) or nil
+  llm._begin(run, { exhausted = avo.exhausted, log = avo.log, stop_reason = function()
+                      if core.interrupted() then return "a signal" end
+                      if run.stop_at and run.checks >= run.stop_at then return "the recorded stop" end
+                      if run.max_seconds and core.monotonic() - run.started >= run.max_seconds then
+                        return ("--max-time %gs"):format(run.max_seconds)
+                      end
+                      if run.max_evaluations and run.submitted >= run.max_evaluations then
+                        return ("--max-evals %d"):format(run.max_evaluations)
+                      end
+                      return "every worker gone"
+                    end,
+                    exhausted_now = function()
+                      return evaluations_exhausted(run, false) or llm.exhausted()
+                    end,
                     event = function(kind, data) emit(run, kind, data) end })
   return run
 end

@@ -237,6 +237,14 @@ local function resolve(opts)
     end
     cfg.concurrency = c and math.tointeger(c)
   end
+  -- Streamed answers (server-sent events), read only up to the call's
+  -- max_tokens: by default from self-hosted OpenAI-compatible servers, some
+  -- of which ignore max_tokens (llama-cpp-python while it writes tool
+  -- arguments).  opts.sse or AVO_LLM_STREAM=0|1 decide otherwise.
+  local sse = opts.sse
+  if sse == nil and env("AVO_LLM_STREAM") then sse = env("AVO_LLM_STREAM") ~= "0" end
+  if sse == nil then sse = provider == "openai" and cfg.base_url ~= DEFAULT_BASE.openai end
+  cfg.sse = provider == "openai" and sse == true
   if not cfg.max_tokens or cfg.max_tokens < 1 then return nil, "max_tokens must be >= 1" end
   if not cfg.retries or cfg.retries < 0 then return nil, "retries must be an integer >= 0" end
   return cfg
@@ -338,6 +346,7 @@ function openai.request(c, cfg)
   end
   local body = { model = c.model, messages = messages, temperature = c.temperature,
                  max_tokens = c.max_tokens }
+  if cfg.sse then body.stream, body.stream_options = true, { include_usage = true } end
   if c.tools then
     body.tools = array()
     for i, t in ipairs(c.tools) do
@@ -467,7 +476,14 @@ local function provider_message(body)
   local doc = type(body) == "string" and core.json_decode(body)
   if type(doc) == "table" then
     local e = doc.error
-    if type(e) == "table" and type(e.message) == "string" then return e.message end
+    if type(e) == "table" and type(e.message) == "string" then
+      -- llama.cpp's overflow error carries the counts beside the message.
+      if math.tointeger(e.n_ctx) then
+        return ("%s (n_prompt_tokens %s, n_ctx %d)"):format(e.message,
+          tostring(math.tointeger(e.n_prompt_tokens) or "?"), math.tointeger(e.n_ctx))
+      end
+      return e.message
+    end
     if type(e) == "string" then return e end
     if type(doc.message) == "string" then return doc.message end
     if type(doc.detail) == "string" then return doc.detail end
@@ -476,8 +492,56 @@ local function provider_message(body)
   return nil
 end
 
+-- The answer document of a streamed (server-sent events) Chat Completions
+-- answer: the deltas joined into one choices[1].message, the usage of the
+-- last chunk that has one, the finish reason; nil when `body` is not a
+-- stream (a server may answer a streamed request with plain JSON).
+-- With `cap`, deltas past the first `cap` are dropped (an answer stopped
+-- at max_tokens: a chunk is about a token).  Returns doc, deltas joined.
+local function join_stream(body, cap)
+  -- (An event stream may open with comments, ": ping ..." from
+  -- sse-starlette while the prompt is read, and end lines with CR LF.)
+  if type(body) ~= "string" or not (body:match("^%s*data:") or
+      (body:match("^%s*:") and body:find("\ndata:"))) then
+    return nil
+  end
+  local content, calls, finish, usage, deltas = {}, {}, nil, nil, 0
+  for line in body:gmatch("[^\n]+") do
+    local data = line:match("^data:%s?(.-)%s*$")
+    if data and data ~= "[DONE]" then
+      local ev = core.json_decode(data)
+      if type(ev) == "table" then
+        if type(ev.usage) == "table" then usage = ev.usage end
+        local ch = type(ev.choices) == "table" and ev.choices[1]
+        local d = type(ch) == "table" and type(ch.delta) == "table" and ch.delta or {}
+        if d.content ~= nil or d.tool_calls ~= nil then deltas = deltas + 1 end
+        if type(ch) == "table" and not (cap and deltas > cap) then
+          if type(ch.finish_reason) == "string" then finish = ch.finish_reason end
+          if type(d.content) == "string" then content[#content + 1] = d.content end
+          for _, tc in ipairs(type(d.tool_calls) == "table" and d.tool_calls or {}) do
+            local i = (math.tointeger(tc.index) or #calls) + 1
+            local acc = calls[i] or { type = "function", ["function"] = { arguments = "" } }
+            calls[i] = acc
+            if type(tc.id) == "string" then acc.id = tc.id end
+            local fn = type(tc["function"]) == "table" and tc["function"] or {}
+            if type(fn.name) == "string" then acc["function"].name = fn.name end
+            if type(fn.arguments) == "string" then
+              acc["function"].arguments = acc["function"].arguments .. fn.arguments
+            end
+          end
+        end
+      end
+    end
+  end
+  local list = array()
+  for i = 1, #calls do list[i] = calls[i] end
+  return { choices = { { message = { content = table.concat(content),
+             tool_calls = #list > 0 and list or nil }, finish_reason = finish } },
+           usage = usage }, math.min(deltas, cap or deltas)
+end
+
 -- Turn the C client's answer into (response) or (nil, message).
-local function read_http(cfg, result)
+local function read_http(cfg, result, c)
   local body = scrub(result.body, cfg.key)
   local status = result.http_status or 0
   local name = cfg.provider
@@ -498,13 +562,42 @@ local function read_http(cfg, result)
     return nil, ("%s: %s%s"):format(name, scrub(result.error or "failed", cfg.key),
       status > 0 and tail or "")
   end
-  local doc, jerr = core.json_decode(body or "")
+  local doc, jerr, estimated
+  local streamed, chunks = join_stream(body, result.stopped and c and c.max_tokens or nil)
+  if streamed then
+    doc = streamed
+    if not result.stopped and type(doc.usage) ~= "table" then
+      -- A server that streams without a usage chunk (no support for
+      -- stream_options.include_usage): counted here, a chunk a token.
+      doc.usage = { prompt_tokens = c and math.ceil(M.request_chars(c) *
+        (state.ratios[c.model] or M.DEFAULT_TOKENS_PER_CHAR)) or 0, completion_tokens = chunks }
+      estimated = true
+    end
+    if result.stopped then
+      estimated = true
+      -- Stopped at the call's max_tokens (the server went on): the answer
+      -- is cut there, and its usage counted here (a chunk is a token).
+      doc.choices[1].finish_reason = "length"
+      doc.usage = { prompt_tokens = c and math.ceil(M.request_chars(c) *
+        (state.ratios[c.model] or M.DEFAULT_TOKENS_PER_CHAR)) or 0,
+        completion_tokens = chunks }
+      if state.log and not state.warned_stopped then
+        state.warned_stopped = true
+        state.log(("llm: %s went on past max_tokens %d; its answer is cut there (streamed " ..
+          "answers are read only up to the call's max_tokens)"):format(cfg.base_url,
+          c and c.max_tokens or 0))
+      end
+    end
+  else
+    doc, jerr = core.json_decode(body or "")
+  end
   if type(doc) ~= "table" then
     return nil, ("%s: malformed JSON in the answer (HTTP %d): %s"):format(name, status,
       jerr or "not an object")
   end
   local out, perr = SHAPES[cfg.provider].parse(doc)
   if not out then return nil, ("%s: %s"):format(name, perr) end
+  out.usage_estimated = estimated -- not the server's count: nothing to learn from
   return out
 end
 
@@ -603,6 +696,63 @@ local function load_replay(path, run_id)
            run_id = run_id, drifted = 0 }
 end
 
+--[[
+avo.llm.is_fault(result) -> boolean
+Whether the C client's answer `result` is an infrastructure fault: no
+answer at all (connection refused or cut, timeout) or a status a retry may
+cure (429, 408, 5xx) after every retry, but not a call cancelled at the
+run's time limit.
+]]
+function M.is_fault(result)
+  if type(result) ~= "table" or result.status == "ok" or result.cancelled then return false end
+  return (result.http_status or 0) == 0 or result.retryable == true
+end
+
+-- Whether recorded call `row` failed for the infrastructure (marked so
+-- since issue 24; older archives: by its message).
+local function recorded_fault(row)
+  if row.status == "ok" then return false end
+  if type(row.response) == "table" and row.response.infrastructure then return true end
+  local e = tostring(row.error or "")
+  return e:find(": network error: ", 1, true) ~= nil or e:find(": timed out (", 1, true) ~= nil
+    or e:match(": HTTP 5%d%d") ~= nil or e:match(": HTTP 429") ~= nil
+end
+
+-- The limit of LLM calls in a row that the infrastructure fails (each after
+-- its own retries with backoff): AVO_LLM_FAULT_LIMIT, default 3.
+local function fault_limit()
+  local n = math.tointeger(tonumber(env("AVO_LLM_FAULT_LIMIT") or ""))
+  if n and n >= 1 then return n end
+  return 3
+end
+
+-- Count a call the infrastructure failed; past the limit (in a row) the
+-- run stops as an environment failure: exit 3, status `failed`, and `avo
+-- resume` asks the failed calls again.  Under --llm-replay the recorded
+-- faults are counted but stop nothing (the recorded run decides).
+local function faulted(err)
+  local t = state.totals
+  t.faults = t.faults + 1
+  state.totals.fault_streak = state.totals.fault_streak + 1
+  if state.log then
+    state.log(("llm: infrastructure fault %d in a row (of %d allowed): %s"):format(
+      state.totals.fault_streak, fault_limit(), tostring(err)))
+  end
+  if state.replay or state.totals.fault_streak < fault_limit() then return end
+  error({ avo_environment = ("avo: the LLM server is out: %d calls in a row failed for the " ..
+    "infrastructure, each after its retries (the last: %s); stopped.  Bring the server back " ..
+    "and `avo resume` asks these calls again (AVO_LLM_FAULT_LIMIT sets the limit)"):format(
+    state.totals.fault_streak, tostring(err)) }, 0)
+end
+
+--[[
+avo.llm.fault_streak() -> n
+LLM calls in a row that the infrastructure failed (0 after an answer).
+]]
+function M.fault_streak()
+  return state and state.totals.fault_streak or 0
+end
+
 -- When resuming a run: the answer recorded for the next occurrence of
 -- `hash` before the run stopped, or nil once those are used up.
 local function resumed_answer(hash)
@@ -610,6 +760,11 @@ local function resumed_answer(hash)
   if not q or q.next > #q then return nil end
   local row = q[q.next]
   q.next = q.next + 1
+  -- The infrastructure failed this call (the server was down): ask again.
+  if row.status ~= "ok" and recorded_fault(row) then
+    state.reasked = (state.reasked or 0) + 1
+    return nil
+  end
   if row.status ~= "ok" then return { err = row.error or "recorded call failed" } end
   local r = row.response or {}
   local resp = {
@@ -759,12 +914,111 @@ function M.context_from_error(text)
   return n and math.tointeger(tonumber(n)) or nil
 end
 
+------------------------------------------------------------ token estimates
+
+-- Tokens per character where nothing was measured: 3 characters a token.
+-- Code tokenizes denser than prose (SmolLM2's tokenizer gives 3.3-3.5
+-- characters a token on C kernels), so the common 4 was 15-20% low.
+M.DEFAULT_TOKENS_PER_CHAR = 1 / 3
+
+-- Context window assumed for a self-hosted OpenAI-compatible server that
+-- says nothing of its own (llama.cpp's default n_ctx is 4096 to 8192 per
+-- version; Ollama's 2048 to 8192), unless the user names one.
+M.DEFAULT_WINDOW = 8192
+
+-- What the server's tokenizer is asked to count once (llama.cpp POST
+-- /tokenize, llama-cpp-python POST /extras/tokenize): a piece of a kernel,
+-- since kernels are most of what the prompts carry.
+local TOKENIZE_SAMPLE = [[
+// avo:param BM 32 64
+#include <stddef.h>
+static inline float dot4(const float *a, const float *b) {
+  return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3];
+}
+void sgemm(int M, int N, int K, const float *restrict A, const float *restrict B,
+           float *restrict C) {
+  for (int i0 = 0; i0 < M; i0 += BM) {
+    for (int j = 0; j < N; j++) {
+      for (int i = i0; i < i0 + BM && i < M; i++) {
+        float acc = 0.0f;
+        for (int k = 0; k < K; k++) acc += A[(size_t)i * K + k] * B[(size_t)k * N + j];
+        C[(size_t)i * N + j] = acc; /* row-major, no transposition */
+      }
+    }
+  }
+}
+]]
+
+--[[
+avo.llm.request_chars{ system = ?, messages = {...}, tools = ? } -> n
+The characters of a request as the token estimates count them: texts, tool
+calls and tool schemas, and a few characters a message for its framing.
+]]
+function M.request_chars(req)
+  local n = #(req.system or "") + 16
+  for _, m in ipairs(req.messages or {}) do
+    n = n + #(m.content or "") + 8
+    for _, tc in ipairs(m.tool_calls or {}) do
+      n = n + #(tc.name or "") + #core.json_encode(tc.arguments or {}) + 16
+    end
+  end
+  if req.tools and #req.tools > 0 then
+    for _, t in ipairs(req.tools) do
+      n = n + #(t.name or "") + #(t.description or "") +
+        #core.json_encode(t.parameters or {}) + 24
+    end
+  end
+  return n
+end
+
+-- Remember that `model` counted `tokens` for `chars` characters: the
+-- estimates use the densest ratio seen (prompt_tokens of every answer, the
+-- server's tokenizer, a "too long" error's count), never a thinner one.
+local function learn_ratio(model, tokens, chars)
+  if not (model and tokens and tokens > 0 and chars and chars > 0) then return end
+  local r = tokens / chars
+  if r > (state.ratios[model] or 0) then state.ratios[model] = r end
+end
+
+--[[
+avo.llm.tokens_per_char{ model = ?, provider = ?, ... } -> ratio, measured
+Tokens per character the estimates use for the model the options name:
+what its server counted (see learn_ratio) with 5% on top, else
+DEFAULT_TOKENS_PER_CHAR; `measured` says which.
+]]
+function M.tokens_per_char(opts)
+  if not state then error("avo.llm.tokens_per_char: only available inside 'avo run'", 2) end
+  local cfg = resolve(opts or {})
+  local worst, measured = nil, true
+  for _, m in ipairs(cfg and cfg.models or {}) do
+    local r = m.model and state.ratios[m.model]
+    if not r then measured = false break end
+    worst = math.max(worst or 0, r * 1.05)
+  end
+  if not measured or not worst then return M.DEFAULT_TOKENS_PER_CHAR, false end
+  return worst, true
+end
+
+--[[
+avo.llm.estimate_tokens(opts, { system = ?, messages = {...}, tools = ? }) -> n
+Tokens the request would take with the model `opts` names: request_chars
+times tokens_per_char, rounded up.
+]]
+function M.estimate_tokens(opts, req)
+  return math.ceil(M.request_chars(req) * (M.tokens_per_char(opts)))
+end
+
 -- Record what was learned about a server (also read back by --llm-replay).
 local function learned(srv, model, what)
   local data = { base_url = srv.base_url, model = model, from = what.from,
-                 context_tokens = what.context_tokens, slots = what.slots }
+                 context_tokens = what.context_tokens, slots = what.slots,
+                 tokens_per_char = what.tokens_per_char }
   if state.event then state.event("llm_server", data) end
-  if state.log and what.context_tokens then
+  if state.log and what.context_tokens and what.from == "default" then
+    state.log(("llm: %s%s says nothing of its context window; assuming %d tokens (set " ..
+      "AVO_LLM_CONTEXT_WINDOW or the operator's context_window option if it has more)")
+      :format(srv.base_url or "", model and (" model " .. model) or "", what.context_tokens))
+  elseif state.log and what.context_tokens then
     state.log(("llm: %s%s has a context window of %d tokens (from %s)"):format(srv.base_url or "",
       model and (" model " .. model) or "", what.context_tokens, what.from))
   end
@@ -822,9 +1076,33 @@ local function server_of(cfg, model)
       return core.json_decode(result.body or "") or false
     end)
   end
+  local function post(url, body)
+    local h = array({ "Content-Type: application/json" })
+    for _, x in ipairs(headers) do h[#h + 1] = x end
+    local ticket = llm:submit{ url = url, headers = h, body = core.json_encode(body),
+      timeout = 5, connect_timeout = math.min(cfg.connect_timeout, 5), max_attempts = 1 }
+    return sched.track(llm, ticket, function(result)
+      if result.status ~= "ok" then return false end
+      return core.json_decode(result.body or "") or false
+    end)
+  end
+  local root = cfg.base_url:gsub("/v1$", "")
   local k_models = get(cfg.base_url .. "/models")
-  local k_props = get(cfg.base_url:gsub("/v1$", "") .. "/props")
+  local k_props = get(root .. "/props")
+  local k_tok = post(root .. "/tokenize", { content = TOKENIZE_SAMPLE })
+  local k_xtok = post(root .. "/extras/tokenize", { input = TOKENIZE_SAMPLE, model = model })
   local models, props = sched.await(k_models), sched.await(k_props)
+  local tok, xtok = sched.await(k_tok), sched.await(k_xtok)
+  local counted
+  for _, doc in ipairs({ tok, xtok }) do
+    if not counted and type(doc) == "table" and type(doc.tokens) == "table" and #doc.tokens > 0 then
+      counted = #doc.tokens
+    end
+  end
+  if counted and model then
+    learn_ratio(model, counted, #TOKENIZE_SAMPLE)
+    srv.tokens_per_char = counted / #TOKENIZE_SAMPLE
+  end
   local ctx, trained, owner = models_context(models, model)
   if type(owner) == "string" and owner:lower():find("vllm", 1, true) then srv.batching = true end
   local from = ctx and "GET /models"
@@ -838,8 +1116,10 @@ local function server_of(cfg, model)
   end
   if not ctx and trained then ctx, from = trained, "GET /models (n_ctx_train)" end
   if model and ctx then srv.contexts[model] = ctx end
-  if ctx or srv.slots then
-    learned(srv, model, { slots = srv.slots, context_tokens = ctx, from = from or "GET /props" })
+  if ctx or srv.slots or srv.tokens_per_char then
+    learned(srv, model, { slots = srv.slots, context_tokens = ctx,
+                          from = from or (srv.slots and "GET /props") or "POST tokenize",
+                          tokens_per_char = srv.tokens_per_char })
   end
   srv.pending = nil
   local waiting = srv.waiting
@@ -859,7 +1139,9 @@ local function concurrency_of(cfg, srv)
 end
 
 -- A failed call's error may name the context window: remember it.
-local function learn_from_error(cfg, model, err)
+local function learn_from_error(cfg, model, err, chars)
+  local counted = type(err) == "string" and err:match("n_prompt_tokens (%d+)")
+  learn_ratio(model, tonumber(counted), chars)
   local n = M.context_from_error(err)
   if not n then return end
   local srv = cfg.base_url and state.servers[cfg.provider .. " " .. cfg.base_url]
@@ -875,12 +1157,16 @@ local function learn_from_error(cfg, model, err)
 end
 
 --[[
-avo.llm.context_window{ model = ?, provider = ?, base_url = ?, max_tokens = ? }
-  -> tokens | nil, max_tokens
+avo.llm.context_window{ model = ?, provider = ?, base_url = ?, max_tokens = ?,
+                        context_window = ? } -> tokens | nil, max_tokens, from
 The context window of the model the options name, as far as known: from
 the server's metadata (asked on first use; the task may yield) or from an
 error of an earlier call; under --llm-replay, what the recorded run knew.
-The second value is the max_tokens a call with these options asks for.
+The second value is the max_tokens a call with these options asks for, the
+third where the window comes from: "the server", "the recorded run", "the
+user" (opts.context_window or AVO_LLM_CONTEXT_WINDOW, when the server says
+nothing) or "default" (M.DEFAULT_WINDOW, for a self-hosted OpenAI-compatible
+server that says nothing and no user setting).
 ]]
 function M.context_window(opts)
   if not state then error("avo.llm.context_window: only available inside 'avo run'", 2) end
@@ -888,19 +1174,65 @@ function M.context_window(opts)
   local cfg, cerr = resolve(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
   local model = #cfg.models == 1 and cfg.models[1].model or nil
-  if cfg.provider == "replay" then
-    return model and state.replay_contexts[model] or nil, cfg.max_tokens
+  local user = opts.context_window or tonumber(env("AVO_LLM_CONTEXT_WINDOW") or "")
+  if user ~= nil and (math.type(user) ~= "integer" and not math.tointeger(user) or user < 256) then
+    error("avo.llm: context_window (AVO_LLM_CONTEXT_WINDOW) must be an integer >= 256, got " ..
+      tostring(user), 2)
   end
-  if not cfg.base_url then return nil, cfg.max_tokens end
+  user = user and math.tointeger(user)
+  if cfg.provider == "replay" then
+    local n = model and state.replay_contexts[model]
+    if n then return n, cfg.max_tokens, "the recorded run" end
+    if user then return user, cfg.max_tokens, "the user" end
+    return nil, cfg.max_tokens
+  end
+  if not cfg.base_url then
+    if user then return user, cfg.max_tokens, "the user" end
+    return nil, cfg.max_tokens
+  end
   local srv = server_of(cfg, model)
-  return model and srv.contexts[model] or nil, cfg.max_tokens
+  local n = model and srv.contexts[model]
+  if n then return n, cfg.max_tokens, "the server" end
+  if user then return user, cfg.max_tokens, "the user" end
+  -- A self-hosted server that says nothing: assume a small window (said
+  -- once, and recorded so that --llm-replay assumes it too).
+  if cfg.provider == "openai" and cfg.base_url ~= DEFAULT_BASE.openai then
+    local key = model or "?"
+    if not srv.assumed then srv.assumed = {} end
+    if not srv.assumed[key] then
+      srv.assumed[key] = true
+      learned(srv, model, { context_tokens = M.DEFAULT_WINDOW, from = "default" })
+    end
+    return M.DEFAULT_WINDOW, cfg.max_tokens, "default"
+  end
+  return nil, cfg.max_tokens
 end
 
 -------------------------------------------------------------- reservations
 
+-- Why no more calls are made when the run's own budget (not the LLM's) is
+-- spent: which limit stopped it.
+local function stopping()
+  local what = state.stop_reason and state.stop_reason() or "its budget"
+  return ("the run is stopping (%s); no LLM call is made"):format(what)
+end
+
+--[[
+avo.llm.is_refusal(message) -> boolean
+Whether a chat() failure message is a refusal (no call was made: an LLM
+budget is spent or the run is stopping), not a failed call.
+]]
+function M.is_refusal(message)
+  message = tostring(message or "")
+  return message:find("^LLM budget exhausted") ~= nil
+    or message:find("^the run is stopping") ~= nil
+end
+
 -- Refuse a call for `why` (logged once per run).
 local function refuse(why)
-  if not state.refused and state.log then state.log("llm: " .. why .. "; no more calls") end
+  if not state.refused and state.log then
+    state.log("llm: " .. why .. (why:find("no LLM call", 1, true) and "" or "; no more calls"))
+  end
   state.refused = true
   return nil, why
 end
@@ -935,11 +1267,15 @@ end
 local function acquire(cfg, c)
   local pkey = cfg.provider .. " " .. cfg.base_url
   local limit = concurrency_of(cfg, server_of(cfg, c.model))
-  local prompt = (#core.json_encode(c) + 3) // 4
+  local ratio = state.ratios[c.model]
+  local prompt = math.ceil(M.request_chars(c) * (ratio and ratio * 1.05 or M.DEFAULT_TOKENS_PER_CHAR))
   local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
                  usd = cost_of(c.model, prompt, c.max_tokens) }
   while true do
-    local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
+    -- (exhausted_now: a check that the replay of a stopped run need not
+    -- make in step; how often a call waits here depends on timing.)
+    local check = state.exhausted_now or state.exhausted
+    local why = budget_message() or (check and check() and stopping())
     if why then return refuse(why) end
     if not must_wait(pkey, limit) then break end
     local ev = sched.event()
@@ -966,7 +1302,7 @@ local function release(slot)
 end
 
 -- Account one call, record it, and return the value chat() returns.
-local function settle(provider, c, hash, resp, err, latency, attempts, cost_override)
+local function settle(provider, c, hash, resp, err, latency, attempts, cost_override, fault)
   local t = state.totals
   local usage = resp and resp.usage or { input_tokens = 0, output_tokens = 0 }
   local cost = cost_override or cost_of(c.model, usage.input_tokens, usage.output_tokens)
@@ -978,6 +1314,9 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
   t.latency_s = t.latency_s + (latency or 0)
   local stored = resp and { content = resp.content, tool_calls = resp.tool_calls,
                             stop_reason = resp.stop_reason } or nil
+  -- A call the infrastructure failed is marked so that `avo resume` asks
+  -- it again instead of answering with the failure.
+  if fault then stored = { infrastructure = true } end
   local id, rerr = state.run.archive:llm_record(state.run.run_id, {
     provider = provider, model = c.model, request_hash = hash, request = c,
     response = stored, status = resp and "ok" or "error", error = err,
@@ -985,7 +1324,7 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
     cost_usd = cost, latency_s = latency or 0, attempts = attempts or 1,
   })
   if not id then error("avo: cannot record an LLM call in the archive: " .. rerr, 0) end
-  if not resp then return { err = err } end
+  if not resp then return { err = err, fault = fault } end
   resp.model, resp.provider, resp.cost_usd = c.model, provider, cost
   resp.latency_s, resp.attempts, resp.call_id = latency or 0, attempts or 1, id
   resp.message = { role = "assistant", content = resp.content,
@@ -1024,7 +1363,7 @@ function M.chat(opts)
   local cfg, cerr = resolve(opts)
   if not cfg then error("avo.llm: " .. cerr, 2) end
 
-  local why = budget_message() or (state.exhausted and state.exhausted() and "budget exhausted")
+  local why = budget_message() or (state.exhausted and state.exhausted() and stopping())
   if why then return refuse(why) end
 
   -- The call's place in the run: its stream (the caller's, e.g. the
@@ -1056,33 +1395,80 @@ function M.chat(opts)
     -- provider's position in step with the original run.
     if cfg.provider == "scripted" then scripted_answer(c) end
     value = resumed
+    if value.resp and value.resp.provider ~= "scripted" then
+      learn_ratio(c.model, value.resp.usage.input_tokens, M.request_chars(c))
+    end
   elseif cfg.provider == "replay" then
     local resp, err, row = replay_answer(hash, c)
-    if not resp then learn_from_error(cfg, c.model, err) end
-    value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd)
+    if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
+    -- What the recorded server counted (a scripted answer's usage is made up).
+    if resp and row.provider ~= "scripted" then
+      learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+    end
+    value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd,
+      not resp and recorded_fault(row))
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
     value = settle("scripted", c, hash, resp, err, 0, 1)
   else
-    local slot, serr = acquire(cfg, c)
-    if not slot then return nil, serr end
-    local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
-    local llm = client()
-    local ticket = llm:submit{
-      url = url, headers = headers, body = body, timeout = cfg.timeout,
-      connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
-      backoff = cfg.backoff, deadline = time_left(),
-    }
-    -- Settled when the answer arrives, so it is recorded even if the
-    -- waiting task has died meanwhile.
-    local key = sched.track(llm, ticket, function(result)
-      local resp, err = read_http(cfg, result)
-      if not resp then learn_from_error(cfg, c.model, err) end
-      local value = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts)
-      release(slot)
-      return value
-    end)
-    value = sched.await(key)
+    local srv = state.servers[cfg.provider .. " " .. cfg.base_url]
+    -- llama-cpp-python's chatml-function-calling cannot stream a request
+    -- with tools and tool_choice "auto" (it answers 200 with a stream that
+    -- has no event, maybe a ping comment): such a server gets its tool
+    -- requests unstreamed.
+    if cfg.sse and c.tools and srv and srv.no_tool_stream then cfg.sse = false end
+    while not value do
+      local slot, serr = acquire(cfg, c)
+      if not slot then return nil, serr end
+      local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
+      local llm = client()
+      local ticket = llm:submit{
+        url = url, headers = headers, body = body, timeout = cfg.timeout,
+        connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
+        backoff = cfg.backoff, deadline = time_left(),
+        -- A streamed answer is read up to max_tokens (a chunk is about a
+        -- token; a few more for the role, finish and usage chunks; what is
+        -- read past max_tokens is dropped).
+        stream_limit = cfg.sse and (c.max_tokens + 4) or nil,
+      }
+      local streamed = cfg.sse
+      -- Settled when the answer arrives, so it is recorded even if the
+      -- waiting task has died meanwhile.
+      local key = sched.track(llm, ticket, function(result)
+        -- (No event at all: an empty body, or only ": ping" comments.)
+        local b = tostring(result.body or "")
+        if streamed and c.tools and result.status == "ok" and not b:match("^%s*data:")
+            and not b:find("\ndata:", 1, true) then
+          release(slot)
+          return { plain_again = true }
+        end
+        local resp, err = read_http(cfg, result, c)
+        if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
+        if resp and not resp.usage_estimated then
+          learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+        end
+        local v = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
+          nil, not resp and M.is_fault(result))
+        release(slot)
+        return v
+      end)
+      value = sched.await(key)
+      if value.plain_again then
+        value = nil
+        cfg.sse = false
+        if srv then srv.no_tool_stream = true end
+        if state.log then
+          state.log(("llm: %s streams no answer to a request with tools; such requests go " ..
+            "unstreamed (their max_tokens then rests with the server, their time with " ..
+            "--max-time and AVO_LLM_TIMEOUT)"):format(cfg.base_url))
+        end
+      end
+    end
+  end
+  if value.fault then
+    faulted(value.err)
+  elseif value.resp then
+    state.totals.fault_streak = 0
   end
   if value.err then return nil, value.err end
   return value.resp
@@ -1090,8 +1476,9 @@ end
 
 -------------------------------------------------------------- run hooks
 
--- Totals of the current run: calls, failed, input_tokens, output_tokens,
--- cost_usd, latency_s.
+-- Totals of the current run: calls, failed, faults (failed for the
+-- infrastructure), fault_streak (the last calls, in a row), input_tokens,
+-- output_tokens, cost_usd, latency_s.
 function M.totals()
   return state and state.totals or nil
 end
@@ -1123,13 +1510,26 @@ function M.status_text(outcomes)
   if n > 0 then parts[#parts + 1] = ("%d in flight (oldest %ds)"):format(n, math.floor(age)) end
   if waiting > 0 then parts[#parts + 1] = ("%d waiting"):format(waiting) end
   for _, o in ipairs(outcomes or {}) do
-    if o.rejected + o.call_failed > 0 then
-      parts[#parts + 1] = ("%s %d applied/%d rejected/%d failed"):format(o.operator, o.applied,
-        o.rejected, o.call_failed)
+    if o.rejected + o.call_failed + (o.refused or 0) > 0 then
+      parts[#parts + 1] = ("%s %d applied/%d rejected/%d failed%s"):format(o.operator, o.applied,
+        o.rejected, o.call_failed, (o.refused or 0) > 0 and ("/%d refused"):format(o.refused) or "")
     end
   end
+  local keys = {}
+  for k in pairs(state.progress) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do parts[#parts + 1] = state.progress[k] end
   if #parts == 0 then return nil end
   return table.concat(parts, ", ")
+end
+
+--[[
+avo.llm.set_progress(key, text | nil)
+A part of the status line for the LLM work of `key` (the agent: its
+lineage's step, turn, tool calls and errors); nil removes it.
+]]
+function M.set_progress(key, text)
+  if state then state.progress[key] = text end
 end
 
 -- true once --max-usd or --max-tokens is spent.
@@ -1142,9 +1542,12 @@ end
 function M._begin(run, hooks)
   hooks = hooks or {}
   state = {
-    run = run, exhausted = hooks.exhausted, log = hooks.log, warned = {},
-    totals = { calls = 0, failed = 0, input_tokens = 0, output_tokens = 0, cost_usd = 0,
-               latency_s = 0 },
+    run = run, exhausted = hooks.exhausted, exhausted_now = hooks.exhausted_now, log = hooks.log,
+    stop_reason = hooks.stop_reason, progress = {},
+    warned = {},
+    -- faults: calls the infrastructure failed; fault_streak: in a row
+    totals = { calls = 0, failed = 0, faults = 0, fault_streak = 0, input_tokens = 0,
+               output_tokens = 0, cost_usd = 0, latency_s = 0 },
     model_rngs = {}, -- stream -> random stream of its model draws
     model_bias = {}, -- model -> factor on its weight (set_model_bias)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
@@ -1154,6 +1557,7 @@ function M._begin(run, hooks)
     seq = {},    -- stream -> calls made in it
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
     replay_contexts = {}, -- model -> context window, under --llm-replay
+    ratios = {}, -- model -> the most tokens per character its server counted
     event = hooks.event,
   }
   load_user_prices()
@@ -1167,6 +1571,9 @@ function M._begin(run, hooks)
       local d = e.data or {}
       if d.model and d.context_tokens and d.from ~= "an error" then
         state.replay_contexts[d.model] = d.context_tokens
+      end
+      if d.model and type(d.tokens_per_char) == "number" then
+        learn_ratio(d.model, d.tokens_per_char, 1)
       end
     end
     if ar then ar:close() end

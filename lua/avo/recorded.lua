@@ -22,11 +22,20 @@ local function recorded_answers(archive, run_id, mode)
   end
   -- Events in the order the run emitted them, without the engine's own
   -- resume markers: a resumed run skips these as it emits them again.
-  local events = {}
+  -- (Nor where the time limit or a signal stopped it: a replay stops at
+  -- the same budget check, a resumed run goes on; a resume after a stop
+  -- voids it.)
+  local events, stop = {}, nil
   for _, e in ipairs(assert(archive:events(run_id))) do
-    if e.kind ~= "resume" then events[#events + 1] = e end
+    if e.kind == "run_stop" then
+      stop = stop or e.data
+    elseif e.kind == "resume" then
+      stop = nil
+    else
+      events[#events + 1] = e
+    end
   end
-  return { mode = mode, by_key = by_key, evaluators = evaluators,
+  return { mode = mode, by_key = by_key, evaluators = evaluators, stop = stop,
            attempts = assert(archive:attempts(run_id)), next_attempt = 1,
            events = events, next_event = 1 }
 end

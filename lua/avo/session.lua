@@ -281,13 +281,19 @@ end
 -- The closing lines of a run.
 function S.summarise(run, final, db)
   local unit = run.unit or "score"
+  local extra = ""
+  if (run.pruned or 0) > 0 then extra = extra .. (", %d pruned"):format(run.pruned) end
+  if (run.infra_unfinished or 0) > 0 then
+    extra = extra .. (", %d left pending"):format(run.infra_unfinished)
+  end
   S.eprintf("avo: %s after %d evaluations (%d failed%s) in %s\n", final, run.finished, run.failed,
-    (run.infra_unfinished or 0) > 0 and (", %d left pending"):format(run.infra_unfinished) or "",
+    extra,
     S.format_duration(core.monotonic() - run.started))
   local llm = run.llm
   if llm and llm.calls > 0 then
-    S.eprintf("avo: %d LLM calls (%d failed), %d tokens in, %d out, $%.4f\n", llm.calls,
-      llm.failed, llm.input_tokens, llm.output_tokens, llm.cost_usd)
+    S.eprintf("avo: %d LLM calls (%d failed%s), %d tokens in, %d out, $%.4f\n", llm.calls,
+      llm.failed, (llm.faults or 0) > 0 and (", %d of them infrastructure faults"):format(
+        llm.faults) or "", llm.input_tokens, llm.output_tokens, llm.cost_usd)
   end
   local best = run.best
   if best then
@@ -383,6 +389,12 @@ local function finish(archive, run_id, ok, result, run, db, gone)
     S.eprintf("avo: %d evaluation(s) failed on infrastructure faults on every try and were " ..
       "left unfinished (not charged to the candidates): fix the environment and `avo resume " ..
       "--db %s` evaluates them again\n", run.infra_unfinished, db)
+  elseif ok and run.llm and (run.llm.fault_streak or 0) > 0 then
+    -- The run ran out of work while the LLM server was out: not done.
+    final, code = "failed", S.EXIT_ENVIRONMENT
+    S.eprintf("avo: the run ended while the LLM server was out (its last %d call(s) failed " ..
+      "for the infrastructure): bring it back and `avo resume --db %s` asks them again\n",
+      run.llm.fault_streak, db)
   elseif ok then
     final, code = "done", S.EXIT_OK
   else

@@ -5,7 +5,9 @@
 --   system                 the agent's system prompt
 --   step(v)                the user message that opens a variation step:
 --     v.evaluator, v.description, v.unit, v.lineage, v.step
---     v.best        {id, score, source, knobs, configs = {lines}}
+--     v.best        {id, score, source, knobs, configs = {lines}, omitted}
+--                   (omitted: source is a note that the kernel does not fit
+--                   the model's context window, not code)
 --     v.history     lines "#12 step 3: 15.2 GFLOP/s — message"
 --     v.directions  supervisor directions (may be empty)
 --     v.events      what happened since the last step (migrations), lines
@@ -42,7 +44,7 @@ function M.step(v)
   add(("## Task: %s\n%s"):format(v.evaluator, v.description or ""))
   if v.summary then add("## Memory of earlier steps (compacted)\n" .. v.summary) end
   add(("## Current best: #%d, %.6g %s (knobs %s)\n%s"):format(v.best.id or 0, v.best.score or 0,
-    v.unit or "", v.best.knobs, fence(v.best.source)))
+    v.unit or "", v.best.knobs, v.best.omitted and v.best.source or fence(v.best.source)))
   if #v.best.configs > 0 then add("Per-config results:\n- " .. table.concat(v.best.configs, "\n- ")) end
   if #v.history > 0 then
     add("## Versions committed in this lineage\n- " .. table.concat(v.history, "\n- "))

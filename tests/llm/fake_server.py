@@ -38,6 +38,29 @@ counters are kept per full model name, so a test picks a fresh name such as
     sleepN...     waits N seconds (e.g. sleep30-openai), then plain
     agentbadargs... as agent, but the first answer is an edit call whose
                   arguments are not JSON
+    agentnocompact... as agent, but a compaction call (system prompt
+                  "condense...") answers 400
+    agentoutage... as agent for the first two requests of the model, then
+                  the server is "down": every later request has its
+                  connection closed without an answer (never with
+                  FAKE_LLM_UP=1 in the environment: the server is back)
+
+    runon...      ignores max_tokens, as llama-cpp-python does while it writes
+                  tool arguments: 3000 tokens of "tok " (streamed one a
+                  chunk, the connection held open; the count of chunks it
+                  got to write is logged as {"runon_sent": N} to
+                  $FAKE_LLM_LOG)
+
+OpenAI-shape requests with "stream": true are answered with server-sent
+events (chat.completion.chunk deltas, a usage chunk when
+stream_options.include_usage unless FAKE_LLM_NO_USAGE is set, data:
+[DONE]); the raw scenarios (malformed,
+truncated, cut) answer as without stream.
+
+A model name starting "lcpy-" behaves like llama-cpp-python with
+chatml-function-calling: a streamed request with tools and tool_choice
+"auto" is answered 200 with a stream of one ping comment; the rest of the name picks the
+scenario.
 
 A model name starting "lcpp-" behaves like llama.cpp's server (and
 llama-cpp-python): the rest of the name picks the scenario, but a request
@@ -56,6 +79,18 @@ makes /v1/models answer as vLLM (owned_by vllm, max_model_len N).  Without
 slots or ctx segments /props is 404, as on servers other than llama.cpp.
 Models named "ctxerrN..." answer 400 with llama-cpp-python's error for a
 prompt beyond a context window of N tokens.
+
+With a "ctxN" segment the server also behaves as llama.cpp's does with
+n_ctx N on POSTs: it counts the prompt with its own tokenizer (one token
+per 2.8 characters of the texts, tool calls and tool schemas: denser than
+avo's default estimate, as code is with real tokenizers), answers a prompt
+of more than N tokens with HTTP 400 and llama.cpp's error body
+(exceed_context_size_error, n_prompt_tokens, n_ctx), and reports the count
+as usage.prompt_tokens ("limitN" does the same but the server says nothing
+of itself: no /props, no tokenizer); POST /tokenize {"content"} (llama.cpp) and POST
+/extras/tokenize {"input"} (llama-cpp-python) answer {"tokens": [...]}.
+Every request that reached the server is logged as one JSON line
+(model, prompt_tokens, status) to $FAKE_LLM_LOG when that is set.
 
 When FAKE_LLM_KEY is set, requests must carry it (Authorization: Bearer or
 x-api-key); Anthropic requests must carry anthropic-version.  Requests of the
@@ -101,6 +136,38 @@ def inflight():
     with LOCK:
         FLIGHT["now"] -= 1
         return FLIGHT["max"]
+
+
+def fake_tokens(text):
+    """The fake tokenizer: one token per 2.8 characters."""
+    return (len(text) * 10 + 27) // 28
+
+
+def prompt_tokens(shape, req):
+    """Tokens of a request's prompt as the ctxN server counts them."""
+    n = len(req.get("system") or "") if isinstance(req.get("system"), str) else 0
+    for m in req.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, list):
+            for b in content:
+                n += len(b.get("text") or "") + len(json.dumps(b.get("input", "")))
+                c = b.get("content")
+                n += len(c) if isinstance(c, str) else 0
+        elif isinstance(content, str):
+            n += len(content)
+        for tc in m.get("tool_calls") or []:
+            n += len(tc.get("function", {}).get("name", "")) + len(tc.get("function", {}).get("arguments", ""))
+        n += 8
+    for t in req.get("tools") or []:
+        n += len(json.dumps(t))
+    return fake_tokens("x" * n)
+
+
+def log_request(doc):
+    path = os.environ.get("FAKE_LLM_LOG")
+    if path:
+        with LOCK, open(path, "a") as f:
+            f.write(json.dumps(doc) + "\n")
 
 
 def bump(model):
@@ -263,6 +330,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def send_json(self, status, doc, headers=None):
+        # A ctxN server reports the prompt tokens it counted.
+        counted = getattr(self, "usage_prompt", None)
+        if counted is not None and status == 200 and isinstance(doc.get("usage"), dict):
+            doc["usage"]["prompt_tokens" if "choices" in doc else "input_tokens"] = counted
+        if status == 200 and getattr(self, "want_stream", None) and "choices" in doc:
+            self.send_stream(doc)
+            return
         body = json.dumps(doc).encode()
         self.send_raw(status, body, headers)
 
@@ -275,6 +349,63 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
         self.wfile.flush()
+
+    def send_stream(self, doc):
+        """`doc` (a chat.completion) as server-sent events."""
+        msg = doc["choices"][0]["message"]
+        events = [{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
+        text = msg.get("content") or ""
+        for i in range(0, len(text), 4):
+            events.append({"choices": [{"index": 0, "delta": {"content": text[i:i + 4]}}]})
+        for k, tc in enumerate(msg.get("tool_calls") or []):
+            args = tc["function"]["arguments"]
+            events.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+                {"index": k, "id": tc["id"], "type": "function",
+                 "function": {"name": tc["function"]["name"], "arguments": ""}}]}}]})
+            for i in range(0, len(args), 5):
+                events.append({"choices": [{"index": 0, "delta": {"tool_calls": [
+                    {"index": k, "function": {"arguments": args[i:i + 5]}}]}}]})
+        events.append({"choices": [{"index": 0, "delta": {},
+                                    "finish_reason": doc["choices"][0].get("finish_reason")}]})
+        if (self.want_stream.get("stream_options") or {}).get("include_usage") and \
+                not os.environ.get("FAKE_LLM_NO_USAGE"):
+            events.append({"choices": [], "usage": doc.get("usage")})
+        # As sse-starlette (llama-cpp-python) writes it: a ping comment while
+        # the prompt is read, CR LF line ends.
+        body = ": ping - 2026-01-01 00:00:00\r\n\r\n" + \
+            "".join("data: %s\r\n\r\n" % json.dumps(e) for e in events) + "data: [DONE]\r\n\r\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Content-Length", str(len(body.encode())))
+        self.end_headers()
+        self.wfile.write(body.encode())
+        self.wfile.flush()
+
+    def run_on(self, shape):
+        """3000 tokens whatever max_tokens says."""
+        if not getattr(self, "want_stream", None):
+            text = "tok " * 3000
+            doc = openai_text(text) if shape == "openai" else anthropic_text(text)
+            doc["usage"]["completion_tokens" if shape == "openai" else "output_tokens"] = 3000
+            self.send_raw(200, json.dumps(doc).encode())
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+        sent = 0
+        try:
+            for _ in range(3000):
+                ev = {"choices": [{"index": 0, "delta": {"content": "tok "}}]}
+                self.wfile.write(("data: %s\n\n" % json.dumps(ev)).encode())
+                self.wfile.flush()
+                sent += 1
+                time.sleep(0.001)
+            self.wfile.write(b"data: [DONE]\n\n")
+        except OSError:
+            pass
+        log_request({"runon_sent": sent})
 
     def do_GET(self):
         key = os.environ.get("FAKE_LLM_KEY")
@@ -305,6 +436,23 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length)
+        self.usage_prompt = None
+        self.want_stream = None
+        n_ctx, tokenizer = None, False
+        for seg in self.path.split("/"):
+            if seg.startswith("ctx") and seg[3:].isdigit():
+                n_ctx, tokenizer = int(seg[3:]), True
+            if seg.startswith("limit") and seg[5:].isdigit():
+                n_ctx = int(seg[5:])
+        if tokenizer and (self.path.endswith("/tokenize") or self.path.endswith("/extras/tokenize")):
+            doc = json.loads(raw or b"{}")
+            text = doc.get("content") if self.path.endswith("/tokenize") and \
+                not self.path.endswith("/extras/tokenize") else doc.get("input")
+            if not isinstance(text, str):
+                self.send_json(400, {"error": {"message": "content must be a string"}})
+                return
+            self.send_json(200, {"tokens": list(range(fake_tokens(text)))})
+            return
         if self.path.endswith("/chat/completions"):
             shape = "openai"
         elif self.path.endswith("/v1/messages"):
@@ -328,6 +476,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(shape, "invalid_request_error", "body is not JSON"))
             return
         model = req.get("model") or ""
+        self.want_stream = req if shape == "openai" and req.get("stream") is True else None
         if model.startswith("lcpp-"):
             # llama.cpp: tools without tool_choice are not offered to the model.
             if "tool_choice" not in req:
@@ -336,7 +485,14 @@ class Handler(BaseHTTPRequestHandler):
                 self.send_json(400, error_body(shape, "invalid_request_error",
                                                "tool_choice must be auto, required or none"))
                 return
-        scenario = model[5:] if model.startswith("lcpp-") else model
+        if model.startswith("lcpy-") and self.want_stream and req.get("tools") and \
+                req.get("tool_choice") == "auto":
+            # llama-cpp-python's chatml-function-calling: "Automatic streaming
+            # tool choice is not supported", after the 200 has gone out.
+            log_request({"model": model, "empty_stream": True})
+            self.send_raw(200, b": ping - 2026-01-01 00:00:00\r\n\r\n")
+            return
+        scenario = model[5:] if model.startswith(("lcpp-", "lcpy-")) else model
         if model.startswith("auth401") or (key and given != key):
             self.send_json(401, error_body(shape, "authentication_error", "invalid x-api-key"))
             return
@@ -344,8 +500,19 @@ class Handler(BaseHTTPRequestHandler):
         if wrong:
             self.send_json(400, error_body(shape, "invalid_request_error", wrong))
             return
+        counted = prompt_tokens(shape, req) if n_ctx else None
+        if n_ctx and counted > n_ctx:
+            log_request({"model": model, "prompt_tokens": counted, "status": 400})
+            self.send_json(400, {"error": {
+                "code": 400, "type": "exceed_context_size_error",
+                "message": "the request exceeds the available context size, try increasing it",
+                "n_prompt_tokens": counted, "n_ctx": n_ctx}})
+            return
+        log_request({"model": model, "prompt_tokens": counted, "status": 200})
         n = bump(model)
         text, tool_result = last_user_text(shape, req)
+        if counted is not None:
+            self.usage_prompt = counted
 
         if scenario.startswith("retry429") and n == 1:
             self.send_json(429, error_body(shape, "rate_limit_error", "slow down"),
@@ -365,6 +532,9 @@ class Handler(BaseHTTPRequestHandler):
                                            "Requested tokens (9000) exceed context window of %s"
                                            % (digits or "2048")))
             return
+        if scenario.startswith("runon"):
+            self.run_on(shape)
+            return
         if scenario.startswith("inflight"):
             answer = "peers: %d" % inflight()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
@@ -382,6 +552,13 @@ class Handler(BaseHTTPRequestHandler):
         if scenario.startswith("rendezvous"):
             answer = "peers: %d" % rendezvous()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+            return
+        if scenario.startswith("agentoutage") and n > 2 and not os.environ.get("FAKE_LLM_UP"):
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
+        if scenario.startswith("agentnocompact") and "condense" in json.dumps(req.get("messages")[:1]):
+            self.send_json(400, error_body(shape, "invalid_request_error", "compaction refused"))
             return
         if scenario.startswith("agent"):
             self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))

@@ -3,8 +3,8 @@
 # server that says nothing about itself, its slots where llama.cpp's /props
 # gives them, 8 on a batching server (vLLM), AVO_LLM_CONCURRENCY above all.
 # Context windows from the server's metadata or a "too long" error
-# (tests/llm/window.lua); the agent compacts its memory before it overflows
-# a small window.
+# (tests/llm/window.lua), the default window of a server that says nothing,
+# token estimates.
 . "$(dirname "$0")/../e2e/lib.sh"
 . "$(dirname "$0")/server.sh"
 unset AVO_LLM_REPLAY AVO_LLM_SCRIPT AVO_LLM_CONCURRENCY
@@ -33,28 +33,6 @@ expect_exit 0 "$AVO" run tests/llm/window.lua --db "$tmp/w.db" base="$FAKE_BASE"
 expect_in "$tmp/err" "window: ok"
 expect_in "$tmp/err" "has a context window of 2048 tokens (from an error)"
 
-# The agent on a server with a 1500-token window: its memory is compacted
-# although it is far below the default 60000 tokens, in the middle of the
-# first step (which still commits, from its kept working copy) and at the
-# start of the second.
-cat > "$tmp/agent.lua" <<LUA
-local avo = require "avo"
-local t = dofile("tests/agent/lib.lua")
-local seed = t.seed()
-local opts = { base_url = "$FAKE_BASE/ctx1500/v1", model = "agent-openai", max_tokens = 256, max_turns = 8,
-               retries = 0 }
-local rec, why, lineage = t.step(opts, seed)
-assert(rec, why)
-t.step(opts, rec, lineage)
-io.stderr:write("agent local: ok\n")
-LUA
-expect_exit 0 "$AVO" run "$tmp/agent.lua" --db "$tmp/a.db" --jobs 1
-expect_in "$tmp/err" "agent local: ok"
-row=$(q "$tmp/a.db" "SELECT json_extract(data, '$.context_window') || ' ' || (json_extract(data, '$.threshold') < 1500 - 256)
-                     FROM events WHERE kind = 'agent_compaction' AND json_extract(data, '$.step') = 2
-                     AND json_extract(data, '$.during_step') IS NULL")
-[ "$row" = "1500 1" ] || fail "no compaction driven by the 1500-token window at step 2 (got '$row')"
-[ "$(q "$tmp/a.db" "SELECT count(*) FROM events WHERE kind = 'agent_compaction'
-     AND json_extract(data, '$.step') = 1 AND json_extract(data, '$.during_step')")" -eq 1 ] \
-    || fail "step 1 was not compacted once in its middle"
+# The agent inside a small window (compaction before and during a step,
+# nothing sent beyond the window): tests/agent/window.sh.
 echo "llm local: ok"

@@ -46,6 +46,10 @@ static void test_bad_requests(avo_llm *llm)
     r = json_pack("{s:s, s:s, s:i}", "url", "http://127.0.0.1:1/", "body", "{}", "max_attempts", 0);
     CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
     json_decref(r);
+    r = json_pack("{s:s, s:s, s:i}", "url", "http://127.0.0.1:1/", "body", "{}", "stream_limit", -1);
+    CHECK_INT(avo_llm_submit(llm, r, &t, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "stream_limit");
+    json_decref(r);
     CHECK_INT((int)avo_llm_pending(llm), 0);
 }
 

@@ -1,0 +1,47 @@
+-- Per-call limits against a server that ignores max_tokens (tests/llm/
+-- stream.sh): answers are streamed and read only up to the call's
+-- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget.
+local avo = require "avo"
+local core = require "avo.core"
+local args = ...
+local base = args.base .. "/v1"
+local function ask(extra)
+  local o = { base_url = base, model = "runon-openai", max_tokens = 64, retries = 0,
+              messages = { { role = "user", content = "count to a million" } } }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return avo.llm.chat(o)
+end
+if args.mode == "one" then
+  local t0 = core.monotonic()
+  local r, err = ask()
+  assert(r, err)
+  assert(r.usage.output_tokens <= 64, "output tokens " .. r.usage.output_tokens)
+  assert(r.stop_reason == "length", tostring(r.stop_reason))
+  local n = select(2, r.content:gsub("tok ", ""))
+  assert(n == 64, "tokens read: " .. n)
+  assert(core.monotonic() - t0 < 2.5, "the call went on after its limit")
+  -- Without streaming the server's 3000 tokens all arrive.
+  r, err = ask{ sse = false }
+  assert(r, err)
+  assert(r.usage.output_tokens == 3000, "unstreamed: " .. r.usage.output_tokens)
+  -- A server that cannot stream tool calls (llama-cpp-python): asked
+  -- again unstreamed, and from then on unstreamed.
+  local weather = { { name = "get_weather", parameters = { type = "object",
+    properties = { city = { type = "string" } } } } }
+  for _ = 1, 2 do
+    r, err = ask{ model = "lcpy-tools-openai", tools = weather }
+    assert(r and r.tool_calls[1] and r.tool_calls[1].name == "get_weather", tostring(err))
+  end
+  io.stderr:write("stream one: ok\n")
+else
+  -- --max-tokens: "budget plus one call" holds with such a server.
+  local answered = 0
+  for _ = 1, 30 do
+    local r = ask()
+    if not r then break end
+    answered = answered + 1
+  end
+  local t = avo.llm.totals()
+  io.stderr:write(("stream budget: %d answered, %d tokens\n"):format(answered,
+    t.input_tokens + t.output_tokens))
+end
