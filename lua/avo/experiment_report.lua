@@ -1,0 +1,3 @@
+local M = {}
+function M.main(opts) return 1 end
+return M
