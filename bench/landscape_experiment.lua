@@ -6,8 +6,7 @@
 --
 --   avo experiment bench/landscape_experiment.lua --db landscape.db
 --   avo experiment report --db landscape.db --out landscape
-local EVALS = tonumber(os.getenv("AVO_LANDSCAPE_EVALS") or "") or 200
-local SEEDS = tonumber(os.getenv("AVO_LANDSCAPE_SEEDS") or "") or 5
+local EVALS, SEEDS = 200, 5
 return {
   name = "landscape",
   description = "strategies at equal budget on an NK landscape (N = 10, K = 2)",
@@ -22,7 +21,7 @@ return {
       options = { dims = { "K1", "K2" }, initial = 16, batch = 8, iterations = 1000 } },
   },
   workloads = { nk = "bench/landscape.lua" },
-  seeds = math.tointeger(SEEDS),
-  budgets = { { max_evals = math.tointeger(EVALS) } },
+  seeds = SEEDS,
+  budgets = { { max_evals = EVALS } },
   jobs = 2,
 }

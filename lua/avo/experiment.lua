@@ -343,6 +343,16 @@ local function run_experiment(opts)
   for _, a in ipairs(def.arms) do
     if scripts[a.name] then hashed[#hashed + 1] = a.name .. "\0" .. scripts[a.name] end
   end
+  -- ... and what the file declared once evaluated (a file that reads the
+  -- environment may declare another grid from the same text).
+  local declared = { name = def.name, env = def.env, run_jobs = def.run_jobs,
+    budgets = def.budgets, seeds = def.seeds, arms = {}, workloads = def.workloads }
+  for i, a in ipairs(def.arms) do
+    declared.arms[i] = { name = a.name, strategy = a.strategy, script = a.script,
+      run = a.run and "function" or nil, options = a.options, args = a.args, env = a.env }
+  end
+  local eok, encoded = pcall(core.json_encode, declared)
+  hashed[#hashed + 1] = eok and encoded or ""
   local hash = core.hash(table.concat(hashed, "\0"))
   local cells = plan(def)
 
