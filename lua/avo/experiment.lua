@@ -309,7 +309,10 @@ local function log_tail(path, n)
   local text = S.read_file(path) or ""
   local lines = {}
   for line in text:gmatch("[^\n]+") do
-    if not line:match("^gen %d") then lines[#lines + 1] = line end
+    -- status lines and the run's opening line say nothing about a failure
+    if not line:match("^gen %d") and not line:match("^avo: run %d+ of ") then
+      lines[#lines + 1] = line
+    end
   end
   local first = math.max(1, #lines - (n or 3) + 1)
   return table.concat(lines, " | ", first)

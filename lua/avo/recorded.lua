@@ -169,22 +169,36 @@ function M.resume(opts)
   return code
 end
 
--- What must agree for two lineages to be the same, per candidate.
-local function lineage_line(c)
+-- What must agree for two lineages to be the same, per candidate.  Ids
+-- are positions in the run's own candidate list (`pos`: id -> position), so
+-- runs that are not alone in their archive (an experiment's cells, whose
+-- ids interleave) compare too.
+local function lineage_line(c, pos)
   local parents = {}
-  for i, p in ipairs(c.parents or {}) do parents[i] = p.id .. ":" .. p.role end
-  return ("#%d gen %d %s source %s knobs %s parents [%s] status %s"):format(c.id, c.generation,
-    c.operator, c.source_hash, core.json_encode(c.knobs or {}), table.concat(parents, ","),
-    c.status)
+  for i, p in ipairs(c.parents or {}) do parents[i] = (pos[p.id] or ("?" .. p.id)) .. ":" .. p.role end
+  return ("#%d gen %d %s source %s knobs %s parents [%s] status %s"):format(pos[c.id] or c.id,
+    c.generation, c.operator, c.source_hash, core.json_encode(c.knobs or {}),
+    table.concat(parents, ","), c.status)
+end
+
+local function positions(list)
+  local pos = {}
+  for i, c in ipairs(list) do pos[c.id] = i end
+  return pos
 end
 
 -- First difference between two runs' candidate lists, or nil.
 local function first_difference(old, new)
+  local old_pos, new_pos = positions(old), positions(new)
   for i = 1, math.max(#old, #new) do
     local a, b = old[i], new[i]
-    if not a then return ("the replay made more candidates (first extra: %s)"):format(lineage_line(b)) end
-    if not b then return ("the replay stopped early (first missing: %s)"):format(lineage_line(a)) end
-    local la, lb = lineage_line(a), lineage_line(b)
+    if not a then
+      return ("the replay made more candidates (first extra: %s)"):format(lineage_line(b, new_pos))
+    end
+    if not b then
+      return ("the replay stopped early (first missing: %s)"):format(lineage_line(a, old_pos))
+    end
+    local la, lb = lineage_line(a, old_pos), lineage_line(b, new_pos)
     if la ~= lb then return ("candidate %d differs:\n  recorded %s\n  replayed %s"):format(i, la, lb) end
   end
   return nil
