@@ -521,7 +521,7 @@ local function html(exp, def, cells, groups, methods_text, counts)
       "<th class=l>reason</th></tr>")
     for _, c in ipairs(cells) do
       if c.state ~= "finished" then
-        w(("<tr><td class=l>%s</td><td class="l bad">%s</td><td>%s</td><td class=l>%s</td></tr>")
+        w(("<tr><td class=l>%s</td><td class='l bad'>%s</td><td>%s</td><td class=l>%s</td></tr>")
           :format(esc(c.key), esc(c.state), c.run_id and tostring(c.run_id) or "-",
           esc(c.reason or "")))
       end

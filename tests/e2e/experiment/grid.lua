@@ -1,6 +1,6 @@
 -- The test backend grid of tests/e2e/experiment.sh: three arms (two
 -- strategies and a function arm) on the NK landscape, two budgets, three
--- seeds.  GRID_FAIL=1 adds an arm that fails on purpose.
+-- seeds.
 local avo = require "avo"
 local arms = {
   { name = "random", strategy = "random", options = { samples = 100000, batch = 4 } },
@@ -11,9 +11,6 @@ local arms = {
       return avo.strategy("ga").run(opts)
     end },
 }
-if os.getenv("GRID_FAIL") == "1" then
-  arms[#arms + 1] = { name = "broken", run = function() error("deliberate failure in arm") end }
-end
 return {
   name = "grid",
   arms = arms,

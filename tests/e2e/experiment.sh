@@ -1,0 +1,130 @@
+#!/bin/sh
+# avo experiment end to end: bad input refused before anything runs; a grid
+# on the test backend (strategy, function arms; two budgets; three seeds)
+# runs, resumes as a no-op, refuses a changed file unless --new, reports
+# numbers an independent computation (python3 + sqlite3) recomputes from the
+# archive, and replays cell for cell; a failing arm is reported with its
+# reason; a grid with real workers killed with -9 in the middle leaves no
+# process behind, reports itself incomplete, and resumes to the end.
+. "$(dirname "$0")/lib.sh"
+check=tests/e2e/experiment/check_report.py
+
+# --- bad input: refused before anything runs, naming the culprit
+sed 's/strategy = "ga"/strategy = "no_such_strategy"/' tests/e2e/experiment/grid.lua >"$tmp/badarm.lua"
+expect_exit 2 "$AVO" experiment "$tmp/badarm.lua" --db "$tmp/bad.db"
+expect_in "$tmp/err" "arm 'ga'"
+expect_in "$tmp/err" "no_such_strategy"
+expect_in "$tmp/err" "nothing was run"
+sed 's#bench/landscape.lua#bench/no_such_evaluator.lua#' tests/e2e/experiment/grid.lua >"$tmp/badwl.lua"
+expect_exit 2 "$AVO" experiment "$tmp/badwl.lua" --db "$tmp/bad.db"
+expect_in "$tmp/err" "workload 'nk'"
+printf 'return { arms = { a = "random" } }\n' >"$tmp/noworkload.lua"
+expect_exit 2 "$AVO" experiment "$tmp/noworkload.lua" --db "$tmp/bad.db"
+expect_in "$tmp/err" "'workloads' must be a table"
+if [ -f "$tmp/bad.db" ]; then
+    [ "$(q "$tmp/bad.db" "SELECT count(*) FROM runs")" = 0 ] || fail "a refused experiment ran"
+fi
+expect_exit 2 "$AVO" experiment
+expect_exit 2 "$AVO" experiment report --new
+
+# --- a grid on the test backend
+db="$tmp/grid.db"
+expect_exit 0 "$AVO" experiment tests/e2e/experiment/grid.lua --db "$db" --jobs 2
+expect_in "$tmp/err" "18 cells (3 arms x 1 workloads x 2 budgets x 3 seeds)"
+[ "$(q "$db" "SELECT count(*) FROM experiment_cells WHERE status = 'done' AND run_id IS NOT NULL")" = 18 ] ||
+    fail "not every cell is done"
+[ "$(q "$db" "SELECT count(DISTINCT run_id) FROM experiment_cells")" = 18 ] || fail "cells share runs"
+[ "$(q "$db" "SELECT count(*) FROM runs WHERE status = 'done'")" = 18 ] || fail "runs not done"
+# each cell's run kept its budget
+over=$(q "$db" "SELECT count(*) FROM (SELECT run_id, count(*) n FROM candidates GROUP BY run_id)
+                WHERE n > 30")
+[ "$over" = 0 ] || fail "a run exceeded its budget"
+q "$db" "SELECT machine FROM experiments" | grep -q '"cores"' || fail "no machine description"
+[ "$(q "$db" "SELECT length(hash) > 10 AND source LIKE '%small_ga%' FROM experiments")" = 1 ] ||
+    fail "definition or hash not stored"
+# every cell is an ordinary run: show, lineage, report work on it
+run=$(q "$db" "SELECT run_id FROM experiment_cells WHERE cell = 'ga/nk/long/s2'")
+best=$(q "$db" "SELECT id FROM candidates WHERE run_id = $run AND status = 'ok' ORDER BY score DESC LIMIT 1")
+expect_exit 0 "$AVO" show "$best" --db "$db"
+expect_exit 0 "$AVO" lineage "$best" --db "$db"
+
+# re-running the same file keeps every finished cell
+expect_exit 0 "$AVO" experiment tests/e2e/experiment/grid.lua --db "$db"
+expect_in "$tmp/err" "18 cells finished before, 0 to run"
+[ "$(q "$db" "SELECT count(*) FROM runs")" = 18 ] || fail "a finished cell ran again"
+
+# a changed file under the same name is refused unless --new
+sed 's/seeds = 3/seeds = 2/' tests/e2e/experiment/grid.lua >"$tmp/grid2.lua"
+expect_exit 2 "$AVO" experiment "$tmp/grid2.lua" --db "$db"
+expect_in "$tmp/err" "declared by a different file"
+expect_exit 0 "$AVO" experiment "$tmp/grid2.lua" --db "$db" --new
+[ "$(q "$db" "SELECT count(*) FROM experiments")" = 2 ] || fail "--new made no new experiment"
+[ "$(q "$db" "SELECT count(*) FROM runs")" = 30 ] || fail "the new experiment ran $(q "$db" "SELECT count(*) FROM runs") - 18 cells, expected 12"
+
+# the report, recomputed independently from the archive
+expect_exit 0 "$AVO" experiment report --db "$db" --experiment 1 --out "$tmp/rep"
+expect_in "$tmp/out" "ga vs small_ga"
+python3 "$check" "$db" "$tmp/rep.json" || fail "report numbers differ from the archive"
+expect_in "$tmp/rep.html" "<svg"
+expect_in "$tmp/rep.html" "Mann-Whitney U"
+expect_in "$tmp/rep.html" "seeds 1, 2, 3"
+[ "$(wc -l <"$tmp/rep.csv")" = 7 ] || fail "CSV: expected a header and 6 rows"
+# the default is the latest experiment
+expect_exit 0 "$AVO" experiment report --db "$db" --out "$tmp/rep2"
+python3 "$check" "$db" "$tmp/rep2.json" || fail "report of experiment 2 differs from the archive"
+expect_in "$tmp/rep2.json" '"id":2'
+
+# replay: every cell re-executed from its recording
+expect_exit 0 "$AVO" experiment replay --db "$db" --experiment 1 --out "$tmp/replay"
+expect_in "$tmp/out" "18 cells reproduce, 0 differ, 0 not finished"
+
+# --- a failing arm: failed with its reason, never dropped
+fdb="$tmp/fail.db"
+expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb"
+expect_in "$tmp/err" "2 of them failed"
+expect_exit 0 "$AVO" experiment report --db "$fdb" --out "$tmp/frep"
+expect_in "$tmp/out" "2 cell(s) failed"
+expect_in "$tmp/frep.html" "deliberate failure in arm"
+python3 "$check" "$fdb" "$tmp/frep.json" || fail "failed-cell report differs from the archive"
+[ "$(q "$fdb" "SELECT count(*) FROM experiment_cells WHERE status = 'failed'
+                AND reason LIKE '%deliberate failure%'")" = 2 ] || fail "failure reasons not stored"
+
+# --- real workers, kill -9 in the middle, resume
+cp "$AVO" "$tmp/avo-exp"
+cdb="$tmp/cpu.db"
+"$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$cdb" >"$tmp/c.out" 2>"$tmp/c.err" &
+pid=$!
+waited=0
+until [ "$(q "$cdb" "SELECT count(*) FROM experiment_cells WHERE status = 'done'" 2>/dev/null || echo 0)" -ge 1 ] &&
+      [ "$(q "$cdb" "SELECT count(*) FROM experiment_cells WHERE status = 'running'" 2>/dev/null || echo 0)" -ge 1 ]; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 1500 ] || fail "no cell finished within 5 minutes"
+    kill -0 "$pid" 2>/dev/null || { cat "$tmp/c.err"; fail "the experiment ended before the kill"; }
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+# the cells' runs die with the runner
+waited=0
+while pgrep -f "$tmp/avo-exp" >/dev/null 2>&1; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 150 ] || { pgrep -af "$tmp/avo-exp" >&2; fail "cells outlived the killed runner"; }
+done
+[ "$(q "$cdb" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after kill -9"
+expect_exit 0 "$tmp/avo-exp" experiment report --db "$cdb" --out "$tmp/crep"
+expect_in "$tmp/out" "incomplete:"
+expect_in "$tmp/crep.html" "The experiment is incomplete"
+python3 "$check" "$cdb" "$tmp/crep.json" || fail "partial report differs from the archive"
+expect_exit 0 "$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$cdb"
+expect_in "$tmp/err" "resuming (4 cells)"
+grep -q "cells finished before, [1-3] to run" "$tmp/err" || { cat "$tmp/err"; fail "resume did not keep the finished cells"; }
+[ "$(q "$cdb" "SELECT count(*) FROM runs WHERE status = 'done'")" = 4 ] || fail "not every cell finished after resume"
+[ "$(q "$cdb" "SELECT count(*) FROM runs")" = 4 ] || fail "a cell got a second run"
+over=$(q "$cdb" "SELECT count(*) FROM (SELECT run_id, count(*) n FROM candidates
+                 WHERE status <> 'pending' GROUP BY run_id) WHERE n > 4")
+[ "$over" = 0 ] || fail "a resumed run exceeded its budget"
+expect_exit 0 "$tmp/avo-exp" experiment report --db "$cdb" --out "$tmp/crep"
+python3 "$check" "$cdb" "$tmp/crep.json" || fail "report after resume differs from the archive"
+expect_in "$tmp/crep.html" "sandboxed worker processes ("
+echo "experiment: ok"
