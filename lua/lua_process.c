@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <lauxlib.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -35,9 +36,13 @@ static void exec_child(char *const argv[], const char *log, pid_t parent)
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             signal(sig, SIG_DFL);
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
-        _exit(127); /* the parent is already gone */
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) {
+        dprintf(2, "avo: the experiment runner went away before this cell started\n");
+        _exit(127);
+    }
     execv(argv[0], argv);
+    /* the log says why (this process is single-threaded: no lock is held) */
+    dprintf(2, "avo: cannot execute %s: %s\n", argv[0], strerror(errno));
     _exit(127);
 }
 
