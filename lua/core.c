@@ -602,14 +602,20 @@ static int archive_experiment_add(lua_State *L)
     info.source = opt_field_string(L, 2, "source");
     info.hash = opt_field_string(L, 2, "hash");
     info.engine_version = opt_field_string(L, 2, "engine_version");
-    lua_getfield(L, 2, "plan");
-    char *plan = check_json_text(L, lua_gettop(L));
     lua_getfield(L, 2, "machine");
     char *machine = check_json_text(L, lua_gettop(L));
+    lua_getfield(L, 2, "plan");
+    char err[AVO_ERRLEN];
+    json_t *plan_value = avo_lua_to_json(L, lua_gettop(L), err, sizeof err);
+    char *plan = plan_value ? json_dumps(plan_value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    json_decref(plan_value);
+    if (!plan) {
+        free(machine); /* before raising: nothing of ours leaks */
+        return luaL_error(L, "experiment_add: bad plan: %s", plan_value ? "out of memory" : err);
+    }
     info.plan_json = plan;
     info.machine_json = machine;
     int64_t id;
-    char err[AVO_ERRLEN];
     int rc = avo_archive_experiment_add(ar, &info, &id, err, sizeof err);
     free(plan);
     free(machine);

@@ -232,7 +232,8 @@ local function cell_data(archive, exp)
 end
 
 -- Median and quartiles of the best-so-far over seeds at x, for each x of
--- `xs`; `value(cell, x)` is a cell's best so far at x or nil.
+-- `xs` where every cell has one; `value(cell, x)` is a cell's best so far
+-- at x or nil.
 local function band(cells, xs, value)
   local pts = {}
   for _, x in ipairs(xs) do
@@ -241,7 +242,9 @@ local function band(cells, xs, value)
       local y = value(c, x)
       if y then v[#v + 1] = y end
     end
-    if #v > 0 then
+    -- only where every seed has a value: a median over the few early
+    -- seeds would jump about (and not be a median over the seeds)
+    if #v > 0 and #v == #cells then
       local s = sorted(v)
       pts[#pts + 1] = { x = x, med = quantile(s, 0.5), lo = quantile(s, 0.25),
         hi = quantile(s, 0.75), n = #v }
