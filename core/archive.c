@@ -2572,8 +2572,7 @@ int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *e
 int avo_archive_experiment_add(avo_archive *ar, const avo_experiment_info *info, int64_t *ret_id,
                                char *err, size_t errlen)
 {
-    if (!ar || !info || !info->name || !info->source || !info->hash || !info->plan_json ||
-        !ret_id)
+    if (!ar || !info || !info->name || !info->source || !info->hash || !info->plan_json || !ret_id)
         return avo_error(err, errlen, AVO_EINVAL, "experiment: missing argument");
     const char *texts[] = {info->plan_json, info->machine_json};
     for (size_t i = 0; i < COUNT_OF(texts); i++) {
@@ -2613,9 +2612,9 @@ int avo_archive_experiment_add(avo_archive *ar, const avo_experiment_info *info,
 int avo_archive_experiments(avo_archive *ar, json_t **ret, char *err, size_t errlen)
 {
     static const column columns[] = {
-        {"id", COL_VALUE},      {"name", COL_VALUE},    {"path", COL_VALUE},
-        {"source", COL_VALUE},  {"hash", COL_VALUE},    {"plan", COL_JSON},
-        {"machine", COL_JSON},  {"engine_version", COL_VALUE}, {"created_at", COL_VALUE}};
+        {"id", COL_VALUE},     {"name", COL_VALUE},           {"path", COL_VALUE},
+        {"source", COL_VALUE}, {"hash", COL_VALUE},           {"plan", COL_JSON},
+        {"machine", COL_JSON}, {"engine_version", COL_VALUE}, {"created_at", COL_VALUE}};
     static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)
         return avo_error(err, errlen, AVO_EINVAL, "experiments: missing argument");
@@ -2668,8 +2667,8 @@ int avo_archive_experiment_cell_put(avo_archive *ar, int64_t experiment_id, cons
 int avo_archive_experiment_cells(avo_archive *ar, int64_t experiment_id, json_t **ret, char *err,
                                  size_t errlen)
 {
-    static const column columns[] = {{"cell", COL_VALUE},   {"run_id", COL_VALUE},
-                                     {"status", COL_VALUE}, {"reason", COL_VALUE},
+    static const column columns[] = {{"cell", COL_VALUE},      {"run_id", COL_VALUE},
+                                     {"status", COL_VALUE},    {"reason", COL_VALUE},
                                      {"exit_code", COL_VALUE}, {"updated_at", COL_VALUE}};
     static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)

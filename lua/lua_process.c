@@ -5,9 +5,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <lauxlib.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -122,11 +122,8 @@ static int core_sleep(lua_State *L)
 void avo_lua_process_functions(lua_State *L)
 {
     static const luaL_Reg functions[] = {
-        {"spawn", core_spawn},
-        {"reap", core_reap},
-        {"signal", core_signal},
-        {"sleep", core_sleep},
-        {NULL, NULL},
+        {"spawn", core_spawn}, {"reap", core_reap}, {"signal", core_signal},
+        {"sleep", core_sleep}, {NULL, NULL},
     };
     luaL_setfuncs(L, functions, 0);
 }

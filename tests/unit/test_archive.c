@@ -960,8 +960,11 @@ static void test_migrate_v5(void)
     CHECK_INT(avo_archive_baseline_put(ar, run, b, NULL, err, sizeof err), 0);
     json_decref(b);
     /* Schema 7: experiments and their cells (lua/avo/experiment.lua). */
-    avo_experiment_info e = {.name = "grid", .source = "return {}", .hash = "h",
-                             .plan_json = "[{\"key\":\"a/w/b/s1\"}]", .machine_json = "{}"};
+    avo_experiment_info e = {.name = "grid",
+                             .source = "return {}",
+                             .hash = "h",
+                             .plan_json = "[{\"key\":\"a/w/b/s1\"}]",
+                             .machine_json = "{}"};
     int64_t exp = 0;
     CHECK_INT(avo_archive_experiment_add(ar, &e, &exp, err, sizeof err), 0);
     e.plan_json = "not json";
