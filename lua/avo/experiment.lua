@@ -79,7 +79,14 @@ local function normalise(def, path)
     description = def.description,
     jobs = def.jobs, run_jobs = def.run_jobs or 1,
     env = def.env or {},
+    slurm = def.slurm, listen = def.listen,
   }
+  if out.slurm ~= nil and type(out.slurm) ~= "string" then
+    error("'slurm' must be a string of srun options", 0)
+  end
+  if out.listen ~= nil and type(out.listen) ~= "string" then
+    error("'listen' must be a string HOST:PORT", 0)
+  end
   if type(out.name) ~= "string" then error("'name' must be a string", 0) end
   out.arms = named_list(def.arms, "arms", function(name, a)
     if type(a) == "string" then a = { strategy = a } end
@@ -349,6 +356,7 @@ local function run_experiment(opts)
   -- ... and what the file declared once evaluated (a file that reads the
   -- environment may declare another grid from the same text).
   local declared = { name = def.name, env = def.env, run_jobs = def.run_jobs,
+    slurm = def.slurm, listen = def.listen,
     budgets = def.budgets, seeds = def.seeds, arms = {}, workloads = def.workloads }
   for i, a in ipairs(def.arms) do
     declared.arms[i] = { name = a.name, strategy = a.strategy, script = a.script,
@@ -457,6 +465,16 @@ local function run_experiment(opts)
           argv[#argv + 1] = BUDGET_FLAGS[k]
           argv[#argv + 1] = tostring(b[k])
         end
+      end
+      -- On a cluster each cell's workers are a Slurm job step of their own
+      -- that connects back to the cell's `avo run` (README "Scale-out").
+      if def.slurm then
+        for _, a in ipairs({ "--slurm", def.slurm, "--listen", def.listen or "127.0.0.1:0" }) do
+          argv[#argv + 1] = a
+        end
+      elseif def.listen then
+        argv[#argv + 1] = "--listen"
+        argv[#argv + 1] = def.listen
       end
       argv[#argv + 1] = "avo_experiment=" .. exp.id
       argv[#argv + 1] = "avo_cell=" .. c.key
