@@ -78,6 +78,15 @@ expect_in "$tmp/rep2.json" '"id":2'
 expect_exit 0 "$AVO" experiment replay --db "$db" --experiment 1 --out "$tmp/replay"
 expect_in "$tmp/out" "18 cells reproduce, 0 differ, 0 not finished"
 
+# a cell whose recording was tampered with does not reproduce, and says so
+cand=$(q "$db" "SELECT c.id FROM candidates c JOIN experiment_cells e ON e.run_id = c.run_id
+                WHERE e.experiment_id = 1 AND e.cell = 'ga/nk/evals12/s1' ORDER BY c.id LIMIT 1 OFFSET 3")
+q "$db" "UPDATE candidates SET knobs = '{\"K1\":3,\"K2\":3}' WHERE id = $cand"
+expect_exit 1 "$AVO" experiment replay --db "$db" --experiment 1 --out "$tmp/replay2"
+expect_in "$tmp/out" "ga/nk/evals12/s1"
+expect_in "$tmp/out" "DIFFERS"
+expect_in "$tmp/out" "17 cells reproduce, 1 differ, 0 not finished"
+
 # --- a failing arm: failed with its reason, never dropped
 fdb="$tmp/fail.db"
 expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb"
@@ -127,4 +136,30 @@ over=$(q "$cdb" "SELECT count(*) FROM (SELECT run_id, count(*) n FROM candidates
 expect_exit 0 "$tmp/avo-exp" experiment report --db "$cdb" --out "$tmp/crep"
 python3 "$check" "$cdb" "$tmp/crep.json" || fail "report after resume differs from the archive"
 expect_in "$tmp/crep.html" "sandboxed worker processes ("
+
+# SIGTERM to the runner stops its cells (recorded interrupted); a re-run
+# resumes them
+tdb="$tmp/term.db"
+"$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$tdb" >"$tmp/t.out" 2>"$tmp/t.err" &
+pid=$!
+waited=0
+until [ "$(q "$tdb" "SELECT count(*) FROM candidates WHERE status = 'ok'" 2>/dev/null || echo 0)" -ge 1 ]; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 1500 ] || fail "no evaluation finished within 5 minutes"
+done
+kill -TERM "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+[ "$rc" = 143 ] || { cat "$tmp/t.err"; fail "SIGTERM: exit $rc, expected 143"; }
+expect_in "$tmp/t.err" "stopping: the running cells are interrupted"
+[ "$(q "$tdb" "SELECT count(*) FROM runs WHERE status = 'interrupted'")" -ge 1 ] ||
+    fail "SIGTERM: no cell recorded itself interrupted"
+[ "$(q "$tdb" "SELECT count(*) FROM runs WHERE status = 'running'")" = 0 ] ||
+    fail "SIGTERM: a cell's run is still marked running"
+expect_exit 0 "$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$tdb"
+[ "$(q "$tdb" "SELECT count(*) FROM runs WHERE status = 'done'")" = 4 ] || fail "SIGTERM: resume did not finish"
+[ "$(q "$tdb" "SELECT count(*) FROM runs")" = 4 ] || fail "SIGTERM: a cell got a second run"
 echo "experiment: ok"
