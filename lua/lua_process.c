@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -119,11 +120,39 @@ static int core_sleep(lua_State *L)
     return 0;
 }
 
+/*
+ * core.lock(path) -> true | nil, message
+ * Take an exclusive advisory lock (flock) on path, created if missing, for
+ * the life of this process: the kernel drops it when the process ends, even
+ * by SIGKILL, so a stale lock never needs cleaning up.  The descriptor is
+ * deliberately kept open (and close-on-exec).
+ */
+static int core_lock(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "cannot open %s: %s", path, strerror(errno));
+        return 2;
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        int e = errno;
+        close(fd);
+        lua_pushnil(L);
+        lua_pushstring(L, e == EWOULDBLOCK ? "held by another process" : strerror(e));
+        return 2;
+    }
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 void avo_lua_process_functions(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"spawn", core_spawn}, {"reap", core_reap}, {"signal", core_signal},
-        {"sleep", core_sleep}, {NULL, NULL},
+        {"sleep", core_sleep},
+        {"lock", core_lock}, {NULL, NULL},
     };
     luaL_setfuncs(L, functions, 0);
 }

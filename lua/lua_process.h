@@ -11,6 +11,8 @@
  *       status: the exit status, or 128 + N for a child killed by signal N.
  *   core.signal(pid, "TERM"|"KILL"|"INT") -> true | nil, message
  *   core.sleep(seconds)
+ *   core.lock(path)            -> true | nil, message ("held by another process")
+ *       an exclusive flock held until this process ends (however it ends)
  */
 #ifndef AVO_LUA_PROCESS_H
 #define AVO_LUA_PROCESS_H

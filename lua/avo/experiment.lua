@@ -406,6 +406,14 @@ local function run_experiment(opts)
   local exe = assert(core.exe())
   local dir = ("%s.cells/e%d"):format(db, exp.id)
   os.execute(("mkdir -p '%s'"):format(dir:gsub("'", "'\\''")))
+  -- One runner per experiment: a second would start the missing cells again.
+  local locked, lock_err = core.lock(dir .. "/runner.lock")
+  if not locked then
+    S.eprintf("avo: experiment '%s' #%d is being run by another process (%s/runner.lock: %s)\n",
+      def.name, exp.id, dir, lock_err)
+    archive:close()
+    return 1
+  end
   local jobs = opts.jobs or def.jobs or math.max(1, core.cores() // def.run_jobs)
   local arm_of = {}
   for _, a in ipairs(def.arms) do arm_of[a.name] = a end

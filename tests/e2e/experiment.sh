@@ -111,6 +111,9 @@ until [ "$(q "$cdb" "SELECT count(*) FROM experiment_cells WHERE status = 'done'
     [ "$waited" -lt 1500 ] || fail "no cell finished within 5 minutes"
     kill -0 "$pid" 2>/dev/null || { cat "$tmp/c.err"; fail "the experiment ended before the kill"; }
 done
+# a second runner of the same experiment is refused while the first runs
+expect_exit 1 "$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$cdb"
+expect_in "$tmp/err" "is being run by another process"
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 # the cells' runs die with the runner
