@@ -2,16 +2,20 @@
 # Strategies at equal budget on a noise-free rugged search space
 # (bench/landscape.lua: an NK landscape over ten 4-valued knobs, known
 # optimum): random sampling — the baseline, measured in the same run — ga,
-# islands and map_elites, 200 evaluations a run, five seeds, declared as an
-# experiment (bench/landscape_experiment.lua) and run with `avo experiment`.
+# islands and map_elites, EVALS evaluations a run (default 200), SEEDS seeds
+# (default 5), declared as an experiment (bench/landscape_experiment.lua,
+# whose budget and seeds the arguments replace) and run with `avo experiment`.
 # Prints each strategy's median best / optimum and its median ratio to
 # random's best on the same seed, and writes the experiment report (median,
 # IQR, bootstrap CI, rank tests, learning curves) as OUT.html/.csv/.json.
 #
-#   meson compile -C build bench-landscape   or   bench/landscape.sh build/avo [OUT]
+#   meson compile -C build bench-landscape
+#   bench/landscape.sh build/avo [EVALS] [SEEDS] [OUT]
 set -eu
 avo=$(realpath "$1")
-out=$(realpath -m "${2:-landscape-report}")
+evals=${2:-200}
+seeds=${3:-5}
+out=$(realpath -m "${4:-landscape-report}")
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -21,7 +25,9 @@ print(("optimum %.17g"):format(dofile("bench/landscape.lua").optimum()))
 LUA
 opt=$("$avo" run "$tmp/optimum.lua" --db "$tmp/optimum.db" | sed -n 's/^optimum //p')
 
-"$avo" experiment bench/landscape_experiment.lua --db "$tmp/landscape.db" >/dev/null 2>"$tmp/err" ||
+sed "s/^local EVALS, SEEDS = .*/local EVALS, SEEDS = $evals, $seeds/" bench/landscape_experiment.lua \
+    >"$tmp/landscape_experiment.lua"
+"$avo" experiment "$tmp/landscape_experiment.lua" --db "$tmp/landscape.db" >/dev/null 2>"$tmp/err" ||
     { cat "$tmp/err" >&2; echo "landscape: the experiment failed" >&2; exit 1; }
 "$avo" experiment report --db "$tmp/landscape.db" --out "$out" >/dev/null
 python3 - "$out.json" "$opt" <<'PY'
