@@ -142,6 +142,7 @@ local function mann_whitney(a, b)
   return u, a12, p, method
 end
 M.mann_whitney = mann_whitney
+M.erfc = erfc
 
 -- Vargha and Delaney's magnitude labels for A12.
 local function magnitude(a12)
@@ -164,6 +165,9 @@ local function holm(tests)
     tests[i].p_holm = running
   end
 end
+
+M.holm = holm
+M.magnitude = magnitude
 
 ------------------------------------------------------------ the data
 
