@@ -423,12 +423,19 @@ local function run_experiment(opts)
   -- What each cell needs: kept (finished), resume (its run was cut short)
   -- or start (no run yet).
   local runs = cell_runs(archive, exp.id)
+  local recorded = {}
+  for _, rc in ipairs(assert(archive:experiment_cells(exp.id))) do recorded[rc.cell] = rc end
   local queue, kept = {}, 0
   for _, c in ipairs(cells) do
     local r = runs[c.key]
     if r and FINISHED[r.status] then
       kept = kept + 1
-      archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = r.status })
+      -- a run that ended `stopped` with an error (a strategy refusing its
+      -- options exits 2) stays failed, with its reason
+      local rec = recorded[c.key]
+      if not (rec and rec.status == "failed" and rec.run_id == r.id) then
+        archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = r.status })
+      end
     else
       c.resume_run = r and r.id or nil
       queue[#queue + 1] = c
@@ -444,8 +451,11 @@ local function run_experiment(opts)
   core.catch_interrupts()
   local running, next_index, failed, unfinished = {}, 1, 0, 0
   for _, c in ipairs(cells) do
-    local r = runs[c.key]
-    if r and r.status == "failed" then failed = failed + 1 end
+    local r, rec = runs[c.key], recorded[c.key]
+    if r and FINISHED[r.status] and (r.status == "failed" or
+        rec and rec.status == "failed" and rec.run_id == r.id) then
+      failed = failed + 1
+    end
   end
   local function launch(c)
     local base = dir .. "/" .. safe(c.key)

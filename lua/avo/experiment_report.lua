@@ -189,6 +189,11 @@ local function cell_data(archive, exp)
       c.run_id = r.id
       c.state = (r.status == "done" or r.status == "stopped") and "finished"
         or r.status == "failed" and "failed" or "unfinished"
+      -- a run that stopped on an error (exit status 2: a strategy refused
+      -- its options) is a failed cell; the runner recorded why
+      if c.state == "finished" and rec and rec.status == "failed" and rec.run_id == r.id then
+        c.state = "failed"
+      end
       if c.state == "failed" then
         c.reason = rec and rec.reason or "the run failed (no reason recorded)"
       end

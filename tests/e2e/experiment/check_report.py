@@ -37,6 +37,10 @@ for p in plan:
     b = con.execute("SELECT max(score) FROM candidates WHERE run_id = ? AND status = 'ok'",
                     (rid,)).fetchone()[0]
     want = {"done": "finished", "stopped": "finished", "failed": "failed"}.get(status, "unfinished")
+    rec = con.execute("SELECT status, run_id FROM experiment_cells WHERE experiment_id = ? AND cell = ?",
+                      (exp_id, key)).fetchone()
+    if want == "finished" and rec and rec[0] == "failed" and rec[1] == rid:
+        want = "failed"  # stopped on an error: the runner recorded the failure
     if want == "finished" and b is None:
         want = "no verified candidate"
     if c["state"] != want:
