@@ -90,10 +90,18 @@ expect_in "$tmp/out" "17 cells reproduce, 1 differ, 0 not finished"
 # --- a failing arm: failed with its reason, never dropped
 fdb="$tmp/fail.db"
 expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb"
-expect_in "$tmp/err" "2 of them failed"
+expect_in "$tmp/err" "4 of them failed"
+expect_in "$tmp/err" "deliberately refused"
+# still failed when the file is run again (kept, not retried, not forgotten)
+expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb"
+expect_in "$tmp/err" "6 cells finished before, 0 to run"
+expect_in "$tmp/err" "4 of them failed"
 expect_exit 0 "$AVO" experiment report --db "$fdb" --out "$tmp/frep"
-expect_in "$tmp/out" "2 cell(s) failed"
+expect_in "$tmp/out" "4 cell(s) failed"
 expect_in "$tmp/frep.html" "deliberate failure in arm"
+expect_in "$tmp/frep.html" "deliberately refused"
+[ "$(q "$fdb" "SELECT count(*) FROM runs WHERE status = 'stopped'")" = 2 ] ||
+    fail "avo.exit(2) should leave the run stopped"
 python3 "$check" "$fdb" "$tmp/frep.json" || fail "failed-cell report differs from the archive"
 [ "$(q "$fdb" "SELECT count(*) FROM experiment_cells WHERE status = 'failed'
                 AND reason LIKE '%deliberate failure%'")" = 2 ] || fail "failure reasons not stored"
