@@ -133,7 +133,7 @@ static const char usage_rebench[] =
     "0,2) and a per-device table compares them.\n";
 
 static const char usage_experiment[] =
-    "usage: avo experiment FILE.lua [--db FILE] [--jobs N] [--new]\n"
+    "usage: avo experiment FILE.lua [--db FILE] [--jobs N] [--new] [--retry-failed]\n"
     "       avo experiment report [--db FILE] [--experiment ID] [--out PREFIX]\n"
     "       avo experiment replay [--db FILE] [--experiment ID] [--out DIR]\n"
     "\n"
@@ -147,6 +147,8 @@ static const char usage_experiment[] =
     "  --jobs N           cells at once (default: the file's `jobs`, else cores\n"
     "                     divided by each run's jobs)\n"
     "  --new              start a new experiment although the file changed\n"
+    "  --retry-failed     run the failed cells again (a new run each; the report\n"
+    "                     uses a cell's latest run)\n"
     "  --experiment ID    report/replay: this experiment (default the latest)\n"
     "  --out PREFIX       report: write PREFIX.html, PREFIX.csv and PREFIX.json\n"
     "                     (default experiment-report); replay: folder of the\n"
@@ -162,6 +164,7 @@ static const avo_cli_option experiment_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
     {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
     {"new", AVO_OPT_FLAG, "new", 0, 0, 0, NULL},
+    {"retry-failed", AVO_OPT_FLAG, "retry_failed", 0, 0, 0, NULL},
     {"experiment", AVO_OPT_INT, "experiment", 1, AVO_OPT_UNBOUNDED, 0, "an experiment id"},
     {"out", AVO_OPT_STRING, "out", 0, 0, 0, NULL},
     {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
@@ -348,8 +351,10 @@ static int cmd_experiment(int argc, char **argv)
         rc = avo_cli_usage_error(usage_experiment, "%s", "--experiment is for report and replay");
         goto out;
     }
-    if (sub && (json_object_get(opts, "new") || json_object_get(opts, "jobs"))) {
-        rc = avo_cli_usage_error(usage_experiment, "--new and --jobs are not options of %s", what);
+    if (sub && (json_object_get(opts, "new") || json_object_get(opts, "jobs") ||
+                json_object_get(opts, "retry_failed"))) {
+        rc = avo_cli_usage_error(usage_experiment,
+                                 "--new, --jobs and --retry-failed are not options of %s", what);
         goto out;
     }
     rc = avo_host_command("experiment", opts);

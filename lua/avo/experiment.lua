@@ -329,7 +329,7 @@ end
 
 local FINISHED = { done = true, stopped = true, failed = true }
 
--- opts: file, db, jobs, new
+-- opts: file, db, jobs, new, retry_failed
 local function run_experiment(opts)
   local path = opts.file
   local source, rerr = S.read_file(path)
@@ -428,16 +428,19 @@ local function run_experiment(opts)
   local queue, kept = {}, 0
   for _, c in ipairs(cells) do
     local r = runs[c.key]
-    if r and FINISHED[r.status] then
+    local rec = recorded[c.key]
+    local failed_before = r and (r.status == "failed" or
+      rec and rec.status == "failed" and rec.run_id == r.id)
+    if r and FINISHED[r.status] and not (failed_before and opts.retry_failed) then
       kept = kept + 1
       -- a run that ended `stopped` with an error (a strategy refusing its
       -- options exits 2) stays failed, with its reason
-      local rec = recorded[c.key]
       if not (rec and rec.status == "failed" and rec.run_id == r.id) then
         archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = r.status })
       end
     else
-      c.resume_run = r and r.id or nil
+      -- a failed run is not continued: a retry is a new run of the cell
+      c.resume_run = r and not failed_before and r.id or nil
       queue[#queue + 1] = c
     end
   end
@@ -452,7 +455,7 @@ local function run_experiment(opts)
   local running, next_index, failed, unfinished = {}, 1, 0, 0
   for _, c in ipairs(cells) do
     local r, rec = runs[c.key], recorded[c.key]
-    if r and FINISHED[r.status] and (r.status == "failed" or
+    if r and FINISHED[r.status] and not opts.retry_failed and (r.status == "failed" or
         rec and rec.status == "failed" and rec.run_id == r.id) then
       failed = failed + 1
     end

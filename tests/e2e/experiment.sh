@@ -102,6 +102,17 @@ expect_in "$tmp/frep.html" "deliberate failure in arm"
 expect_in "$tmp/frep.html" "deliberately refused"
 [ "$(q "$fdb" "SELECT count(*) FROM runs WHERE status = 'stopped'")" = 2 ] ||
     fail "avo.exit(2) should leave the run stopped"
+# --retry-failed runs the failed cells again, a new run each; the report
+# follows each cell's latest run
+expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb" --retry-failed
+expect_in "$tmp/err" "2 cells finished before, 4 to run (0 to resume)"
+expect_in "$tmp/err" "4 of them failed"
+[ "$(q "$fdb" "SELECT count(*) FROM runs")" = 10 ] || fail "--retry-failed: expected 4 new runs"
+expect_exit 0 "$AVO" experiment report --db "$fdb" --out "$tmp/frep"
+python3 "$check" "$fdb" "$tmp/frep.json" || fail "report after --retry-failed differs from the archive"
+[ "$(q "$fdb" "SELECT count(*) FROM experiment_cells WHERE status = 'failed' AND run_id > 6")" = 4 ] ||
+    fail "--retry-failed: cells should point at their new runs"
+expect_exit 2 "$AVO" experiment report --db "$fdb" --retry-failed
 python3 "$check" "$fdb" "$tmp/frep.json" || fail "failed-cell report differs from the archive"
 [ "$(q "$fdb" "SELECT count(*) FROM experiment_cells WHERE status = 'failed'
                 AND reason LIKE '%deliberate failure%'")" = 2 ] || fail "failure reasons not stored"
