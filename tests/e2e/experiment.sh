@@ -69,6 +69,17 @@ expect_in "$tmp/rep.html" "<svg"
 expect_in "$tmp/rep.html" "Mann-Whitney U"
 expect_in "$tmp/rep.html" "seeds 1, 2, 3"
 [ "$(wc -l <"$tmp/rep.csv")" = 7 ] || fail "CSV: expected a header and 6 rows"
+# report and replay of what is not there
+expect_exit 1 "$AVO" experiment report --db "$db" --experiment 99 --out "$tmp/none"
+expect_in "$tmp/err" "holds no experiment 99"
+expect_exit 1 "$AVO" experiment replay --db "$db" --experiment 99 --out "$tmp/none"
+expect_in "$tmp/err" "holds no experiment 99"
+expect_exit 1 "$AVO" experiment report --db "$tmp/no-such.db"
+expect_in "$tmp/err" "cannot open archive"
+[ ! -e "$tmp/no-such.db" ] || fail "report created an archive"
+"$AVO" run examples/quickstart.lua --db "$tmp/plain.db" --max-evals 1 >/dev/null 2>&1 || true
+expect_exit 1 "$AVO" experiment report --db "$tmp/plain.db"
+expect_in "$tmp/err" "the archive holds no experiment"
 # the default is the latest experiment
 expect_exit 0 "$AVO" experiment report --db "$db" --out "$tmp/rep2"
 python3 "$check" "$db" "$tmp/rep2.json" || fail "report of experiment 2 differs from the archive"
