@@ -184,6 +184,30 @@ static const char *const migrations[] = {
           "  created_at REAL NOT NULL,"
           "  UNIQUE (run_id, device, name)"
           ") STRICT;",
+    /* 7: experiments (lua/avo/experiment.lua): a grid of runs declared by one
+     * Lua file, stored with its text, hash, planned cells and the machine;
+     * each cell's run and how it ended. */
+    [7] = "CREATE TABLE experiments ("
+          "  id INTEGER PRIMARY KEY,"
+          "  name TEXT NOT NULL,"
+          "  path TEXT,"
+          "  source TEXT NOT NULL,"
+          "  hash TEXT NOT NULL,"
+          "  plan TEXT NOT NULL,"
+          "  machine TEXT,"
+          "  engine_version TEXT,"
+          "  created_at REAL NOT NULL"
+          ") STRICT;"
+          "CREATE TABLE experiment_cells ("
+          "  experiment_id INTEGER NOT NULL REFERENCES experiments(id),"
+          "  cell TEXT NOT NULL,"
+          "  run_id INTEGER REFERENCES runs(id),"
+          "  status TEXT NOT NULL,"
+          "  reason TEXT,"
+          "  exit_code INTEGER,"
+          "  updated_at REAL NOT NULL,"
+          "  PRIMARY KEY (experiment_id, cell)"
+          ") STRICT;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof(migrations) / sizeof(migrations[0])) - 1)
@@ -2732,4 +2756,127 @@ int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *e
                       " version, path, result, score, created_at FROM baselines"
                       " WHERE ?1 = 0 OR run_id = ?1 ORDER BY run_id, name, device",
                       run_id, row_object, &shape, ret, err, errlen, "read baselines");
+}
+
+/* ------------------------------------------------------------ experiments */
+
+/*
+ * Record a new experiment (lua/avo/experiment.lua): its name, file path,
+ * source text and hash, the planned cells (plan_json) and the machine
+ * (machine_json, may be NULL).  Sets *ret_id.  JSON texts are checked here.
+ */
+int avo_archive_experiment_add(avo_archive *ar, const avo_experiment_info *info, int64_t *ret_id,
+                               char *err, size_t errlen)
+{
+    if (!ar || !info || !info->name || !info->source || !info->hash || !info->plan_json || !ret_id)
+        return avo_error(err, errlen, AVO_EINVAL, "experiment: missing argument");
+    const char *texts[] = {info->plan_json, info->machine_json};
+    for (size_t i = 0; i < COUNT_OF(texts); i++) {
+        if (!texts[i])
+            continue;
+        json_error_t jerr;
+        json_t *v = json_loads(texts[i], JSON_DECODE_ANY, &jerr);
+        if (!v)
+            return avo_error(err, errlen, AVO_EINVAL, "experiment: %s is not JSON: %s",
+                             i == 0 ? "plan" : "machine", jerr.text);
+        json_decref(v);
+    }
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "INSERT INTO experiments (name, path, source, hash, plan, machine,"
+                  " engine_version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                  &st, err, errlen, "insert experiment");
+    if (rc < 0)
+        return rc;
+    bind_text(st, 1, info->name);
+    bind_text(st, 2, info->path);
+    bind_text(st, 3, info->source);
+    bind_text(st, 4, info->hash);
+    bind_text(st, 5, info->plan_json);
+    bind_text(st, 6, info->machine_json);
+    bind_text(st, 7, info->engine_version);
+    sqlite3_bind_double(st, 8, avo_now());
+    rc = step_done(ar, st, err, errlen, "insert experiment");
+    if (rc == 0)
+        *ret_id = sqlite3_last_insert_rowid(ar->db);
+    return rc;
+}
+
+/* Every experiment of the archive, oldest first, as [{id, name, path,
+ * source, hash, plan, machine, engine_version, created_at}] (plan and
+ * machine parsed). */
+int avo_archive_experiments(avo_archive *ar, json_t **ret, char *err, size_t errlen)
+{
+    static const column columns[] = {
+        {"id", COL_VALUE},     {"name", COL_VALUE},           {"path", COL_VALUE},
+        {"source", COL_VALUE}, {"hash", COL_VALUE},           {"plan", COL_JSON},
+        {"machine", COL_JSON}, {"engine_version", COL_VALUE}, {"created_at", COL_VALUE}};
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "experiments: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "SELECT id, name, path, source, hash, plan, machine, engine_version, created_at"
+                  " FROM experiments ORDER BY id",
+                  &st, err, errlen, "read experiments");
+    if (rc < 0)
+        return rc;
+    return collect_rows(ar, st, row_object, &shape, ret, err, errlen, "read experiments");
+}
+
+/*
+ * Set how cell `cell` of experiment `experiment_id` stands: its run (0:
+ * none yet), status, reason (NULL: none) and the exit status of the process
+ * that ran it (exit_code < 0: none).  Replaces what was recorded before.
+ */
+int avo_archive_experiment_cell_put(avo_archive *ar, int64_t experiment_id, const char *cell,
+                                    int64_t run_id, const char *status, const char *reason,
+                                    int exit_code, char *err, size_t errlen)
+{
+    if (!ar || !cell || !status)
+        return avo_error(err, errlen, AVO_EINVAL, "experiment cell: missing argument");
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "INSERT INTO experiment_cells (experiment_id, cell, run_id, status, reason,"
+                  " exit_code, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"
+                  " ON CONFLICT (experiment_id, cell) DO UPDATE SET run_id = ?3, status = ?4,"
+                  " reason = ?5, exit_code = ?6, updated_at = ?7",
+                  &st, err, errlen, "record experiment cell");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, experiment_id);
+    bind_text(st, 2, cell);
+    bind_id(st, 3, run_id);
+    bind_text(st, 4, status);
+    bind_text(st, 5, reason);
+    if (exit_code >= 0)
+        sqlite3_bind_int(st, 6, exit_code);
+    else
+        sqlite3_bind_null(st, 6);
+    sqlite3_bind_double(st, 7, avo_now());
+    return step_done(ar, st, err, errlen, "record experiment cell");
+}
+
+/* The recorded cells of experiment_id as [{cell, run_id, status, reason,
+ * exit_code, updated_at}], by cell name. */
+int avo_archive_experiment_cells(avo_archive *ar, int64_t experiment_id, json_t **ret, char *err,
+                                 size_t errlen)
+{
+    static const column columns[] = {{"cell", COL_VALUE},      {"run_id", COL_VALUE},
+                                     {"status", COL_VALUE},    {"reason", COL_VALUE},
+                                     {"exit_code", COL_VALUE}, {"updated_at", COL_VALUE}};
+    static const row_shape shape = {columns, COUNT_OF(columns)};
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "experiment cells: missing argument");
+    *ret = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = stmt(ar,
+                  "SELECT cell, run_id, status, reason, exit_code, updated_at FROM"
+                  " experiment_cells WHERE experiment_id = ? ORDER BY cell",
+                  &st, err, errlen, "read experiment cells");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, experiment_id);
+    return collect_rows(ar, st, row_object, &shape, ret, err, errlen, "read experiment cells");
 }

@@ -25,7 +25,7 @@
 
 #include "avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 6
+#define AVO_ARCHIVE_SCHEMA_VERSION 7
 
 typedef struct avo_archive avo_archive;
 
@@ -260,5 +260,24 @@ int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *e
 
 /* Set a run back to "running" (used by resume). */
 int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t errlen);
+
+/* ------------------------------------------------------------ experiments */
+
+/* A new experiment (avo experiment FILE.lua); strings borrowed. */
+typedef struct avo_experiment_info {
+    const char *name, *path, *source, *hash;
+    const char *plan_json;      /* the planned cells, JSON */
+    const char *machine_json;   /* the machine description, JSON, or NULL */
+    const char *engine_version; /* or NULL */
+} avo_experiment_info;
+
+int avo_archive_experiment_add(avo_archive *ar, const avo_experiment_info *info, int64_t *ret_id,
+                               char *err, size_t errlen);
+int avo_archive_experiments(avo_archive *ar, json_t **ret, char *err, size_t errlen);
+int avo_archive_experiment_cell_put(avo_archive *ar, int64_t experiment_id, const char *cell,
+                                    int64_t run_id, const char *status, const char *reason,
+                                    int exit_code, char *err, size_t errlen);
+int avo_archive_experiment_cells(avo_archive *ar, int64_t experiment_id, json_t **ret, char *err,
+                                 size_t errlen);
 
 #endif

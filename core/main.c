@@ -43,6 +43,7 @@ static const char usage_main[] =
     "  worker             serve a run's evaluations from this machine (--connect to\n"
     "                     an `avo run --listen`)\n"
     "  kb                 knowledge base: add notes, search, read, list\n"
+    "  experiment         run a grid of runs a Lua file declares; report, replay\n"
     "\n"
     "`avo COMMAND --help` describes each command.  avo " AVO_VERSION "\n";
 
@@ -135,6 +136,45 @@ static const char usage_rebench[] =
     "measurements are stored in the archive as a new evaluation set.  CUDA with\n"
     "several GPUs: every candidate is timed on each GPU (or each of --devices\n"
     "0,2) and a per-device table compares them.\n";
+
+static const char usage_experiment[] =
+    "usage: avo experiment FILE.lua [--db FILE] [--jobs N] [--new] [--retry-failed]\n"
+    "       avo experiment report [--db FILE] [--experiment ID] [--out PREFIX]\n"
+    "       avo experiment replay [--db FILE] [--experiment ID] [--out DIR]\n"
+    "\n"
+    "Run the grid of runs FILE.lua declares (arms x workloads x budgets x seeds;\n"
+    "docs/experiments.md), each cell an ordinary run of the archive, several at\n"
+    "once.  The file, its hash, the planned cells and the machine are stored.\n"
+    "Running the same file again resumes: finished cells are kept, interrupted\n"
+    "ones resumed, missing ones started.  A changed file is refused unless --new.\n"
+    "\n"
+    "  --db FILE          archive (default avo.db)\n"
+    "  --jobs N           cells at once (default: the file's `jobs`, else cores\n"
+    "                     divided by each run's jobs)\n"
+    "  --new              start a new experiment although the file changed\n"
+    "  --retry-failed     run the failed cells again (a new run each; the report\n"
+    "                     uses a cell's latest run)\n"
+    "  --experiment ID    report/replay: this experiment (default the latest)\n"
+    "  --out PREFIX       report: write PREFIX.html, PREFIX.csv and PREFIX.json\n"
+    "                     (default experiment-report); replay: folder of the\n"
+    "                     replayed archives (default a temporary folder)\n"
+    "\n"
+    "report: per workload and budget each arm's median, IQR and bootstrap 95%\n"
+    "CI of the best score, pairwise Mann-Whitney U tests with Vargha-Delaney A\n"
+    "and Holm's correction, learning curves and a methods paragraph.  replay:\n"
+    "re-executes every finished cell from its recording (avo replay) and says\n"
+    "which reproduce.  Exit status 1 when a cell failed or does not reproduce.\n";
+
+static const avo_cli_option experiment_options[] = {
+    {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
+    {"jobs", AVO_OPT_INT, "jobs", 1, 1024, 0, NULL},
+    {"new", AVO_OPT_FLAG, "new", 0, 0, 0, NULL},
+    {"retry-failed", AVO_OPT_FLAG, "retry_failed", 0, 0, 0, NULL},
+    {"experiment", AVO_OPT_INT, "experiment", 1, AVO_OPT_UNBOUNDED, 0, "an experiment id"},
+    {"out", AVO_OPT_STRING, "out", 0, 0, 0, NULL},
+    {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
 
 static const avo_cli_option run_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 0, NULL},
@@ -298,6 +338,42 @@ out:
     return rc;
 }
 
+/* avo experiment FILE.lua | report | replay (lua/avo/experiment.lua) */
+static int cmd_experiment(int argc, char **argv)
+{
+    json_t *opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, experiment_options, usage_experiment, opts, &first);
+    if (rc >= 0)
+        goto out;
+    if (first != argc - 1) {
+        rc = avo_cli_usage_error(usage_experiment, "%s",
+                                 first >= argc ? "experiment needs FILE.lua, report or replay"
+                                               : "experiment takes one FILE.lua, report or replay");
+        goto out;
+    }
+    rc = avo_cli_not_utf8("the experiment file", argv[first]);
+    if (rc)
+        goto out;
+    const char *what = argv[first];
+    int sub = !strcmp(what, "report") || !strcmp(what, "replay");
+    json_object_set_new(opts, sub ? "command" : "file", json_string(what));
+    if (!sub && json_object_get(opts, "experiment")) {
+        rc = avo_cli_usage_error(usage_experiment, "%s", "--experiment is for report and replay");
+        goto out;
+    }
+    if (sub && (json_object_get(opts, "new") || json_object_get(opts, "jobs") ||
+                json_object_get(opts, "retry_failed"))) {
+        rc = avo_cli_usage_error(usage_experiment,
+                                 "--new, --jobs and --retry-failed are not options of %s", what);
+        goto out;
+    }
+    rc = avo_host_command("experiment", opts);
+out:
+    json_decref(opts);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     avo_self_exe(); /* before anything could change the working directory */
@@ -340,6 +416,8 @@ int main(int argc, char **argv)
         return avo_cli_report(argc - 1, argv + 1);
     if (!strcmp(cmd, "kb"))
         return avo_cli_kb(argc - 1, argv + 1);
+    if (!strcmp(cmd, "experiment"))
+        return cmd_experiment(argc - 1, argv + 1);
     if (!strcmp(cmd, "resume"))
         return cmd_recorded(argc - 1, argv + 1, "resume", resume_options, usage_resume);
     if (!strcmp(cmd, "replay"))

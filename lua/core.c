@@ -33,6 +33,7 @@
 #include "loop.h"
 #include "lua_kb.h"
 #include "lua_llm.h"
+#include "lua_process.h"
 #include "lua_remote.h"
 #include "luajson.h"
 #include "merge.h"
@@ -590,7 +591,90 @@ static int archive_baselines(lua_State *L)
     return push_json_result(L, rc, value, err);
 }
 
+/* archive:experiment_add{name=, path=, source=, hash=, plan=table, machine=table,
+ *                        engine_version=} -> id (lua/avo/experiment.lua) */
+static int archive_experiment_add(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    luaL_checktype(L, 2, LUA_TTABLE);
+    avo_experiment_info info = {0};
+    info.name = opt_field_string(L, 2, "name");
+    info.path = opt_field_string(L, 2, "path");
+    info.source = opt_field_string(L, 2, "source");
+    info.hash = opt_field_string(L, 2, "hash");
+    info.engine_version = opt_field_string(L, 2, "engine_version");
+    lua_getfield(L, 2, "machine");
+    char *machine = check_json_text(L, lua_gettop(L));
+    lua_getfield(L, 2, "plan");
+    char err[AVO_ERRLEN];
+    json_t *plan_value = avo_lua_to_json(L, lua_gettop(L), err, sizeof err);
+    char *plan = plan_value ? json_dumps(plan_value, JSON_COMPACT | JSON_ENCODE_ANY) : NULL;
+    json_decref(plan_value);
+    if (!plan) {
+        free(machine); /* before raising: nothing of ours leaks */
+        return luaL_error(L, "experiment_add: bad plan: %s", plan_value ? "out of memory" : err);
+    }
+    info.plan_json = plan;
+    info.machine_json = machine;
+    int64_t id;
+    int rc = avo_archive_experiment_add(ar, &info, &id, err, sizeof err);
+    free(plan);
+    free(machine);
+    if (rc < 0)
+        return push_fail(L, err);
+    lua_pushinteger(L, id);
+    return 1;
+}
+
+/* archive:experiments() -> array of experiments */
+static int archive_experiments(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_experiments(ar, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
+/* archive:experiment_cell_put(experiment_id, {cell=, run_id=, status=, reason=,
+ *                             exit_code=}) -> true */
+static int archive_experiment_cell_put(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer experiment = luaL_checkinteger(L, 2);
+    luaL_checktype(L, 3, LUA_TTABLE);
+    const char *cell = opt_field_string(L, 3, "cell");
+    const char *status = opt_field_string(L, 3, "status");
+    const char *reason = opt_field_string(L, 3, "reason");
+    lua_getfield(L, 3, "run_id");
+    lua_Integer run_id = luaL_optinteger(L, -1, 0);
+    lua_getfield(L, 3, "exit_code");
+    lua_Integer exit_code = luaL_optinteger(L, -1, -1);
+    luaL_argcheck(L, cell && status, 3, "cell and status are required");
+    char err[AVO_ERRLEN];
+    if (avo_archive_experiment_cell_put(ar, experiment, cell, run_id, status, reason,
+                                        (int)exit_code, err, sizeof err) < 0)
+        return push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
+/* archive:experiment_cells(experiment_id) -> array of cells */
+static int archive_experiment_cells(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    lua_Integer experiment = luaL_checkinteger(L, 2);
+    json_t *value = NULL;
+    char err[AVO_ERRLEN];
+    int rc = avo_archive_experiment_cells(ar, experiment, &value, err, sizeof err);
+    return push_json_result(L, rc, value, err);
+}
+
 static const luaL_Reg archive_methods[] = {
+    {"experiment_add", archive_experiment_add},
+    {"experiments", archive_experiments},
+    {"experiment_cell_put", archive_experiment_cell_put},
+    {"experiment_cells", archive_experiment_cells},
     {"baseline_put", archive_baseline_put},
     {"baselines", archive_baselines},
     {"attempt_add", archive_attempt_add},
@@ -1143,6 +1227,7 @@ int luaopen_avo_core(lua_State *L)
 
     luaL_newlib(L, core_functions);
     avo_lua_remote_functions(L);
+    avo_lua_process_functions(L);
     lua_pushstring(L, AVO_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushstring(L, AVO_GIT_COMMIT);

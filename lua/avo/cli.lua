@@ -345,5 +345,6 @@ end
 M.resume = function(opts) return require("avo.recorded").resume(opts) end
 M.replay = function(opts) return require("avo.recorded").replay(opts) end
 M.rebench = function(opts) return require("avo.rebench").rebench(opts) end
+M.experiment = function(opts) return require("avo.experiment").main(opts) end
 
 return M

@@ -949,7 +949,9 @@ static void test_migrate_v5(void)
     CHECK_INT(avo_archive_run_begin(ar, &info, &run, err, sizeof err), 0);
     avo_archive_free(ar);
     /* Make it what avo with schema 5 wrote. */
-    CHECK_INT(raw_exec(path, "DROP TABLE baselines; PRAGMA user_version = 5;"), SQLITE_OK);
+    CHECK_INT(raw_exec(path, "DROP TABLE baselines; DROP TABLE experiment_cells;"
+                             " DROP TABLE experiments; PRAGMA user_version = 5;"),
+              SQLITE_OK);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'baselines'"), 0);
 
     ar = open_ok(path);
@@ -957,8 +959,34 @@ static void test_migrate_v5(void)
     json_t *b = json_pack("{s:s, s:s, s:s}", "name", "k", "device", "cpu", "status", "ok");
     CHECK_INT(avo_archive_baseline_put(ar, run, b, NULL, err, sizeof err), 0);
     json_decref(b);
+    /* Schema 7: experiments and their cells (lua/avo/experiment.lua). */
+    avo_experiment_info e = {.name = "grid",
+                             .source = "return {}",
+                             .hash = "h",
+                             .plan_json = "[{\"key\":\"a/w/b/s1\"}]",
+                             .machine_json = "{}"};
+    int64_t exp = 0;
+    CHECK_INT(avo_archive_experiment_add(ar, &e, &exp, err, sizeof err), 0);
+    e.plan_json = "not json";
+    CHECK_INT(avo_archive_experiment_add(ar, &e, &exp, err, sizeof err), AVO_EINVAL);
+    CHECK_CONTAINS(err, "plan is not JSON");
+    CHECK_INT(avo_archive_experiment_cell_put(ar, 1, "a/w/b/s1", run, "running", NULL, -1, err,
+                                              sizeof err),
+              0);
+    CHECK_INT(avo_archive_experiment_cell_put(ar, 1, "a/w/b/s1", run, "failed", "why", 1, err,
+                                              sizeof err),
+              0);
+    json_t *cells = NULL, *exps = NULL;
+    CHECK_INT(avo_archive_experiment_cells(ar, 1, &cells, err, sizeof err), 0);
+    CHECK_INT(json_array_size(cells), 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(cells, 0), "status")), "failed");
+    CHECK_STR(json_string_value(json_object_get(json_array_get(cells, 0), "reason")), "why");
+    CHECK_INT(avo_archive_experiments(ar, &exps, err, sizeof err), 0);
+    CHECK_INT(json_array_size(json_object_get(json_array_get(exps, 0), "plan")), 1);
+    json_decref(cells);
+    json_decref(exps);
     avo_archive_free(ar);
-    CHECK_INT(raw_int(path, "PRAGMA user_version"), 6);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM runs"), 1);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM baselines"), 1);
 }

@@ -1,0 +1,633 @@
+-- avo.experiment — `avo experiment FILE.lua`: a grid of runs one Lua file
+-- declares (arms x workloads x budgets x seeds), each cell an ordinary run
+-- of one archive, several at once; re-running the file resumes the grid.
+-- `avo experiment report` (avo.experiment_report) and `avo experiment
+-- replay` read what this stored.  docs/experiments.md describes the file.
+--
+-- How a cell runs: the runner writes a small cell script that embeds the
+-- experiment file's text (so function arms exist in the child, and the run's
+-- recorded script is self-contained for resume and replay) and starts
+-- `avo run CELL.lua --db DB --seed S --max-evals N ... avo_experiment=ID
+-- avo_cell=KEY` as a child process.  The KEY=VALUE pair marks the run as
+-- the cell's: a runner killed at any moment finds its cells' runs again in
+-- the runs table.  An interrupted cell is continued with `avo resume`.
+--
+-- Like avo.cli, this module prints.
+
+local core = require "avo.core"
+local avo = require "avo"
+local S = require "avo.session"
+
+local M = {}
+
+local BUDGET_KEYS = { "max_evals", "max_time", "max_tokens", "max_usd" }
+local BUDGET_FLAGS = { max_evals = "--max-evals", max_time = "--max-time",
+  max_tokens = "--max-tokens", max_usd = "--max-usd" }
+
+-- A name safe in a file name and a cell key.
+local function safe(s) return (tostring(s):gsub("[^%w_.%-]", "_")) end
+
+local function sorted_keys(t)
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  return keys
+end
+
+-- A list of named entries from a list ({ {name=...}, ... }) or a map
+-- (name -> entry, taken in name order).  `normalise(name, value)` turns one
+-- into a table or raises a message.
+local function named_list(value, what, normalise)
+  if type(value) ~= "table" then error(("'%s' must be a table"):format(what), 0) end
+  local out, seen = {}, {}
+  local function add(name, v)
+    if type(name) ~= "string" or name == "" then
+      error(("every entry of '%s' needs a name"):format(what), 0)
+    end
+    if seen[name] then error(("%s '%s' is declared twice"):format(what:sub(1, -2), name), 0) end
+    seen[name] = true
+    local entry = normalise(name, v)
+    entry.name = name
+    out[#out + 1] = entry
+  end
+  if #value > 0 then
+    for _, v in ipairs(value) do
+      if type(v) ~= "table" then error(("entries of '%s' must be tables"):format(what), 0) end
+      add(v.name, v)
+    end
+  else
+    for _, k in ipairs(sorted_keys(value)) do add(k, value[k]) end
+  end
+  if #out == 0 then error(("'%s' is empty"):format(what), 0) end
+  return out
+end
+
+local function budget_name(b)
+  local parts = {}
+  for _, k in ipairs(BUDGET_KEYS) do
+    if b[k] then parts[#parts + 1] = k:gsub("^max_", "") .. b[k] end
+  end
+  return #parts > 0 and table.concat(parts, "-") or "unbounded"
+end
+
+-- Check and complete the table an experiment file returned.  Raises a
+-- message naming what is wrong.
+local function normalise(def, path)
+  if type(def) ~= "table" then error("must return a table (the experiment)", 0) end
+  local out = {
+    name = def.name or (path:match("([^/]+)%.lua$") or path),
+    description = def.description,
+    jobs = def.jobs, run_jobs = def.run_jobs or 1,
+    env = def.env or {},
+    slurm = def.slurm, listen = def.listen,
+  }
+  if out.slurm ~= nil and type(out.slurm) ~= "string" then
+    error("'slurm' must be a string of srun options", 0)
+  end
+  if out.listen ~= nil and type(out.listen) ~= "string" then
+    error("'listen' must be a string HOST:PORT", 0)
+  end
+  if type(out.name) ~= "string" then error("'name' must be a string", 0) end
+  out.arms = named_list(def.arms, "arms", function(name, a)
+    if type(a) == "string" then a = { strategy = a } end
+    if type(a) == "function" then a = { run = a } end
+    if type(a) ~= "table" then error(("arm '%s' must be a table"):format(name), 0) end
+    local kinds = (a.strategy and 1 or 0) + (a.script and 1 or 0) + (a.run and 1 or 0)
+    if kinds ~= 1 then
+      error(("arm '%s' needs exactly one of strategy, script or run"):format(name), 0)
+    end
+    if a.run and type(a.run) ~= "function" then
+      error(("arm '%s': run must be a function"):format(name), 0)
+    end
+    return { strategy = a.strategy, script = a.script, run = a.run,
+      options = a.options or {}, args = a.args or {}, env = a.env or {} }
+  end)
+  out.workloads = named_list(def.workloads, "workloads", function(name, w)
+    if type(w) == "string" then w = { evaluator = w } end
+    if type(w) ~= "table" or type(w.evaluator) ~= "string" then
+      error(("workload '%s' needs an evaluator (name or path)"):format(name), 0)
+    end
+    return { evaluator = w.evaluator, options = w.options or {} }
+  end)
+  local seeds = def.seeds or 1
+  if math.type(seeds) == "integer" then
+    if seeds < 1 then error("'seeds' must be >= 1", 0) end
+    local list = {}
+    for i = 1, seeds do list[i] = i end
+    seeds = list
+  end
+  if type(seeds) ~= "table" or #seeds == 0 then
+    error("'seeds' must be a count or a list of integers", 0)
+  end
+  for _, s in ipairs(seeds) do
+    if math.type(s) ~= "integer" or s < 0 then error("'seeds' must be integers >= 0", 0) end
+  end
+  out.seeds = seeds
+  local budgets = def.budgets or { def.budget or {} }
+  if type(budgets) ~= "table" or #budgets == 0 then
+    error("'budgets' must be a list of budget tables", 0)
+  end
+  out.budgets = {}
+  for i, b in ipairs(budgets) do
+    if type(b) ~= "table" then error(("budget %d must be a table"):format(i), 0) end
+    local nb = { name = b.name }
+    for _, k in ipairs(BUDGET_KEYS) do
+      if b[k] ~= nil then
+        if type(b[k]) ~= "number" or b[k] <= 0 then
+          error(("budget %d: %s must be a number > 0"):format(i, k), 0)
+        end
+        nb[k] = b[k]
+      end
+    end
+    for k in pairs(b) do
+      if k ~= "name" and not BUDGET_FLAGS[k] then
+        error(("budget %d: unknown key '%s' (max_evals, max_time, max_tokens, max_usd)")
+          :format(i, tostring(k)), 0)
+      end
+    end
+    nb.name = nb.name or budget_name(nb)
+    out.budgets[i] = nb
+  end
+  if out.jobs ~= nil and (math.type(out.jobs) ~= "integer" or out.jobs < 1) then
+    error("'jobs' must be an integer >= 1", 0)
+  end
+  if math.type(out.run_jobs) ~= "integer" or out.run_jobs < 1 then
+    error("'run_jobs' must be an integer >= 1", 0)
+  end
+  return out
+end
+
+-- Load an experiment definition from its text.  Returns def or nil, message.
+local function load_definition(source, path)
+  local chunk, err = load(source, "@" .. path, "t")
+  if not chunk then return nil, err end
+  local ok, def = pcall(chunk)
+  if not ok then return nil, tostring(def) end
+  local nok, out = pcall(normalise, def, path)
+  if not nok then return nil, path .. ": " .. tostring(out) end
+  return out
+end
+M.load_definition = load_definition
+
+-- The cells of a definition, in a fixed order (workload, budget, arm, seed).
+local function plan(def)
+  local cells = {}
+  for _, w in ipairs(def.workloads) do
+    for _, b in ipairs(def.budgets) do
+      for _, a in ipairs(def.arms) do
+        for _, s in ipairs(def.seeds) do
+          cells[#cells + 1] = {
+            key = ("%s/%s/%s/s%d"):format(a.name, w.name, b.name, s),
+            arm = a.name, workload = w.name, budget = b.name, seed = s,
+          }
+        end
+      end
+    end
+  end
+  return cells
+end
+M.plan = plan
+
+-- Refuse before anything runs: each arm's strategy must load, each script
+-- read and compile, each workload's evaluator load.  Returns the texts of
+-- script arms (by arm name) or nil, message naming the culprit.
+local function check_loadable(def)
+  local scripts = {}
+  for _, a in ipairs(def.arms) do
+    if a.strategy then
+      local ok, err = pcall(avo.strategy, a.strategy)
+      if not ok then return nil, ("arm '%s': %s"):format(a.name, tostring(err)) end
+    elseif a.script then
+      local text, rerr = S.read_file(a.script)
+      if not text then return nil, ("arm '%s': cannot read script %s"):format(a.name, rerr) end
+      local chunk, lerr = load(text, "@" .. a.script, "t")
+      if not chunk then return nil, ("arm '%s': %s"):format(a.name, lerr) end
+      scripts[a.name] = text
+    end
+  end
+  for _, w in ipairs(def.workloads) do
+    local ok, err = pcall(avo.evaluator, w.evaluator)
+    if not ok then return nil, ("workload '%s': %s"):format(w.name, tostring(err)) end
+  end
+  return scripts
+end
+
+-- A Lua long string holding `text` (a level of '=' the text does not close).
+local function long_string(text)
+  local eq = ""
+  while text:find("]" .. eq .. "]", 1, true) do eq = eq .. "=" end
+  return "[" .. eq .. "[\n" .. text .. "]" .. eq .. "]"
+end
+
+-- The script of one cell: self-contained (the experiment's text and any
+-- script arm's text inside), so resume and replay need nothing but the
+-- archive.
+local function cell_script(exp, cell, scripts)
+  local arm_script = scripts[cell.arm]
+  return table.concat({
+    ("-- avo experiment %q (#%d), cell %s\n"):format(exp.name, exp.id, cell.key),
+    "return require(\"avo.experiment\").cell{\n",
+    ("  path = %q, arm = %q, workload = %q,\n"):format(exp.path, cell.arm, cell.workload),
+    "  source = ", long_string(exp.source), ",\n",
+    arm_script and ("  script = " .. long_string(arm_script) .. ",\n") or "",
+    "}\n",
+  })
+end
+
+-- Run one cell inside its `avo run`: load the definition from the embedded
+-- text and run the arm on the workload.  Strategy arms get the arm's options
+-- with evaluator = the workload's; script arms are called with the arm's
+-- args (evaluator too) as `...`, and a strategy they return is run with the
+-- options; function arms are called as run(options, {arm=, workload=}).
+function M.cell(spec)
+  local def, err = load_definition(spec.source, spec.path)
+  if not def then error(err, 0) end
+  local arm, workload
+  for _, a in ipairs(def.arms) do if a.name == spec.arm then arm = a end end
+  for _, w in ipairs(def.workloads) do if w.name == spec.workload then workload = w end end
+  if not arm or not workload then
+    error(("experiment %s has no arm '%s' or workload '%s'"):format(spec.path, spec.arm,
+      spec.workload), 0)
+  end
+  local options = {}
+  for k, v in pairs(workload.options) do options[k] = v end
+  for k, v in pairs(arm.options) do options[k] = v end
+  options.evaluator = workload.evaluator
+  if arm.strategy then return avo.strategy(arm.strategy).run(options) end
+  if arm.run then return arm.run(options, { arm = arm.name, workload = workload.name }) end
+  local args = { evaluator = workload.evaluator }
+  for k, v in pairs(arm.args) do args[k] = tostring(v) end
+  local chunk, lerr = load(spec.script, "@" .. arm.script, "t")
+  if not chunk then error(lerr, 0) end
+  local ret = chunk(args)
+  if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
+    return ret.run(options)
+  end
+  return ret
+end
+
+------------------------------------------------------------ the archive
+
+-- The latest experiment named `name`, or nil.
+local function latest_named(archive, name)
+  local found
+  for _, e in ipairs(assert(archive:experiments())) do
+    if e.name == name then found = e end
+  end
+  return found
+end
+
+-- The runs of experiment `id`, by cell key (the latest run of a cell).
+local function cell_runs(archive, id)
+  local by_cell = {}
+  for _, r in ipairs(assert(archive:runs())) do
+    local args = type(r.config) == "table" and r.config.args or nil
+    if args and tonumber(args.avo_experiment) == id and args.avo_cell then
+      by_cell[args.avo_cell] = r
+    end
+  end
+  return by_cell
+end
+M.cell_runs = cell_runs
+
+-- The experiment the report/replay is about: --experiment ID or the latest.
+function M.select(archive, id)
+  local all = assert(archive:experiments())
+  if #all == 0 then return nil, "the archive holds no experiment" end
+  if not id then return all[#all] end
+  for _, e in ipairs(all) do if e.id == id then return e end end
+  return nil, ("the archive holds no experiment %d"):format(id)
+end
+
+-- What the machine is, stored with the experiment.
+local function machine()
+  local uname
+  local p = io.popen("uname -srm 2>/dev/null")
+  if p then uname = p:read("l") p:close() end
+  return {
+    host = S.host_description(), hostname = core.hostname(), cores = core.cores(),
+    compiler = S.compiler_version(), engine = S.engine_version(), os = uname or "unknown",
+    cuda_devices = core.cuda_devices and core.cuda_devices() or 0,
+  }
+end
+
+-- The last few non-empty lines of a log (why a cell failed).
+local function log_tail(path, n)
+  local text = S.read_file(path) or ""
+  local lines = {}
+  for line in text:gmatch("[^\n]+") do
+    -- status lines and the run's opening line say nothing about a failure
+    if not line:match("^gen %d") and not line:match("^avo: run %d+ of ") then
+      lines[#lines + 1] = line
+    end
+  end
+  local first = math.max(1, #lines - (n or 3) + 1)
+  return table.concat(lines, " | ", first)
+end
+
+------------------------------------------------------------ avo experiment FILE
+
+local FINISHED = { done = true, stopped = true, failed = true }
+
+-- opts: file, db, jobs, new, retry_failed
+local function run_experiment(opts)
+  local path = opts.file
+  local source, rerr = S.read_file(path)
+  if not source then
+    S.eprintf("avo: cannot read experiment %s\n", rerr)
+    return 2
+  end
+  local def, derr = load_definition(source, path)
+  if not def then
+    S.eprintf("avo: experiment %s\n", derr)
+    return 2
+  end
+  local scripts, lerr = check_loadable(def)
+  if not scripts then
+    S.eprintf("avo: experiment %s: %s; nothing was run\n", path, lerr)
+    return 2
+  end
+  -- The hash covers the file and the script arms' texts: a changed script
+  -- is a changed experiment.
+  local hashed = { source }
+  for _, a in ipairs(def.arms) do
+    if scripts[a.name] then hashed[#hashed + 1] = a.name .. "\0" .. scripts[a.name] end
+  end
+  -- ... and what the file declared once evaluated (a file that reads the
+  -- environment may declare another grid from the same text).
+  local declared = { name = def.name, env = def.env, run_jobs = def.run_jobs,
+    slurm = def.slurm, listen = def.listen,
+    budgets = def.budgets, seeds = def.seeds, arms = {}, workloads = def.workloads }
+  for i, a in ipairs(def.arms) do
+    declared.arms[i] = { name = a.name, strategy = a.strategy, script = a.script,
+      run = a.run and "function" or nil, options = a.options, args = a.args, env = a.env }
+  end
+  local eok, encoded = pcall(core.json_encode, declared)
+  hashed[#hashed + 1] = eok and encoded or ""
+  local hash = core.hash(table.concat(hashed, "\0"))
+  local cells = plan(def)
+
+  local db = opts.db or "avo.db"
+  local archive, aerr = core.archive(db)
+  if not archive then
+    S.eprintf("avo: %s\n", aerr)
+    return 1
+  end
+  local exp = latest_named(archive, def.name)
+  if exp and exp.hash ~= hash and not opts.new then
+    S.eprintf("avo: experiment '%s' (#%d) in %s was declared by a different file (hash %s, " ..
+      "now %s): refusing to mix them; --new starts a new experiment beside it\n",
+      def.name, exp.id, db, exp.hash:sub(1, 12), hash:sub(1, 12))
+    archive:close()
+    return 2
+  end
+  if not exp or exp.hash ~= hash then
+    local plan_rows = {}
+    for i, c in ipairs(cells) do plan_rows[i] = c end
+    local id, err = archive:experiment_add{
+      name = def.name, path = path, source = source, hash = hash,
+      plan = setmetatable(plan_rows, core.json_array_mt), machine = machine(),
+      engine_version = S.engine_version(),
+    }
+    if not id then
+      S.eprintf("avo: %s\n", err)
+      archive:close()
+      return 1
+    end
+    exp = { id = id, name = def.name, path = path, source = source, hash = hash }
+    S.eprintf("avo: experiment '%s' #%d: %d cells (%d arms x %d workloads x %d budgets x %d " ..
+      "seeds) into %s\n", def.name, id, #cells, #def.arms, #def.workloads, #def.budgets,
+      #def.seeds, db)
+  else
+    S.eprintf("avo: experiment '%s' #%d: resuming (%d cells) in %s\n", def.name, exp.id,
+      #cells, db)
+  end
+
+  local exe = assert(core.exe())
+  local dir = ("%s.cells/e%d"):format(db, exp.id)
+  os.execute(("mkdir -p '%s'"):format(dir:gsub("'", "'\\''")))
+  -- One runner per experiment: a second would start the missing cells again.
+  local locked, lock_err = core.lock(dir .. "/runner.lock")
+  if not locked then
+    S.eprintf("avo: experiment '%s' #%d is being run by another process (%s/runner.lock: %s)\n",
+      def.name, exp.id, dir, lock_err)
+    archive:close()
+    return 1
+  end
+  local jobs = opts.jobs or def.jobs or math.max(1, core.cores() // def.run_jobs)
+  local arm_of = {}
+  for _, a in ipairs(def.arms) do arm_of[a.name] = a end
+  local budget_of = {}
+  for _, b in ipairs(def.budgets) do budget_of[b.name] = b end
+
+  -- What each cell needs: kept (finished), resume (its run was cut short)
+  -- or start (no run yet).
+  local runs = cell_runs(archive, exp.id)
+  local recorded = {}
+  for _, rc in ipairs(assert(archive:experiment_cells(exp.id))) do recorded[rc.cell] = rc end
+  local queue, kept = {}, 0
+  for _, c in ipairs(cells) do
+    local r = runs[c.key]
+    local rec = recorded[c.key]
+    local failed_before = r and (r.status == "failed" or
+      rec and rec.status == "failed" and rec.run_id == r.id)
+    if r and FINISHED[r.status] and not (failed_before and opts.retry_failed) then
+      kept = kept + 1
+      -- a run that ended `stopped` with an error (a strategy refusing its
+      -- options exits 2) stays failed, with its reason
+      if not (rec and rec.status == "failed" and rec.run_id == r.id) then
+        archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = r.status })
+      end
+    else
+      -- a failed run is not continued: a retry is a new run of the cell
+      c.resume_run = r and not failed_before and r.id or nil
+      queue[#queue + 1] = c
+    end
+  end
+  S.eprintf("avo: %d cells finished before, %d to run (%d to resume), %d at once\n", kept,
+    #queue, (function()
+      local n = 0
+      for _, c in ipairs(queue) do if c.resume_run then n = n + 1 end end
+      return n
+    end)(), jobs)
+
+  core.catch_interrupts()
+  local running, next_index, failed, unfinished = {}, 1, 0, 0
+  for _, c in ipairs(cells) do
+    local r, rec = runs[c.key], recorded[c.key]
+    if r and FINISHED[r.status] and not opts.retry_failed and (r.status == "failed" or
+        rec and rec.status == "failed" and rec.run_id == r.id) then
+      failed = failed + 1
+    end
+  end
+  local function launch(c)
+    local base = dir .. "/" .. safe(c.key)
+    local argv = {}
+    local env = {}
+    for k, v in pairs(def.env) do env[k] = v end
+    for k, v in pairs(arm_of[c.arm].env) do env[k] = v end
+    if next(env) then
+      argv[#argv + 1] = "/usr/bin/env"
+      for _, k in ipairs(sorted_keys(env)) do argv[#argv + 1] = k .. "=" .. tostring(env[k]) end
+    end
+    argv[#argv + 1] = exe
+    if c.resume_run then
+      for _, a in ipairs({ "resume", "--db", db, "--run", tostring(c.resume_run),
+        "--jobs", tostring(def.run_jobs) }) do argv[#argv + 1] = a end
+    else
+      local f = assert(io.open(base .. ".lua", "w"))
+      f:write(cell_script(exp, c, scripts))
+      f:close()
+      for _, a in ipairs({ "run", base .. ".lua", "--db", db, "--seed", tostring(c.seed),
+        "--jobs", tostring(def.run_jobs) }) do argv[#argv + 1] = a end
+      local b = budget_of[c.budget]
+      for _, k in ipairs(BUDGET_KEYS) do
+        if b[k] then
+          argv[#argv + 1] = BUDGET_FLAGS[k]
+          argv[#argv + 1] = tostring(b[k])
+        end
+      end
+      -- On a cluster each cell's workers are a Slurm job step of their own
+      -- that connects back to the cell's `avo run` (README "Scale-out").
+      if def.slurm then
+        for _, a in ipairs({ "--slurm", def.slurm, "--listen", def.listen or "127.0.0.1:0" }) do
+          argv[#argv + 1] = a
+        end
+      elseif def.listen then
+        argv[#argv + 1] = "--listen"
+        argv[#argv + 1] = def.listen
+      end
+      argv[#argv + 1] = "avo_experiment=" .. exp.id
+      argv[#argv + 1] = "avo_cell=" .. c.key
+    end
+    local pid, err = core.spawn(argv, base .. ".log")
+    if not pid then
+      S.eprintf("avo: cell %s: %s\n", c.key, err)
+      archive:experiment_cell_put(exp.id, { cell = c.key, status = "failed", reason = err })
+      failed = failed + 1
+      return
+    end
+    archive:experiment_cell_put(exp.id, { cell = c.key, run_id = c.resume_run,
+      status = "running" })
+    running[pid] = { cell = c, log = base .. ".log", started = core.monotonic() }
+    S.eprintf("avo: %s cell %s\n", c.resume_run and "resuming" or "starting", c.key)
+  end
+
+  -- Record how a cell's process ended, from its run in the archive.
+  local function settle(pid, code)
+    local job = running[pid]
+    running[pid] = nil
+    local c = job.cell
+    local r = cell_runs(archive, exp.id)[c.key]
+    local status = r and r.status or "failed"
+    local reason
+    if status == "running" then status = "interrupted" end
+    if status == "interrupted" and code ~= 0 then unfinished = unfinished + 1 end
+    if status == "failed" or code ~= 0 and status ~= "interrupted" then
+      reason = log_tail(job.log, 3)
+      if reason == "" then reason = ("exit status %d"):format(code) end
+      if status ~= "failed" and code ~= 0 then status = "failed" end
+      failed = failed + 1
+    end
+    archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r and r.id, status = status,
+      reason = reason, exit_code = code })
+    S.eprintf("avo: cell %s %s (run %s, %.1fs)%s\n", c.key, status, r and r.id or "-",
+      core.monotonic() - job.started, reason and (": " .. reason) or "")
+  end
+
+  local stopping = false
+  while true do
+    if core.interrupted() and not stopping then
+      stopping = true
+      S.eprintf("avo: stopping: the running cells are interrupted (re-run the file to resume)\n")
+      for pid in pairs(running) do core.signal(pid, "TERM") end
+    end
+    while not stopping and next_index <= #queue and #sorted_keys(running) < jobs do
+      launch(queue[next_index])
+      next_index = next_index + 1
+    end
+    for pid in pairs(running) do
+      local code = core.reap(pid)
+      if code then settle(pid, code) end
+    end
+    if next(running) == nil and (stopping or next_index > #queue) then break end
+    core.sleep(0.1)
+  end
+  archive:close()
+  local sig = core.interrupted()
+  if sig then return 128 + sig end
+  S.eprintf("avo: experiment '%s' #%d: %d of %d cells finished, %d of them failed%s; " ..
+    "`avo experiment report --db %s` summarises it\n", def.name, exp.id, #cells - unfinished,
+    #cells, failed, unfinished > 0 and (", %d interrupted"):format(unfinished) or "", db)
+  return (failed > 0 or unfinished > 0) and 1 or 0
+end
+
+------------------------------------------------------------ avo experiment replay
+
+-- Re-execute every finished cell from its recording (`avo replay`) into
+-- DIR/<cell>.db and say which reproduce decision for decision.
+local function replay(opts)
+  local db = opts.db or "avo.db"
+  local archive, err = core.archive(db)
+  if not archive then
+    S.eprintf("avo: %s\n", err)
+    return 1
+  end
+  local exp, serr = M.select(archive, opts.experiment)
+  if not exp then
+    S.eprintf("avo: %s: %s\n", db, serr)
+    archive:close()
+    return 1
+  end
+  local runs = cell_runs(archive, exp.id)
+  archive:close()
+  local dir = opts.out
+  if not dir then
+    local p = io.popen("mktemp -d")
+    dir = p:read("l")
+    p:close()
+  end
+  os.execute(("mkdir -p '%s'"):format(dir:gsub("'", "'\\''")))
+  local exe = assert(core.exe())
+  local same, differ, missing = 0, 0, 0
+  io.stdout:write(("experiment '%s' #%d: replaying into %s\n"):format(exp.name, exp.id, dir))
+  for _, c in ipairs(exp.plan) do
+    local r = runs[c.key]
+    if not r or not FINISHED[r.status] then
+      missing = missing + 1
+      io.stdout:write(("%-40s not finished: nothing to replay\n"):format(c.key))
+    else
+      local out = dir .. "/" .. safe(c.key) .. ".db"
+      os.remove(out)
+      local log = dir .. "/" .. safe(c.key) .. ".log"
+      local pid = assert(core.spawn({ exe, "replay", "--db", db, "--run", tostring(r.id),
+        "--out", out }, log))
+      local code
+      repeat
+        core.sleep(0.05)
+        code = core.reap(pid)
+      until code
+      if code == 0 then
+        same = same + 1
+        io.stdout:write(("%-40s run %d reproduces\n"):format(c.key, r.id))
+      else
+        differ = differ + 1
+        io.stdout:write(("%-40s run %d DIFFERS: %s\n"):format(c.key, r.id, log_tail(log, 2)))
+      end
+    end
+  end
+  io.stdout:write(("%d cells reproduce, %d differ, %d not finished\n"):format(same, differ,
+    missing))
+  return (differ > 0 or missing > 0) and 1 or 0
+end
+
+-- The host's entry: opts from core/main.c (file | command, db, jobs, new,
+-- experiment, out).
+function M.main(opts)
+  S.debug = S.debug or opts.debug
+  if opts.command == "report" then return require("avo.experiment_report").main(opts) end
+  if opts.command == "replay" then return replay(opts) end
+  return run_experiment(opts)
+end
+
+return M

@@ -1,0 +1,198 @@
+#!/bin/sh
+# avo experiment end to end: bad input refused before anything runs; a grid
+# on the test backend (strategy, function arms; two budgets; three seeds)
+# runs, resumes as a no-op, refuses a changed file unless --new, reports
+# numbers an independent computation (python3 + sqlite3) recomputes from the
+# archive, and replays cell for cell; a failing arm is reported with its
+# reason; a grid with real workers killed with -9 in the middle leaves no
+# process behind, reports itself incomplete, and resumes to the end.
+. "$(dirname "$0")/lib.sh"
+check=tests/e2e/experiment/check_report.py
+
+# --- bad input: refused before anything runs, naming the culprit
+sed 's/strategy = "ga"/strategy = "no_such_strategy"/' tests/e2e/experiment/grid.lua >"$tmp/badarm.lua"
+expect_exit 2 "$AVO" experiment "$tmp/badarm.lua" --db "$tmp/bad.db"
+expect_in "$tmp/err" "arm 'ga'"
+expect_in "$tmp/err" "no_such_strategy"
+expect_in "$tmp/err" "nothing was run"
+sed 's#bench/landscape.lua#bench/no_such_evaluator.lua#' tests/e2e/experiment/grid.lua >"$tmp/badwl.lua"
+expect_exit 2 "$AVO" experiment "$tmp/badwl.lua" --db "$tmp/bad.db"
+expect_in "$tmp/err" "workload 'nk'"
+printf 'return { arms = { a = "random" } }\n' >"$tmp/noworkload.lua"
+expect_exit 2 "$AVO" experiment "$tmp/noworkload.lua" --db "$tmp/bad.db"
+expect_in "$tmp/err" "'workloads' must be a table"
+if [ -f "$tmp/bad.db" ]; then
+    [ "$(q "$tmp/bad.db" "SELECT count(*) FROM runs")" = 0 ] || fail "a refused experiment ran"
+fi
+expect_exit 2 "$AVO" experiment
+expect_exit 2 "$AVO" experiment report --new
+
+# --- a grid on the test backend
+db="$tmp/grid.db"
+expect_exit 0 "$AVO" experiment tests/e2e/experiment/grid.lua --db "$db" --jobs 2
+expect_in "$tmp/err" "18 cells (3 arms x 1 workloads x 2 budgets x 3 seeds)"
+[ "$(q "$db" "SELECT count(*) FROM experiment_cells WHERE status = 'done' AND run_id IS NOT NULL")" = 18 ] ||
+    fail "not every cell is done"
+[ "$(q "$db" "SELECT count(DISTINCT run_id) FROM experiment_cells")" = 18 ] || fail "cells share runs"
+[ "$(q "$db" "SELECT count(*) FROM runs WHERE status = 'done'")" = 18 ] || fail "runs not done"
+# each cell's run kept its budget
+over=$(q "$db" "SELECT count(*) FROM (SELECT run_id, count(*) n FROM candidates GROUP BY run_id)
+                WHERE n > 30")
+[ "$over" = 0 ] || fail "a run exceeded its budget"
+q "$db" "SELECT machine FROM experiments" | grep -q '"cores"' || fail "no machine description"
+[ "$(q "$db" "SELECT length(hash) > 10 AND source LIKE '%small_ga%' FROM experiments")" = 1 ] ||
+    fail "definition or hash not stored"
+# every cell is an ordinary run: show, lineage, report work on it
+run=$(q "$db" "SELECT run_id FROM experiment_cells WHERE cell = 'ga/nk/long/s2'")
+best=$(q "$db" "SELECT id FROM candidates WHERE run_id = $run AND status = 'ok' ORDER BY score DESC LIMIT 1")
+expect_exit 0 "$AVO" show "$best" --db "$db"
+expect_exit 0 "$AVO" lineage "$best" --db "$db"
+
+# re-running the same file keeps every finished cell
+expect_exit 0 "$AVO" experiment tests/e2e/experiment/grid.lua --db "$db"
+expect_in "$tmp/err" "18 cells finished before, 0 to run"
+[ "$(q "$db" "SELECT count(*) FROM runs")" = 18 ] || fail "a finished cell ran again"
+
+# a changed file under the same name is refused unless --new
+sed 's/seeds = 3/seeds = 2/' tests/e2e/experiment/grid.lua >"$tmp/grid2.lua"
+expect_exit 2 "$AVO" experiment "$tmp/grid2.lua" --db "$db"
+expect_in "$tmp/err" "declared by a different file"
+expect_exit 0 "$AVO" experiment "$tmp/grid2.lua" --db "$db" --new
+[ "$(q "$db" "SELECT count(*) FROM experiments")" = 2 ] || fail "--new made no new experiment"
+[ "$(q "$db" "SELECT count(*) FROM runs")" = 30 ] || fail "the new experiment ran $(q "$db" "SELECT count(*) FROM runs") - 18 cells, expected 12"
+
+# the report, recomputed independently from the archive
+expect_exit 0 "$AVO" experiment report --db "$db" --experiment 1 --out "$tmp/rep"
+expect_in "$tmp/out" "ga vs small_ga"
+python3 "$check" "$db" "$tmp/rep.json" || fail "report numbers differ from the archive"
+expect_in "$tmp/rep.html" "<svg"
+expect_in "$tmp/rep.html" "Mann-Whitney U"
+expect_in "$tmp/rep.html" "seeds 1, 2, 3"
+[ "$(wc -l <"$tmp/rep.csv")" = 7 ] || fail "CSV: expected a header and 6 rows"
+# report and replay of what is not there
+expect_exit 1 "$AVO" experiment report --db "$db" --experiment 99 --out "$tmp/none"
+expect_in "$tmp/err" "holds no experiment 99"
+expect_exit 1 "$AVO" experiment replay --db "$db" --experiment 99 --out "$tmp/none"
+expect_in "$tmp/err" "holds no experiment 99"
+expect_exit 1 "$AVO" experiment report --db "$tmp/no-such.db"
+expect_in "$tmp/err" "cannot open archive"
+[ ! -e "$tmp/no-such.db" ] || fail "report created an archive"
+"$AVO" run examples/quickstart.lua --db "$tmp/plain.db" --max-evals 1 >/dev/null 2>&1 || true
+expect_exit 1 "$AVO" experiment report --db "$tmp/plain.db"
+expect_in "$tmp/err" "the archive holds no experiment"
+# the default is the latest experiment
+expect_exit 0 "$AVO" experiment report --db "$db" --out "$tmp/rep2"
+python3 "$check" "$db" "$tmp/rep2.json" || fail "report of experiment 2 differs from the archive"
+expect_in "$tmp/rep2.json" '"id":2'
+
+# replay: every cell re-executed from its recording
+expect_exit 0 "$AVO" experiment replay --db "$db" --experiment 1 --out "$tmp/replay"
+expect_in "$tmp/out" "18 cells reproduce, 0 differ, 0 not finished"
+
+# a cell whose recording was tampered with does not reproduce, and says so
+cand=$(q "$db" "SELECT c.id FROM candidates c JOIN experiment_cells e ON e.run_id = c.run_id
+                WHERE e.experiment_id = 1 AND e.cell = 'ga/nk/evals12/s1' ORDER BY c.id LIMIT 1 OFFSET 3")
+q "$db" "UPDATE candidates SET knobs = '{\"K1\":3,\"K2\":3}' WHERE id = $cand"
+expect_exit 1 "$AVO" experiment replay --db "$db" --experiment 1 --out "$tmp/replay2"
+expect_in "$tmp/out" "ga/nk/evals12/s1"
+expect_in "$tmp/out" "DIFFERS"
+expect_in "$tmp/out" "17 cells reproduce, 1 differ, 0 not finished"
+
+# --- a failing arm: failed with its reason, never dropped
+fdb="$tmp/fail.db"
+expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb"
+expect_in "$tmp/err" "4 of them failed"
+expect_in "$tmp/err" "deliberately refused"
+# still failed when the file is run again (kept, not retried, not forgotten)
+expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb"
+expect_in "$tmp/err" "6 cells finished before, 0 to run"
+expect_in "$tmp/err" "4 of them failed"
+expect_exit 0 "$AVO" experiment report --db "$fdb" --out "$tmp/frep"
+expect_in "$tmp/out" "4 cell(s) failed"
+expect_in "$tmp/frep.html" "deliberate failure in arm"
+expect_in "$tmp/frep.html" "deliberately refused"
+[ "$(q "$fdb" "SELECT count(*) FROM runs WHERE status = 'stopped'")" = 2 ] ||
+    fail "avo.exit(2) should leave the run stopped"
+# --retry-failed runs the failed cells again, a new run each; the report
+# follows each cell's latest run
+expect_exit 1 "$AVO" experiment tests/e2e/experiment/fail.lua --db "$fdb" --retry-failed
+expect_in "$tmp/err" "2 cells finished before, 4 to run (0 to resume)"
+expect_in "$tmp/err" "4 of them failed"
+[ "$(q "$fdb" "SELECT count(*) FROM runs")" = 10 ] || fail "--retry-failed: expected 4 new runs"
+expect_exit 0 "$AVO" experiment report --db "$fdb" --out "$tmp/frep"
+python3 "$check" "$fdb" "$tmp/frep.json" || fail "report after --retry-failed differs from the archive"
+[ "$(q "$fdb" "SELECT count(*) FROM experiment_cells WHERE status = 'failed' AND run_id > 6")" = 4 ] ||
+    fail "--retry-failed: cells should point at their new runs"
+expect_exit 2 "$AVO" experiment report --db "$fdb" --retry-failed
+python3 "$check" "$fdb" "$tmp/frep.json" || fail "failed-cell report differs from the archive"
+[ "$(q "$fdb" "SELECT count(*) FROM experiment_cells WHERE status = 'failed'
+                AND reason LIKE '%deliberate failure%'")" = 2 ] || fail "failure reasons not stored"
+
+# --- real workers, kill -9 in the middle, resume
+cp "$AVO" "$tmp/avo-exp"
+cdb="$tmp/cpu.db"
+"$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$cdb" >"$tmp/c.out" 2>"$tmp/c.err" &
+pid=$!
+waited=0
+until [ "$(q "$cdb" "SELECT count(*) FROM experiment_cells WHERE status = 'done'" 2>/dev/null || echo 0)" -ge 1 ] &&
+      [ "$(q "$cdb" "SELECT count(*) FROM experiment_cells WHERE status = 'running'" 2>/dev/null || echo 0)" -ge 1 ]; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 1500 ] || fail "no cell finished within 5 minutes"
+    kill -0 "$pid" 2>/dev/null || { cat "$tmp/c.err"; fail "the experiment ended before the kill"; }
+done
+# a second runner of the same experiment is refused while the first runs
+expect_exit 1 "$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$cdb"
+expect_in "$tmp/err" "is being run by another process"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+# the cells' runs die with the runner
+waited=0
+while pgrep -f "$tmp/avo-exp" >/dev/null 2>&1; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 150 ] || { pgrep -af "$tmp/avo-exp" >&2; fail "cells outlived the killed runner"; }
+done
+[ "$(q "$cdb" "PRAGMA integrity_check")" = ok ] || fail "integrity_check after kill -9"
+expect_exit 0 "$tmp/avo-exp" experiment report --db "$cdb" --out "$tmp/crep"
+expect_in "$tmp/out" "incomplete:"
+expect_in "$tmp/crep.html" "The experiment is incomplete"
+python3 "$check" "$cdb" "$tmp/crep.json" || fail "partial report differs from the archive"
+expect_exit 0 "$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$cdb"
+expect_in "$tmp/err" "resuming (4 cells)"
+grep -q "cells finished before, [1-3] to run" "$tmp/err" || { cat "$tmp/err"; fail "resume did not keep the finished cells"; }
+[ "$(q "$cdb" "SELECT count(*) FROM runs WHERE status = 'done'")" = 4 ] || fail "not every cell finished after resume"
+[ "$(q "$cdb" "SELECT count(*) FROM runs")" = 4 ] || fail "a cell got a second run"
+over=$(q "$cdb" "SELECT count(*) FROM (SELECT run_id, count(*) n FROM candidates
+                 WHERE status <> 'pending' GROUP BY run_id) WHERE n > 4")
+[ "$over" = 0 ] || fail "a resumed run exceeded its budget"
+expect_exit 0 "$tmp/avo-exp" experiment report --db "$cdb" --out "$tmp/crep"
+python3 "$check" "$cdb" "$tmp/crep.json" || fail "report after resume differs from the archive"
+expect_in "$tmp/crep.html" "sandboxed worker processes ("
+
+# SIGTERM to the runner stops its cells (recorded interrupted); a re-run
+# resumes them
+tdb="$tmp/term.db"
+"$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$tdb" >"$tmp/t.out" 2>"$tmp/t.err" &
+pid=$!
+waited=0
+until [ "$(q "$tdb" "SELECT count(*) FROM candidates WHERE status = 'ok'" 2>/dev/null || echo 0)" -ge 1 ]; do
+    sleep 0.2
+    waited=$((waited + 1))
+    [ "$waited" -lt 1500 ] || fail "no evaluation finished within 5 minutes"
+done
+kill -TERM "$pid"
+set +e
+wait "$pid"
+rc=$?
+set -e
+[ "$rc" = 143 ] || { cat "$tmp/t.err"; fail "SIGTERM: exit $rc, expected 143"; }
+expect_in "$tmp/t.err" "stopping: the running cells are interrupted"
+[ "$(q "$tdb" "SELECT count(*) FROM runs WHERE status = 'interrupted'")" -ge 1 ] ||
+    fail "SIGTERM: no cell recorded itself interrupted"
+[ "$(q "$tdb" "SELECT count(*) FROM runs WHERE status = 'running'")" = 0 ] ||
+    fail "SIGTERM: a cell's run is still marked running"
+expect_exit 0 "$tmp/avo-exp" experiment tests/e2e/experiment/cpu.lua --db "$tdb"
+[ "$(q "$tdb" "SELECT count(*) FROM runs WHERE status = 'done'")" = 4 ] || fail "SIGTERM: resume did not finish"
+[ "$(q "$tdb" "SELECT count(*) FROM runs")" = 4 ] || fail "SIGTERM: a cell got a second run"
+echo "experiment: ok"
