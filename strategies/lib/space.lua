@@ -10,9 +10,13 @@
 
 local M = {}
 
--- Draws before `sample` gives up: enough for spaces where 1 in 1000 of the
--- uniform draws is valid and new.
-M.SAMPLE_ATTEMPTS = 20000
+-- Uniform draws before `sample` lists the space instead: enough for spaces
+-- where 1 in 100 of the draws is valid and new.
+M.SAMPLE_ATTEMPTS = 2000
+
+-- The largest space `sample` lists; beyond it, a space whose valid new
+-- configurations are too rare to draw counts as used up.
+M.LIST_LIMIT = 1 << 21
 
 -- True when the evaluator has no restrictions or they accept `knobs` (a
 -- map name -> value).  An error in the restrictions function is raised
@@ -30,17 +34,46 @@ end
 -- True when the evaluator restricts its knob space.
 function M.restricted(ev) return ev ~= nil and ev.restrictions ~= nil end
 
+-- Every configuration of `domain` that is allowed and accepted, in
+-- mixed-radix order, or nil when the space is larger than LIST_LIMIT.
+local function list(domain, ev, accept)
+  local size = 1
+  for _, knob in ipairs(domain) do size = size * #knob.values end
+  if size > M.LIST_LIMIT then return nil end
+  local found, knobs = {}, {}
+  local function walk(d)
+    if d > #domain then
+      if M.allows(ev, knobs) and (accept == nil or accept(knobs)) then
+        local copy = {}
+        for k, v in pairs(knobs) do copy[k] = v end
+        found[#found + 1] = copy
+      end
+      return
+    end
+    for _, v in ipairs(domain[d].values) do
+      knobs[domain[d].name] = v
+      walk(d + 1)
+    end
+  end
+  walk(1)
+  return found
+end
+
 -- One uniform draw over the valid configurations of `domain` (the array of
--- avo.knobs) that `accept(knobs)` takes (nil: any), or nil when
--- SAMPLE_ATTEMPTS draws found none.  Rejection sampling, so the draw is
--- uniform over what is allowed and accepted.
+-- avo.knobs) that `accept(knobs)` takes (nil: any), or nil when there is
+-- none.  Rejection sampling, and when SAMPLE_ATTEMPTS draws found none, a
+-- choice from the list of them all (where the space is small enough to list),
+-- so the draw is uniform over what is allowed and accepted and a nearly used
+-- up space is searched to its end.
 function M.sample(rng, domain, ev, accept)
   for _ = 1, M.SAMPLE_ATTEMPTS do
     local knobs = {}
     for _, knob in ipairs(domain) do knobs[knob.name] = rng:choice(knob.values) end
     if M.allows(ev, knobs) and (accept == nil or accept(knobs)) then return knobs end
   end
-  return nil
+  local all = list(domain, ev, accept)
+  if all == nil or #all == 0 then return nil end
+  return all[rng:int(1, #all)]
 end
 
 return M
