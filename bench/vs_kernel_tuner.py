@@ -328,12 +328,30 @@ def main():
     ap.add_argument("--landscapes", default="nk,gemm")
     ap.add_argument("--avo-strategies", default=",".join(AVO_STRATEGIES))
     ap.add_argument("--kt-strategies", default=",".join(KT_STRATEGIES))
-    ap.add_argument("--json", help="also write every run's result to this file")
+    ap.add_argument("--results", help="JSON lines file of every strategy's results, appended as "
+                    "they come; rows already there are not run again (resume, or runs split "
+                    "over several calls), and the report covers all rows of the run's landscapes "
+                    "and budgets")
     args = ap.parse_args()
     avo = os.path.abspath(args.avo)
     budgets = [int(b) for b in args.budgets.split(",")]
     seeds = list(range(1, args.seeds + 1))
-    rows = []
+    done = {}
+    if args.results and os.path.exists(args.results):
+        with open(args.results) as f:
+            for line in f:
+                row = json.loads(line)
+                if row["seeds"] == seeds:
+                    done[(row["landscape"], row["budget"], row["tool"], row["strategy"])] = row["best_over_optimum"]
+
+    def record(landscape, budget, tool, strategy, values):
+        done[(landscape, budget, tool, strategy)] = values
+        if args.results:
+            with open(args.results, "a") as f:
+                f.write(json.dumps({"landscape": landscape, "budget": budget, "tool": tool,
+                                    "strategy": strategy, "seeds": seeds,
+                                    "best_over_optimum": values}) + "\n")
+
     print(f"avo vs Kernel Tuner {kernel_tuner.__version__} (simulation mode), {len(seeds)} seeds, "
           f"budgets {budgets} unique evaluations; best found / optimum")
     with tempfile.TemporaryDirectory() as tmp:
@@ -341,40 +359,45 @@ def main():
             spec = LANDSCAPES[landscape]
             started = time.time()
             table = Table(avo, spec["evaluator"], tmp)
-            kt = KernelTunerRuns(landscape, table, spec["restrictions"], tmp)
+            kt = None
             log(f"{landscape}: {len(table.scores)} configurations, {table.valid_count()} valid, "
                 f"optimum {table.optimum:.6g} ({time.time() - started:.0f} s)")
             for budget in budgets:
-                results = {}
-                for s in args.avo_strategies.split(","):
-                    t = time.time()
-                    results[("avo", s)] = [avo_run(avo, landscape, s, budget, seed, tmp)[0] / table.optimum
-                                           for seed in seeds]
-                    log(f"  {budget} avo {s}: {time.time() - t:.0f} s")
-                for s in args.kt_strategies.split(","):
-                    if s in KT_SKIP.get(landscape, ()):
+                for s in filter(None, args.avo_strategies.split(",")):
+                    if (landscape, budget, "avo", s) in done:
                         continue
                     t = time.time()
-                    results[("kernel_tuner", s)] = [kt.run(s, budget, seed)[0] for seed in seeds]
+                    record(landscape, budget, "avo", s,
+                           [avo_run(avo, landscape, s, budget, seed, tmp)[0] / table.optimum
+                            for seed in seeds])
+                    log(f"  {budget} avo {s}: {time.time() - t:.0f} s")
+                for s in filter(None, args.kt_strategies.split(",")):
+                    if s in KT_SKIP.get(landscape, ()) or (landscape, budget, "kernel_tuner", s) in done:
+                        continue
+                    if kt is None:
+                        kt = KernelTunerRuns(landscape, table, spec["restrictions"], tmp)
+                    t = time.time()
+                    record(landscape, budget, "kernel_tuner", s,
+                           [kt.run(s, budget, seed)[0] for seed in seeds])
                     log(f"  {budget} kernel_tuner {s}: {time.time() - t:.0f} s")
+                results = {(tool, s): v for (ls, b, tool, s), v in done.items()
+                           if ls == landscape and b == budget}
                 report(spec["title"], budget, results)
-                for (tool, s), values in results.items():
-                    rows.append({"landscape": landscape, "budget": budget, "tool": tool,
-                                 "strategy": s, "best_over_optimum": values, "seeds": seeds})
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=1)
 
 
 def report(title, budget, results):
     print(f"\n{title}, {budget} unique evaluations")
     print(f"{'tool':<13} {'strategy':<20} {'median':>7} {'q1':>7} {'q3':>7} {'min':>7} {'max':>7}")
     best = {}
+    if not results:
+        return
     for (tool, s), values in sorted(results.items(), key=lambda kv: -statistics.median(kv[1])):
         med, q1, q3, lo, hi = summary(values)
         print(f"{tool:<13} {s:<20} {med:7.4f} {q1:7.4f} {q3:7.4f} {lo:7.4f} {hi:7.4f}")
         if tool not in best:
             best[tool] = s
+    if len(best) < 2:
+        return
     a, k = results[("avo", best["avo"])], results[("kernel_tuner", best["kernel_tuner"])]
     u, p = mann_whitney_greater(a, k)
     ahead = statistics.median(a) > statistics.median(k)

@@ -12,7 +12,10 @@
 -- record so far and proposes `batch` new configurations: among candidates
 -- made of every one-knob change of the `top` best records, random two-knob
 -- changes of them and `pool` uniform draws (stream "surrogate/r<round>"),
--- the one of highest expected improvement; with batch > 1 the next pick
+-- the one of highest expected improvement, then climbs from it through
+-- one-knob changes while the expected improvement grows (at most 8 steps:
+-- the model's optimum is often a knob or two from every candidate drawn);
+-- with batch > 1 the next pick
 -- believes the model's prediction for the ones picked before (the
 -- "kriging believer"), so a batch spreads out and `--jobs` evaluations run
 -- together.  The run stops after `iterations` rounds, when the budget is
@@ -21,11 +24,13 @@
 -- The model: knob values are positions in their declared order; the
 -- distance of two configurations mixes the count of knobs that differ
 -- (knobs as categories) and the sum of their position differences scaled
--- to [0, 1] (knobs as ordered: tile sizes, unroll factors), weight `w`;
--- covariance exp(-distance / (lengthscale x knobs)), plus a noise term.
--- Every `refit` evaluations the lengthscale, w and the noise are chosen
--- from a small grid by marginal likelihood, so the model learns whether the
--- order of values matters and how rugged the space is.  Scores are
+-- to [0, 1] (knobs as ordered: tile sizes, unroll factors), summed or
+-- squared-summed (rough or smooth), weight `w`; covariance
+-- exp(-distance / (lengthscale x knobs)), plus a noise term.  Every
+-- `refit` evaluations (or a quarter of all, when that is more) the
+-- lengthscale, w, the shape and the noise are chosen from a small grid by
+-- marginal likelihood, so the model learns whether the order of values
+-- matters and how rugged the space is.  Scores are
 -- standardized; a failed record counts as the worst ok score.  All of it
 -- is deterministic given the records, so a run seed fixes every choice.
 --
@@ -65,7 +70,11 @@ local KNOWN_OPTIONS = {
 -- noise variances (of standardized scores).
 local LENGTHSCALES = { 0.03, 0.06, 0.12, 0.25, 0.5 }
 local CATEGORY_WEIGHTS = { 0, 0.5, 1 }
+local SHAPES = { 1, 2 }
 local NOISES = { 1e-4, 1e-2 }
+
+-- Most one-knob steps of the climb from each pick (climb).
+local LOCAL_STEPS = 8
 
 ---------------------------------------------------------------------------
 -- Options
@@ -126,18 +135,18 @@ local function encode(knobs_list, knobs)
   return x
 end
 
--- Category distance (knobs that differ) and order distance (position
--- differences scaled to [0, 1]) of two encodings.
+-- Category distance (knobs that differ) and order distances (position
+-- differences scaled to [0, 1], summed and squared-summed) of two encodings.
 local function distances(knobs_list, a, b)
-  local cat, ord = 0, 0
+  local cat, ord, ord2 = 0, 0, 0
   for d, knob in ipairs(knobs_list) do
     local i, j = a[d], b[d]
     if i ~= j then
-      cat = cat + 1
-      ord = ord + math.abs(i - j) / (#knob.values - 1)
+      local step = math.abs(i - j) / (#knob.values - 1)
+      cat, ord, ord2 = cat + 1, ord + step, ord2 + step * step
     end
   end
-  return cat, ord
+  return cat, ord, ord2
 end
 
 ---------------------------------------------------------------------------
@@ -187,8 +196,13 @@ local function backward(L, b, n)
   return z
 end
 
-local function covariance(cat, ord, hyper)
-  return math.exp(-(hyper.w * cat + (1 - hyper.w) * ord) / hyper.scale)
+-- The covariance of two configurations at distances (cat, ord, ord2): a
+-- product over knobs of exp(-[differ] / scale) (categories) and exp(-|step| /
+-- scale) (shape 1, rough) or exp(-step^2 / scale) (shape 2, smooth), mixed
+-- by w; each factor is a valid kernel, so the product is.
+local function covariance(cat, ord, ord2, hyper)
+  local o = hyper.shape == 2 and ord2 or ord
+  return math.exp(-(hyper.w * cat + (1 - hyper.w) * o) / hyper.scale)
 end
 
 -- The model of standardized scores `y` at encodings `xs` under `hyper`
@@ -202,7 +216,7 @@ local function fit(xs, y, hyper, dist)
     local row = {}
     for j = 1, n do
       local d = dist[i][j]
-      row[j] = covariance(d[1], d[2], hyper)
+      row[j] = covariance(d[1], d[2], d[3], hyper)
     end
     row[i] = row[i] + hyper.noise
     K[i] = row
@@ -239,8 +253,8 @@ end
 local function predict_mean(model, state, x)
   local k, mean = {}, 0
   for i = 1, model.n do
-    local cat, ord = distances(state.knobs, x, state.xs[i])
-    k[i] = covariance(cat, ord, model.hyper)
+    local cat, ord, ord2 = distances(state.knobs, x, state.xs[i])
+    k[i] = covariance(cat, ord, ord2, model.hyper)
     mean = mean + k[i] * model.alpha[i]
   end
   return mean, k
@@ -254,12 +268,13 @@ local function predict_sd(model, k)
   return math.sqrt(math.max(var, 1e-12))
 end
 
--- Index and mean of the candidate of highest expected improvement among
--- `list` (false entries are skipped), or nil.  The mean costs n x knobs, the
+-- Index, mean and expected improvement of the candidate of highest
+-- expected improvement among `list` (false entries are skipped) when it is
+-- above `floor` (default: any), or nil.  The mean costs n x knobs, the
 -- variance n^2 / 2, so candidates are visited in order of the bound their
 -- mean gives (the variance is at most the prior's, 1) and the search stops
 -- when no bound can beat the best found: the same pick, far fewer solves.
-local function best_candidate(model, state, list, best, xi)
+local function best_candidate(model, state, list, best, xi, floor)
   local order = {}
   for i, knobs in ipairs(list) do
     if knobs then
@@ -271,13 +286,13 @@ local function best_candidate(model, state, list, best, xi)
     if a.bound ~= b.bound then return a.bound > b.bound end
     return a.i < b.i
   end)
-  local top, top_ei, top_mean = nil, -math.huge, 0
+  local top, top_ei, top_mean = nil, floor or -math.huge, 0
   for _, c in ipairs(order) do
-    if c.bound < top_ei then break end
+    if c.bound <= top_ei then break end
     local ei = improvement(c.mean, predict_sd(model, c.k), best, xi)
-    if ei > top_ei or (ei == top_ei and c.i < top) then top, top_ei, top_mean = c.i, ei, c.mean end
+    if ei > top_ei then top, top_ei, top_mean = c.i, ei, c.mean end
   end
-  return top, top_mean
+  return top, top_mean, top_ei
 end
 
 ---------------------------------------------------------------------------
@@ -322,8 +337,8 @@ local function observe(state, rec, knobs)
   state.xs[n], state.observed[n] = x, rec
   state.dist[n] = {}
   for i = 1, n do
-    local cat, ord = distances(state.knobs, x, state.xs[i])
-    state.dist[n][i], state.dist[i][n] = { cat, ord }, { cat, ord }
+    local d = { distances(state.knobs, x, state.xs[i]) }
+    state.dist[n][i], state.dist[i][n] = d, d
   end
 end
 
@@ -341,10 +356,12 @@ local function model_for(state, choose)
   if choose or state.hyper == nil then
     for _, scale in ipairs(LENGTHSCALES) do
       for _, w in ipairs(CATEGORY_WEIGHTS) do
-        for _, noise in ipairs(NOISES) do
-          local m = fit(state.xs, y, { scale = scale * #state.knobs, w = w, noise = noise },
-            state.dist)
-          if m and (model == nil or m.loglik > model.loglik) then model = m end
+        for _, shape in ipairs(w < 1 and SHAPES or { 1 }) do
+          for _, noise in ipairs(NOISES) do
+            local m = fit(state.xs, y,
+              { scale = scale * #state.knobs, w = w, shape = shape, noise = noise }, state.dist)
+            if m and (model == nil or m.loglik > model.loglik) then model = m end
+          end
         end
       end
     end
@@ -353,8 +370,8 @@ local function model_for(state, choose)
     model = fit(state.xs, y, state.hyper, state.dist)
   end
   if model == nil then -- never positive definite: the noisiest setting
-    model = fit(state.xs, y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, noise = 1 },
-      state.dist)
+    model = fit(state.xs, y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, shape = 1,
+      noise = 1 }, state.dist)
   end
   return model, best, mean, sd
 end
@@ -454,22 +471,60 @@ local function evaluate(state, list, round, note)
   end
 end
 
+-- Climbs from the candidate `knobs` (expected improvement `ei`) to the
+-- best of its valid new one-knob changes while that improves the expected
+-- improvement, at most LOCAL_STEPS times: the model's optimum is often a
+-- knob or two away from every candidate drawn.  Returns knobs, mean.
+local function climb(state, model, best, knobs, mean, ei, taken)
+  for _ = 1, LOCAL_STEPS do
+    local list, listed = {}, {}
+    for key in pairs(taken) do listed[key] = true end
+    for _, knob in ipairs(state.knobs) do
+      for _, v in ipairs(knob.values) do
+        if v ~= knobs[knob.name] then
+          local k = copy(knobs)
+          k[knob.name] = v
+          offer(state, list, listed, k)
+        end
+      end
+    end
+    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi, ei)
+    if top == nil then break end
+    knobs, mean, ei = list[top], top_mean, top_ei
+  end
+  return knobs, mean
+end
+
 -- Up to `batch` picks of highest expected improvement, each later pick
 -- believing the model's mean for the earlier ones.
 local function propose(state, round)
   local rng = avo.rng(("%s/r%d"):format(WHO, round))
   local list = candidates(state, rng)
-  local picks = {}
-  local choose = state.since_fit >= state.cfg.refit or state.hyper == nil
+  local picks, taken = {}, {}
+  -- Hyperparameters are chosen again after `refit` evaluations, or a
+  -- quarter of them all when that is more: they settle as data grows.
+  local choose = state.since_fit >= math.max(state.cfg.refit, #state.xs // 4)
+    or state.hyper == nil
   if choose then state.since_fit = 0 end
   for b = 1, math.min(state.cfg.batch, #list) do
     local model, best, mean, sd = model_for(state, choose and b == 1)
-    local top, top_mean = best_candidate(model, state, list, best, state.cfg.xi)
+    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi)
     if top == nil then break end
-    picks[#picks + 1] = list[top]
+    local knobs = list[top]
     list[top] = false
+    local climbed
+    climbed, top_mean = climb(state, model, best, knobs, top_mean, top_ei, taken)
+    if climbed ~= knobs then -- the list may hold it too: it is taken now
+      local key = key_of(state, climbed)
+      for i, k in ipairs(list) do
+        if k and key_of(state, k) == key then list[i] = false end
+      end
+      knobs = climbed
+    end
+    taken[key_of(state, knobs)] = true
+    picks[#picks + 1] = knobs
     if b < state.cfg.batch then
-      observe(state, { believed = top_mean * sd + mean }, picks[#picks])
+      observe(state, { believed = top_mean * sd + mean }, knobs)
     end
   end
   for _ = 1, #picks - 1 do forget_last(state) end
@@ -518,8 +573,9 @@ function M.run(opts)
     avo.progress{ generation = round }
   end
   if state.hyper then
-    avo.log("%s: model lengthscale %.3g per knob, category weight %.2g, noise %.2g", WHO,
-      state.hyper.scale / #state.knobs, state.hyper.w, state.hyper.noise)
+    avo.log("%s: model lengthscale %.3g per knob, category weight %.2g, %s, noise %.2g", WHO,
+      state.hyper.scale / #state.knobs, state.hyper.w,
+      state.hyper.shape == 2 and "smooth" or "rough", state.hyper.noise)
   end
   return state.best
 end
