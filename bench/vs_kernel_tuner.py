@@ -357,25 +357,32 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for landscape in args.landscapes.split(","):
             spec = LANDSCAPES[landscape]
-            started = time.time()
-            table = Table(avo, spec["evaluator"], tmp)
-            kt = None
-            log(f"{landscape}: {len(table.scores)} configurations, {table.valid_count()} valid, "
-                f"optimum {table.optimum:.6g} ({time.time() - started:.0f} s)")
+            table = kt = None
+
+            def table_of():
+                # Made when a run needs it (a report of stored rows does not).
+                nonlocal table
+                if table is None:
+                    started = time.time()
+                    table = Table(avo, spec["evaluator"], tmp)
+                    log(f"{landscape}: {len(table.scores)} configurations, {table.valid_count()} "
+                        f"valid, optimum {table.optimum:.6g} ({time.time() - started:.0f} s)")
+                return table
+
             for budget in budgets:
                 for s in filter(None, args.avo_strategies.split(",")):
                     if (landscape, budget, "avo", s) in done:
                         continue
                     t = time.time()
                     record(landscape, budget, "avo", s,
-                           [avo_run(avo, landscape, s, budget, seed, tmp)[0] / table.optimum
+                           [avo_run(avo, landscape, s, budget, seed, tmp)[0] / table_of().optimum
                             for seed in seeds])
                     log(f"  {budget} avo {s}: {time.time() - t:.0f} s")
                 for s in filter(None, args.kt_strategies.split(",")):
                     if s in KT_SKIP.get(landscape, ()) or (landscape, budget, "kernel_tuner", s) in done:
                         continue
                     if kt is None:
-                        kt = KernelTunerRuns(landscape, table, spec["restrictions"], tmp)
+                        kt = KernelTunerRuns(landscape, table_of(), spec["restrictions"], tmp)
                     t = time.time()
                     record(landscape, budget, "kernel_tuner", s,
                            [kt.run(s, budget, seed)[0] for seed in seeds])
