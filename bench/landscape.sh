@@ -2,7 +2,7 @@
 # Strategies at equal budget on a noise-free rugged search space
 # (bench/landscape.lua: an NK landscape over ten 4-valued knobs, known
 # optimum): random sampling — the baseline, measured in the same run — ga,
-# islands and map_elites, EVALS evaluations a run (default 200), SEEDS seeds
+# islands, map_elites and surrogate, EVALS evaluations a run (default 200), SEEDS seeds
 # (default 5), declared as an experiment (bench/landscape_experiment.lua,
 # whose budget and seeds the arguments replace) and run with `avo experiment`.
 # Prints each strategy's median best / optimum and its median ratio to
@@ -42,7 +42,7 @@ evals = rep["groups"][0]["budget"]
 print(f"NK landscape (N = 10, K = 2, 4^10 points), optimum {opt:.4f}, budget {evals}, "
       f"{len(best['random'])} seeds")
 print(f"{'strategy':<12} {'median best/optimum':>20} {'median ratio to random':>24}")
-for s in ("random", "ga", "islands", "map_elites"):
+for s in ("random", "ga", "islands", "map_elites", "surrogate"):
     frac = statistics.median(b / opt for b in best[s].values())
     ratio = statistics.median(best[s][k] / best["random"][k] for k in best[s])
     print(f"{s:<12} {frac:>20.4f} {ratio:>24.4f}")

@@ -1,6 +1,6 @@
 -- Strategies at equal budget on the noise-free NK landscape
 -- (bench/landscape.lua: ten 4-valued knobs, known optimum): random sampling
--- as the baseline, ga, islands and map_elites, each for five seeds at 200
+-- as the baseline, ga, islands, map_elites and surrogate, each for five seeds at 200
 -- evaluations.  The test backend scores in-process, so the whole grid takes
 -- well under a minute on two cores:
 --
@@ -19,6 +19,7 @@ return {
         migration_interval = 5 } },
     { name = "map_elites", strategy = "map_elites",
       options = { dims = { "K1", "K2" }, initial = 16, batch = 8, iterations = 1000 } },
+    { name = "surrogate", strategy = "surrogate", options = { iterations = 1000 } },
   },
   workloads = { nk = "bench/landscape.lua" },
   seeds = SEEDS,

@@ -67,12 +67,9 @@ local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local index_of = require("operators.lib.knobs").index_of
 local ga_core = require "strategies.lib.ga_core"
+local space = require "strategies.lib.space"
 
 local M = {}
-
--- Draws for a random sample unlike any evaluated before; small knob spaces
--- run out of new samples.
-local SAMPLE_ATTEMPTS = 20
 
 local KNOWN_OPTIONS = {
   evaluator = true, dims = true, descriptor = true, bins = true, initial = true,
@@ -340,25 +337,18 @@ local function evaluate(state, candidates)
   return kept
 end
 
--- Up to `n` candidates with every knob of the seed's domain drawn uniformly,
--- none evaluated before.
+-- Up to `n` candidates with every knob of the seed's domain drawn uniformly
+-- among the configurations the evaluator's restrictions allow, none
+-- evaluated before.
 local function random_samples(state, seed, n)
   local rng = avo.rng("map_elites/initial")
   local domain = avo.knobs(seed.source)
   local candidates = {}
   for _ = 1, n do
-    local knobs
-    for _ = 1, SAMPLE_ATTEMPTS do
-      local draw = {}
-      for _, knob in ipairs(domain) do draw[knob.name] = rng:choice(knob.values) end
-      local key = records.candidate_key{ source = seed.source, knobs = draw }
-      if not state.seen[key] then
-        state.seen[key] = true
-        knobs = draw
-        break
-      end
-    end
+    local function new(k) return not state.seen[records.candidate_key{ source = seed.source, knobs = k }] end
+    local knobs = space.sample(rng, domain, state.ev, new)
     if knobs == nil then break end -- the space is (nearly) used up
+    state.seen[records.candidate_key{ source = seed.source, knobs = knobs }] = true
     candidates[#candidates + 1] = {
       source = seed.source, knobs = knobs, operator = "random",
       parents = { { id = seed.id, role = "parent" } }, note = "random sample", generation = 0,

@@ -4,7 +4,8 @@
 --   return avo.strategy("random").run{ evaluator = "cpu/sgemm", samples = 64 }
 --
 -- Each sample keeps the seed's source and draws every knob uniformly from
--- its domain (stream "random"). Samples are evaluated in batches so that
+-- its domain (stream "random"), drawing again when the evaluator's
+-- restrictions rule the configuration out. Samples are evaluated in batches so that
 -- `--jobs` evaluations run in parallel; a sample already drawn in this run is
 -- drawn again, since the archive would only answer it with the old record.
 --
@@ -16,11 +17,9 @@
 local avo = require "avo"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
+local space = require "strategies.lib.space"
 
 local M = {}
-
--- Draws of an already seen sample before the space counts as used up.
-local MAX_ATTEMPTS = 20
 
 local function bad(name, expected, got) return options.bad("random", name, expected, got) end
 
@@ -49,26 +48,19 @@ local function knobs_key(knobs)
   return records.candidate_key{ knobs = knobs }
 end
 
--- One uniform draw over the knob space, or nil when MAX_ATTEMPTS draws all
--- hit samples in `seen`.
-local function draw(rng, domain, seen)
-  for _ = 1, MAX_ATTEMPTS do
-    local knobs = {}
-    for _, knob in ipairs(domain) do knobs[knob.name] = rng:choice(knob.values) end
-    local key = knobs_key(knobs)
-    if not seen[key] then
-      seen[key] = true
-      return knobs
-    end
-  end
-  return nil
+-- One uniform draw over the valid configurations not in `seen`
+-- (strategies/lib/space.lua), or nil when the draws found none.
+local function draw(rng, domain, ev, seen)
+  local knobs = space.sample(rng, domain, ev, function(k) return not seen[knobs_key(k)] end)
+  if knobs then seen[knobs_key(knobs)] = true end
+  return knobs
 end
 
 -- Up to `n` candidates for batch `index`.
 local function make_batch(state, index, n)
   local candidates = {}
   for _ = 1, n do
-    local knobs = draw(state.rng, state.domain, state.seen)
+    local knobs = draw(state.rng, state.domain, state.ev, state.seen)
     if knobs == nil then break end
     candidates[#candidates + 1] = {
       source = state.seed.source,
@@ -95,6 +87,7 @@ function M.run(opts)
   local domain = avo.knobs(seed.source)
   local state = {
     seed = seed,
+    ev = ev,
     domain = domain,
     rng = avo.rng("random"),
     seen = { [knobs_key(seed.knobs or {})] = true },

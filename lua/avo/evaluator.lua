@@ -419,6 +419,7 @@ local function validate(ev)
   end
   check_type(ev, "score", ev.score, "function", true)
   check_type(ev, "artifacts", ev.artifacts, "function", true)
+  check_type(ev, "restrictions", ev.restrictions, "function", true)
   ev.kernel_source, ev.kernel_path = resolve_file(ev, "kernel", ev.kernel)
   local ok, parsed = pcall(knobs.parse, ev.kernel_source)
   if not ok then field_error(ev, "kernel", ("has a bad knob declaration: %s"):format(parsed)) end

@@ -18,12 +18,22 @@ local avo = require "avo"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local novelty = require "strategies.lib.novelty"
+local space = require "strategies.lib.space"
 
 local M = {}
 
 -- Attempts to find a child unlike any other in its generation before the
 -- slot is left empty; small knob spaces run out of new children.
 local MAX_ATTEMPTS = 10
+
+-- The same where the evaluator's restrictions rule out most mutations of a
+-- valid configuration (divisibility of tiles by thread counts: 4 in 5 of
+-- param_tweak's children in bench/gemm_space.lua).
+local RESTRICTED_ATTEMPTS = 100
+
+local function attempts(state)
+  return space.restricted(state.ev) and RESTRICTED_ATTEMPTS or MAX_ATTEMPTS
+end
 
 local FALLBACK_OPERATOR = "param_tweak"
 
@@ -262,7 +272,8 @@ local function make_child(state, streams, population, generation)
 end
 
 -- Up to `n` new candidates, none of them in `seen` (keys of
--- records.candidate_key, updated here).  `make(streams)` makes one child in
+-- records.candidate_key, updated here) or outside the evaluator's
+-- restrictions.  `make(streams)` makes one child in
 -- its own task, so the children of a round are made concurrently and their
 -- LLM calls are in flight together; `tag_of(slot, attempt)` names the random
 -- streams of each try.  Children are accepted in slot order, and a slot
@@ -271,7 +282,7 @@ end
 function M.breed_with(state, n, seen, tag_of, make)
   local made, pending = {}, {}
   for slot = 1, n do pending[slot] = slot end
-  for attempt = 1, MAX_ATTEMPTS do
+  for attempt = 1, attempts(state) do
     if #pending == 0 then break end
     local tasks = {}
     for i, slot in ipairs(pending) do
@@ -288,6 +299,9 @@ function M.breed_with(state, n, seen, tag_of, make)
     for i, slot in ipairs(pending) do
       local child = avo.join(tasks[i])
       local key = child and candidate_key(child)
+      -- Outside the evaluator's restrictions: the slot tries again rather
+      -- than spend an evaluation on a configuration that cannot run.
+      if key and not space.allows(state.ev, child.knobs) then key = nil end
       local near = key and not seen[key] and state.novelty and state.novelty:check(child)
       if near then
         -- Rejected before evaluation: the slot tries again.
@@ -434,16 +448,16 @@ end
 ---------------------------------------------------------------------------
 -- Generation 0
 
--- A param_tweak child of `parent` not in `seen`, or nil when MAX_ATTEMPTS
--- draws found none or the parent has no knobs.
+-- A param_tweak child of `parent` not in `seen` and within the evaluator's
+-- restrictions, or nil when the draws found none or the parent has no knobs.
 local function fresh_tweak(state, parent, seen)
-  for _ = 1, MAX_ATTEMPTS do
+  for _ = 1, attempts(state) do
     state.tweaks = state.tweaks + 1
     local child = state.ops.apply(FALLBACK_OPERATOR, { parent }, 0,
       { tag = ("%sg0.c%d"):format(state.prefix, state.tweaks) })
     if child == nil then return nil end
     local key = candidate_key(child)
-    if not seen[key] then
+    if not seen[key] and space.allows(state.ev, child.knobs) then
       seen[key] = true
       return child
     end

@@ -1,0 +1,583 @@
+-- surrogate: Bayesian optimisation of the knobs.  A Gaussian-process model
+-- of the score over the knob space chooses each next configuration by its
+-- expected improvement, so a small budget of evaluations goes where the
+-- model expects the best or knows the least.
+--
+--   return avo.strategy("surrogate").run{ evaluator = "cpu/sgemm" }
+--
+-- The seed is evaluated first, then `initial` configurations drawn uniformly
+-- from the valid ones (stream "surrogate/initial"; the evaluator's
+-- `restrictions` rule configurations out before they cost an evaluation,
+-- strategies/lib/space.lua).  Then each round fits the model to every
+-- record so far and proposes `batch` new configurations: among candidates
+-- made of every one-knob change of the `top` best records, random two-knob
+-- changes of them and `pool` uniform draws (stream "surrogate/r<round>"),
+-- the one of highest expected improvement, then climbs from it through
+-- one-knob changes while the expected improvement grows (at most 8 steps:
+-- the model's optimum is often a knob or two from every candidate drawn);
+-- with batch > 1 the next pick
+-- believes the model's prediction for the ones picked before (the
+-- "kriging believer"), so a batch spreads out and `--jobs` evaluations run
+-- together.  The run stops after `iterations` rounds, when the budget is
+-- spent (avo.exhausted) or when no new valid candidate is left.
+--
+-- The model: knob values are positions in their declared order; the
+-- distance of two configurations mixes the count of knobs that differ
+-- (knobs as categories) and the sum of their position differences scaled
+-- to [0, 1] (knobs as ordered: tile sizes, unroll factors), summed or
+-- squared-summed (rough or smooth), weight `w`; covariance
+-- exp(-distance / (lengthscale x knobs)), plus a noise term.  Every
+-- `refit` evaluations (or a quarter of all, when that is more) the
+-- lengthscale, w, the shape and the noise are chosen from a small grid by
+-- marginal likelihood, so the model learns whether the order of values
+-- matters and how rugged the space is.  Scores are
+-- standardized; a failed record counts as the worst ok score.  All of it
+-- is deterministic given the records, so a run seed fixes every choice.
+--
+-- Options:
+--   evaluator   spec for avo.evaluator (required)
+--   initial     integer >= 1, random configurations after the seed
+--               (default 10: about one per knob before the model leads)
+--   batch       integer >= 1, configurations proposed per round (default 1)
+--   iterations  integer >= 0, rounds after the initial samples (default 1000;
+--               usually the budget ends the run)
+--   pool        integer >= 0, uniform draws among each round's candidates
+--               (default 200)
+--   top         integer >= 1, best records whose neighbours are candidates
+--               (default 3)
+--   xi          number >= 0, improvement (in standard deviations of the
+--               scores) below which a candidate counts as no gain (0.01)
+--   refit       integer >= 1, evaluations between hyperparameter fits (8)
+--
+-- Returns the best record of the run, like the other strategies.
+
+local avo = require "avo"
+local options = require "strategies.lib.options"
+local records = require "strategies.lib.records"
+local space = require "strategies.lib.space"
+local index_of = require("operators.lib.knobs").index_of
+
+local M = {}
+
+local WHO = "surrogate"
+
+local KNOWN_OPTIONS = {
+  evaluator = true, initial = true, batch = true, iterations = true, pool = true,
+  top = true, xi = true, refit = true,
+}
+
+-- The hyperparameter grid: lengthscales (per knob), category weights w,
+-- noise variances (of standardized scores).
+local LENGTHSCALES = { 0.03, 0.06, 0.12, 0.25, 0.5 }
+local CATEGORY_WEIGHTS = { 0, 0.5, 1 }
+local SHAPES = { 1, 2 }
+local NOISES = { 1e-4, 1e-2 }
+
+-- Most one-knob steps of the climb from each pick (climb).
+local LOCAL_STEPS = 8
+
+---------------------------------------------------------------------------
+-- Options
+
+local is_integer_at_least = options.is_integer_at_least
+
+local function bad(name, expected, got) return options.bad(WHO, name, expected, got) end
+
+-- Returns the options with defaults filled in, or nil and a message naming
+-- the bad option.
+local function read_options(opts)
+  local ok, err = options.check_common(WHO, opts)
+  if not ok then return nil, err end
+  for name in pairs(opts) do
+    if not KNOWN_OPTIONS[name] then
+      return nil, ("%s: unknown option '%s'"):format(WHO, tostring(name))
+    end
+  end
+  local cfg = {
+    evaluator = opts.evaluator,
+    initial = opts.initial or 10,
+    batch = opts.batch or 1,
+    iterations = opts.iterations or 1000,
+    pool = opts.pool or 200,
+    top = opts.top or 3,
+    xi = opts.xi or 0.01,
+    refit = opts.refit or 8,
+  }
+  for _, name in ipairs{ "initial", "batch", "top", "refit" } do
+    if not is_integer_at_least(cfg[name], 1) then return bad(name, "an integer >= 1", cfg[name]) end
+  end
+  for _, name in ipairs{ "iterations", "pool" } do
+    if not is_integer_at_least(cfg[name], 0) then return bad(name, "an integer >= 0", cfg[name]) end
+  end
+  if type(cfg.xi) ~= "number" or not (cfg.xi >= 0) or cfg.xi == math.huge then
+    return bad("xi", "a finite number >= 0", cfg.xi)
+  end
+  return cfg
+end
+
+---------------------------------------------------------------------------
+-- Encoding and distances
+
+-- The knobs that can change (two or more values), with their positions.
+local function tunable_knobs(domain)
+  local list = {}
+  for _, knob in ipairs(domain) do
+    if #knob.values >= 2 then list[#list + 1] = knob end
+  end
+  return list
+end
+
+-- A configuration as value positions, one per tunable knob; a knob not set
+-- (or set outside its domain) is at its first value, as the compiler sees it.
+local function encode(knobs_list, knobs)
+  local x = {}
+  for d, knob in ipairs(knobs_list) do x[d] = index_of(knob.values, knobs[knob.name]) or 1 end
+  return x
+end
+
+-- Category distance (knobs that differ) and order distances (position
+-- differences scaled to [0, 1], summed and squared-summed) of two encodings.
+local function distances(knobs_list, a, b)
+  local cat, ord, ord2 = 0, 0, 0
+  for d, knob in ipairs(knobs_list) do
+    local i, j = a[d], b[d]
+    if i ~= j then
+      local step = math.abs(i - j) / (#knob.values - 1)
+      cat, ord, ord2 = cat + 1, ord + step, ord2 + step * step
+    end
+  end
+  return cat, ord, ord2
+end
+
+---------------------------------------------------------------------------
+-- The Gaussian process
+
+-- Lower Cholesky factor of the n x n matrix `A` (array of rows), or nil when
+-- it is not positive definite.
+local function cholesky(A, n)
+  local L = {}
+  for i = 1, n do
+    local Li, Ai = {}, A[i]
+    L[i] = Li
+    for j = 1, i do
+      local Lj = L[j]
+      local s = Ai[j]
+      for k = 1, j - 1 do s = s - Li[k] * Lj[k] end
+      if i == j then
+        if s <= 0 then return nil end
+        Li[j] = math.sqrt(s)
+      else
+        Li[j] = s / Lj[j]
+      end
+    end
+  end
+  return L
+end
+
+-- Solves L z = b (forward substitution).
+local function forward(L, b, n)
+  local z = {}
+  for i = 1, n do
+    local Li, s = L[i], b[i]
+    for k = 1, i - 1 do s = s - Li[k] * z[k] end
+    z[i] = s / Li[i]
+  end
+  return z
+end
+
+-- Solves L^T z = b (back substitution).
+local function backward(L, b, n)
+  local z = {}
+  for i = n, 1, -1 do
+    local s = b[i]
+    for k = i + 1, n do s = s - L[k][i] * z[k] end
+    z[i] = s / L[i][i]
+  end
+  return z
+end
+
+-- The covariance of two configurations at distances (cat, ord, ord2): a
+-- product over knobs of exp(-[differ] / scale) (categories) and exp(-|step| /
+-- scale) (shape 1, rough) or exp(-step^2 / scale) (shape 2, smooth), mixed
+-- by w; each factor is a valid kernel, so the product is.
+local function covariance(cat, ord, ord2, hyper)
+  local o = hyper.shape == 2 and ord2 or ord
+  return math.exp(-(hyper.w * cat + (1 - hyper.w) * o) / hyper.scale)
+end
+
+-- The model of standardized scores `y` at encodings `xs` under `hyper`
+-- ({ scale, w, noise }): factor, weights and log marginal likelihood, or
+-- nil when the matrix is not positive definite.  `dist` caches the pairwise
+-- distances ({cat, ord} by i, j).
+local function fit(xs, y, hyper, dist)
+  local n = #xs
+  local K = {}
+  for i = 1, n do
+    local row = {}
+    for j = 1, n do
+      local d = dist[i][j]
+      row[j] = covariance(d[1], d[2], d[3], hyper)
+    end
+    row[i] = row[i] + hyper.noise
+    K[i] = row
+  end
+  local L = cholesky(K, n)
+  if not L then return nil end
+  local alpha = backward(L, forward(L, y, n), n)
+  local loglik = 0
+  for i = 1, n do loglik = loglik - 0.5 * y[i] * alpha[i] - math.log(L[i][i]) end
+  return { L = L, alpha = alpha, n = n, hyper = hyper, loglik = loglik }
+end
+
+-- The standard normal density and distribution (Abramowitz and Stegun
+-- 7.1.26 for erf, error below 1.5e-7).
+local function pdf(z) return math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) end
+local function cdf(z)
+  local x = math.abs(z) / math.sqrt(2)
+  local t = 1 / (1 + 0.3275911 * x)
+  local erf = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
+    + 0.254829592) * t * math.exp(-x * x)
+  return z >= 0 and 0.5 * (1 + erf) or 0.5 * (1 - erf)
+end
+
+-- Expected improvement of a prediction with mean `mean` and standard
+-- deviation `sd` over `best` + `xi`; it grows with both.
+local function improvement(mean, sd, best, xi)
+  local gain = mean - best - xi
+  local z = gain / sd
+  return gain * cdf(z) + sd * pdf(z)
+end
+
+-- The model's mean at encoding `x` and the covariances with the
+-- observations (for the variance).
+local function predict_mean(model, state, x)
+  local k, mean = {}, 0
+  for i = 1, model.n do
+    local cat, ord, ord2 = distances(state.knobs, x, state.xs[i])
+    k[i] = covariance(cat, ord, ord2, model.hyper)
+    mean = mean + k[i] * model.alpha[i]
+  end
+  return mean, k
+end
+
+-- The model's standard deviation given the covariances `k`.
+local function predict_sd(model, k)
+  local v = forward(model.L, k, model.n)
+  local var = 1
+  for i = 1, model.n do var = var - v[i] * v[i] end
+  return math.sqrt(math.max(var, 1e-12))
+end
+
+-- Index, mean and expected improvement of the candidate of highest
+-- expected improvement among `list` (false entries are skipped) when it is
+-- above `floor` (default: any), or nil.  The mean costs n x knobs, the
+-- variance n^2 / 2, so candidates are visited in order of the bound their
+-- mean gives (the variance is at most the prior's, 1) and the search stops
+-- when no bound can beat the best found: the same pick, far fewer solves.
+local function best_candidate(model, state, list, best, xi, floor)
+  local order = {}
+  for i, knobs in ipairs(list) do
+    if knobs then
+      local mean, k = predict_mean(model, state, encode(state.knobs, knobs))
+      order[#order + 1] = { i = i, mean = mean, k = k, bound = improvement(mean, 1, best, xi) }
+    end
+  end
+  table.sort(order, function(a, b)
+    if a.bound ~= b.bound then return a.bound > b.bound end
+    return a.i < b.i
+  end)
+  local top, top_ei, top_mean = nil, floor or -math.huge, 0
+  for _, c in ipairs(order) do
+    if c.bound <= top_ei then break end
+    local ei = improvement(c.mean, predict_sd(model, c.k), best, xi)
+    if ei > top_ei then top, top_ei, top_mean = c.i, ei, c.mean end
+  end
+  return top, top_mean, top_ei
+end
+
+---------------------------------------------------------------------------
+-- Observations
+
+-- Standardized scores of the observations; a failed record is the worst
+-- ok score (0 when none is ok).  Returns y and the best standardized score.
+local function standardized(state)
+  local scores, worst = {}, math.huge
+  for i, r in ipairs(state.observed) do
+    if r.believed then
+      scores[i] = r.believed
+    elseif r.status == "ok" then
+      scores[i] = r.score or 0
+      worst = math.min(worst, scores[i])
+    end
+  end
+  if worst == math.huge then worst = 0 end
+  local n, sum = #state.observed, 0
+  for i = 1, n do
+    scores[i] = scores[i] or worst
+    sum = sum + scores[i]
+  end
+  local mean = sum / n
+  local var = 0
+  for i = 1, n do var = var + (scores[i] - mean) ^ 2 end
+  local sd = math.sqrt(var / n)
+  if sd == 0 then sd = 1 end
+  local y, best = {}, -math.huge
+  for i = 1, n do
+    y[i] = (scores[i] - mean) / sd
+    if not state.observed[i].believed then best = math.max(best, y[i]) end
+  end
+  return y, best, mean, sd
+end
+
+-- Adds an observation (a record, or { believed = score } for a pending
+-- pick) with its encoding; extends the distance cache.
+local function observe(state, rec, knobs)
+  local x = encode(state.knobs, knobs)
+  local n = #state.xs + 1
+  state.xs[n], state.observed[n] = x, rec
+  state.dist[n] = {}
+  for i = 1, n do
+    local d = { distances(state.knobs, x, state.xs[i]) }
+    state.dist[n][i], state.dist[i][n] = d, d
+  end
+end
+
+local function forget_last(state)
+  local n = #state.xs
+  state.xs[n], state.observed[n], state.dist[n] = nil, nil, nil
+  for i = 1, n - 1 do state.dist[i][n] = nil end
+end
+
+-- The model for the observations: hyperparameters chosen by marginal
+-- likelihood when `choose`, else the last ones.
+local function model_for(state, choose)
+  local y, best, mean, sd = standardized(state)
+  local model
+  if choose or state.hyper == nil then
+    for _, scale in ipairs(LENGTHSCALES) do
+      for _, w in ipairs(CATEGORY_WEIGHTS) do
+        for _, shape in ipairs(w < 1 and SHAPES or { 1 }) do
+          for _, noise in ipairs(NOISES) do
+            local m = fit(state.xs, y,
+              { scale = scale * #state.knobs, w = w, shape = shape, noise = noise }, state.dist)
+            if m and (model == nil or m.loglik > model.loglik) then model = m end
+          end
+        end
+      end
+    end
+    state.hyper = model and model.hyper
+  else
+    model = fit(state.xs, y, state.hyper, state.dist)
+  end
+  if model == nil then -- never positive definite: the noisiest setting
+    model = fit(state.xs, y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, shape = 1,
+      noise = 1 }, state.dist)
+  end
+  return model, best, mean, sd
+end
+
+---------------------------------------------------------------------------
+-- Candidates
+
+local function key_of(state, knobs)
+  return records.candidate_key{ source = state.seed.source, knobs = knobs }
+end
+
+-- Adds `knobs` to the candidate list when it is new, valid and not listed.
+local function offer(state, list, listed, knobs)
+  local key = key_of(state, knobs)
+  if listed[key] or state.seen[key] then return end
+  listed[key] = true
+  if not space.allows(state.ev, knobs) then return end
+  list[#list + 1] = knobs
+end
+
+local function copy(t)
+  local c = {}
+  for k, v in pairs(t) do c[k] = v end
+  return c
+end
+
+-- The knob values of a record, completed with first values.
+local function full_knobs(state, rec)
+  local knobs = {}
+  for _, knob in ipairs(state.domain) do
+    local v = (rec.knobs or {})[knob.name]
+    knobs[knob.name] = index_of(knob.values, v) and v or knob.values[1]
+  end
+  return knobs
+end
+
+-- This round's candidates: one-knob changes of the top records, as many
+-- random two-knob changes of them, and `pool` uniform draws.
+local function candidates(state, rng)
+  local list, listed = {}, {}
+  local ok = {}
+  for _, r in ipairs(state.observed) do
+    if r.status == "ok" then ok[#ok + 1] = r end
+  end
+  local tops = table.move(records.ranked(ok), 1, math.min(state.cfg.top, #ok), 1, {})
+  local ones = 0
+  for _, r in ipairs(tops) do
+    local base = full_knobs(state, r)
+    for _, knob in ipairs(state.knobs) do
+      for _, v in ipairs(knob.values) do
+        if v ~= base[knob.name] then
+          local k = copy(base)
+          k[knob.name] = v
+          offer(state, list, listed, k)
+          ones = ones + 1
+        end
+      end
+    end
+  end
+  for _ = 1, ones do
+    local base = full_knobs(state, tops[rng:int(1, #tops)])
+    for _ = 1, 2 do
+      local knob = state.knobs[rng:int(1, #state.knobs)]
+      base[knob.name] = rng:choice(knob.values)
+    end
+    offer(state, list, listed, base)
+  end
+  for _ = 1, state.cfg.pool do
+    local k = space.sample(rng, state.domain, state.ev,
+      function(k) return not listed[key_of(state, k)] and not state.seen[key_of(state, k)] end)
+    if k == nil then break end
+    offer(state, list, listed, k)
+  end
+  return list
+end
+
+---------------------------------------------------------------------------
+-- Run
+
+-- Evaluates knob settings as candidates of round `round`; the records that
+-- were run join the observations.
+local function evaluate(state, list, round, note)
+  local cands = {}
+  for i, knobs in ipairs(list) do
+    state.seen[key_of(state, knobs)] = true
+    cands[i] = { source = state.seed.source, knobs = knobs, operator = WHO,
+                 parents = { { id = state.seed.id, role = "parent" } }, note = note,
+                 generation = round }
+  end
+  if #cands == 0 then return end
+  for _, r in ipairs(avo.evaluate_all(state.ev, cands)) do
+    if r.status ~= "skipped" then
+      observe(state, r, full_knobs(state, r))
+      if records.better(r, state.best) then state.best = r end
+      state.since_fit = state.since_fit + 1
+    end
+  end
+end
+
+-- Climbs from the candidate `knobs` (expected improvement `ei`) to the
+-- best of its valid new one-knob changes while that improves the expected
+-- improvement, at most LOCAL_STEPS times: the model's optimum is often a
+-- knob or two away from every candidate drawn.  Returns knobs, mean.
+local function climb(state, model, best, knobs, mean, ei, taken)
+  for _ = 1, LOCAL_STEPS do
+    local list, listed = {}, {}
+    for key in pairs(taken) do listed[key] = true end
+    for _, knob in ipairs(state.knobs) do
+      for _, v in ipairs(knob.values) do
+        if v ~= knobs[knob.name] then
+          local k = copy(knobs)
+          k[knob.name] = v
+          offer(state, list, listed, k)
+        end
+      end
+    end
+    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi, ei)
+    if top == nil then break end
+    knobs, mean, ei = list[top], top_mean, top_ei
+  end
+  return knobs, mean
+end
+
+-- Up to `batch` picks of highest expected improvement, each later pick
+-- believing the model's mean for the earlier ones.
+local function propose(state, round)
+  local rng = avo.rng(("%s/r%d"):format(WHO, round))
+  local list = candidates(state, rng)
+  local picks, taken = {}, {}
+  -- Hyperparameters are chosen again after `refit` evaluations, or a
+  -- quarter of them all when that is more: they settle as data grows.
+  local choose = state.since_fit >= math.max(state.cfg.refit, #state.xs // 4)
+    or state.hyper == nil
+  if choose then state.since_fit = 0 end
+  for b = 1, math.min(state.cfg.batch, #list) do
+    local model, best, mean, sd = model_for(state, choose and b == 1)
+    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi)
+    if top == nil then break end
+    local knobs = list[top]
+    list[top] = false
+    local climbed
+    climbed, top_mean = climb(state, model, best, knobs, top_mean, top_ei, taken)
+    if climbed ~= knobs then -- the list may hold it too: it is taken now
+      local key = key_of(state, climbed)
+      for i, k in ipairs(list) do
+        if k and key_of(state, k) == key then list[i] = false end
+      end
+      knobs = climbed
+    end
+    taken[key_of(state, knobs)] = true
+    picks[#picks + 1] = knobs
+    if b < state.cfg.batch then
+      observe(state, { believed = top_mean * sd + mean }, knobs)
+    end
+  end
+  for _ = 1, #picks - 1 do forget_last(state) end
+  return picks
+end
+
+function M.run(opts)
+  local cfg, err = read_options(opts)
+  if not cfg then error(err, 2) end
+  local ev = avo.evaluator(cfg.evaluator)
+
+  local seed_candidate = ev:seed()
+  seed_candidate.generation = seed_candidate.generation or 0
+  local seed = avo.evaluate(ev, seed_candidate)
+  if seed.status == "skipped" then return nil end
+  local domain = avo.knobs(seed.source)
+  local state = {
+    cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
+    xs = {}, observed = {}, dist = {}, seen = {}, best = seed, since_fit = 0,
+  }
+  if #state.knobs == 0 then
+    avo.log("%s: the seed declares no knob with two values or more; nothing to search", WHO)
+    return seed
+  end
+  state.seen[key_of(state, full_knobs(state, seed))] = true
+  observe(state, seed, full_knobs(state, seed))
+
+  local initial, rng = {}, avo.rng(WHO .. "/initial")
+  for _ = 1, cfg.initial do
+    local knobs = space.sample(rng, domain, ev, function(k) return not state.seen[key_of(state, k)] end)
+    if knobs == nil then break end
+    state.seen[key_of(state, knobs)] = true
+    initial[#initial + 1] = knobs
+  end
+  if not avo.exhausted() then evaluate(state, initial, 0, "random sample") end
+  avo.progress{ generation = 0 }
+
+  for round = 1, cfg.iterations do
+    if avo.exhausted() then break end
+    local picks = propose(state, round)
+    if #picks == 0 then
+      avo.log("%s: round %d found no new valid configuration; stopping", WHO, round)
+      break
+    end
+    evaluate(state, picks, round, "highest expected improvement")
+    avo.progress{ generation = round }
+  end
+  if state.hyper then
+    avo.log("%s: model lengthscale %.3g per knob, category weight %.2g, %s, noise %.2g", WHO,
+      state.hyper.scale / #state.knobs, state.hyper.w,
+      state.hyper.shape == 2 and "smooth" or "rough", state.hyper.noise)
+  end
+  return state.best
+end
+
+return M
