@@ -10,6 +10,7 @@
 #include "avo.h"
 #include "cli.h"
 #include "compare.h"
+#include "diff.h"
 
 static const char usage_best[] =
     "usage: avo best [--db FILE] [--run ID] [--json]\n"
@@ -111,6 +112,29 @@ static void print_knobs(const json_t *knobs)
         printf("(none)");
 }
 
+/* After "this candidate 0.41x": its ratio to baseline `row` per config,
+ * "; per config 128x128x128 0.05x, odd unavailable (...)". */
+static void print_config_ratios(const json_t *c, const json_t *row)
+{
+    size_t i;
+    const json_t *cfg;
+    const char *sep = "; per config ";
+    json_array_foreach(json_object_get(c, "configs"), i, cfg)
+    {
+        const char *unit = NULL, *their_unit = NULL;
+        double mine = avo_diff_config_metric(cfg, &unit), theirs = 0;
+        char why[600];
+        if (!(mine > 0))
+            continue;
+        if (avo_compare_config(row, str(cfg, "name"), &theirs, &their_unit, why, sizeof why) &&
+            theirs > 0 && unit && their_unit && strcmp(unit, their_unit) == 0)
+            printf("%s%s %.2fx", sep, str(cfg, "name"), mine / theirs);
+        else
+            printf("%s%s %s", sep, str(cfg, "name"), why);
+        sep = ", ";
+    }
+}
+
 static void print_candidate(const json_t *c, int with_source)
 {
     printf("candidate #%lld  run %lld  generation %lld  operator %s\n",
@@ -156,13 +180,23 @@ static void print_candidate(const json_t *c, int with_source)
          * the status and reason of each one that did not. */
         printf("\nbaselines of run %lld:\n",
                (long long)json_integer_value(json_object_get(c, "run_id")));
+        const char *evaluator = json_string_value(json_object_get(c, "evaluator"));
         json_array_foreach(baselines, i, item)
         {
             char text[600];
             avo_compare_describe(item, NULL, text, sizeof text);
             printf("  %s (%s)", text, str(item, "device"));
-            if (avo_compare_usable(item) && strcmp(str(c, "status"), "ok") == 0)
+            if (!avo_compare_owned(item, evaluator)) {
+                /* another workload: never compared with (issue 21) */
+                printf(": of evaluator %s, not this candidate's (%s)\n",
+                       *str(item, "evaluator") ? str(item, "evaluator") : "unknown",
+                       evaluator ? evaluator : "unknown");
+                continue;
+            }
+            if (avo_compare_usable(item) && strcmp(str(c, "status"), "ok") == 0) {
                 printf(": this candidate %.2fx", num(c, "score") / num(item, "score"));
+                print_config_ratios(c, item);
+            }
             printf("\n");
         }
     }

@@ -244,9 +244,10 @@ local function check_candidate(c, i)
 end
 
 -- The record a strategy sees: the candidate plus its outcome.
-local function make_record(r, id, cand, result, score)
+local function make_record(r, id, cand, result, score, ev)
   local rec = {
     id = id, run_id = r.run_id, source = cand.source, knobs = cand.knobs or {},
+    evaluator = ev and ev.name, -- its baselines are the only ones it is compared with
     operator = cand.operator or "manual", parents = cand.parents or {},
     note = cand.note, generation = cand.generation or 0, model = cand.model,
     status = result.status, reason = result.reason, log = result.log,
@@ -288,7 +289,7 @@ local function on_result(r, ev, id, cand, result, score)
   if not recorded then result.artifacts = ev:artifacts_of(result, cand) end
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
-  local rec = make_record(r, id, cand, result, score)
+  local rec = make_record(r, id, cand, result, score, ev)
   account(r, rec, cand)
   return rec
 end
@@ -417,12 +418,12 @@ end
 -- A candidate whose evaluation hit infrastructure faults on every try: it
 -- stays pending in the archive (so `avo resume` evaluates it again) and the
 -- strategy sees a failed record with status "error".
-local function unfinished(r, id, cand, result)
+local function unfinished(r, id, cand, result, ev)
   r.infra_unfinished = r.infra_unfinished + 1
   result.reason = ("infrastructure fault, not the candidate's (%s); left unfinished for " ..
     "avo resume"):format(tostring(result.reason or "worker lost"))
   result.status = "error"
-  local rec = make_record(r, id, cand, result, 0)
+  local rec = make_record(r, id, cand, result, 0, ev)
   account(r, rec, cand)
   return rec
 end
@@ -527,7 +528,7 @@ local function submit(r, ev, cand)
     id, err = r.archive:add{
       run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
       source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-      parents = cand.parents or {},
+      parents = cand.parents or {}, evaluator = ev.name,
     }
     if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
   end
@@ -539,7 +540,7 @@ local function submit(r, ev, cand)
     local rec
     if r.recorded.mode == "resume" then
       r.unit = r.unit or ev.unit -- the status line's unit while recorded answers replay
-      rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
+      rec = make_record(r, id, cand, recorded_result(old), old.score or 0, ev)
       account(r, rec, cand)
     else
       rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
@@ -552,7 +553,7 @@ local function submit(r, ev, cand)
     ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
   else
     ticket = submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(), function(result)
-      if result.infrastructure then return unfinished(r, id, cand, result) end
+      if result.infrastructure then return unfinished(r, id, cand, result, ev) end
       return on_result(r, ev, id, cand, result)
     end, ev)
   end
@@ -762,7 +763,7 @@ local function adopt(r, ev, cand, measured)
   local old = r.recorded and r.recorded.mode == "resume" and r.recorded.by_key[key]
   if old and old.status ~= "pending" then
     -- Committed before the run was killed: the row exists.
-    local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0)
+    local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0, ev)
     account(r, rec, cand)
     r.by_key[key] = sched.complete_now(rec)
     return rec
@@ -770,7 +771,7 @@ local function adopt(r, ev, cand, measured)
   local id, err = r.archive:add{
     run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
     source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-    parents = cand.parents or {},
+    parents = cand.parents or {}, evaluator = ev.name,
   }
   if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
   local result = {}

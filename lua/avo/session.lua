@@ -88,7 +88,7 @@ function Status:line()
     if r.seed_record and r.seed_record.score > 0 then
       best = best .. (" (%.2fx seed)"):format(r.best.score / r.seed_record.score)
     end
-    local against = baselines.status_text(r, r.best.score)
+    local against = baselines.status_text(r, r.best)
     if against then best = best .. ", " .. against end
     parts[#parts + 1] = best
   else
@@ -229,15 +229,34 @@ function S.execute(ctx)
   return ok, result, run
 end
 
--- One line per baseline of the run: its score and the best's ratio to it,
--- or its status and reason (never a zero for one that did not measure).
-function S.print_baselines(rows, unit, best_score)
+-- One line per baseline of the run: its score and the best's ratio to it
+-- (overall and per config), or its status and reason (never a zero for one
+-- that did not measure).  Only baselines of the best's own evaluator are
+-- compared with; another evaluator's are listed as such.
+function S.print_baselines(rows, unit, best)
   for _, row in ipairs(rows or {}) do
     local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
-    if row.status == "ok" and row.score then
-      io.stdout:write(("baseline %s (%s %s, %s): %.4g %s%s\n"):format(row.name, row.library or "?",
-        row.version and row.version:sub(1, 12) or "?", where, row.score, unit,
-        best_score and (", best is %.2fx"):format(best_score / row.score) or ""))
+    local mine = not best or baselines.owned(row, best.evaluator)
+    if not mine then
+      io.stdout:write(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
+        :format(row.name, where, row.evaluator or "unknown", best.evaluator or "unknown"))
+    elseif row.status == "ok" and row.score then
+      local result = type(row.result) == "table" and row.result or {}
+      local lib = type(result.baseline) == "table" and result.baseline or {}
+      local version = row.version or "?"
+      if version:match("^%x+$") then version = version:sub(1, 12) end
+      local what = { ("%s %s"):format(row.library or "?", version) }
+      local info = type(lib.info) == "table" and lib.info or {}
+      if info.core then what[#what + 1] = "core " .. tostring(info.core) end
+      if math.type(lib.threads) == "integer" then
+        what[#what + 1] = ("%d thread%s"):format(lib.threads, lib.threads == 1 and "" or "s")
+      end
+      what[#what + 1] = where
+      io.stdout:write(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
+        table.concat(what, ", "), row.score, unit,
+        best and (", best is %.2fx"):format(best.score / row.score) or ""))
+      local per = best and baselines.config_text(best, row) or ""
+      if per ~= "" then io.stdout:write("  best per config: ", per, "\n") end
     else
       io.stdout:write(("baseline %s (%s): %s\n"):format(row.name, where,
         (baselines.describe(row, unit):gsub("^[^:]*: ", ""))))
@@ -263,7 +282,7 @@ function S.summarise(run, final, db)
       io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
-    S.print_baselines(run.baseline_rows, unit, best.score)
+    S.print_baselines(run.baseline_rows, unit, best)
     io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)
