@@ -135,6 +135,47 @@ static void print_config_ratios(const json_t *c, const json_t *row)
     }
 }
 
+/*
+ * The re-timing at the end of the candidate's run (lua/avo/retime.lua, the
+ * last "retimed" event): the candidate's re-timed median and interval, and
+ * the ranking after re-timing.
+ */
+static void print_retimed(const json_t *c, const json_t *data)
+{
+    size_t i;
+    const json_t *e;
+    const json_t *ranked = json_object_get(data, "ranked"), *dropped = json_object_get(data, "dropped");
+    printf("\nre-timed at the end of run %lld: top %zu of %s, %lld rounds interleaved, each a fresh "
+           "process (median, 95%% interval of another process's measurement):\n",
+           (long long)json_integer_value(json_object_get(c, "run_id")),
+           json_array_size(ranked) + json_array_size(dropped), str(data, "evaluator"),
+           (long long)json_integer_value(json_object_get(data, "rounds")));
+    json_int_t id = json_integer_value(json_object_get(c, "id"));
+    int found = 0;
+    json_array_foreach(ranked, i, e)
+    {
+        json_int_t eid = json_integer_value(json_object_get(e, "id"));
+        printf("  %lld. #%lld %.4g [%.4g, %.4g] (recorded %.4g)%s\n",
+               (long long)json_integer_value(json_object_get(e, "rank")), (long long)eid,
+               num(e, "median"), num(e, "low"), num(e, "high"), num(e, "recorded"),
+               eid == id ? "  <- this candidate" : "");
+        found |= eid == id;
+    }
+    json_array_foreach(dropped, i, e)
+    {
+        json_int_t eid = json_integer_value(json_object_get(e, "id"));
+        printf("  -  #%lld out: %s%s\n", (long long)eid, str(e, "why"),
+               eid == id ? "  <- this candidate" : "");
+        found |= eid == id;
+    }
+    const json_t *first = json_array_get(ranked, 0);
+    if (first && json_integer_value(json_object_get(first, "id")) != id)
+        printf("  after re-timing the fastest is #%lld, not this candidate\n",
+               (long long)json_integer_value(json_object_get(first, "id")));
+    if (!found)
+        printf("  this candidate was not among them\n");
+}
+
 static void print_candidate(const json_t *c, int with_source)
 {
     printf("candidate #%lld  run %lld  generation %lld  operator %s\n",
@@ -200,6 +241,9 @@ static void print_candidate(const json_t *c, int with_source)
             printf("\n");
         }
     }
+    const json_t *retimed = json_object_get(c, "run_retimed");
+    if (retimed)
+        print_retimed(c, retimed);
     if (*str(c, "log") && strcmp(str(c, "status"), "ok") != 0)
         printf("\nlog:\n%s\n", str(c, "log"));
     if (with_source)
@@ -229,6 +273,15 @@ static void attach_baselines(avo_archive *ar, json_t *value)
     char err[AVO_ERRLEN];
     if (avo_archive_baselines(ar, json_integer_value(run), &rows, err, sizeof err) == 0)
         json_object_set_new(value, "run_baselines", rows);
+    /* The last re-timing of the bests in the run, if any (lua/avo/retime.lua). */
+    json_t *events = NULL;
+    if (avo_archive_events(ar, json_integer_value(run), "retimed", &events, err, sizeof err) == 0) {
+        const json_t *last = json_array_get(events, json_array_size(events) - 1);
+        const json_t *data = json_object_get(last, "data");
+        if (json_is_object(data))
+            json_object_set(value, "run_retimed", (json_t *)data);
+    }
+    json_decref(events);
 }
 
 /* Parse, open the archive, fetch, print: the shape every query shares. */

@@ -1207,6 +1207,60 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
 }
 
 /*
+ * The bests re-timed at the end of the run (lua/avo/retime.lua, the last
+ * "retimed" event's `data`, NULL when the run has none): the ranking after
+ * re-timing with each median and its interval (between processes), and the
+ * candidates dropped for failing a round.
+ */
+static void section_retimed(avo_strbuf *out, const json_t *data, const json_t *shown)
+{
+    avo_strbuf_puts(out, "<h2 id=\"retimed\">Re-timed bests</h2>\n");
+    if (!json_is_object(data)) {
+        avo_strbuf_puts(out, "<p class=\"muted\">not re-timed (the run did not end, the"
+                             " evaluator times nothing, or --retime 0)</p>\n");
+        return;
+    }
+    avo_strbuf_printf(out, "<p>The top %zu of ",
+                      json_array_size(json_object_get(data, "ranked")) +
+                          json_array_size(json_object_get(data, "dropped")));
+    avo_strbuf_html(out, str(data, "evaluator"));
+    avo_strbuf_printf(out, " timed again in %lld interleaved rounds, each evaluation a fresh"
+                           " process; interval: where another process's measurement falls"
+                           " (95%%). A candidate not ok in every round is out.</p>\n",
+                      integer(data, "rounds"));
+    avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
+                         "<th>interval</th><th>recorded</th><th>change</th></tr>\n");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(data, "ranked"), i, e)
+    {
+        avo_strbuf_printf(out, "<tr><td class=\"num\">%lld</td><td>", integer(e, "rank"));
+        cand_ref(out, integer(e, "id"), shown);
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(e, "median"));
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(e, "low"));
+        avo_strbuf_puts(out, " – ");
+        html_number(out, num(e, "high"));
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(e, "recorded"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%+.1f%%</td></tr>\n",
+                          num(e, "recorded") > 0
+                              ? (num(e, "median") / num(e, "recorded") - 1) * 100
+                              : 0);
+    }
+    json_array_foreach(json_object_get(data, "dropped"), i, e)
+    {
+        avo_strbuf_puts(out, "<tr><td>out</td><td>");
+        cand_ref(out, integer(e, "id"), shown);
+        avo_strbuf_puts(out, "</td><td colspan=\"4\">");
+        avo_strbuf_html(out, str(e, "why"));
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+}
+
+/*
  * Build the whole page.  Reads the run with its summary (unit, attempts),
  * its candidates with sources, the best candidate's lineage and the LLM
  * spend, then writes the sections in order.  Returns the first archive
@@ -1302,6 +1356,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     avo_strbuf_printf(out, "%zu evaluations, %zu failed.</p>\n", n_ok + n_failed, n_failed);
     avo_strbuf_puts(out, "<p><a href=\"#trajectory\">trajectory</a> · <a href=\"#generations\">"
                          "generations</a> · <a href=\"#baselines\">baselines</a> · "
+                         "<a href=\"#retimed\">re-timed</a> · "
                          "<a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
                          "top versions</a> · <a href=\"#run\">run</a> · <a href=\"#llm\">LLM "
                          "spend</a></p>\n");
@@ -1318,6 +1373,13 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
                              "Score per generation</h2>\n<p>no finished evaluations</p>\n");
     }
     section_baselines(out, run, best);
+    json_t *retimed = NULL;
+    if ((rc = avo_archive_events(ar, run_id, "retimed", &retimed, err, errlen)) < 0)
+        goto out;
+    section_retimed(out, json_object_get(json_array_get(retimed, json_array_size(retimed) - 1),
+                                         "data"),
+                    shown);
+    json_decref(retimed);
 
     avo_strbuf_puts(out, "<h2 id=\"lineage\">Lineage of the best candidate</h2>\n");
     if (best) {

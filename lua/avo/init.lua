@@ -204,6 +204,22 @@ function avo.exhausted()
   return evaluations_exhausted(r) or llm.exhausted()
 end
 
+-- How the bests are re-timed when the run ends (avo.retime): {top = K,
+-- rounds = N}; top 0 turns it off.  A strategy calls it to change the
+-- defaults; the command line's --retime/--retime-rounds win over it.
+function avo.retime(opts)
+  local r = need_run("retime")
+  if type(opts) ~= "table" then error("avo.retime: expects a table {top =, rounds =}", 2) end
+  for _, k in ipairs({ "top", "rounds" }) do
+    local v = opts[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 0 or v > 1000) then
+      error(("avo.retime: '%s' must be an integer from 0 to 1000"):format(k), 2)
+    end
+  end
+  if opts.rounds == 0 then error("avo.retime: 'rounds' must be at least 1", 2) end
+  r.retime_script = { top = opts.top, rounds = opts.rounds }
+end
+
 function avo.budget()
   local r = need_run("budget")
   return {
@@ -481,6 +497,9 @@ local function note_evaluator(r, ev)
     if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
     error({ avo_refusal = "avo: cannot resume: " .. why }, 0)
   end
+  -- By name, for re-timing the bests at the end (avo.retime).
+  r.evaluator_objects = r.evaluator_objects or {}
+  r.evaluator_objects[ev.name] = r.evaluator_objects[ev.name] or ev
   emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
     backend = ev.backend, unit = ev.unit })
   -- The evaluator's baselines run beside the search (avo.baselines).

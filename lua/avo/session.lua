@@ -9,6 +9,7 @@ local avo = require "avo"
 local sched = require "avo.sched"
 local scaleout = require "avo.scaleout"
 local baselines = require "avo.baselines"
+local retime = require "avo.retime"
 
 local S = {}
 
@@ -208,6 +209,18 @@ function S.execute(ctx)
   end)
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
+  -- The bests re-timed in fresh processes once the search is done (not
+  -- after a failure, a signal or a stop, nor in a replay, which measures
+  -- nothing); --retime/--retime-rounds over avo.retime{} over the defaults.
+  local rec = ctx.recorded
+  if ok and not core.interrupted() and not (rec and (rec.mode == "replay" or rec.origin)) then
+    local want = run.retime_script or {}
+    local rok, rerr = pcall(sched.run, function()
+      run.retimed = retime.run(run, { top = ctx.retime or want.top,
+        rounds = ctx.retime_rounds or want.rounds, log = function(msg) status:log(msg) end })
+    end)
+    if not rok then ok, result = false, rerr end
+  end
   -- An error raised for the script from the engine's call of it names the
   -- script.  One the returned strategy blames on that call with the command
   -- line's KEY=VALUE (error(msg, 2) from its option check) is a usage error,
@@ -283,6 +296,9 @@ function S.summarise(run, final, db)
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
     S.print_baselines(run.baseline_rows, unit, best)
+    if run.retimed then
+      for _, line in ipairs(retime.lines(run.retimed)) do io.stdout:write(line, "\n") end
+    end
     io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)
