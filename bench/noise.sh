@@ -10,9 +10,8 @@
 # (--retime 1, 3 rounds: lua/avo/retime.lua), and the fraction of the
 # ROUNDS independent `avo eval` scores above that fall inside each run's
 # re-timed interval is printed beside the fraction inside the within-process
-# spread the evaluation reports (score +- MAD/median, the median of its configs;
-# it understates the
-# variation between processes, issue 21).
+# spread the evaluation reports (score +- MAD/median, the median of its
+# configs; it understates the variation between processes, issue 21).
 #
 #   meson compile -C build bench-noise    or    bench/noise.sh build/avo [BASELINE_AVO] [ROUNDS] [REPS]
 set -eu
