@@ -155,11 +155,24 @@ static void print_retimed(const json_t *c, const json_t *data)
     json_array_foreach(ranked, i, e)
     {
         json_int_t eid = json_integer_value(json_object_get(e, "id"));
-        printf("  %lld. #%lld %.4g [%.4g, %.4g] (recorded %.4g)%s\n",
+        printf("  %lld. #%lld %.4g [%.4g, %.4g] (recorded %.4g)",
                (long long)json_integer_value(json_object_get(e, "rank")), (long long)eid,
-               num(e, "median"), num(e, "low"), num(e, "high"), num(e, "recorded"),
-               eid == id ? "  <- this candidate" : "");
+               num(e, "median"), num(e, "low"), num(e, "high"), num(e, "recorded"));
+        const char *name;
+        const json_t *ratio;
+        json_object_foreach(json_object_get(e, "vs"), name, ratio)
+            printf(", %.2fx %s", json_number_value(ratio), name);
+        printf("%s\n", eid == id ? "  <- this candidate" : "");
         found |= eid == id;
+    }
+    /* The evaluator's baselines, timed in the same rounds. */
+    json_array_foreach(json_object_get(data, "baselines"), i, e)
+    {
+        if (json_object_get(e, "median"))
+            printf("  baseline %s in the same rounds: %.4g [%.4g, %.4g]\n", str(e, "name"),
+                   num(e, "median"), num(e, "low"), num(e, "high"));
+        else
+            printf("  baseline %s in the same rounds: %s\n", str(e, "name"), str(e, "why"));
     }
     json_array_foreach(dropped, i, e)
     {

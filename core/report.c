@@ -1229,7 +1229,8 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const json_t *s
                            " (95%%). A candidate not ok in every round is out.</p>\n",
                       integer(data, "rounds"));
     avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
-                         "<th>interval</th><th>recorded</th><th>change</th></tr>\n");
+                         "<th>interval</th><th>recorded</th><th>change</th>"
+                         "<th>vs baselines (same rounds)</th></tr>\n");
     size_t i;
     const json_t *e;
     json_array_foreach(json_object_get(data, "ranked"), i, e)
@@ -1244,16 +1245,44 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const json_t *s
         html_number(out, num(e, "high"));
         avo_strbuf_puts(out, "</td><td class=\"num\">");
         html_number(out, num(e, "recorded"));
-        avo_strbuf_printf(out, "</td><td class=\"num\">%+.1f%%</td></tr>\n",
+        avo_strbuf_printf(out, "</td><td class=\"num\">%+.1f%%</td><td>",
                           num(e, "recorded") > 0
                               ? (num(e, "median") / num(e, "recorded") - 1) * 100
                               : 0);
+        const char *name;
+        const json_t *ratio;
+        const char *sep = "";
+        json_object_foreach(json_object_get(e, "vs"), name, ratio)
+        {
+            avo_strbuf_printf(out, "%s%.2fx ", sep, json_number_value(ratio));
+            avo_strbuf_html(out, name);
+            sep = ", ";
+        }
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    json_array_foreach(json_object_get(data, "baselines"), i, e)
+    {
+        avo_strbuf_puts(out, "<tr><td>baseline</td><td>");
+        avo_strbuf_html(out, str(e, "name"));
+        if (json_object_get(e, "median")) {
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(e, "median"));
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(e, "low"));
+            avo_strbuf_puts(out, " – ");
+            html_number(out, num(e, "high"));
+            avo_strbuf_puts(out, "</td><td colspan=\"3\">timed in the same rounds</td></tr>\n");
+        } else {
+            avo_strbuf_puts(out, "</td><td colspan=\"5\">");
+            avo_strbuf_html(out, str(e, "why"));
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
     }
     json_array_foreach(json_object_get(data, "dropped"), i, e)
     {
         avo_strbuf_puts(out, "<tr><td>out</td><td>");
         cand_ref(out, integer(e, "id"), shown);
-        avo_strbuf_puts(out, "</td><td colspan=\"4\">");
+        avo_strbuf_puts(out, "</td><td colspan=\"5\">");
         avo_strbuf_html(out, str(e, "why"));
         avo_strbuf_puts(out, "</td></tr>\n");
     }

@@ -9,8 +9,14 @@
 -- an event of kind "retimed":
 --
 --   {set = id, evaluator = name, unit =, top =, rounds =,
---    ranked = {{id, rank, recorded, median, mean, sd, low, high, scores}, ...},
---    dropped = {{id, recorded, why}, ...}}
+--    ranked = {{id, rank, recorded, median, mean, sd, low, high, scores,
+--               vs = {baseline = median / its median}}, ...},
+--    dropped = {{id, recorded, why}, ...},
+--    baselines = {{name, median, low, high, scores} or {name, why}, ...}}
+--
+-- The evaluator's baselines that measured in the run are timed in the same
+-- rounds (not stored as rebench results, which are candidates'), so the
+-- ratio of a re-timed best to a library is measured under one load.
 --
 -- A candidate not ok in every round is dropped (never ranked).  `low` and
 -- `high` bound where another process's measurement is expected to fall
@@ -111,23 +117,47 @@ function M.run(r, opts)
       "fresh process"):format(#chosen, ev.name, rounds))
   end
   local rng = avo.rng("avo.retime") -- a stream of its own: the search's stay as they were
+  -- The evaluator's baselines that measured in the run are timed in the
+  -- same rounds, so the ratios to them compare like with like.
+  local extra = {}
+  for _, b in ipairs(ev.baseline_list or {}) do
+    for _, row in ipairs(r.baseline_rows or {}) do
+      if row.evaluator == ev.name and row.status == "ok" and row.score
+          and (row.name == b.name or row.name == b.name .. "@" .. ev.name) then
+        extra[#extra + 1] = { id = "baseline:" .. row.name, name = row.name, baseline = b }
+        break
+      end
+    end
+  end
+  local entries = { table.unpack(chosen) }
+  for _, e in ipairs(extra) do entries[#entries + 1] = e end
   local scores, failed = {}, {}
-  for _, c in ipairs(chosen) do scores[c.id] = {} end
+  for _, c in ipairs(entries) do scores[c.id] = {} end
   for round = 1, rounds do
-    local order = rng:shuffle({ table.unpack(chosen) })
+    local order = rng:shuffle({ table.unpack(entries) })
     for _, c in ipairs(order) do
       if not failed[c.id] then
         local seed = rng.gen:next() << 21 ~ rng.gen:next()
-        local job = ev:job({ source = c.source, knobs = c.knobs }, seed, r.cache_dir)
-        local result = sched.await(sched.submit(job, ev:deadline()))
-        local score = result.status == "ok" and ev:score_of(result) or 0
-        if result.status ~= "ok" then
+        local job, result, score
+        if c.baseline then
+          job = ev:baseline_job(c.baseline, seed, r.cache_dir)
+          result = sched.await(sched.submit(job, ev:deadline()))
+          local status, reason, s = ev:baseline_verdict(result)
+          result.status, result.reason, score = status, reason, s or 0
+        else
+          job = ev:job({ source = c.source, knobs = c.knobs }, seed, r.cache_dir)
+          result = sched.await(sched.submit(job, ev:deadline()))
+          score = result.status == "ok" and ev:score_of(result) or 0
+        end
+        if result.status ~= "ok" or not (score > 0) then
           failed[c.id] = ("%s in round %d: %s"):format(result.status, round,
             (tostring(result.reason or ""):gsub("%s+", " ")):sub(1, 160))
         end
         scores[c.id][round] = score
         result.id = nil
-        assert(r.archive:rebench_add(set_id, c.id, round, score, result))
+        if not c.baseline then
+          assert(r.archive:rebench_add(set_id, c.id, round, score, result))
+        end
       end
     end
   end
@@ -146,6 +176,26 @@ function M.run(r, opts)
         scores = setmetatable({ table.unpack(xs) }, core.json_array_mt) }
     end
   end
+  data.baselines = setmetatable({}, core.json_array_mt)
+  for _, e in ipairs(extra) do
+    if failed[e.id] then
+      data.baselines[#data.baselines + 1] = { name = e.name, why = failed[e.id] }
+    else
+      local xs = scores[e.id]
+      local low, high = M.interval(xs)
+      data.baselines[#data.baselines + 1] = { name = e.name, median = M.median(xs), low = low,
+        high = high, scores = setmetatable({ table.unpack(xs) }, core.json_array_mt) }
+    end
+  end
+  -- Each ranked candidate's ratio to each re-timed baseline (medians).
+  for _, e in ipairs(data.ranked) do
+    for _, b in ipairs(data.baselines) do
+      if b.median and b.median > 0 then
+        e.vs = e.vs or {}
+        e.vs[b.name] = e.median / b.median
+      end
+    end
+  end
   table.sort(data.ranked, function(a, b)
     if a.median ~= b.median then return a.median > b.median end
     return a.id < b.id
@@ -162,9 +212,21 @@ function M.lines(data)
     "(median, 95%% interval of another process's measurement):"):format(
       #data.ranked + #data.dropped, data.evaluator, data.rounds) }
   for _, e in ipairs(data.ranked) do
-    out[#out + 1] = ("  %d. #%d %.4g %s [%.4g, %.4g] (recorded %.4g, %+.1f%%)"):format(e.rank,
+    local vs = {}
+    for _, b in ipairs(data.baselines or {}) do
+      if e.vs and e.vs[b.name] then vs[#vs + 1] = (", %.2fx %s"):format(e.vs[b.name], b.name) end
+    end
+    out[#out + 1] = ("  %d. #%d %.4g %s [%.4g, %.4g] (recorded %.4g, %+.1f%%)%s"):format(e.rank,
       e.id, e.median, unit, e.low, e.high, e.recorded,
-      e.recorded > 0 and (e.median / e.recorded - 1) * 100 or 0)
+      e.recorded > 0 and (e.median / e.recorded - 1) * 100 or 0, table.concat(vs))
+  end
+  for _, b in ipairs(data.baselines or {}) do
+    if b.median then
+      out[#out + 1] = ("  baseline %s in the same rounds: %.4g %s [%.4g, %.4g]"):format(b.name,
+        b.median, unit, b.low, b.high)
+    else
+      out[#out + 1] = ("  baseline %s in the same rounds: %s"):format(b.name, b.why)
+    end
   end
   for _, e in ipairs(data.dropped) do
     out[#out + 1] = ("  -  #%d out: %s"):format(e.id, e.why)
