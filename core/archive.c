@@ -208,6 +208,23 @@ static const char *const migrations[] = {
           "  updated_at REAL NOT NULL,"
           "  PRIMARY KEY (experiment_id, cell)"
           ") STRICT;",
+    /* 8: the evaluator (its name) of each candidate and baseline, so a
+     * candidate is compared only with its own evaluator's baselines.  Old
+     * rows: a run with one evaluator gives it to all its candidates; a
+     * baseline "name@ev" is ev's, a plain one the run's first evaluator's
+     * (lua/avo/baselines.lua named them so); candidates of a run with several
+     * stay NULL (unknown), compared only with baselines of unknown evaluator. */
+    [8] = "ALTER TABLE candidates ADD COLUMN evaluator TEXT;"
+          "ALTER TABLE baselines ADD COLUMN evaluator TEXT;"
+          "UPDATE candidates SET evaluator = (SELECT min(json_extract(e.data, '$.name'))"
+          "  FROM events e WHERE e.run_id = candidates.run_id AND e.kind = 'evaluator')"
+          " WHERE (SELECT count(DISTINCT json_extract(e.data, '$.name')) FROM events e"
+          "  WHERE e.run_id = candidates.run_id AND e.kind = 'evaluator') = 1;"
+          "UPDATE baselines SET evaluator = CASE WHEN instr(name, '@') > 0"
+          "  THEN substr(name, instr(name, '@') + 1)"
+          "  ELSE (SELECT json_extract(e.data, '$.name') FROM events e"
+          "   WHERE e.run_id = baselines.run_id AND e.kind = 'evaluator' ORDER BY e.id LIMIT 1)"
+          "  END;",
 };
 
 #define MIGRATION_COUNT ((int)(sizeof(migrations) / sizeof(migrations[0])) - 1)
@@ -1587,7 +1604,7 @@ static int insert_candidate(avo_archive *ar, void *ctx, char *err, size_t errlen
     sqlite3_stmt *st = NULL;
     rc = stmt(ar,
               "INSERT INTO candidates (run_id, generation, operator, source_hash, knobs, note,"
-              " \"key\", created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+              " \"key\", created_at, evaluator) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
               &st, err, errlen, "insert candidate");
     if (rc < 0)
         return rc;
@@ -1599,6 +1616,7 @@ static int insert_candidate(avo_archive *ar, void *ctx, char *err, size_t errlen
     bind_text(st, 6, info->note);
     bind_text(st, 7, info->key);
     sqlite3_bind_double(st, 8, avo_now());
+    bind_text(st, 9, info->evaluator);
     rc = step_done(ar, st, err, errlen, "insert candidate");
     if (rc < 0)
         return rc;
@@ -1851,12 +1869,13 @@ static int candidate_row(avo_archive *ar, int64_t id, json_t **ret, char *err, s
         {"log", COL_VALUE},        {"score", COL_VALUE},        {"source_hash", COL_VALUE},
         {"knobs", COL_JSON},       {"note", COL_VALUE},         {"key", COL_VALUE},
         {"created_at", COL_VALUE}, {"evaluated_at", COL_VALUE}, {"result", COL_JSON},
+        {"evaluator", COL_VALUE},
     };
     static const row_shape shape = {columns, COUNT_OF(columns)};
     int rc = row_by_id(ar,
                        "SELECT id, run_id, generation, operator, status, reason, log, score,"
-                       " source_hash, knobs, note, \"key\", created_at, evaluated_at, result"
-                       " FROM candidates WHERE id = ?",
+                       " source_hash, knobs, note, \"key\", created_at, evaluated_at, result,"
+                       " evaluator FROM candidates WHERE id = ?",
                        id, &shape, ret, err, errlen, "read candidate");
     if (rc == 0 && !*ret)
         rc = avo_error(err, errlen, AVO_ENOTFOUND, "no candidate %lld", (long long)id);
@@ -2004,7 +2023,8 @@ static int run_add_candidates(avo_archive *ar, json_t *run, int64_t id, char *er
                                            {"failed", COL_VALUE},
                                            {"pending", COL_VALUE}};
     static const row_shape count_shape = {count_columns, COUNT_OF(count_columns)};
-    static const column best_columns[] = {{"best_id", COL_VALUE}, {"best_score", COL_VALUE}};
+    static const column best_columns[] = {
+        {"best_id", COL_VALUE}, {"best_score", COL_VALUE}, {"best_evaluator", COL_VALUE}};
     static const row_shape best_shape = {best_columns, COUNT_OF(best_columns)};
     json_t *counts = NULL, *best = NULL;
     int rc = row_by_id(ar,
@@ -2015,11 +2035,12 @@ static int run_add_candidates(avo_archive *ar, json_t *run, int64_t id, char *er
                        id, &count_shape, &counts, err, errlen, "count candidates");
     if (rc == 0)
         rc = row_by_id(ar,
-                       "SELECT id, score FROM candidates WHERE run_id = ? AND status = 'ok'"
+                       "SELECT id, score, evaluator FROM candidates WHERE run_id = ?"
+                       " AND status = 'ok'"
                        " ORDER BY score DESC, id ASC LIMIT 1",
                        id, &best_shape, &best, err, errlen, "find best candidate");
     if (rc == 0 && !best)
-        best = json_pack("{snsn}", "best_id", "best_score");
+        best = json_pack("{snsnsn}", "best_id", "best_score", "best_evaluator");
     if (rc == 0 && (json_object_update(run, counts) != 0 || json_object_update(run, best) != 0))
         rc = oom(err, errlen);
     json_decref(counts);
@@ -2711,8 +2732,8 @@ int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *base
     sqlite3_stmt *st = NULL;
     int rc = stmt(ar,
                   "INSERT OR REPLACE INTO baselines (run_id, device, device_name, name, status,"
-                  " reason, library, version, path, result, score, created_at)"
-                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                  " reason, library, version, path, result, score, created_at, evaluator)"
+                  " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                   &st, err, errlen, "record baseline");
     if (rc < 0) {
         free(result_text);
@@ -2730,6 +2751,7 @@ int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *base
     bind_text(st, 10, result_text);
     bind_json_real(st, 11, score);
     sqlite3_bind_double(st, 12, avo_now());
+    bind_text(st, 13, opt_string(baseline, "evaluator"));
     rc = step_done(ar, st, err, errlen, "record baseline");
     free(result_text);
     if (rc == 0 && ret_id)
@@ -2745,7 +2767,7 @@ int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *e
         {"device_name", COL_VALUE}, {"name", COL_VALUE},    {"status", COL_VALUE},
         {"reason", COL_VALUE},      {"library", COL_VALUE}, {"version", COL_VALUE},
         {"path", COL_VALUE},        {"result", COL_JSON},   {"score", COL_VALUE},
-        {"created_at", COL_VALUE},
+        {"created_at", COL_VALUE},  {"evaluator", COL_VALUE},
     };
     static const row_shape shape = {columns, COUNT_OF(columns)};
     if (!ar || !ret)
@@ -2753,7 +2775,7 @@ int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *e
     *ret = NULL;
     return rows_by_id(ar,
                       "SELECT id, run_id, device, device_name, name, status, reason, library,"
-                      " version, path, result, score, created_at FROM baselines"
+                      " version, path, result, score, created_at, evaluator FROM baselines"
                       " WHERE ?1 = 0 OR run_id = ?1 ORDER BY run_id, name, device",
                       run_id, row_object, &shape, ret, err, errlen, "read baselines");
 }

@@ -25,7 +25,7 @@
 
 #include "avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 7
+#define AVO_ARCHIVE_SCHEMA_VERSION 8
 
 typedef struct avo_archive avo_archive;
 
@@ -54,6 +54,7 @@ typedef struct avo_candidate_info {
     const char *knobs_json;    /* JSON object of knob values, "{}" when none */
     const char *note;          /* may be NULL */
     const char *key;           /* dedupe key (hash of source + knobs + evaluator); may be NULL */
+    const char *evaluator;     /* the evaluator's name (its baselines are its own); may be NULL */
     const avo_parent_edge *parents;
     size_t n_parents;
 } avo_candidate_info;

@@ -278,7 +278,9 @@ int avo_result_validate(const json_t *job, const json_t *result, char *err, size
     if (reason && !json_is_null(reason) && !json_is_string(reason))
         return avo_error(err, errlen, AVO_EPROTO, "the reason is not text");
     const char *baseline = json_string_value(json_object_get(job, "baseline"));
-    if (!baseline && strcmp(status, "unavailable") == 0)
+    /* A library baseline (cpulib.h) is unavailable when its library is. */
+    const json_t *library = json_object_get(job, "library");
+    if (!baseline && (!library || json_is_null(library)) && strcmp(status, "unavailable") == 0)
         return avo_error(err, errlen, AVO_EPROTO,
                          "status unavailable for a job that runs no baseline");
     const json_t *names = json_object_get(result, "baseline");

@@ -10,6 +10,7 @@
 #include "avo.h"
 #include "cli.h"
 #include "compare.h"
+#include "diff.h"
 
 static const char usage_best[] =
     "usage: avo best [--db FILE] [--run ID] [--json]\n"
@@ -111,6 +112,83 @@ static void print_knobs(const json_t *knobs)
         printf("(none)");
 }
 
+/* After "this candidate 0.41x": its ratio to baseline `row` per config,
+ * "; per config 128x128x128 0.05x, odd unavailable (...)". */
+static void print_config_ratios(const json_t *c, const json_t *row)
+{
+    size_t i;
+    const json_t *cfg;
+    const char *sep = "; per config ";
+    json_array_foreach(json_object_get(c, "configs"), i, cfg)
+    {
+        const char *unit = NULL, *their_unit = NULL;
+        double mine = avo_diff_config_metric(cfg, &unit), theirs = 0;
+        char why[600];
+        if (!(mine > 0))
+            continue;
+        if (avo_compare_config(row, str(cfg, "name"), &theirs, &their_unit, why, sizeof why) &&
+            theirs > 0 && unit && their_unit && strcmp(unit, their_unit) == 0)
+            printf("%s%s %.2fx", sep, str(cfg, "name"), mine / theirs);
+        else
+            printf("%s%s %s", sep, str(cfg, "name"), why);
+        sep = ", ";
+    }
+}
+
+/*
+ * The re-timing at the end of the candidate's run (lua/avo/retime.lua, the
+ * last "retimed" event): the candidate's re-timed median and interval, and
+ * the ranking after re-timing.
+ */
+static void print_retimed(const json_t *c, const json_t *data)
+{
+    size_t i;
+    const json_t *e;
+    const json_t *ranked = json_object_get(data, "ranked"), *dropped = json_object_get(data, "dropped");
+    printf("\nre-timed at the end of run %lld: top %zu of %s, %lld rounds interleaved, each a fresh "
+           "process (median, 95%% interval of another process's measurement):\n",
+           (long long)json_integer_value(json_object_get(c, "run_id")),
+           json_array_size(ranked) + json_array_size(dropped), str(data, "evaluator"),
+           (long long)json_integer_value(json_object_get(data, "rounds")));
+    json_int_t id = json_integer_value(json_object_get(c, "id"));
+    int found = 0;
+    json_array_foreach(ranked, i, e)
+    {
+        json_int_t eid = json_integer_value(json_object_get(e, "id"));
+        printf("  %lld. #%lld %.4g [%.4g, %.4g] (recorded %.4g)",
+               (long long)json_integer_value(json_object_get(e, "rank")), (long long)eid,
+               num(e, "median"), num(e, "low"), num(e, "high"), num(e, "recorded"));
+        const char *name;
+        const json_t *ratio;
+        json_object_foreach(json_object_get(e, "vs"), name, ratio)
+            printf(", %.2fx %s", json_number_value(ratio), name);
+        printf("%s\n", eid == id ? "  <- this candidate" : "");
+        found |= eid == id;
+    }
+    /* The evaluator's baselines, timed in the same rounds. */
+    json_array_foreach(json_object_get(data, "baselines"), i, e)
+    {
+        if (json_object_get(e, "median"))
+            printf("  baseline %s in the same rounds: %.4g [%.4g, %.4g]\n", str(e, "name"),
+                   num(e, "median"), num(e, "low"), num(e, "high"));
+        else
+            printf("  baseline %s in the same rounds: %s\n", str(e, "name"), str(e, "why"));
+    }
+    json_array_foreach(dropped, i, e)
+    {
+        json_int_t eid = json_integer_value(json_object_get(e, "id"));
+        printf("  -  #%lld out: %s%s\n", (long long)eid, str(e, "why"),
+               eid == id ? "  <- this candidate" : "");
+        found |= eid == id;
+    }
+    const json_t *first = json_array_get(ranked, 0);
+    if (first && json_integer_value(json_object_get(first, "id")) != id)
+        printf("  after re-timing the fastest is #%lld, not this candidate\n",
+               (long long)json_integer_value(json_object_get(first, "id")));
+    if (!found)
+        printf("  this candidate was not among them\n");
+}
+
 static void print_candidate(const json_t *c, int with_source)
 {
     printf("candidate #%lld  run %lld  generation %lld  operator %s\n",
@@ -156,16 +234,29 @@ static void print_candidate(const json_t *c, int with_source)
          * the status and reason of each one that did not. */
         printf("\nbaselines of run %lld:\n",
                (long long)json_integer_value(json_object_get(c, "run_id")));
+        const char *evaluator = json_string_value(json_object_get(c, "evaluator"));
         json_array_foreach(baselines, i, item)
         {
             char text[600];
             avo_compare_describe(item, NULL, text, sizeof text);
             printf("  %s (%s)", text, str(item, "device"));
-            if (avo_compare_usable(item) && strcmp(str(c, "status"), "ok") == 0)
+            if (!avo_compare_owned(item, evaluator)) {
+                /* another workload: never compared with (issue 21) */
+                printf(": of evaluator %s, not this candidate's (%s)\n",
+                       *str(item, "evaluator") ? str(item, "evaluator") : "unknown",
+                       evaluator ? evaluator : "unknown");
+                continue;
+            }
+            if (avo_compare_usable(item) && strcmp(str(c, "status"), "ok") == 0) {
                 printf(": this candidate %.2fx", num(c, "score") / num(item, "score"));
+                print_config_ratios(c, item);
+            }
             printf("\n");
         }
     }
+    const json_t *retimed = json_object_get(c, "run_retimed");
+    if (retimed)
+        print_retimed(c, retimed);
     if (*str(c, "log") && strcmp(str(c, "status"), "ok") != 0)
         printf("\nlog:\n%s\n", str(c, "log"));
     if (with_source)
@@ -195,6 +286,15 @@ static void attach_baselines(avo_archive *ar, json_t *value)
     char err[AVO_ERRLEN];
     if (avo_archive_baselines(ar, json_integer_value(run), &rows, err, sizeof err) == 0)
         json_object_set_new(value, "run_baselines", rows);
+    /* The last re-timing of the bests in the run, if any (lua/avo/retime.lua). */
+    json_t *events = NULL;
+    if (avo_archive_events(ar, json_integer_value(run), "retimed", &events, err, sizeof err) == 0) {
+        const json_t *last = json_array_get(events, json_array_size(events) - 1);
+        const json_t *data = json_object_get(last, "data");
+        if (json_is_object(data))
+            json_object_set(value, "run_retimed", (json_t *)data);
+    }
+    json_decref(events);
 }
 
 /* Parse, open the archive, fetch, print: the shape every query shares. */

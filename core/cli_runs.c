@@ -169,9 +169,14 @@ static int list_runs(const char *db, int json)
         if (agent)
             printf("%-18s ", attempts_text);
         char vs_text[160];
-        avo_compare_column(json_object_get(r, "baselines"),
-                           json_number_value(json_object_get(r, "best_score")),
+        /* Only the best's own evaluator's baselines (all of them without a best). */
+        json_t *own = json_is_integer(best)
+                          ? avo_compare_of(json_object_get(r, "baselines"),
+                                           json_string_value(json_object_get(r, "best_evaluator")))
+                          : json_incref(json_object_get(r, "baselines"));
+        avo_compare_column(own, json_number_value(json_object_get(r, "best_score")),
                            json_is_integer(best), vs_text, sizeof vs_text);
+        json_decref(own);
         printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
     }
     /* Candidates neither ok nor failed: say so, as the run's summary did. */

@@ -22,6 +22,27 @@ int avo_compare_usable(const json_t *row)
            json_number_value(score) > 0 && isfinite(json_number_value(score));
 }
 
+int avo_compare_owned(const json_t *row, const char *evaluator)
+{
+    const char *owner = json_string_value(json_object_get(row, "evaluator"));
+    if (!owner || !evaluator)
+        return !owner && !evaluator;
+    return strcmp(owner, evaluator) == 0;
+}
+
+json_t *avo_compare_of(const json_t *baselines, const char *evaluator)
+{
+    json_t *out = json_array();
+    size_t i;
+    const json_t *row;
+    json_array_foreach((json_t *)baselines, i, row)
+    {
+        if (out && avo_compare_owned(row, evaluator))
+            json_array_append(out, (json_t *)row);
+    }
+    return out;
+}
+
 const json_t *avo_compare_strongest(const json_t *baselines)
 {
     const json_t *best = NULL;
@@ -110,4 +131,39 @@ int avo_compare_config(const json_t *row, const char *name, double *ret_value,
     if (why_len)
         why[0] = '\0';
     return 1;
+}
+
+json_t *avo_compare_ratios(const json_t *cand, const json_t *baselines)
+{
+    json_t *out = json_object();
+    if (!out || strcmp(text_of(cand, "status"), "ok") != 0)
+        return out;
+    const char *evaluator = json_string_value(json_object_get(cand, "evaluator"));
+    json_int_t run = json_integer_value(json_object_get(cand, "run_id"));
+    double score = json_number_value(json_object_get(cand, "score"));
+    size_t i, k;
+    const json_t *row, *cfg;
+    json_array_foreach((json_t *)baselines, i, row)
+    {
+        if (json_integer_value(json_object_get(row, "run_id")) != run ||
+            !avo_compare_owned(row, evaluator) || !avo_compare_usable(row))
+            continue;
+        json_t *configs = json_object();
+        json_array_foreach(json_object_get(cand, "configs"), k, cfg)
+        {
+            const char *unit = NULL, *their_unit = NULL;
+            double mine = avo_diff_config_metric(cfg, &unit), theirs = 0;
+            char why[256];
+            if (mine > 0 &&
+                avo_compare_config(row, text_of(cfg, "name"), &theirs, &their_unit, why,
+                                   sizeof why) &&
+                unit && their_unit && strcmp(unit, their_unit) == 0)
+                json_object_set_new(configs, text_of(cfg, "name"), json_real(mine / theirs));
+        }
+        json_object_set_new(out, text_of(row, "name"),
+                            json_pack("{sfso}", "score",
+                                      score / json_number_value(json_object_get(row, "score")),
+                                      "configs", configs));
+    }
+    return out;
 }

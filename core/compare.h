@@ -19,6 +19,16 @@
  * (a JSON array, borrowed), or NULL when none is comparable. */
 const json_t *avo_compare_strongest(const json_t *baselines);
 
+/* Whether baseline `row` belongs to the evaluator named `evaluator` (NULL:
+ * unknown, as in archives migrated from before evaluators were recorded):
+ * its "evaluator" equals it, both absent counting as equal.  A candidate is
+ * compared only with its own evaluator's baselines. */
+int avo_compare_owned(const json_t *row, const char *evaluator);
+
+/* A new array (caller owns) of the rows of `baselines` (borrowed) that
+ * belong to `evaluator` (avo_compare_owned); NULL only when out of memory. */
+json_t *avo_compare_of(const json_t *baselines, const char *evaluator);
+
 /* Whether `row` can be compared with: status ok and a score > 0. */
 int avo_compare_usable(const json_t *row);
 
@@ -48,5 +58,15 @@ void avo_compare_column(const json_t *baselines, double best_score, int have_bes
  */
 int avo_compare_config(const json_t *row, const char *name, double *ret_value,
                        const char **ret_unit, char *why, size_t why_len);
+
+/*
+ * Candidate `cand` (a candidate_get object: run_id, evaluator, status,
+ * score, configs) against the baselines among `baselines` (borrowed) of its
+ * own run and evaluator that can be compared with: a new object (caller
+ * owns) {name: {"score": ratio, "configs": {config: ratio}}}, a config
+ * present only where both have a throughput in the same unit.  {} when the
+ * candidate is not ok or none compares; NULL only when out of memory.
+ */
+json_t *avo_compare_ratios(const json_t *cand, const json_t *baselines);
 
 #endif

@@ -59,6 +59,7 @@
 
 #include "avo.h"
 #include "backend.h"
+#include "cpulib.h"
 #include "hash.h"
 #include "jobspec.h"
 #include "judge.h"
@@ -172,6 +173,10 @@ typedef struct cpu_job {
     size_t ncflags;
     double compile_memory_mb;
     const char *scratch; /* the candidate's /tmp on the host, where the sandbox has no view */
+    /* A library baseline (cpulib.h): the linker flags that make the
+     * candidate (its call adapter) need the library; the reference never. */
+    const char *link[2];
+    char link_file[PATH_MAX + 4];
 } cpu_job;
 
 /* Plain C types only; zero-length buffers are fine on the host; the
@@ -229,6 +234,14 @@ static int cpu_job_parse(const json_t *job, cpu_job *j, char *err, size_t errlen
     if (avo_jobspec_number(json_object_get(job, "limits"), "compile_memory_mb", COMPILE_MEMORY_MB,
                            &j->compile_memory_mb) < 0)
         return avo_error(err, errlen, AVO_EINVAL, "limits.compile_memory_mb must be a number");
+    const char *library = json_string_value(json_object_get(json_object_get(job, "library"),
+                                                            "file"));
+    if (library) {
+        snprintf(j->link_file, sizeof j->link_file, "%s%s", library[0] == '/' ? "" : "-l:",
+                 library);
+        j->link[0] = "-Wl,--no-as-needed"; /* needed although called only through the adapter */
+        j->link[1] = j->link_file;
+    }
     const json_t *baseline = json_object_get(job, "baseline");
     if (baseline && !json_is_null(baseline))
         return avo_error(err, errlen, AVO_EINVAL,
@@ -673,7 +686,8 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
     }
 
     const avo_jobspec *spec = &job->spec;
-    size_t nflags = BASE_FLAGS_N + job->ncflags + (with_knobs ? spec->nknobs : 0);
+    size_t nlink = with_knobs && job->link[0] ? 2 : 0;
+    size_t nflags = BASE_FLAGS_N + job->ncflags + nlink + (with_knobs ? spec->nknobs : 0);
     const char **flags = calloc(nflags + 1, sizeof *flags);
     char *flag_string = NULL, *knob_string = NULL, *object = NULL;
     int rc = -1;
@@ -687,6 +701,8 @@ static int compile_cached(const cpu_job *job, const char *source, int with_knobs
         flags[k++] = base_flags[i];
     for (size_t i = 0; i < job->ncflags; i++)
         flags[k++] = job->cflags[i];
+    for (size_t i = 0; i < nlink; i++)
+        flags[k++] = job->link[i];
     for (size_t i = 0; with_knobs && i < spec->nknobs; i++)
         flags[k++] = spec->knobs[i];
     flag_string = join_flags(flags, nflags);
@@ -1032,6 +1048,9 @@ static _Noreturn void candidate_main(const cpu_job *job, uid_t uid)
     char done = SETUP_DONE;
     write_all(CAND_SETUP_FD, &done, 1);
     close(CAND_SETUP_FD); /* before any code of the kernel, constructors included */
+    /* A BLAS or OpenMP library the kernel links starts no more threads than
+     * it may (its constructor reads these; seccomp refuses the rest). */
+    avo_cpulib_thread_env(spec->threads);
     void *handle = candidate_load();
     void *sym = handle ? dlsym(handle, spec->entry) : NULL;
     if (handle && !sym)
@@ -1814,6 +1833,20 @@ static json_t *cpu_run_job(const json_t *job)
     }
     json_object_set_new(result, "sandbox", json_string(avo_sandbox_mechanism_name(mechanism)));
     json_object_set_new(result, "threads", json_integer(spec.spec.threads));
+    /* A library baseline (cpulib.h): the library must load before its
+     * adapter is compiled, or the baseline is unavailable, saying why. */
+    const json_t *library = json_object_get(job, "library");
+    if (library && !json_is_null(library)) {
+        json_t *info = NULL;
+        int e = avo_cpulib_probe(library, spec.spec.threads, spec.spec.timeout_s, &info, err,
+                                 sizeof err);
+        if (e < 0) {
+            avo_result_fail(result, e == AVO_EINVAL ? "invalid" : "unavailable", "%s", err);
+            cpu_job_free(&spec);
+            return result;
+        }
+        json_object_set_new(result, "baseline", info);
+    }
     double t0 = avo_monotonic();
     build cand = {.fd = -1}, ref = {.fd = -1};
     char *flags = NULL;

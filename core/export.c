@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "avo.h"
+#include "compare.h"
 #include "diff.h"
 
 /* ------------------------------------------------------------------- CSV */
@@ -67,7 +68,33 @@ static void csv_value(avo_strbuf *out, const json_t *v)
 
 static const char csv_header[] =
     "id,run_id,generation,operator,status,reason,score,parents,knobs,note,source_hash,"
-    "created_at,config,correct,max_error,median_s,spread,samples,gflops,gbs,config_reason\r\n";
+    "created_at,config,correct,max_error,median_s,spread,samples,gflops,gbs,config_reason,"
+    "evaluator,vs_baselines\r\n";
+
+/* The last two columns of a row: the candidate's evaluator and its ratio to
+ * each baseline of its own evaluator, for `config` (NULL: the aggregate
+ * score), "openblas=0.41;plain=1.2" (avo_compare_ratios). */
+static void csv_baseline_columns(avo_strbuf *out, const json_t *c, const json_t *ratios,
+                                 const char *config)
+{
+    avo_strbuf_puts(out, ",");
+    csv_value(out, json_object_get(c, "evaluator"));
+    avo_strbuf_puts(out, ",");
+    avo_strbuf text = {0};
+    const char *name;
+    const json_t *r;
+    json_object_foreach((json_t *)ratios, name, r)
+    {
+        const json_t *v = config ? json_object_get(json_object_get(r, "configs"), config)
+                                 : json_object_get(r, "score");
+        if (json_is_number(v))
+            avo_strbuf_printf(&text, "%s%s=%.6g", text.len ? ";" : "", name,
+                              json_number_value(v));
+    }
+    out->failed |= text.failed;
+    avo_export_csv_field(out, text.data);
+    avo_strbuf_free(&text);
+}
 
 /* The candidate columns (up to and including created_at) of one row. */
 static void csv_candidate_columns(avo_strbuf *out, const json_t *c)
@@ -108,16 +135,25 @@ int avo_export_csv(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, 
     int rc = avo_archive_candidates(ar, run_id, 0, &all, err, errlen);
     if (rc < 0)
         return rc;
+    json_t *baselines = NULL;
+    if ((rc = avo_archive_baselines(ar, run_id, &baselines, err, errlen)) < 0) {
+        json_decref(all);
+        return rc;
+    }
     avo_strbuf_puts(out, csv_header);
     size_t i, j;
     json_t *c, *cfg;
     json_array_foreach(all, i, c)
     {
         const json_t *configs = json_object_get(c, "configs");
+        json_t *ratios = avo_compare_ratios(c, baselines);
+        if (!ratios)
+            out->failed = 1;
         if (json_array_size(configs) == 0) {
             csv_candidate_columns(out, c);
-            avo_strbuf_puts(out, ",,,,,,,,,\r\n");
-            continue;
+            avo_strbuf_puts(out, ",,,,,,,,,");
+            csv_baseline_columns(out, c, ratios, NULL);
+            avo_strbuf_puts(out, "\r\n");
         }
         json_array_foreach(configs, j, cfg)
         {
@@ -126,10 +162,13 @@ int avo_export_csv(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, 
                 avo_strbuf_puts(out, ",");
                 csv_value(out, json_object_get(cfg, config_keys[k]));
             }
+            csv_baseline_columns(out, c, ratios, json_string_value(json_object_get(cfg, "name")));
             avo_strbuf_puts(out, "\r\n");
         }
+        json_decref(ratios);
     }
     json_decref(all);
+    json_decref(baselines);
     return out->failed ? avo_error(err, errlen, AVO_ENOMEM, "out of memory") : 0;
 }
 
@@ -207,6 +246,14 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
         rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
     if (rc == 0)
         rc = avo_archive_baselines(ar, run_id, &baselines, err, errlen);
+    /* Each candidate's ratios to its own evaluator's baselines. */
+    size_t i;
+    json_t *c;
+    json_array_foreach(rc == 0 ? all : NULL, i, c)
+    {
+        if (json_object_set_new(c, "vs_baselines", avo_compare_ratios(c, baselines)) != 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
     if (rc == 0) {
         doc = json_pack("{sOsOsO}", "runs", runs, "candidates", all, "baselines", baselines);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;

@@ -51,7 +51,8 @@ static const char usage_run[] =
     "usage: avo run SCRIPT.lua [--db FILE] [--seed N] [--jobs N] [--max-evals N]\n"
     "               [--max-time SECONDS] [--max-usd X] [--max-tokens N]\n"
     "               [--llm-replay OLD.db] [--devices LIST] [--listen HOST:PORT]\n"
-    "               [--slurm 'SRUN OPTIONS'] [--debug] [KEY=VALUE ...]\n"
+    "               [--slurm 'SRUN OPTIONS'] [--retime K] [--retime-rounds N]\n"
+    "               [--debug] [KEY=VALUE ...]\n"
     "\n"
     "Run an evolution script.  Every candidate, its parents, sources and per-config\n"
     "scores are committed to the archive as they finish.\n"
@@ -76,6 +77,9 @@ static const char usage_run[] =
     "  --slurm 'OPTS'     start the workers as a Slurm job step: srun OPTS with\n"
     "                     --jobs tasks (default 2), each `avo worker --connect`\n"
     "  --debug            print the Lua traceback with a script error\n"
+    "  --retime K         at the end, re-time the top K of the best's evaluator in\n"
+    "                     fresh processes, interleaved (default 5; 0: off)\n"
+    "  --retime-rounds N  rounds of that re-timing (default 3)\n"
     "  KEY=VALUE          passed to the script as its argument table (each KEY once)\n"
     "\n"
     "Exit status: 0 done, 1 failed, 2 usage error, 3 the environment broke (see\n"
@@ -189,6 +193,8 @@ static const avo_cli_option run_options[] = {
     {"listen", AVO_OPT_STRING, "listen", 0, 0, 0, NULL},
     {"slurm", AVO_OPT_STRING, "slurm", 0, 0, 0, NULL},
     {"debug", AVO_OPT_FLAG, "debug", 0, 0, 0, NULL},
+    {"retime", AVO_OPT_INT, "retime", 0, 1000, 0, NULL},
+    {"retime-rounds", AVO_OPT_INT, "retime_rounds", 1, 1000, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 

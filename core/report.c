@@ -334,8 +334,10 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     json_object_foreach((json_t *)baselines, key,
                         v) if (json_is_number(v) && json_number_value(v) > y_max) y_max =
         json_number_value(v);
-    /* The baselines measured in the run (only those with a score). */
-    const json_t *measured = json_object_get(run, "baselines");
+    /* The baselines measured in the run (only those with a score) of the
+     * best's evaluator: another evaluator's are another workload. */
+    json_t *measured = avo_compare_of(json_object_get(run, "baselines"),
+                                      json_string_value(json_object_get(run, "best_evaluator")));
     json_array_foreach(measured, i, c)
     {
         if (avo_compare_usable(c) && num(c, "score") > y_max)
@@ -463,6 +465,7 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
         legend(out, &p, row, "#ff7f0e", "6 4", 0, "seed score");
     avo_strbuf_puts(out, "</svg>\n");
     json_decref(names);
+    json_decref(measured);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -1061,14 +1064,19 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
                              " <code>baselines</code> field), or none was measured</p>\n");
         return;
     }
-    avo_strbuf_puts(out, "<table><tr><th>baseline</th><th>device</th><th>library</th>"
-                         "<th>version</th><th>status</th><th>score</th><th>best vs it</th></tr>\n");
+    /* Only the best's own evaluator's baselines are compared with. */
+    const char *evaluator = best ? json_string_value(json_object_get(best, "evaluator")) : NULL;
+    avo_strbuf_puts(out, "<table><tr><th>baseline</th><th>evaluator</th><th>device</th>"
+                         "<th>library</th><th>version</th><th>status</th><th>score</th>"
+                         "<th>best vs it</th></tr>\n");
     size_t i, k;
     const json_t *row;
     json_array_foreach(rows, i, row)
     {
         avo_strbuf_puts(out, "<tr><td>");
         avo_strbuf_html(out, str(row, "name"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, *str(row, "evaluator") ? str(row, "evaluator") : "unknown");
         avo_strbuf_puts(out, "</td><td>");
         avo_strbuf_html(out, str(row, "device"));
         if (*str(row, "device_name")) {
@@ -1084,16 +1092,29 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
             avo_strbuf_puts(out, "</span>");
         }
         avo_strbuf_puts(out, "</td><td><code>");
+        /* A content hash is cut short; a library's own version string is not. */
+        const char *v = str(row, "version");
         char version[16];
-        snprintf(version, sizeof version, "%.12s", str(row, "version"));
-        avo_strbuf_html(out, version);
+        snprintf(version, sizeof version, "%.12s", v);
+        avo_strbuf_html(out, strspn(v, "0123456789abcdef") == strlen(v) ? version : v);
+        const json_t *lib = json_object_get(json_object_get(row, "result"), "baseline");
+        const char *core = json_string_value(json_object_get(json_object_get(lib, "info"), "core"));
+        if (core) {
+            avo_strbuf_puts(out, "</code> core ");
+            avo_strbuf_html(out, core);
+            avo_strbuf_puts(out, "<code>");
+        }
+        if (json_is_integer(json_object_get(lib, "threads")))
+            avo_strbuf_printf(out, "</code> %lld thread(s)<code>", integer(lib, "threads"));
         avo_strbuf_puts(out, "</code></td><td>");
         if (avo_compare_usable(row)) {
             avo_strbuf_puts(out, "ok</td><td class=\"num\">");
             html_number(out, num(row, "score"));
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            if (best)
+            if (best && avo_compare_owned(row, evaluator))
                 avo_strbuf_printf(out, "%.2fx", num(best, "score") / num(row, "score"));
+            else if (best)
+                avo_strbuf_puts(out, "another evaluator's");
         } else {
             char text[600];
             avo_compare_describe(row, NULL, text, sizeof text);
@@ -1104,6 +1125,8 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
+    json_t *own = avo_compare_of(rows, evaluator);
+    rows = own;
 
     /* Per config: the best candidate against each baseline. */
     json_t *names = json_array();
@@ -1123,8 +1146,9 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
                 json_array_append_new(names, json_string(str(cfg, "name")));
         }
     }
-    if (!json_array_size(names)) {
+    if (!json_array_size(names) || !json_array_size(rows)) {
         json_decref(names);
+        json_decref(own);
         return;
     }
     avo_strbuf_puts(out, "<p>Per config: the best candidate's throughput and each baseline's,"
@@ -1179,6 +1203,90 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
     }
     avo_strbuf_puts(out, "</table>\n");
     json_decref(names);
+    json_decref(own);
+}
+
+/*
+ * The bests re-timed at the end of the run (lua/avo/retime.lua, the last
+ * "retimed" event's `data`, NULL when the run has none): the ranking after
+ * re-timing with each median and its interval (between processes), and the
+ * candidates dropped for failing a round.
+ */
+static void section_retimed(avo_strbuf *out, const json_t *data, const json_t *shown)
+{
+    avo_strbuf_puts(out, "<h2 id=\"retimed\">Re-timed bests</h2>\n");
+    if (!json_is_object(data)) {
+        avo_strbuf_puts(out, "<p class=\"muted\">not re-timed (the run did not end, the"
+                             " evaluator times nothing, or --retime 0)</p>\n");
+        return;
+    }
+    avo_strbuf_printf(out, "<p>The top %zu of ",
+                      json_array_size(json_object_get(data, "ranked")) +
+                          json_array_size(json_object_get(data, "dropped")));
+    avo_strbuf_html(out, str(data, "evaluator"));
+    avo_strbuf_printf(out, " timed again in %lld interleaved rounds, each evaluation a fresh"
+                           " process; interval: where another process's measurement falls"
+                           " (95%%). A candidate not ok in every round is out.</p>\n",
+                      integer(data, "rounds"));
+    avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
+                         "<th>interval</th><th>recorded</th><th>change</th>"
+                         "<th>vs baselines (same rounds)</th></tr>\n");
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(data, "ranked"), i, e)
+    {
+        avo_strbuf_printf(out, "<tr><td class=\"num\">%lld</td><td>", integer(e, "rank"));
+        cand_ref(out, integer(e, "id"), shown);
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(e, "median"));
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(e, "low"));
+        avo_strbuf_puts(out, " – ");
+        html_number(out, num(e, "high"));
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(e, "recorded"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%+.1f%%</td><td>",
+                          num(e, "recorded") > 0
+                              ? (num(e, "median") / num(e, "recorded") - 1) * 100
+                              : 0);
+        const char *name;
+        const json_t *ratio;
+        const char *sep = "";
+        json_object_foreach(json_object_get(e, "vs"), name, ratio)
+        {
+            avo_strbuf_printf(out, "%s%.2fx ", sep, json_number_value(ratio));
+            avo_strbuf_html(out, name);
+            sep = ", ";
+        }
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    json_array_foreach(json_object_get(data, "baselines"), i, e)
+    {
+        avo_strbuf_puts(out, "<tr><td>baseline</td><td>");
+        avo_strbuf_html(out, str(e, "name"));
+        if (json_object_get(e, "median")) {
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(e, "median"));
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(e, "low"));
+            avo_strbuf_puts(out, " – ");
+            html_number(out, num(e, "high"));
+            avo_strbuf_puts(out, "</td><td colspan=\"3\">timed in the same rounds</td></tr>\n");
+        } else {
+            avo_strbuf_puts(out, "</td><td colspan=\"5\">");
+            avo_strbuf_html(out, str(e, "why"));
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
+    }
+    json_array_foreach(json_object_get(data, "dropped"), i, e)
+    {
+        avo_strbuf_puts(out, "<tr><td>out</td><td>");
+        cand_ref(out, integer(e, "id"), shown);
+        avo_strbuf_puts(out, "</td><td colspan=\"5\">");
+        avo_strbuf_html(out, str(e, "why"));
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
 }
 
 /*
@@ -1261,12 +1369,15 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
             avo_strbuf_printf(out, ", %.2fx the seed (#%lld: %.4g)",
                               num(best, "score") / num(seed, "score"), integer(seed, "id"),
                               num(seed, "score"));
-        const json_t *strongest = avo_compare_strongest(json_object_get(run, "baselines"));
+        json_t *own = avo_compare_of(json_object_get(run, "baselines"),
+                                     json_string_value(json_object_get(best, "evaluator")));
+        const json_t *strongest = avo_compare_strongest(own);
         if (strongest) {
             avo_strbuf_printf(out, ", %.2fx ", num(best, "score") / num(strongest, "score"));
             avo_strbuf_html(out, str(strongest, "name"));
             avo_strbuf_printf(out, " (the strongest baseline: %.4g)", num(strongest, "score"));
         }
+        json_decref(own);
         avo_strbuf_puts(out, ". ");
     } else {
         avo_strbuf_puts(out, "no verified candidate. ");
@@ -1274,6 +1385,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     avo_strbuf_printf(out, "%zu evaluations, %zu failed.</p>\n", n_ok + n_failed, n_failed);
     avo_strbuf_puts(out, "<p><a href=\"#trajectory\">trajectory</a> · <a href=\"#generations\">"
                          "generations</a> · <a href=\"#baselines\">baselines</a> · "
+                         "<a href=\"#retimed\">re-timed</a> · "
                          "<a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
                          "top versions</a> · <a href=\"#run\">run</a> · <a href=\"#llm\">LLM "
                          "spend</a></p>\n");
@@ -1290,6 +1402,13 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
                              "Score per generation</h2>\n<p>no finished evaluations</p>\n");
     }
     section_baselines(out, run, best);
+    json_t *retimed = NULL;
+    if ((rc = avo_archive_events(ar, run_id, "retimed", &retimed, err, errlen)) < 0)
+        goto out;
+    section_retimed(out, json_object_get(json_array_get(retimed, json_array_size(retimed) - 1),
+                                         "data"),
+                    shown);
+    json_decref(retimed);
 
     avo_strbuf_puts(out, "<h2 id=\"lineage\">Lineage of the best candidate</h2>\n");
     if (best) {

@@ -25,3 +25,10 @@ return avo.strategy("ga").run{
   operators = { param_tweak = 1 },
   operator_options = { param_tweak = { max_changes = 2 } },
 }
+
+-- The evaluator's baseline is OpenBLAS's cblas_sgemm on one thread, timed
+-- by the same judge in the same run: the summary prints the best's ratio to
+-- it (overall and per config), and at the end the top 5 are re-timed in
+-- fresh processes with OpenBLAS in the same rounds, which gives the ratio
+-- to read (docs/baselines-retime.md: about 0.7x; the naive seed's knobs do
+-- not reach the library).

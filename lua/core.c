@@ -248,7 +248,7 @@ static int archive_run_end(lua_State *L)
     return 1;
 }
 
-/* archive:add{run_id=, generation=, operator=, source=, knobs=table, note=, key=,
+/* archive:add{run_id=, generation=, operator=, source=, knobs=table, note=, key=, evaluator=,
  *             parents={{id=, role=}, ...}} -> id */
 static int archive_add(lua_State *L)
 {
@@ -263,6 +263,7 @@ static int archive_add(lua_State *L)
     info.source = opt_field_string(L, 2, "source");
     info.note = opt_field_string(L, 2, "note");
     info.key = opt_field_string(L, 2, "key");
+    info.evaluator = opt_field_string(L, 2, "evaluator");
     if (!info.operator_name || !info.source)
         return luaL_argerror(L, 2, "candidate needs 'operator' and 'source'");
 

@@ -56,6 +56,16 @@ Knobs of the seed kernel:
     return list
   end,
   tolerance = { atol = 1e-3, rtol = 1e-3 },
+  -- OpenBLAS's cblas_sgemm, one thread, timed in the same run by the same
+  -- judge as the candidates (docs/evaluators.md, "Library baselines"); its
+  -- config string (version, core type) and thread count are recorded.
+  baselines = {
+    { name = "openblas", kernel = "kernels/cpu/sgemm_openblas.c",
+      library = "libopenblas.so.0", symbol = "cblas_sgemm", threads = 1,
+      describe = { version = "openblas_get_config", core = "openblas_get_corename" },
+      thread_count = "openblas_get_num_threads",
+      install = "apt-get install libopenblas0 (Debian; libopenblas-dev for headers)" },
+  },
   flops = function(c) return 2 * c.M * c.N * c.K end,
   bytes = function(c) return 4 * (c.M * c.K + c.K * c.N + c.M * c.N) end,
 }

@@ -39,7 +39,7 @@ function M.row(ev, b, job, result)
   end
   stored.configs = result.configs or setmetatable({}, core.json_array_mt)
   return {
-    name = b.name, device = device_of(ev, job, result),
+    name = b.name, device = device_of(ev, job, result), evaluator = ev.name,
     device_name = type(device.name) == "string" and device.name or nil,
     status = status, reason = reason,
     library = lib.library or b.library, version = lib.version or b.version,
@@ -126,11 +126,59 @@ function M.start(r, ev)
   return tickets
 end
 
+-- Whether baseline `row` belongs to `evaluator` (a name; nil: unknown, as
+-- in a migrated archive, which matches only rows of unknown evaluator).
+function M.owned(row, evaluator)
+  return row.evaluator == evaluator
+end
+
+-- The rows of `rows` that belong to `evaluator` (M.owned).
+function M.of(rows, evaluator)
+  local out = {}
+  for _, row in ipairs(rows or {}) do
+    if M.owned(row, evaluator) then out[#out + 1] = row end
+  end
+  return out
+end
+
+-- Local: a config entry's throughput: GFLOP/s, else GB/s, else 1/time.
+local function rate(c)
+  if type(c.gflops) == "number" and c.gflops > 0 then return c.gflops, "gflops" end
+  if type(c.gbs) == "number" and c.gbs > 0 then return c.gbs, "gbs" end
+  if type(c.median_s) == "number" and c.median_s > 0 then return 1 / c.median_s, "time" end
+  return nil
+end
+
+-- The per-config ratios of record `rec` (its configs) to baseline `row`
+-- (its result's configs), as text: "128x128x128 0.05x, 256x256x256 0.02x";
+-- a config the baseline has no time for says why ("odd unavailable").
+function M.config_text(rec, row)
+  local of_row = {}
+  local result = type(row.result) == "table" and row.result or {}
+  for _, c in ipairs(result.configs or {}) do of_row[c.name] = c end
+  local parts = {}
+  for _, c in ipairs(rec.configs or {}) do
+    local b = of_row[c.name]
+    local mine, kind = rate(c)
+    local theirs, bkind
+    if b and b.correct ~= false and not b.unavailable then theirs, bkind = rate(b) end
+    if mine and theirs and kind == bkind then
+      parts[#parts + 1] = ("%s %.2fx"):format(c.name, mine / theirs)
+    elseif mine then
+      parts[#parts + 1] = ("%s %s"):format(c.name, not b and "not measured"
+        or b.unavailable and "unavailable" or b.correct == false and "wrong" or "no time")
+    end
+  end
+  return table.concat(parts, ", ")
+end
+
 -- The strongest baseline with a score among `rows`: the row, or nil.
-function M.strongest(rows)
+-- `evaluator` (optional): only that evaluator's rows.
+function M.strongest(rows, evaluator)
   local best
   for _, row in ipairs(rows or {}) do
-    if row.status == "ok" and type(row.score) == "number" and row.score > 0
+    if (evaluator == nil or M.owned(row, evaluator))
+        and row.status == "ok" and type(row.score) == "number" and row.score > 0
         and (not best or row.score > best.score) then
       best = row
     end
@@ -139,13 +187,15 @@ function M.strongest(rows)
 end
 
 -- The status line's words on baselines: "0.41x cudnn_sdpa" against the
--- strongest, "cublas unavailable" when none has a score, "baselines
--- running" while they run; nil without baselines.
-function M.status_text(r, best_score)
+-- strongest of the best's own evaluator, "cublas unavailable" when none has
+-- a score, "baselines running" while they run; nil without baselines.
+-- `best` is the run's best record (its evaluator and score) or nil.
+function M.status_text(r, best)
   local rows = r.baseline_rows or {}
+  if best then rows = M.of(rows, best.evaluator) end
   local strongest = M.strongest(rows)
-  if strongest and best_score then
-    return ("%.2fx %s"):format(best_score / strongest.score, strongest.name)
+  if strongest and best then
+    return ("%.2fx %s"):format(best.score / strongest.score, strongest.name)
   end
   if strongest then return nil end
   if (r.baselines_running or 0) > 0 then return "baselines running" end

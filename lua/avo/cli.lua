@@ -46,7 +46,7 @@ function M.run(opts)
     jobs = jobs, max_evals = opts.max_evals, max_time = opts.max_time, db = db,
     args = opts.args or {}, max_usd = opts.max_usd, max_tokens = opts.max_tokens,
     llm_replay = opts.llm_replay, devices = opts.devices, listen = opts.listen,
-    slurm = opts.slurm,
+    slurm = opts.slurm, retime = opts.retime, retime_rounds = opts.retime_rounds,
   }
   local run_id, err = archive:run_begin{
     script_path = script, script_source = source, config = config, seed = seed,
@@ -77,6 +77,7 @@ function M.run(opts)
     script = script,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
     max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
+    retime = opts.retime, retime_rounds = opts.retime_rounds,
   }
   local code = S.finish(archive, run_id, ok, result, run, db, pool:gone())
   pool:close()

@@ -269,7 +269,55 @@ local KERNEL_BASELINE_FIELDS = {
   name = true, kernel = true, source = true, entry = true, knobs = true, grid = true,
   block = true, shared_bytes = true, nvrtc_options = true, name_expressions = true,
   cflags = true,
+  -- A library baseline (CPU): the kernel is a call adapter of `symbol` in `library`.
+  library = true, symbol = true, describe = true, thread_count = true, threads = true,
+  install = true,
 }
+
+-- Local: the library fields of kernel baseline `b` (CPU evaluators only):
+-- fills entry.lib = {file, symbol, describe, thread_count, install} (the
+-- job's "library", core/cpulib.h) and entry.threads.
+local function validate_library_baseline(ev, f, b, entry)
+  local any = false
+  for _, k in ipairs({ "library", "symbol", "describe", "thread_count", "threads", "install" }) do
+    if b[k] ~= nil then any = true end
+  end
+  if not any then return end
+  if ev.backend ~= "cpu" then
+    field_error(ev, f, "names a library (library, symbol, ...): library baselines are for CPU " ..
+      "evaluators")
+  end
+  check_type(ev, f .. ".library", b.library, "string")
+  check_type(ev, f .. ".symbol", b.symbol, "string")
+  if not b.library:match("^/") and not b.library:match("^lib[%w_.+%-]+%.so[%d.]*$") then
+    field_error(ev, f .. ".library", ("must be a shared library's file name (libx.so.N) or an " ..
+      "absolute path, got %q"):format(b.library))
+  end
+  if not b.symbol:match("^[%a_][%w_]*$") then
+    field_error(ev, f .. ".symbol", ("must be a C function's name, got %q"):format(b.symbol))
+  end
+  check_type(ev, f .. ".describe", b.describe, "table", true)
+  local describe = {}
+  for k, v in pairs(b.describe or {}) do
+    if type(k) ~= "string" or not k:match("^[%a_][%w_]*$") then
+      field_error(ev, f .. ".describe", ("must be keyed by names, got '%s'"):format(tostring(k)))
+    end
+    if type(v) ~= "string" or not v:match("^[%a_][%w_]*$") then
+      field_error(ev, f .. ".describe." .. k, "must name a function of the library")
+    end
+    describe[k] = v
+  end
+  check_type(ev, f .. ".thread_count", b.thread_count, "string", true)
+  check_type(ev, f .. ".install", b.install, "string", true)
+  if b.threads ~= nil and (math.type(b.threads) ~= "integer" or b.threads < 1
+      or b.threads > 256) then
+    field_error(ev, f .. ".threads", "must be an integer from 1 to 256")
+  end
+  entry.kind, entry.library = "library", b.library
+  entry.threads = b.threads or 1
+  entry.lib = { file = b.library, symbol = b.symbol, thread_count = b.thread_count,
+                install = b.install, describe = next(describe) and describe or nil }
+end
 
 -- The evaluator's `baselines` (docs/evaluators.md): names of vendor
 -- baselines (core/baseline.h) for this backend, and kernel baselines
@@ -320,7 +368,9 @@ local function validate_baselines(ev)
       for k in pairs(b) do
         if not KERNEL_BASELINE_FIELDS[k] then
           field_error(ev, f, ("has an unknown field '%s' (a kernel baseline has name, kernel or " ..
-            "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, name_expressions, cflags)")
+            "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, name_expressions, " ..
+            "cflags; a library baseline also library, symbol, describe, thread_count, threads, " ..
+            "install)")
             :format(tostring(k)))
         end
       end
@@ -383,6 +433,7 @@ local function validate_baselines(ev)
         end
         entry[k] = b[k]
       end
+      validate_library_baseline(ev, f, b, entry)
     else
       field_error(ev, f, ("must be a baseline's name or a {name =, kernel =} table, got %s")
         :format(type(b)))
@@ -782,6 +833,11 @@ function Evaluator:baseline_job(b, seed, cache_dir, device)
       name_expressions = b.name_expressions or self.name_expressions,
     }, { __index = self })
     job = Evaluator.job(view, { source = b.source, knobs = b.knobs }, seed, cache_dir)
+    if b.kind == "library" then
+      -- The worker probes the library and links the adapter (only) to it
+      -- (docs/protocol.md, "Library baselines").
+      job.library, job.threads = b.lib, b.threads
+    end
   end
   job.device = device
   return job

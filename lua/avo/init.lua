@@ -223,6 +223,22 @@ function avo.exhausted()
   return evaluations_exhausted(r) or llm.exhausted()
 end
 
+-- How the bests are re-timed when the run ends (avo.retime): {top = K,
+-- rounds = N}; top 0 turns it off.  A strategy calls it to change the
+-- defaults; the command line's --retime/--retime-rounds win over it.
+function avo.retime(opts)
+  local r = need_run("retime")
+  if type(opts) ~= "table" then error("avo.retime: expects a table {top =, rounds =}", 2) end
+  for _, k in ipairs({ "top", "rounds" }) do
+    local v = opts[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < 0 or v > 1000) then
+      error(("avo.retime: '%s' must be an integer from 0 to 1000"):format(k), 2)
+    end
+  end
+  if opts.rounds == 0 then error("avo.retime: 'rounds' must be at least 1", 2) end
+  r.retime_script = { top = opts.top, rounds = opts.rounds }
+end
+
 function avo.budget()
   local r = need_run("budget")
   return {
@@ -263,9 +279,10 @@ local function check_candidate(c, i)
 end
 
 -- The record a strategy sees: the candidate plus its outcome.
-local function make_record(r, id, cand, result, score)
+local function make_record(r, id, cand, result, score, ev)
   local rec = {
     id = id, run_id = r.run_id, source = cand.source, knobs = cand.knobs or {},
+    evaluator = ev and ev.name, -- its baselines are the only ones it is compared with
     operator = cand.operator or "manual", parents = cand.parents or {},
     note = cand.note, generation = cand.generation or 0, model = cand.model,
     status = result.status, reason = result.reason, log = result.log,
@@ -312,7 +329,7 @@ local function on_result(r, ev, id, cand, result, score)
   if not recorded then result.artifacts = ev:artifacts_of(result, cand) end
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
-  local rec = make_record(r, id, cand, result, score)
+  local rec = make_record(r, id, cand, result, score, ev)
   account(r, rec, cand)
   return rec
 end
@@ -443,12 +460,12 @@ end
 -- strategy sees a failed record with status "error".  It is counted as
 -- pending (r.infra_unfinished), never as finished or failed, as the
 -- archive counts it (`avo runs`).
-local function unfinished(r, id, cand, result)
+local function unfinished(r, id, cand, result, ev)
   r.infra_unfinished = r.infra_unfinished + 1
   result.reason = ("infrastructure fault, not the candidate's (%s); left unfinished for " ..
     "avo resume"):format(tostring(result.reason or "worker lost"))
   result.status = "error"
-  local rec = make_record(r, id, cand, result, 0)
+  local rec = make_record(r, id, cand, result, 0, ev)
   if r.on_record then r.on_record(rec) end
   return rec
 end
@@ -506,6 +523,9 @@ local function note_evaluator(r, ev)
     if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
     error({ avo_refusal = "avo: cannot resume: " .. why }, 0)
   end
+  -- By name, for re-timing the bests at the end (avo.retime).
+  r.evaluator_objects = r.evaluator_objects or {}
+  r.evaluator_objects[ev.name] = r.evaluator_objects[ev.name] or ev
   emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
     backend = ev.backend, unit = ev.unit })
   -- The evaluator's baselines run beside the search (avo.baselines).
@@ -553,7 +573,7 @@ local function submit(r, ev, cand)
     id, err = r.archive:add{
       run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
       source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-      parents = cand.parents or {},
+      parents = cand.parents or {}, evaluator = ev.name,
     }
     if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
   end
@@ -565,7 +585,7 @@ local function submit(r, ev, cand)
     local rec
     if r.recorded.mode == "resume" then
       r.unit = r.unit or ev.unit -- the status line's unit while recorded answers replay
-      rec = make_record(r, id, cand, recorded_result(old), old.score or 0)
+      rec = make_record(r, id, cand, recorded_result(old), old.score or 0, ev)
       account(r, rec, cand)
     else
       rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
@@ -578,7 +598,7 @@ local function submit(r, ev, cand)
     ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
   else
     ticket = submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(), function(result)
-      if result.infrastructure then return unfinished(r, id, cand, result) end
+      if result.infrastructure then return unfinished(r, id, cand, result, ev) end
       return on_result(r, ev, id, cand, result)
     end, ev)
   end
@@ -788,7 +808,7 @@ local function adopt(r, ev, cand, measured)
   local old = r.recorded and r.recorded.mode == "resume" and r.recorded.by_key[key]
   if old and old.status ~= "pending" then
     -- Committed before the run was killed: the row exists.
-    local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0)
+    local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0, ev)
     account(r, rec, cand)
     r.by_key[key] = sched.complete_now(rec)
     return rec
@@ -796,7 +816,7 @@ local function adopt(r, ev, cand, measured)
   local id, err = r.archive:add{
     run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
     source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-    parents = cand.parents or {},
+    parents = cand.parents or {}, evaluator = ev.name,
   }
   if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
   local result = {}

@@ -6,28 +6,14 @@ local avo = require "avo"
 local sched = require "avo.sched"
 local S = require "avo.session"
 local scaleout = require "avo.scaleout"
+local retime = require "avo.retime"
 
 local M = {}
 
 ---------------------------------------------------------------- avo rebench
 
--- The median of xs (not empty).
-local function median(xs)
-  local sorted = { table.unpack(xs) }
-  table.sort(sorted)
-  local n = #sorted
-  if n % 2 == 1 then return sorted[(n + 1) // 2] end
-  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
-end
-
-local function mean_std(xs)
-  local n, sum = #xs, 0
-  for _, x in ipairs(xs) do sum = sum + x end
-  local mean = n > 0 and sum / n or 0
-  local var = 0
-  for _, x in ipairs(xs) do var = var + (x - mean) ^ 2 end
-  return mean, n > 1 and math.sqrt(var / (n - 1)) or 0
-end
+-- The statistics the end-of-run re-timing uses too (avo.retime).
+local median, mean_std = retime.median, retime.mean_std
 
 -- The evaluator a run used, reloaded from where it was found then.
 local function run_evaluator(archive, run_id)

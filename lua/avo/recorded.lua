@@ -188,7 +188,7 @@ function M.resume(opts)
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded, elapsed_before = elapsed_of(candidates),
     max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = llm_replay,
-    llm_resume = db,
+    llm_resume = db, retime = config.retime, retime_rounds = config.retime_rounds,
   }
   if not ok and type(result) == "table" and result.avo_refusal then
     local rok, rerr = archive:run_restore(info.id, { status = info.status,

@@ -9,6 +9,7 @@ local avo = require "avo"
 local sched = require "avo.sched"
 local scaleout = require "avo.scaleout"
 local baselines = require "avo.baselines"
+local retime = require "avo.retime"
 
 local S = {}
 
@@ -91,7 +92,7 @@ function Status:line()
     if r.seed_record and r.seed_record.score > 0 then
       best = best .. (" (%.2fx seed)"):format(r.best.score / r.seed_record.score)
     end
-    local against = baselines.status_text(r, r.best.score)
+    local against = baselines.status_text(r, r.best)
     if against then best = best .. ", " .. against end
     parts[#parts + 1] = best
   else
@@ -240,6 +241,23 @@ function S.execute(ctx)
   os.exit = os_exit
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
+  -- The bests re-timed in fresh processes once the search is done (not
+  -- after a failure, a signal or a stop, nor in a replay, which measures
+  -- nothing; nor when the run ends `failed` for its infrastructure: every
+  -- worker gone, evaluations left unfinished, the LLM server out);
+  -- --retime/--retime-rounds over avo.retime{} over the defaults.
+  local rec = ctx.recorded
+  local broken = (pool and pool.gone and pool:gone()) or run.infra_unfinished > 0 or
+    ((avo.llm.totals() or {}).fault_streak or 0) > 0
+  if ok and not core.interrupted() and not broken and
+      not (rec and (rec.mode == "replay" or rec.origin)) then
+    local want = run.retime_script or {}
+    local rok, rerr = pcall(sched.run, function()
+      run.retimed = retime.run(run, { top = ctx.retime or want.top,
+        rounds = ctx.retime_rounds or want.rounds, log = function(msg) status:log(msg) end })
+    end)
+    if not rok then ok, result = false, rerr end
+  end
   if not ok then result = S.script_error(result) end
   -- An error raised for the script from the engine's call of it names the
   -- script.  One the returned strategy blames on that call with the command
@@ -262,15 +280,34 @@ function S.execute(ctx)
   return ok, result, run
 end
 
--- One line per baseline of the run: its score and the best's ratio to it,
--- or its status and reason (never a zero for one that did not measure).
-function S.print_baselines(rows, unit, best_score)
+-- One line per baseline of the run: its score and the best's ratio to it
+-- (overall and per config), or its status and reason (never a zero for one
+-- that did not measure).  Only baselines of the best's own evaluator are
+-- compared with; another evaluator's are listed as such.
+function S.print_baselines(rows, unit, best)
   for _, row in ipairs(rows or {}) do
     local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
-    if row.status == "ok" and row.score then
-      io.stdout:write(("baseline %s (%s %s, %s): %.4g %s%s\n"):format(row.name, row.library or "?",
-        row.version and row.version:sub(1, 12) or "?", where, row.score, unit,
-        best_score and (", best is %.2fx"):format(best_score / row.score) or ""))
+    local mine = not best or baselines.owned(row, best.evaluator)
+    if not mine then
+      io.stdout:write(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
+        :format(row.name, where, row.evaluator or "unknown", best.evaluator or "unknown"))
+    elseif row.status == "ok" and row.score then
+      local result = type(row.result) == "table" and row.result or {}
+      local lib = type(result.baseline) == "table" and result.baseline or {}
+      local version = row.version or "?"
+      if version:match("^%x+$") then version = version:sub(1, 12) end
+      local what = { ("%s %s"):format(row.library or "?", version) }
+      local info = type(lib.info) == "table" and lib.info or {}
+      if info.core then what[#what + 1] = "core " .. tostring(info.core) end
+      if math.type(lib.threads) == "integer" then
+        what[#what + 1] = ("%d thread%s"):format(lib.threads, lib.threads == 1 and "" or "s")
+      end
+      what[#what + 1] = where
+      io.stdout:write(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
+        table.concat(what, ", "), row.score, unit,
+        best and (", best is %.2fx"):format(best.score / row.score) or ""))
+      local per = best and baselines.config_text(best, row) or ""
+      if per ~= "" then io.stdout:write("  best per config: ", per, "\n") end
     else
       io.stdout:write(("baseline %s (%s): %s\n"):format(row.name, where,
         (baselines.describe(row, unit):gsub("^[^:]*: ", ""))))
@@ -303,7 +340,10 @@ function S.summarise(run, final, db)
       io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
-    S.print_baselines(run.baseline_rows, unit, best.score)
+    S.print_baselines(run.baseline_rows, unit, best)
+    if run.retimed then
+      for _, line in ipairs(retime.lines(run.retimed)) do io.stdout:write(line, "\n") end
+    end
     io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)

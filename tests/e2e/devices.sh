@@ -23,7 +23,7 @@ devices_used() { q "$1" "SELECT group_concat(d) FROM (SELECT DISTINCT json_extra
     '\$.worker.device') AS d FROM candidates ORDER BY d)"; }
 
 # Default: one timing worker per visible device, all three used.
-expect_exit 0 "$AVO" run $script --db "$tmp/all.db" --jobs 1
+expect_exit 0 "$AVO" run $script --db "$tmp/all.db" --jobs 1 --retime 0  # its own re-timing would be a rebench set
 expect_in "$tmp/out" "devices run: ok"
 [ "$(devices_used "$tmp/all.db")" = "0,1,2" ] ||
     fail "expected devices 0,1,2 used, got $(devices_used "$tmp/all.db")"

@@ -12,15 +12,35 @@ local rows = {
   { name = "k2", status = "ok", score = 8 },
 }
 assert(baselines.strongest(rows).name == "k2")
-assert(baselines.status_text({ baseline_rows = rows }, 2) == "0.25x k2")
+local best = { score = 2 } -- of unknown evaluator, as the rows
+assert(baselines.status_text({ baseline_rows = rows }, best) == "0.25x k2")
 assert(baselines.status_text({ baseline_rows = rows }) == nil, "no best: nothing to say")
 -- Nothing comparable: each baseline by its status, never a ratio.
 local bad = { rows[1], rows[2], rows[3] }
 assert(baselines.strongest(bad) == nil)
-local text = baselines.status_text({ baseline_rows = bad }, 2)
+local text = baselines.status_text({ baseline_rows = bad }, best)
 assert(text == "cublas unavailable, fast_but_wrong wrong, partial partial", text)
-assert(baselines.status_text({ baseline_rows = {}, baselines_running = 1 }, 2) == "baselines running")
-assert(baselines.status_text({ baseline_rows = {} }, 2) == nil)
+assert(baselines.status_text({ baseline_rows = {}, baselines_running = 1 }, best) == "baselines running")
+assert(baselines.status_text({ baseline_rows = {} }, best) == nil)
+
+-- Only the best's own evaluator's baselines (issue 21): a GEMM best is
+-- never shown against an attention library, however strong.
+local mixed = {
+  { name = "cudnn_sdpa", status = "ok", score = 1000, evaluator = "attention" },
+  { name = "cublas", status = "ok", score = 10, evaluator = "gemm" },
+}
+assert(baselines.status_text({ baseline_rows = mixed }, { score = 5, evaluator = "gemm" })
+  == "0.50x cublas")
+assert(baselines.status_text({ baseline_rows = mixed }, { score = 5, evaluator = "other" }) == nil,
+  "no baseline of its own: nothing compared")
+assert(baselines.strongest(mixed, "gemm").name == "cublas")
+assert(#baselines.of(mixed, "attention") == 1 and #baselines.of(mixed, nil) == 0)
+-- Per config, where both have a throughput; a config the baseline lacks says so.
+local per = baselines.config_text(
+  { configs = { { name = "a", gflops = 2 }, { name = "b", gflops = 3 }, { name = "c", gflops = 1 } } },
+  { result = { configs = { { name = "a", correct = true, gflops = 4 },
+                           { name = "b", correct = false, unavailable = "no algo" } } } })
+assert(per == "a 0.50x, b unavailable, c not measured", per)
 assert(baselines.describe(rows[1], "GFLOP/s") == "cublas: unavailable (libcublasLt.so.13 not found)")
 assert(baselines.describe(rows[4], "GFLOP/s") == "k1: 4 GFLOP/s")
 
@@ -46,6 +66,7 @@ local ok = baselines.row(ev, b, job, { status = "ok", configs = {
   { name = "a", correct = true, gflops = 2 }, { name = "b", correct = true, gflops = 8 } } })
 assert(ok.status == "ok" and math.abs(ok.score - 4) < 1e-9 and ok.device == "cpu", ok.score)
 assert(ok.library == "kernel" and ok.version == b.version and ok.path == b.path)
+assert(ok.evaluator == "t", "a baseline row records its evaluator")
 local wrong = baselines.row(ev, b, job, { status = "ok", configs = {
   { name = "a", correct = false, reason = "max error 3" }, { name = "b", correct = true, gflops = 8 } } })
 assert(wrong.status == "wrong" and wrong.score == nil)

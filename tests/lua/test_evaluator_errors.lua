@@ -126,6 +126,50 @@ do
   local job = ev:baseline_job(b, 5, "/tmp")
   assert(job.source == b.source and job.knobs.ORDER == 1 and job.entry == "sgemm")
 end
+
+-- Library baselines (a C library function behind a call adapter, CPU only).
+local function lib(extra)
+  local b = { name = "blas", kernel = "kernels/cpu/sgemm_openblas.c", library = "libopenblas.so.0",
+              symbol = "cblas_sgemm" }
+  for k, v in pairs(extra or {}) do b[k] = v end
+  return b
+end
+expect(function(e) e.baselines = { lib{ symbol = false } } end,
+  "'baselines[1].symbol' must be a string")
+expect(function(e)
+  local b = lib()
+  b.library = nil
+  e.baselines = { b }
+end, "'baselines[1].library' is missing")
+expect(function(e) e.baselines = { lib{ library = "openblas" } } end,
+  "'baselines[1].library' must be a shared library's file name (libx.so.N) or an absolute path")
+expect(function(e) e.baselines = { lib{ symbol = "cblas sgemm" } } end,
+  "'baselines[1].symbol' must be a C function's name")
+expect(function(e) e.baselines = { lib{ describe = { version = 3 } } } end,
+  "'baselines[1].describe.version' must name a function of the library")
+expect(function(e) e.baselines = { lib{ threads = 0 } } end,
+  "'baselines[1].threads' must be an integer from 1 to 256")
+expect(function(e) e.baselines = { lib{ thread_count = 1 } } end,
+  "'baselines[1].thread_count' must be a string")
+expect(function(e)
+  e.backend, e.grid, e.block = "cuda", 1, 1
+  e.reference.grid, e.reference.block = 1, 1
+  e.baselines = { lib() }
+end, "library baselines are for CPU evaluators")
+do
+  local e = good()
+  e.baselines = { lib{ threads = 2, describe = { version = "openblas_get_config" },
+                       install = "apt-get install libopenblas0" } }
+  local ev = avo.evaluator(e)
+  local b = ev.baseline_list[1]
+  assert(b.kind == "library" and b.library == "libopenblas.so.0" and b.threads == 2)
+  local job = ev:baseline_job(b, 5, "/tmp")
+  assert(job.library.file == "libopenblas.so.0" and job.library.symbol == "cblas_sgemm")
+  assert(job.library.describe.version == "openblas_get_config" and job.threads == 2)
+  assert(job.library.install == "apt-get install libopenblas0")
+  -- The engine's own cflags stay the evaluator's: the worker links the adapter alone.
+  assert(#job.cflags == 0, "the library is not in the job's cflags (the reference would link it)")
+end
 do
   local e = good()
   e.backend = "test"

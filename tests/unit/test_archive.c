@@ -950,7 +950,8 @@ static void test_migrate_v5(void)
     avo_archive_free(ar);
     /* Make it what avo with schema 5 wrote. */
     CHECK_INT(raw_exec(path, "DROP TABLE baselines; DROP TABLE experiment_cells;"
-                             " DROP TABLE experiments; PRAGMA user_version = 5;"),
+                             " DROP TABLE experiments; ALTER TABLE candidates DROP COLUMN evaluator;"
+                             " PRAGMA user_version = 5;"),
               SQLITE_OK);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'baselines'"), 0);
 
@@ -989,6 +990,77 @@ static void test_migrate_v5(void)
     CHECK_INT(raw_int(path, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM runs"), 1);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM baselines"), 1);
+}
+
+/* A candidate at `gen` of `run` from `source`, recording `evaluator`. */
+static int64_t add_of(avo_archive *ar, int64_t run, const char *source, const char *evaluator)
+{
+    avo_candidate_info c = {
+        .run_id = run, .operator_name = "seed", .source = source, .evaluator = evaluator};
+    int64_t id = 0;
+    char err[AVO_ERRLEN];
+    CHECK_INT(avo_archive_candidate_add(ar, &c, &id, err, sizeof err), 0);
+    return id;
+}
+
+/*
+ * Schema 7 records the evaluator of candidates and baselines.  New rows
+ * keep what they are given; an archive of schema 7 gets it from its runs'
+ * evaluator events: every candidate of a run with one evaluator; a baseline
+ * "name@ev" ev, a plain one the run's first evaluator; candidates of a run
+ * with several evaluators stay unknown (NULL).
+ */
+static void test_migrate_v7(void)
+{
+    const char *path = tmp_path("v7.db");
+    avo_archive *ar = open_ok(path);
+    char err[AVO_ERRLEN];
+    avo_run_info info = {.seed = 1};
+    int64_t one = 0, two = 0;
+    CHECK_INT(avo_archive_run_begin(ar, &info, &one, err, sizeof err), 0);
+    CHECK_INT(avo_archive_run_begin(ar, &info, &two, err, sizeof err), 0);
+    CHECK_INT(avo_archive_event(ar, one, "evaluator", "{\"name\": \"sgemm\"}", err, sizeof err),
+              0);
+    CHECK_INT(avo_archive_event(ar, two, "evaluator", "{\"name\": \"gemm\"}", err, sizeof err), 0);
+    CHECK_INT(avo_archive_event(ar, two, "evaluator", "{\"name\": \"sdpa\"}", err, sizeof err), 0);
+    int64_t c1 = add_of(ar, one, "a", "sgemm");
+    int64_t c2 = add_of(ar, two, "b", "sdpa");
+    json_t *b = json_pack("{s:s, s:s, s:s, s:s}", "name", "blas", "device", "cpu", "status", "ok",
+                          "evaluator", "sgemm");
+    CHECK_INT(avo_archive_baseline_put(ar, one, b, NULL, err, sizeof err), 0);
+    json_decref(b);
+    json_t *got = NULL;
+    CHECK_INT(avo_archive_candidate_get(ar, c2, 0, &got, err, sizeof err), 0);
+    CHECK_STR(json_string_value(json_object_get(got, "evaluator")), "sdpa");
+    json_decref(got);
+    CHECK_INT(avo_archive_baselines(ar, one, &got, err, sizeof err), 0);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(got, 0), "evaluator")), "sgemm");
+    json_decref(got);
+    avo_archive_free(ar);
+
+    /* Make it what avo with schema 7 wrote: no evaluator columns. */
+    CHECK_INT(raw_exec(path, "ALTER TABLE candidates DROP COLUMN evaluator;"
+                             " ALTER TABLE baselines DROP COLUMN evaluator;"
+                             " INSERT INTO baselines (run_id, device, name, status, created_at)"
+                             " VALUES (2, 'cpu', 'cublas', 'ok', 0), (2, 'cpu', 'cublas@sdpa',"
+                             " 'ok', 0); PRAGMA user_version = 7;"),
+              SQLITE_OK);
+    ar = open_ok(path);
+    CHECK_INT(avo_archive_opened_version(ar), 7);
+    avo_archive_free(ar);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), 8);
+    char sql[200];
+    snprintf(sql, sizeof sql, "SELECT evaluator FROM candidates WHERE id = %lld", (long long)c1);
+    char *text = raw_text(path, sql);
+    CHECK_STR(text, "sgemm");
+    free(text);
+    snprintf(sql, sizeof sql, "SELECT evaluator IS NULL FROM candidates WHERE id = %lld",
+             (long long)c2);
+    CHECK_INT(raw_int(path, sql), 1);
+    text = raw_text(path, "SELECT group_concat(name || '=' || evaluator, ' ') FROM"
+                          " (SELECT * FROM baselines ORDER BY run_id, name)");
+    CHECK_STR(text, "blas=sgemm cublas=gemm cublas@sdpa=sdpa");
+    free(text);
 }
 
 /*
@@ -1083,6 +1155,7 @@ int main(void)
     test_migrate_old_archive();
     test_baselines();
     test_migrate_v5();
+    test_migrate_v7();
     test_run_claim();
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();

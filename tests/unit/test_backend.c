@@ -237,6 +237,11 @@ static void test_validate_baseline(void)
     CHECK_INT(avo_result_validate(candidate_job, u, err, sizeof err), AVO_EPROTO);
     CHECK_CONTAINS(err, "status unavailable for a job that runs no baseline");
     CHECK_INT(avo_result_validate(job, u, err, sizeof err), 0);
+    /* a library baseline's job (cpulib.h) may be unavailable: its library is missing */
+    json_t *library_job = json_pack("{s:[{s:s}, {s:s}], s:{s:s, s:s}}", "configs", "name", "a",
+                                    "name", "b", "library", "file", "libx.so.1", "symbol", "f");
+    CHECK_INT(avo_result_validate(library_job, u, err, sizeof err), 0);
+    json_decref(library_job);
     json_decref(u);
     u = json_loads("{\"status\": \"wrong\", \"configs\": [{\"name\": \"a\", \"unavailable\": "
                    "\"x\"}]}",

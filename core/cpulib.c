@@ -1,0 +1,242 @@
+/*
+ * cpulib.c — probing a C library named as a CPU baseline (cpulib.h).
+ */
+#include "cpulib.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "avo.h"
+
+#define PROBE_MAX_BYTES (64 * 1024) /* what the child may answer */
+
+void avo_cpulib_thread_env(int threads)
+{
+    static const char *const names[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                        "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
+                                        "BLIS_NUM_THREADS"};
+    char value[16];
+    snprintf(value, sizeof value, "%d", threads > 0 ? threads : 1);
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        setenv(names[i], value, 1);
+}
+
+/* A function of `handle` by name as `const char *f(void)` or `int f(void)`;
+ * NULL when missing. */
+static void *symbol_of(void *handle, const char *name)
+{
+    dlerror();
+    return name ? dlsym(handle, name) : NULL;
+}
+
+/*
+ * The child's work: load, resolve, ask.  Writes one JSON object to `fd`:
+ * the answer (cpulib.h) or {"missing": reason}.  Never returns.
+ */
+static _Noreturn void probe_child(const json_t *spec, int threads, int fd)
+{
+    avo_cpulib_thread_env(threads);
+    const char *file = json_string_value(json_object_get(spec, "file"));
+    const char *symbol = json_string_value(json_object_get(spec, "symbol"));
+    json_t *out = json_object();
+    void *handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char *e = dlerror();
+        json_object_set_new(out, "missing", json_string(e ? e : "dlopen failed"));
+        goto answer;
+    }
+    if (!symbol_of(handle, symbol)) {
+        json_object_set_new(out, "missing",
+                            json_sprintf("%s has no symbol '%s'", file, symbol));
+        goto answer;
+    }
+    json_object_set_new(out, "library", json_string(file));
+    json_object_set_new(out, "symbol", json_string(symbol));
+    json_object_set_new(out, "threads", json_integer(threads));
+    struct link_map *map = NULL;
+    char real[PATH_MAX];
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name)
+        json_object_set_new(out, "path", json_string(realpath(map->l_name, real) ? real
+                                                                                  : map->l_name));
+    json_t *info = json_object();
+    const char *key;
+    const json_t *fn;
+    json_object_foreach((json_t *)json_object_get(spec, "describe"), key, fn) {
+        void *f = symbol_of(handle, json_string_value(fn));
+        if (!f) {
+            json_object_clear(out);
+            json_object_set_new(out, "missing",
+                                json_sprintf("%s has no function '%s' (describe.%s)", file,
+                                             json_string_value(fn), key));
+            json_decref(info);
+            goto answer;
+        }
+        const char *(*describe)(void);
+        memcpy(&describe, &f, sizeof describe);
+        const char *text = describe();
+        /* Libraries end these with a space or a newline (OpenBLAS does). */
+        json_t *s = json_stringn(text ? text : "", text ? strcspn(text, "\n") : 0);
+        const char *v = json_string_value(s);
+        size_t n = v ? strlen(v) : 0;
+        while (n > 0 && v[n - 1] == ' ')
+            n--;
+        json_object_set_new(key && !strcmp(key, "version") ? out : info, key,
+                            json_stringn(v ? v : "", n));
+        json_decref(s);
+    }
+    json_object_set_new(out, "info", info);
+    const char *count_name = json_string_value(json_object_get(spec, "thread_count"));
+    if (count_name) {
+        void *f = symbol_of(handle, count_name);
+        if (!f) {
+            json_object_clear(out);
+            json_object_set_new(out, "missing", json_sprintf("%s has no function '%s' "
+                                                             "(thread_count)",
+                                                             file, count_name));
+            goto answer;
+        }
+        int (*count)(void);
+        memcpy(&count, &f, sizeof count);
+        json_object_set_new(out, "threads_reported", json_integer(count()));
+    }
+answer:;
+    char *text = json_dumps(out, JSON_COMPACT);
+    size_t len = text ? strlen(text) : 0;
+    for (size_t done = 0; done < len;) {
+        ssize_t n = write(fd, text + done, len - done);
+        if (n <= 0)
+            _exit(2);
+        done += (size_t)n;
+    }
+    _exit(0);
+}
+
+/* Read the child's answer from fd until EOF or the deadline; 0, or
+ * AVO_ETIMEOUT / AVO_EIO. */
+static int read_answer(int fd, double timeout_s, char *buf, size_t cap, size_t *ret_len)
+{
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    size_t len = 0;
+    for (;;) {
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        double left = timeout_s - (double)(now.tv_sec - start.tv_sec) -
+                      (double)(now.tv_nsec - start.tv_nsec) / 1e9;
+        if (left <= 0)
+            return AVO_ETIMEOUT;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return AVO_EIO;
+        if (r == 0)
+            continue;
+        if (len == cap)
+            return AVO_EIO;
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return AVO_EIO;
+        if (n == 0)
+            break;
+        len += (size_t)n;
+    }
+    *ret_len = len;
+    return 0;
+}
+
+int avo_cpulib_probe(const json_t *spec, int threads, double timeout_s, json_t **ret, char *err,
+                     size_t errlen)
+{
+    *ret = NULL;
+    const char *file = json_string_value(json_object_get(spec, "file"));
+    const char *symbol = json_string_value(json_object_get(spec, "symbol"));
+    const json_t *describe = json_object_get(spec, "describe");
+    const json_t *count = json_object_get(spec, "thread_count");
+    const json_t *install = json_object_get(spec, "install");
+    if (!json_is_object(spec) || !file || !*file || !symbol || !*symbol ||
+        (describe && !json_is_object(describe)) || (count && !json_is_string(count)) ||
+        (install && !json_is_string(install)))
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "\"library\" must be {file, symbol, describe?, thread_count?, install?} "
+                         "with strings");
+    const char *key;
+    const json_t *fn;
+    json_object_foreach((json_t *)describe, key, fn) {
+        if (!json_is_string(fn))
+            return avo_error(err, errlen, AVO_EINVAL,
+                             "\"library\".describe.%s must be a function's name", key);
+    }
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) < 0)
+        return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pipefd[0]);
+        close(pipefd[1]);
+        return avo_error(err, errlen, AVO_EIO, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        probe_child(spec, threads, pipefd[1]);
+    }
+    close(pipefd[1]);
+    char *buf = malloc(PROBE_MAX_BYTES + 1);
+    size_t len = 0;
+    int rc = buf ? read_answer(pipefd[0], timeout_s, buf, PROBE_MAX_BYTES, &len) : AVO_ENOMEM;
+    close(pipefd[0]);
+    if (rc == AVO_ETIMEOUT)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    const char *hint = install ? json_string_value(install) : NULL;
+    if (rc == AVO_ETIMEOUT) {
+        free(buf);
+        return avo_error(err, errlen, AVO_ETIMEOUT, "loading %s did not finish within %gs", file,
+                         timeout_s);
+    }
+    if (rc < 0) {
+        free(buf);
+        return avo_error(err, errlen, rc, "cannot read what loading %s answered", file);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        free(buf);
+        if (WIFSIGNALED(status))
+            return avo_error(err, errlen, AVO_ECHILD, "loading %s killed the probe (signal %d)",
+                             file, WTERMSIG(status));
+        return avo_error(err, errlen, AVO_ECHILD, "loading %s ended the probe with status %d",
+                         file, WEXITSTATUS(status));
+    }
+    buf[len] = '\0';
+    json_t *answer = json_loads(buf, 0, NULL);
+    free(buf);
+    if (!json_is_object(answer)) {
+        json_decref(answer);
+        return avo_error(err, errlen, AVO_EPROTO, "loading %s gave no answer", file);
+    }
+    const char *missing = json_string_value(json_object_get(answer, "missing"));
+    if (missing) {
+        avo_error(err, errlen, AVO_ENOTFOUND, "%s%s%s", missing, hint ? "; install it: " : "",
+                  hint ? hint : "");
+        json_decref(answer);
+        return AVO_ENOTFOUND;
+    }
+    *ret = answer;
+    return 0;
+}
