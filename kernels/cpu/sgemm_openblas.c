@@ -1,5 +1,6 @@
 /*
- * The call adapter of the "openblas" baseline of evaluators/cpu/sgemm.lua:
+ * The call adapter of the "openblas" baseline of evaluators/cpu/sgemm.lua and
+ * cpu/sgemm_fast.lua:
  * the evaluator's sgemm signature onto cblas_sgemm (row-major, no
  * transposes, alpha 1, beta 0, so C is overwritten as the evaluator asks).
  * Linked against libopenblas.so.0 by the engine (a library baseline,
