@@ -487,16 +487,19 @@ local function run_experiment(opts)
           argv[#argv + 1] = tostring(b[k])
         end
       end
-      -- On a cluster each cell's workers are a Slurm job step of their own
-      -- that connects back to the cell's `avo run` (README "Scale-out").
-      if def.slurm then
-        for _, a in ipairs({ "--slurm", def.slurm, "--listen", def.listen or "127.0.0.1:0" }) do
-          argv[#argv + 1] = a
-        end
-      elseif def.listen then
-        argv[#argv + 1] = "--listen"
-        argv[#argv + 1] = def.listen
+    end
+    -- On a cluster each cell's workers are a Slurm job step of their own
+    -- that connects back to the cell's `avo run` or `avo resume` (README
+    -- "Scale-out"): a resumed cell runs where its first part ran.
+    if def.slurm then
+      for _, a in ipairs({ "--slurm", def.slurm, "--listen", def.listen or "127.0.0.1:0" }) do
+        argv[#argv + 1] = a
       end
+    elseif def.listen then
+      argv[#argv + 1] = "--listen"
+      argv[#argv + 1] = def.listen
+    end
+    if not c.resume_run then
       argv[#argv + 1] = "avo_experiment=" .. exp.id
       argv[#argv + 1] = "avo_cell=" .. c.key
     end
