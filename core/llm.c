@@ -325,6 +325,15 @@ size_t avo_llm_pending(const avo_llm *llm)
     return llm->pending;
 }
 
+long avo_llm_streamed(const avo_llm *llm)
+{
+    long events = 0;
+    for (const llm_request *req = llm->requests; req; req = req->next)
+        if (req->running && req->stream_limit > 0)
+            events += req->events;
+    return events;
+}
+
 /* ------------------------------------------------------------- finishing */
 
 static void unlink_request(avo_llm *llm, llm_request *req)

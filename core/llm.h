@@ -79,6 +79,10 @@ int avo_llm_submit(avo_llm *llm, const json_t *request, uint64_t *ret_ticket, ch
 /* Requests submitted and not yet taken. */
 size_t avo_llm_pending(const avo_llm *llm);
 
+/* Events ("data:" lines, about one token each) read so far by the streamed
+ * requests now in transfer: the progress of answers still arriving. */
+long avo_llm_streamed(const avo_llm *llm);
+
 /* The client as an event-loop source (borrowed; valid while llm lives). */
 avo_loop_source avo_llm_source(avo_llm *llm);
 

@@ -74,9 +74,17 @@ static int llm_pending(lua_State *L)
     return 1;
 }
 
+/* llm:streamed() -> events read so far by streamed answers in transfer */
+static int llm_streamed(lua_State *L)
+{
+    lua_pushinteger(L, (lua_Integer)avo_llm_streamed(check_llm(L)));
+    return 1;
+}
+
 static const luaL_Reg llm_methods[] = {
     {"submit", llm_submit},
     {"pending", llm_pending},
+    {"streamed", llm_streamed},
     {"close", llm_close},
     {NULL, NULL},
 };

@@ -1496,7 +1496,7 @@ function M.in_flight()
 end
 
 -- The LLM part of the status line: totals, calls in flight with the oldest
--- one's age, calls waiting, and the outcomes (avo.outcomes()) of operators
+-- one's age and the tokens streamed so far, calls waiting, and the outcomes (avo.outcomes()) of operators
 -- that had answers rejected or calls fail.  nil when there is nothing.
 function M.status_text(outcomes)
   if not state then return nil end
@@ -1507,7 +1507,12 @@ function M.status_text(outcomes)
       t.cost_usd)
   end
   local n, waiting, age = M.in_flight()
-  if n > 0 then parts[#parts + 1] = ("%d in flight (oldest %ds)"):format(n, math.floor(age)) end
+  if n > 0 then
+    -- Answers streamed (self-hosted servers) show their tokens as they come.
+    local streamed = state.client and state.client:streamed() or 0
+    parts[#parts + 1] = ("%d in flight (oldest %ds%s)"):format(n, math.floor(age),
+      streamed > 0 and (", %d tok streamed"):format(streamed) or "")
+  end
   if waiting > 0 then parts[#parts + 1] = ("%d waiting"):format(waiting) end
   for _, o in ipairs(outcomes or {}) do
     if o.rejected + o.call_failed + (o.refused or 0) > 0 then

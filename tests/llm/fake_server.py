@@ -50,6 +50,8 @@ counters are kept per full model name, so a test picks a fresh name such as
                   chunk, the connection held open; the count of chunks it
                   got to write is logged as {"runon_sent": N} to
                   $FAKE_LLM_LOG)
+    slowrunon...  as runon, a token every 50 ms (a call read to max_tokens 64
+                  takes ~3 s: the status line shows the tokens streamed)
 
 OpenAI-shape requests with "stream": true are answered with server-sent
 events (chat.completion.chunk deltas, a usage chunk when
@@ -381,8 +383,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(body.encode())
         self.wfile.flush()
 
-    def run_on(self, shape):
-        """3000 tokens whatever max_tokens says."""
+    def run_on(self, shape, pause=0.001):
+        """3000 tokens whatever max_tokens says, `pause` seconds apart."""
         if not getattr(self, "want_stream", None):
             text = "tok " * 3000
             doc = openai_text(text) if shape == "openai" else anthropic_text(text)
@@ -401,7 +403,7 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(("data: %s\n\n" % json.dumps(ev)).encode())
                 self.wfile.flush()
                 sent += 1
-                time.sleep(0.001)
+                time.sleep(pause)
             self.wfile.write(b"data: [DONE]\n\n")
         except OSError:
             pass
@@ -534,6 +536,9 @@ class Handler(BaseHTTPRequestHandler):
             return
         if scenario.startswith("runon"):
             self.run_on(shape)
+            return
+        if scenario.startswith("slowrunon"):
+            self.run_on(shape, pause=0.05)
             return
         if scenario.startswith("inflight"):
             answer = "peers: %d" % inflight()

@@ -1,6 +1,6 @@
 -- Per-call limits against a server that ignores max_tokens (tests/llm/
 -- stream.sh): answers are streamed and read only up to the call's
--- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget.
+-- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget|progress.
 local avo = require "avo"
 local core = require "avo.core"
 local args = ...
@@ -33,6 +33,11 @@ if args.mode == "one" then
     assert(r and r.tool_calls[1] and r.tool_calls[1].name == "get_weather", tostring(err))
   end
   io.stderr:write("stream one: ok\n")
+elseif args.mode == "progress" then
+  -- A slow answer in flight: the status line counts its streamed tokens.
+  local r, err = ask{ model = "slowrunon-openai" }
+  assert(r and r.stop_reason == "length", tostring(err))
+  io.stderr:write("stream progress: ok\n")
 else
   -- --max-tokens: "budget plus one call" holds with such a server.
   local answered = 0

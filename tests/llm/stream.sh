@@ -18,6 +18,14 @@ expect_in "$tmp/err" "streams no answer to a request with tools; such requests g
 sent=$(sed -n 's/.*"runon_sent": \([0-9]*\).*/\1/p' "$FAKE_LLM_LOG" | sort -n | head -1)
 [ -n "$sent" ] && [ "$sent" -lt 1500 ] || fail "the server wrote $sent chunks: the client read on"
 
+# A slow streamed answer shows its progress on the status line (heartbeat
+# lines without a terminal): the count of tokens read so far.
+AVO_STATUS_INTERVAL=0.5 expect_exit 0 "$AVO" run tests/llm/stream.lua --db "$tmp/p.db" \
+    base="$FAKE_BASE" mode=progress
+expect_in "$tmp/err" "stream progress: ok"
+grep -Eq "1 in flight \(oldest [0-9]+s, [1-9][0-9]* tok streamed\)" "$tmp/err" ||
+    { cat "$tmp/err"; fail "the status line did not show the streamed tokens"; }
+
 expect_exit 0 "$AVO" run tests/llm/stream.lua --db "$tmp/b.db" --max-tokens 500 \
     base="$FAKE_BASE" mode=budget
 used=$(sed -n 's/.*answered, \([0-9]*\) tokens.*/\1/p' "$tmp/err")
