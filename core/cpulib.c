@@ -46,6 +46,12 @@ static void *symbol_of(void *handle, const char *name)
  */
 static _Noreturn void probe_child(const json_t *spec, int threads, int fd)
 {
+    /* A library that crashes while loading kills the child by its signal,
+     * which the parent names; a handler inherited from the engine (a
+     * sanitizer's) would turn the crash into an ordinary exit instead. */
+    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
+        signal(fatal[i], SIG_DFL);
     avo_cpulib_thread_env(threads);
     const char *file = json_string_value(json_object_get(spec, "file"));
     const char *symbol = json_string_value(json_object_get(spec, "symbol"));
