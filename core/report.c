@@ -575,13 +575,15 @@ static const json_t *find_by_id(const json_t *arr, long long id)
     return NULL;
 }
 
-/* A link to a candidate's section when it has one, else plain "#id". */
-static void cand_ref(avo_strbuf *out, long long id, const json_t *shown)
+/* A link to a candidate's section or page when it has one (every
+ * candidate in the live view, the shown ones in the report), else plain
+ * "#id". */
+static void cand_ref(avo_strbuf *out, long long id, const avo_report_run *r)
 {
     char key[24];
     snprintf(key, sizeof key, "%lld", id);
-    if (json_object_get(shown, key))
-        avo_strbuf_printf(out, "<a href=\"#c%lld\">#%lld</a>", id, id);
+    if (r->link_all || json_object_get(r->shown, key))
+        avo_strbuf_printf(out, "<a href=\"%s%lld\">#%lld</a>", r->cand_href, id, id);
     else
         avo_strbuf_printf(out, "#%lld", id);
 }
@@ -589,7 +591,7 @@ static void cand_ref(avo_strbuf *out, long long id, const json_t *shown)
 /* The ancestry of the best candidate as nested lists; a node reached again
  * through another path (crossover) is referred to, not repeated. */
 static void lineage_tree(avo_strbuf *out, const json_t *nodes, long long id, const char *role,
-                         json_t *seen, const json_t *shown, int depth)
+                         json_t *seen, const avo_report_run *shown, int depth)
 {
     const json_t *n = find_by_id(nodes, id);
     char key[24];
@@ -660,11 +662,57 @@ static void html_patch(avo_strbuf *out, const char *patch)
     avo_strbuf_puts(out, "</pre>");
 }
 
-/* One candidate's section: header, note, knobs, per-config table, source
- * and diff against its first parent in <details>. */
-static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c, const json_t *shown,
-                             long long best_id, char *err, size_t errlen)
+/*
+ * Render the diff of candidate `id` against parent `pid` as a <details>
+ * (open when `open`): knob changes, then the source patch.
+ */
+static int parent_diff(avo_strbuf *out, avo_archive *ar, long long pid, long long id, int open,
+                       char *err, size_t errlen)
 {
+    size_t i;
+    json_t *d = NULL;
+    int rc = avo_diff_candidates(ar, pid, id, &d, err, errlen);
+    if (rc < 0)
+        return rc;
+    avo_strbuf_printf(out, "<details%s><summary>diff against parent #%lld</summary>\n",
+                      open ? " open=\"open\"" : "", pid);
+    const json_t *knobs = json_object_get(d, "knobs");
+    json_t *k;
+    if (json_array_size(knobs)) {
+        avo_strbuf_puts(out, "<p>knobs: ");
+        json_array_foreach(knobs, i, k)
+        {
+            const json_t *old = json_object_get(k, "old"), *new = json_object_get(k, "new");
+            char *o = json_is_null(old) ? NULL : json_dumps(old, JSON_ENCODE_ANY);
+            char *n = json_is_null(new) ? NULL : json_dumps(new, JSON_ENCODE_ANY);
+            if (i)
+                avo_strbuf_puts(out, ", ");
+            avo_strbuf_html(out, str(k, "name"));
+            avo_strbuf_puts(out, " ");
+            avo_strbuf_html(out, o ? o : "(absent)");
+            avo_strbuf_puts(out, " → ");
+            avo_strbuf_html(out, n ? n : "(removed)");
+            free(o);
+            free(n);
+        }
+        avo_strbuf_puts(out, "</p>\n");
+    }
+    const char *patch = str(d, "source_diff");
+    if (*patch)
+        html_patch(out, patch);
+    else
+        avo_strbuf_puts(out, "<p class=\"muted\">source identical to the parent's</p>");
+    avo_strbuf_puts(out, "</details>\n");
+    json_decref(d);
+    return 0;
+}
+
+/* One candidate's section (see report.h). */
+int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t *c, int full,
+                         char *err, size_t errlen)
+{
+    const avo_report_run *shown = r;
+    long long best_id = r->best ? integer(r->best, "id") : 0;
     long long id = integer(c, "id");
     avo_strbuf_printf(out, "<section class=\"cand\" id=\"c%lld\">\n<h3>#%lld ", id, id);
     avo_strbuf_html(out, str(c, "operator"));
@@ -729,45 +777,29 @@ static int candidate_section(avo_strbuf *out, avo_archive *ar, const json_t *c, 
         avo_strbuf_puts(out, "</table>\n");
     }
 
-    avo_strbuf_puts(out, "<details><summary>source</summary><pre>");
+    avo_strbuf_printf(out, "<details%s><summary>source</summary><pre>",
+                      full ? " open=\"open\"" : "");
     avo_strbuf_html(out, str(c, "source"));
     avo_strbuf_puts(out, "</pre></details>\n");
 
-    if (json_array_size(parents)) {
-        long long pid = integer(json_array_get(parents, 0), "id");
-        json_t *d = NULL;
-        int rc = avo_diff_candidates(ar, pid, id, &d, err, errlen);
+    /* The report diffs against the first parent; a candidate page against
+     * each, and shows the worker's log. */
+    size_t n_diffs = full ? json_array_size(parents) : json_array_size(parents) > 0;
+    for (i = 0; i < n_diffs; i++) {
+        int rc = parent_diff(out, r->ar, integer(json_array_get(parents, i), "id"), id, full, err,
+                             errlen);
         if (rc < 0)
             return rc;
-        avo_strbuf_printf(out, "<details><summary>diff against parent #%lld</summary>\n", pid);
-        const json_t *knobs = json_object_get(d, "knobs");
-        json_t *k;
-        if (json_array_size(knobs)) {
-            avo_strbuf_puts(out, "<p>knobs: ");
-            json_array_foreach(knobs, i, k)
-            {
-                const json_t *old = json_object_get(k, "old"), *new = json_object_get(k, "new");
-                char *o = json_is_null(old) ? NULL : json_dumps(old, JSON_ENCODE_ANY);
-                char *n = json_is_null(new) ? NULL : json_dumps(new, JSON_ENCODE_ANY);
-                if (i)
-                    avo_strbuf_puts(out, ", ");
-                avo_strbuf_html(out, str(k, "name"));
-                avo_strbuf_puts(out, " ");
-                avo_strbuf_html(out, o ? o : "(absent)");
-                avo_strbuf_puts(out, " → ");
-                avo_strbuf_html(out, n ? n : "(removed)");
-                free(o);
-                free(n);
-            }
-            avo_strbuf_puts(out, "</p>\n");
+    }
+    if (full) {
+        avo_strbuf_puts(out, "<h4>log</h4>\n");
+        if (*str(c, "log")) {
+            avo_strbuf_puts(out, "<pre class=\"log\">");
+            avo_strbuf_html(out, str(c, "log"));
+            avo_strbuf_puts(out, "</pre>\n");
+        } else {
+            avo_strbuf_puts(out, "<p class=\"muted\">no log recorded</p>\n");
         }
-        const char *patch = str(d, "source_diff");
-        if (*patch)
-            html_patch(out, patch);
-        else
-            avo_strbuf_puts(out, "<p class=\"muted\">source identical to the parent's</p>");
-        avo_strbuf_puts(out, "</details>\n");
-        json_decref(d);
     }
     avo_strbuf_puts(out, "</section>\n");
     return 0;
@@ -1212,7 +1244,7 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
  * re-timing with each median and its interval (between processes), and the
  * candidates dropped for failing a round.
  */
-static void section_retimed(avo_strbuf *out, const json_t *data, const json_t *shown)
+static void section_retimed(avo_strbuf *out, const json_t *data, const avo_report_run *shown)
 {
     avo_strbuf_puts(out, "<h2 id=\"retimed\">Re-timed bests</h2>\n");
     if (!json_is_object(data)) {
@@ -1289,79 +1321,108 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const json_t *s
     avo_strbuf_puts(out, "</table>\n");
 }
 
-/*
- * Build the whole page.  Reads the run with its summary (unit, attempts),
- * its candidates with sources, the best candidate's lineage and the LLM
- * spend, then writes the sections in order.  Returns the first archive
- * error; out->failed means out of memory.
- */
-int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
+/* ------------------------------------------------------ the shared parts */
+
+const char *avo_report_css(void)
 {
-    if (!ar || !out || run_id < 0)
+    return style;
+}
+
+void avo_report_run_free(avo_report_run *r)
+{
+    if (!r)
+        return;
+    free(r->ranked);
+    json_decref(r->shown);
+    json_decref(r->run);
+    json_decref(r->cands);
+    json_decref(r->nodes);
+    json_decref(r->spend);
+    json_decref(r->calls);
+    json_decref(r->outcomes);
+    json_decref(r->retimed);
+    memset(r, 0, sizeof *r);
+}
+
+/*
+ * Read what the sections show: the run with its summary (unit, attempts,
+ * baselines), its candidates with sources, the LLM calls and spend, the
+ * operator outcomes and re-timing events, the best candidate's lineage;
+ * then rank the verified candidates and pick the ones the report gives a
+ * section (the top ones and the best's ancestors).  On failure *ret is
+ * left empty (nothing to free).
+ */
+int avo_report_load(avo_archive *ar, int64_t run_id, avo_report_run *ret, char *err,
+                    size_t errlen)
+{
+    if (!ar || !ret || run_id < 0)
         return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
-    json_t *run = NULL, *cands = NULL, *nodes = NULL, *spend = NULL, *shown = NULL;
-    json_t *calls = NULL, *outcomes = NULL;
-    const json_t **ranked = NULL;
-    int rc = avo_archive_run_summary(ar, run_id, &run, err, errlen);
+    avo_report_run *r = ret;
+    memset(r, 0, sizeof *r);
+    r->ar = ar;
+    r->cand_href = "#c";
+    int rc = avo_archive_run_summary(ar, run_id, &r->run, err, errlen);
     if (rc < 0)
         return rc;
-    run_id = integer(run, "id");
-    if ((rc = avo_archive_candidates(ar, run_id, 1, &cands, err, errlen)) < 0 ||
-        (rc = avo_archive_llm_spend(ar, run_id, &spend, err, errlen)) < 0 ||
-        (rc = avo_archive_llm_calls(ar, run_id, &calls, err, errlen)) < 0 ||
-        (rc = avo_archive_events(ar, run_id, "operator_outcome", &outcomes, err, errlen)) < 0)
-        goto out;
+    run_id = integer(r->run, "id");
+    if ((rc = avo_archive_candidates(ar, run_id, 1, &r->cands, err, errlen)) < 0 ||
+        (rc = avo_archive_llm_spend(ar, run_id, &r->spend, err, errlen)) < 0 ||
+        (rc = avo_archive_llm_calls(ar, run_id, &r->calls, err, errlen)) < 0 ||
+        (rc = avo_archive_events(ar, run_id, "operator_outcome", &r->outcomes, err, errlen)) < 0 ||
+        (rc = avo_archive_events(ar, run_id, "retimed", &r->retimed, err, errlen)) < 0)
+        goto fail;
 
-    size_t i, n_ok = 0, n_failed = 0;
+    size_t i;
     json_t *c;
-    const json_t *seed = NULL, *best = NULL;
-    ranked = calloc(json_array_size(cands) + 1, sizeof *ranked);
-    shown = json_object();
-    if (!ranked || !shown) {
+    r->ranked = calloc(json_array_size(r->cands) + 1, sizeof *r->ranked);
+    r->shown = json_object();
+    if (!r->ranked || !r->shown) {
         rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-        goto out;
+        goto fail;
     }
-    json_array_foreach(cands, i, c)
+    json_array_foreach(r->cands, i, c)
     {
         if (!is_finished(c))
             continue;
         if (!is_ok(c)) {
-            n_failed++;
+            r->n_failed++;
             continue;
         }
-        ranked[n_ok++] = c;
-        if (!seed && strcmp(str(c, "operator"), "seed") == 0)
-            seed = c;
+        r->ranked[r->n_ok++] = c;
+        if (!r->seed && strcmp(str(c, "operator"), "seed") == 0)
+            r->seed = c;
     }
-    qsort(ranked, n_ok, sizeof *ranked, cmp_score_desc);
-    best = n_ok ? ranked[0] : NULL;
-    if (best && (rc = avo_archive_lineage(ar, integer(best, "id"), &nodes, err, errlen)) < 0)
-        goto out;
+    qsort(r->ranked, r->n_ok, sizeof *r->ranked, cmp_score_desc);
+    r->best = r->n_ok ? r->ranked[0] : NULL;
+    if (r->best &&
+        (rc = avo_archive_lineage(ar, integer(r->best, "id"), &r->nodes, err, errlen)) < 0)
+        goto fail;
 
-    /* Candidates with a section of their own: the top ones and the best's
-     * ancestors. */
     char key[24];
-    for (i = 0; i < n_ok && i < TOP_N; i++) {
-        snprintf(key, sizeof key, "%lld", integer(ranked[i], "id"));
-        json_object_set_new(shown, key, json_true());
+    for (i = 0; i < r->n_ok && i < TOP_N; i++) {
+        snprintf(key, sizeof key, "%lld", integer(r->ranked[i], "id"));
+        json_object_set_new(r->shown, key, json_true());
     }
-    json_array_foreach(nodes, i, c)
+    json_array_foreach(r->nodes, i, c)
     {
         snprintf(key, sizeof key, "%lld", integer(c, "id"));
-        json_object_set_new(shown, key, json_true());
+        json_object_set_new(r->shown, key, json_true());
     }
+    return 0;
 
-    avo_strbuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-                         "<title>");
-    avo_strbuf_printf(out, "avo report: run %lld (", (long long)run_id);
-    avo_strbuf_html(out, str(run, "script_path"));
-    avo_strbuf_printf(out, ")</title>\n<style>%s</style>\n</head>\n<body>\n", style);
-    avo_strbuf_printf(out, "<h1>avo report — run %lld: ", (long long)run_id);
-    avo_strbuf_html(out, str(run, "script_path"));
-    avo_strbuf_puts(out, "</h1>\n<p>");
+fail:
+    avo_report_run_free(r);
+    return rc;
+}
+
+void avo_report_summary(avo_strbuf *out, const avo_report_run *r)
+{
+    const json_t *best = r->best, *seed = r->seed;
+    avo_strbuf_puts(out, "<p class=\"summary\">");
     if (best) {
-        avo_strbuf_printf(out, "best <a href=\"#c%lld\">#%lld</a> (", integer(best, "id"),
-                          integer(best, "id"));
+        avo_strbuf_puts(out, "best ");
+        cand_ref(out, integer(best, "id"), r);
+        avo_strbuf_puts(out, " (");
         avo_strbuf_html(out, str(best, "operator"));
         avo_strbuf_printf(out, ", generation %lld): score %.4g", integer(best, "generation"),
                           num(best, "score"));
@@ -1369,7 +1430,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
             avo_strbuf_printf(out, ", %.2fx the seed (#%lld: %.4g)",
                               num(best, "score") / num(seed, "score"), integer(seed, "id"),
                               num(seed, "score"));
-        json_t *own = avo_compare_of(json_object_get(run, "baselines"),
+        json_t *own = avo_compare_of(json_object_get(r->run, "baselines"),
                                      json_string_value(json_object_get(best, "evaluator")));
         const json_t *strongest = avo_compare_strongest(own);
         if (strongest) {
@@ -1382,106 +1443,185 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     } else {
         avo_strbuf_puts(out, "no verified candidate. ");
     }
-    avo_strbuf_printf(out, "%zu evaluations, %zu failed.</p>\n", n_ok + n_failed, n_failed);
+    avo_strbuf_printf(out, "<span class=\"n-evaluations\">%zu</span> evaluations, %zu failed.</p>\n",
+                      r->n_ok + r->n_failed, r->n_failed);
+}
+
+void avo_report_trajectory(avo_strbuf *out, const avo_report_run *r)
+{
+    avo_strbuf_puts(out, "<h2 id=\"trajectory\">Trajectory</h2>\n");
+    if (r->n_ok + r->n_failed) {
+        plot_trajectory(out, r->cands, r->run, r->seed);
+        avo_strbuf_puts(out, "<p class=\"muted\">x: finished evaluations in submission order;"
+                             " thin lines: the running best's score on each config.</p>\n");
+    } else {
+        avo_strbuf_puts(out, "<p>no finished evaluations</p>\n");
+    }
+}
+
+void avo_report_generations(avo_strbuf *out, const avo_report_run *r)
+{
+    avo_strbuf_puts(out, "<h2 id=\"generations\">Score per generation</h2>\n");
+    if (r->n_ok + r->n_failed)
+        plot_generations(out, r->cands, r->run);
+    else
+        avo_strbuf_puts(out, "<p>no finished evaluations</p>\n");
+}
+
+void avo_report_baselines(avo_strbuf *out, const avo_report_run *r)
+{
+    section_baselines(out, r->run, r->best);
+}
+
+void avo_report_retimed(avo_strbuf *out, const avo_report_run *r)
+{
+    section_retimed(out,
+                    json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1),
+                                    "data"),
+                    r);
+}
+
+void avo_report_lineage(avo_strbuf *out, const avo_report_run *r)
+{
+    avo_strbuf_puts(out, "<h2 id=\"lineage\">Lineage of the best candidate</h2>\n");
+    if (!r->best) {
+        avo_strbuf_puts(out, "<p>no verified candidate</p>\n");
+        return;
+    }
+    json_t *seen = json_object();
+    if (!seen) {
+        out->failed = 1;
+        return;
+    }
+    avo_strbuf_puts(out, "<ul class=\"tree\">\n");
+    lineage_tree(out, r->nodes, integer(r->best, "id"), NULL, seen, r, 0);
+    avo_strbuf_puts(out, "</ul>\n");
+    json_decref(seen);
+}
+
+void avo_report_top(avo_strbuf *out, const avo_report_run *r)
+{
+    const json_t *seed = r->seed;
+    avo_strbuf_puts(out, "<h2 id=\"top\">Top versions</h2>\n");
+    if (!r->n_ok) {
+        avo_strbuf_puts(out, "<p>no verified candidate</p>\n");
+        return;
+    }
+    avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>score</th>"
+                         "<th>vs seed</th><th>operator</th><th>gen</th><th>parents</th>"
+                         "<th>knobs</th></tr>\n");
+    for (size_t i = 0; i < r->n_ok && i < TOP_N; i++) {
+        const json_t *c = r->ranked[i];
+        avo_strbuf_printf(out, "<tr><td class=\"num\">%zu</td><td>", i + 1);
+        cand_ref(out, integer(c, "id"), r);
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        html_number(out, num(c, "score"));
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        if (seed && num(seed, "score") > 0)
+            avo_strbuf_printf(out, "%.2fx", num(c, "score") / num(seed, "score"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, str(c, "operator"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(c, "generation"));
+        size_t j;
+        json_t *p;
+        json_array_foreach(json_object_get(c, "parents"), j, p)
+        {
+            if (j)
+                avo_strbuf_puts(out, " ");
+            cand_ref(out, integer(p, "id"), r);
+        }
+        avo_strbuf_puts(out, "</td><td><code>");
+        html_knobs(out, json_object_get(c, "knobs"));
+        avo_strbuf_puts(out, "</code></td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+}
+
+void avo_report_devices(avo_strbuf *out, const avo_report_run *r)
+{
+    section_devices(out, r->cands);
+}
+
+void avo_report_metadata(avo_strbuf *out, const avo_report_run *r)
+{
+    section_metadata(out, r->run, r->n_ok, r->n_failed);
+}
+
+void avo_report_llm(avo_strbuf *out, const avo_report_run *r)
+{
+    section_llm(out, r->spend, r->calls, r->outcomes);
+}
+
+void avo_report_time(avo_strbuf *out, double t)
+{
+    html_time(out, t);
+}
+
+void avo_report_number(avo_strbuf *out, double v)
+{
+    html_number(out, v);
+}
+
+void avo_report_candidate_ref(avo_strbuf *out, const avo_report_run *r, long long id)
+{
+    cand_ref(out, id, r);
+}
+
+/*
+ * The static page: the sections in order, then a section for each shown
+ * candidate, newest first.  Returns the first archive error; out->failed
+ * means out of memory.
+ */
+int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err, size_t errlen)
+{
+    if (!ar || !out || run_id < 0)
+        return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
+    avo_report_run r;
+    int rc = avo_report_load(ar, run_id, &r, err, errlen);
+    if (rc < 0)
+        return rc;
+    run_id = integer(r.run, "id");
+
+    avo_strbuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                         "<title>");
+    avo_strbuf_printf(out, "avo report: run %lld (", (long long)run_id);
+    avo_strbuf_html(out, str(r.run, "script_path"));
+    avo_strbuf_printf(out, ")</title>\n<style>%s</style>\n</head>\n<body>\n", style);
+    avo_strbuf_printf(out, "<h1>avo report — run %lld: ", (long long)run_id);
+    avo_strbuf_html(out, str(r.run, "script_path"));
+    avo_strbuf_puts(out, "</h1>\n");
+    avo_report_summary(out, &r);
     avo_strbuf_puts(out, "<p><a href=\"#trajectory\">trajectory</a> · <a href=\"#generations\">"
                          "generations</a> · <a href=\"#baselines\">baselines</a> · "
                          "<a href=\"#retimed\">re-timed</a> · "
                          "<a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
                          "top versions</a> · <a href=\"#run\">run</a> · <a href=\"#llm\">LLM "
                          "spend</a></p>\n");
-
-    avo_strbuf_puts(out, "<h2 id=\"trajectory\">Trajectory</h2>\n");
-    if (n_ok + n_failed) {
-        plot_trajectory(out, cands, run, seed);
-        avo_strbuf_puts(out, "<p class=\"muted\">x: finished evaluations in submission order;"
-                             " thin lines: the running best's score on each config.</p>\n");
-        avo_strbuf_puts(out, "<h2 id=\"generations\">Score per generation</h2>\n");
-        plot_generations(out, cands, run);
-    } else {
-        avo_strbuf_puts(out, "<p>no finished evaluations</p>\n<h2 id=\"generations\">"
-                             "Score per generation</h2>\n<p>no finished evaluations</p>\n");
-    }
-    section_baselines(out, run, best);
-    json_t *retimed = NULL;
-    if ((rc = avo_archive_events(ar, run_id, "retimed", &retimed, err, errlen)) < 0)
-        goto out;
-    section_retimed(out, json_object_get(json_array_get(retimed, json_array_size(retimed) - 1),
-                                         "data"),
-                    shown);
-    json_decref(retimed);
-
-    avo_strbuf_puts(out, "<h2 id=\"lineage\">Lineage of the best candidate</h2>\n");
-    if (best) {
-        json_t *seen = json_object();
-        avo_strbuf_puts(out, "<ul class=\"tree\">\n");
-        lineage_tree(out, nodes, integer(best, "id"), NULL, seen, shown, 0);
-        avo_strbuf_puts(out, "</ul>\n");
-        json_decref(seen);
-    } else {
-        avo_strbuf_puts(out, "<p>no verified candidate</p>\n");
-    }
-
-    avo_strbuf_puts(out, "<h2 id=\"top\">Top versions</h2>\n");
-    if (n_ok) {
-        avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>score</th>"
-                             "<th>vs seed</th><th>operator</th><th>gen</th><th>parents</th>"
-                             "<th>knobs</th></tr>\n");
-        for (i = 0; i < n_ok && i < TOP_N; i++) {
-            const json_t *r = ranked[i];
-            avo_strbuf_printf(out, "<tr><td class=\"num\">%zu</td><td>", i + 1);
-            cand_ref(out, integer(r, "id"), shown);
-            avo_strbuf_puts(out, "</td><td class=\"num\">");
-            html_number(out, num(r, "score"));
-            avo_strbuf_puts(out, "</td><td class=\"num\">");
-            if (seed && num(seed, "score") > 0)
-                avo_strbuf_printf(out, "%.2fx", num(r, "score") / num(seed, "score"));
-            avo_strbuf_puts(out, "</td><td>");
-            avo_strbuf_html(out, str(r, "operator"));
-            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>",
-                              integer(r, "generation"));
-            size_t j;
-            json_t *p;
-            json_array_foreach(json_object_get(r, "parents"), j, p)
-            {
-                if (j)
-                    avo_strbuf_puts(out, " ");
-                cand_ref(out, integer(p, "id"), shown);
-            }
-            avo_strbuf_puts(out, "</td><td><code>");
-            html_knobs(out, json_object_get(r, "knobs"));
-            avo_strbuf_puts(out, "</code></td></tr>\n");
-        }
-        avo_strbuf_puts(out, "</table>\n");
-    } else {
-        avo_strbuf_puts(out, "<p>no verified candidate</p>\n");
-    }
+    avo_report_trajectory(out, &r);
+    avo_report_generations(out, &r);
+    avo_report_baselines(out, &r);
+    avo_report_retimed(out, &r);
+    avo_report_lineage(out, &r);
+    avo_report_top(out, &r);
     /* Sections, highest id first: the newest versions lead. */
-    for (size_t k = json_array_size(cands); k-- > 0;) {
-        c = json_array_get(cands, k);
+    char key[24];
+    for (size_t k = json_array_size(r.cands); k-- > 0;) {
+        const json_t *c = json_array_get(r.cands, k);
         snprintf(key, sizeof key, "%lld", integer(c, "id"));
-        if (!json_object_get(shown, key))
+        if (!json_object_get(r.shown, key))
             continue;
-        rc = candidate_section(out, ar, c, shown, best ? integer(best, "id") : 0, err, errlen);
-        if (rc < 0)
+        if ((rc = avo_report_candidate(out, &r, c, 0, err, errlen)) < 0)
             goto out;
     }
-
-    section_devices(out, cands);
-    section_metadata(out, run, n_ok, n_failed);
-    section_llm(out, spend, calls, outcomes);
+    avo_report_devices(out, &r);
+    avo_report_metadata(out, &r);
+    avo_report_llm(out, &r);
     avo_strbuf_puts(out, "<p class=\"muted\">generated by avo " AVO_VERSION " at ");
     html_time(out, avo_now());
     avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
     if (out->failed)
         rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
 out:
-    free(ranked);
-    json_decref(shown);
-    json_decref(run);
-    json_decref(cands);
-    json_decref(nodes);
-    json_decref(spend);
-    json_decref(calls);
-    json_decref(outcomes);
+    avo_report_run_free(&r);
     return rc;
 }
