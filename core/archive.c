@@ -1073,6 +1073,9 @@ static off_t side_file_size(const char *path, const char *suffix)
     return stat(name, &st) == 0 ? st.st_size : -1;
 }
 
+static int open_readonly(avo_archive **ret, const char *path, int live, char *err,
+                         size_t errlen);
+
 /*
  * Open an existing archive for reading.  A file this process can write is
  * opened as avo_archive_open does (and migrated), but only if it already is
@@ -1100,14 +1103,24 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
         return avo_error(err, errlen, AVO_EIO, "cannot open archive %s: %s", path, strerror(errno));
     if (writable(path))
         return open_writable(ret, path, OPEN_TO_READ, err, errlen);
+    return open_readonly(ret, path, 0, err, errlen);
+}
 
+/*
+ * Open an existing archive read-only; see avo_archive_open_read (the part
+ * for files it cannot write) and avo_archive_open_watch (`live`: a file
+ * this process could write is read in place, WAL included, through a
+ * read-only connection).
+ */
+static int open_readonly(avo_archive **ret, const char *path, int live, char *err, size_t errlen)
+{
     avo_archive *ar = archive_new(path);
     if (!ar)
         return oom(err, errlen);
     ar->readonly = 1;
     int rc = -1;
     off_t wal = side_file_size(path, "-wal");
-    if (wal >= 0 && side_file_size(path, "-shm") >= 0) {
+    if ((live && writable(path)) || (wal >= 0 && side_file_size(path, "-shm") >= 0)) {
         rc = open_connection(ar, SQLITE_OPEN_READONLY, NULL, err, errlen);
         if (rc < 0) {
             sqlite3_close(ar->db);
@@ -1147,7 +1160,8 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
         if (rc < 0)
             goto fail;
     }
-    rc = sqlite3_exec(ar->db, "PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
+    rc = sqlite3_exec(ar->db, "PRAGMA foreign_keys = ON; PRAGMA query_only = ON;", NULL, NULL,
+                      NULL);
     if (rc != SQLITE_OK) {
         rc = sql_error(ar->db, rc, err, errlen, "set pragmas");
         goto fail;
@@ -1158,6 +1172,18 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
 fail:
     avo_archive_free(ar);
     return rc;
+}
+
+int avo_archive_open_watch(avo_archive **ret, const char *path, char *err, size_t errlen)
+{
+    if (!ret)
+        return avo_error(err, errlen, AVO_EINVAL, "no place to return the archive");
+    *ret = NULL;
+    if (!path || !*path)
+        return avo_error(err, errlen, AVO_EINVAL, "no archive path");
+    if (access(path, R_OK) != 0)
+        return avo_error(err, errlen, AVO_EIO, "cannot open archive %s: %s", path, strerror(errno));
+    return open_readonly(ret, path, 1, err, errlen);
 }
 
 int avo_archive_readonly(const avo_archive *ar)

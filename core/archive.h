@@ -78,6 +78,18 @@ int avo_archive_open(avo_archive **ret, const char *path, char *err, size_t errl
  */
 int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t errlen);
 
+/*
+ * Open an existing archive to watch it while another process writes it
+ * (`avo serve`): never for writing, even a file this process could write.
+ * The connection is read-only with PRAGMA query_only and the busy timeout;
+ * a writable file (and its live WAL) is read in place, so each new read
+ * transaction sees the writer's latest commit and the writer never waits
+ * on this reader (WAL); SQLite may make the -wal and -shm a writer makes
+ * beside such a file.  A file this process cannot write is opened as
+ * avo_archive_open_read opens it (nothing made beside it).
+ */
+int avo_archive_open_watch(avo_archive **ret, const char *path, char *err, size_t errlen);
+
 /* Whether the archive was opened read-only by avo_archive_open_read. */
 int avo_archive_readonly(const avo_archive *ar);
 

@@ -23,6 +23,7 @@ int avo_cli_runs(int argc, char **argv);
 int avo_cli_diff(int argc, char **argv);
 int avo_cli_export(int argc, char **argv);
 int avo_cli_report(int argc, char **argv);
+int avo_cli_serve(int argc, char **argv);  /* the live view in a browser (serve.c) */
 int avo_cli_doctor(int argc, char **argv); /* CUDA toolkit, driver and GPUs found */
 int avo_cli_kb(int argc, char **argv);     /* knowledge base: add, search, read, list */
 int avo_cli_worker(int argc, char **argv); /* a worker: local (stdin/stdout) or --connect */

@@ -37,6 +37,7 @@ static const char usage_main[] =
     "  diff A B           compare two candidates: source, knobs, scores\n"
     "  export             write candidates as CSV, JSON or a git repository\n"
     "  report             write an HTML report of a run\n"
+    "  serve              a live view of runs in the browser (--db FILE ..., --listen)\n"
     "  resume             continue a run that was killed or stopped\n"
     "  replay             re-execute a recorded run and check it is identical\n"
     "  rebench            re-time the top candidates and the seed, interleaved\n"
@@ -420,6 +421,8 @@ int main(int argc, char **argv)
         return avo_cli_export(argc - 1, argv + 1);
     if (!strcmp(cmd, "report"))
         return avo_cli_report(argc - 1, argv + 1);
+    if (!strcmp(cmd, "serve"))
+        return avo_cli_serve(argc - 1, argv + 1);
     if (!strcmp(cmd, "kb"))
         return avo_cli_kb(argc - 1, argv + 1);
     if (!strcmp(cmd, "experiment"))

@@ -1,0 +1,110 @@
+/*
+ * cli_serve.c — `avo serve`: the live view of archives in a browser
+ * (serve.c), until SIGINT or SIGTERM.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "avo.h"
+#include "cli.h"
+#include "serve.h"
+
+static const char usage_serve[] =
+    "usage: avo serve [--db FILE ...] [--listen HOST:PORT] [--refresh SECONDS]\n"
+    "\n"
+    "Serve a live view of archives to a browser while runs write them: an index of\n"
+    "each archive's runs and experiments; per run the report's sections (trajectory,\n"
+    "scores per generation, baselines, lineage, top versions, LLM spend) updated as\n"
+    "candidates arrive, with the candidates in flight, workers, spend against the\n"
+    "run's budgets, the agent's latest steps and tool calls, recent failures and log\n"
+    "lines; per candidate its source, diff to each parent, per-config results and\n"
+    "log.  Archives are only read (a read-only copy works).  Prints the URL to open\n"
+    "and serves until interrupted (Ctrl-C, SIGTERM).\n"
+    "  --db FILE          an archive to serve; repeat for several (default avo.db)\n"
+    "  --listen HOST:PORT where to listen (default " AVO_SERVE_DEFAULT_LISTEN "; port 0: any\n"
+    "                     free port).  On an address other than loopback every\n"
+    "                     request needs the access token in the printed URL (then a\n"
+    "                     cookie): anyone who can reach the port sees kernels and logs\n"
+    "  --refresh SECONDS  how often a page refreshes itself without JavaScript\n"
+    "                     (default 5; with JavaScript the server pushes changes)\n";
+
+static const avo_cli_option serve_options[] = {
+    {"db", AVO_OPT_LIST, "db", 0, 0, 'd', NULL},
+    {"listen", AVO_OPT_STRING, "listen", 0, 0, 'l', NULL},
+    {"refresh", AVO_OPT_NUMBER, "refresh", 0, 0, 0, NULL},
+    {NULL, 0, NULL, 0, 0, 0, NULL},
+};
+
+/*
+ * Check that each archive opens, start the server, print its URL, and
+ * wait for SIGINT or SIGTERM (blocked in every thread, taken here).
+ */
+static int serve(const char *const *dbs, size_t n, const char *listen, double refresh)
+{
+    char err[AVO_ERRLEN];
+    for (size_t i = 0; i < n; i++) {
+        avo_archive *ar = NULL;
+        if (avo_archive_open_watch(&ar, dbs[i], err, sizeof err) < 0) {
+            fprintf(stderr, "avo: %s\n", err);
+            return 1;
+        }
+        avo_archive_free(ar);
+    }
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    avo_serve_options opt = {.dbs = dbs, .n_dbs = n, .listen = listen, .refresh_s = refresh};
+    avo_serve *s = NULL;
+    if (avo_serve_start(&s, &opt, err, sizeof err) < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+        return 1;
+    }
+    printf("%s\n", avo_serve_url(s));
+    fflush(stdout);
+    fprintf(stderr, "avo: serving %zu archive(s) at %s%s; Ctrl-C stops\n", n, avo_serve_url(s),
+            avo_serve_needs_token(s) ? " (not loopback: the token in the URL is needed)" : "");
+    int sig = 0;
+    sigwait(&stop, &sig);
+    avo_serve_stop(s);
+    fprintf(stderr, "avo: serve stopped (%s)\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return 0;
+}
+
+int avo_cli_serve(int argc, char **argv)
+{
+    json_t *opts = json_object();
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, serve_options, usage_serve, opts, &first);
+    const json_t *list = json_object_get(opts, "db");
+    size_t n = json_array_size(list);
+    const char **dbs = calloc(n ? n : 1, sizeof *dbs);
+    char host[256];
+    unsigned port;
+    char err[AVO_ERRLEN];
+    const char *listen = avo_cli_opt_string(opts, "listen", NULL);
+    if (rc >= 0)
+        ;
+    else if (!dbs)
+        rc = avo_cli_usage_error(usage_serve, "%s", "out of memory");
+    else if (first != argc)
+        rc = avo_cli_usage_error(usage_serve, "unexpected argument '%s'", argv[first]);
+    else if (listen && avo_serve_parse_listen(listen, host, sizeof host, &port, err, sizeof err) < 0)
+        rc = avo_cli_usage_error(usage_serve, "%s", err);
+    else {
+        for (size_t i = 0; i < n; i++)
+            dbs[i] = json_string_value(json_array_get(list, i));
+        if (!n)
+            dbs[0] = "avo.db";
+        double refresh = json_number_value(json_object_get(opts, "refresh"));
+        rc = serve(dbs, n ? n : 1, listen, refresh);
+    }
+    free(dbs);
+    json_decref(opts);
+    return rc;
+}

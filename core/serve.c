@@ -1,0 +1,1282 @@
+/*
+ * serve.c — the live view (see serve.h).
+ *
+ * Each request is handled in its own thread (libmicrohttpd's thread per
+ * connection): it opens the archive it needs read-only, renders a page
+ * into an avo_strbuf and closes the archive, so no state is shared
+ * between requests beyond the server's immutable settings and its
+ * `stopping` flag.  Event streams poll the archive files' size and time
+ * (stat, no SQLite) and send a "change" event naming the new state.
+ */
+#include "serve.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "archive.h"
+#include "avo.h"
+#include "avo_config.h"
+#include "report.h"
+#include "strbuf.h"
+
+#define RECENT_N 10      /* rows in the "recent" tables */
+#define CANDIDATES_N 500 /* rows in a run's candidate table */
+#define TOKEN_BYTES 24
+
+struct avo_serve {
+    struct MHD_Daemon *daemon;
+    int fd;
+    const char *const *dbs;
+    size_t n_dbs;
+    int loopback, need_token;
+    char token[2 * TOKEN_BYTES + 1];
+    char url[600];
+    double refresh_s, poll_s;
+    atomic_int stopping;
+};
+
+/* ---------------------------------------------------------------- helpers */
+
+static const char *str(const json_t *obj, const char *key)
+{
+    const char *s = json_string_value(json_object_get(obj, key));
+    return s ? s : "";
+}
+
+static long long integer(const json_t *obj, const char *key)
+{
+    return (long long)json_integer_value(json_object_get(obj, key));
+}
+
+static double num(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Escaped text cut to at most `max` bytes (at a UTF-8 boundary), with an
+ * ellipsis when cut. */
+static void html_cut(avo_strbuf *out, const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n <= max) {
+        avo_strbuf_html(out, s);
+        return;
+    }
+    while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+        max--;
+    char *copy = strndup(s, max);
+    if (!copy) {
+        out->failed = 1;
+        return;
+    }
+    avo_strbuf_html(out, copy);
+    avo_strbuf_puts(out, "…");
+    free(copy);
+}
+
+/* The archive's state as its files show it: size and time of the file and
+ * its WAL.  A commit changes the WAL (or, after a checkpoint, the file). */
+static void archive_stamp(const char *path, char *buf, size_t len)
+{
+    struct stat a, w;
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    int ha = stat(path, &a) == 0, hw = stat(wal, &w) == 0;
+    snprintf(buf, len, "%lld.%lld.%lld-%lld.%lld.%lld", ha ? (long long)a.st_size : -1LL,
+             ha ? (long long)a.st_mtim.tv_sec : 0LL, ha ? (long long)a.st_mtim.tv_nsec : 0LL,
+             hw ? (long long)w.st_size : -1LL, hw ? (long long)w.st_mtim.tv_sec : 0LL,
+             hw ? (long long)w.st_mtim.tv_nsec : 0LL);
+}
+
+/* The stamp of archive k, or of every archive when k < 0. */
+static void stamp_of(const avo_serve *s, long k, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < s->n_dbs; i++) {
+        if (k >= 0 && (size_t)k != i)
+            continue;
+        char one[128];
+        archive_stamp(s->dbs[i], one, sizeof one);
+        int n = snprintf(buf + used, len - used, "%s%s", used ? "_" : "", one);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* Constant-time comparison of a presented token with the server's. */
+static int token_ok(const avo_serve *s, const char *given)
+{
+    if (!given)
+        return 0;
+    size_t n = strlen(s->token);
+    if (strlen(given) != n)
+        return 0;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < n; i++)
+        diff |= (unsigned char)(given[i] ^ s->token[i]);
+    return diff == 0;
+}
+
+/* ------------------------------------------------------------- the pages */
+
+/* What a handler hands back: status, body and whether the page refreshes. */
+typedef struct page {
+    unsigned status;
+    avo_strbuf body;
+} page;
+
+/*
+ * The top of every page: title (plain text, escaped here), the report's
+ * style and the live view's, the no-script refresh when `refresh_s` > 0,
+ * the script, the breadcrumb `crumbs` (HTML made here) and the heading;
+ * main opens with the event stream `events` and the main part's URL
+ * `part` (both made here from numbers, HTML-safe) and the state `stamp`.
+ */
+static void page_begin(avo_strbuf *out, const char *title, const char *crumbs,
+                       double refresh_s, const char *events, const char *part, const char *stamp)
+{
+    avo_strbuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                         "<meta name=\"viewport\" content=\"width=device-width\"/>\n<title>");
+    avo_strbuf_html(out, title);
+    avo_strbuf_printf(out, " — avo serve</title>\n<style>%s</style>\n", avo_report_css());
+    avo_strbuf_puts(out, "<link rel=\"stylesheet\" href=\"/assets/live.css\"/>\n");
+    if (refresh_s > 0)
+        avo_strbuf_printf(out, "<noscript><meta http-equiv=\"refresh\" content=\"%.0f\"/></noscript>\n",
+                          ceil(refresh_s));
+    avo_strbuf_puts(out, "<script src=\"/assets/live.js\" defer=\"defer\"></script>\n</head>\n"
+                         "<body>\n<nav class=\"crumbs\"><a href=\"/\">archives</a>");
+    avo_strbuf_puts(out, crumbs);
+    avo_strbuf_puts(out, "</nav>\n<header class=\"live\"><h1>");
+    avo_strbuf_html(out, title);
+    avo_strbuf_puts(out, "</h1><span id=\"live-state\" class=\"state\">");
+    if (refresh_s > 0)
+        avo_strbuf_printf(out, "refreshes every %.0f s", ceil(refresh_s));
+    avo_strbuf_puts(out, "</span></header>\n");
+    avo_strbuf_puts(out, "<main id=\"live\"");
+    if (events && part)
+        avo_strbuf_printf(out, " data-events=\"%s\" data-part=\"%s\" data-stamp=\"%s\"", events,
+                          part, stamp ? stamp : "");
+    avo_strbuf_puts(out, ">\n");
+}
+
+static void page_end(avo_strbuf *out)
+{
+    avo_strbuf_puts(out, "</main>\n<p class=\"muted\">avo serve " AVO_VERSION ", page made ");
+    avo_report_time(out, avo_now());
+    avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
+}
+
+/* An error page: status and an escaped message. */
+static void page_error(page *p, unsigned status, const char *what, const char *message)
+{
+    avo_strbuf_free(&p->body);
+    p->status = status;
+    avo_strbuf *out = &p->body;
+    avo_strbuf_printf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                           "<title>%u %s</title>\n<style>%s</style>\n</head>\n<body>\n"
+                           "<nav class=\"crumbs\"><a href=\"/\">archives</a></nav>\n<h1>%u %s</h1>\n<p>",
+                      status, what, avo_report_css(), status, what);
+    avo_strbuf_html(out, message);
+    avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
+}
+
+/* Open archive k for this request; on failure an error page. */
+static avo_archive *open_archive(const avo_serve *s, size_t k, page *p)
+{
+    avo_archive *ar = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_archive_open_watch(&ar, s->dbs[k], err, sizeof err) < 0) {
+        page_error(p, MHD_HTTP_SERVICE_UNAVAILABLE, "Service Unavailable", err);
+        return NULL;
+    }
+    return ar;
+}
+
+static const char *status_class(const char *status)
+{
+    if (!strcmp(status, "running"))
+        return "status-running";
+    if (!strcmp(status, "failed") || !strcmp(status, "interrupted"))
+        return "status-failed";
+    return "";
+}
+
+/* One archive's runs and experiments on the index. */
+static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k, int *ret_running)
+{
+    avo_strbuf_printf(out, "<h2 id=\"a%zu\">", k);
+    avo_strbuf_html(out, s->dbs[k]);
+    avo_strbuf_puts(out, "</h2>\n");
+    avo_archive *ar = NULL;
+    json_t *runs = NULL, *exps = NULL;
+    char err[AVO_ERRLEN];
+    if (avo_archive_open_watch(&ar, s->dbs[k], err, sizeof err) < 0 ||
+        avo_archive_runs(ar, &runs, err, sizeof err) < 0 ||
+        avo_archive_experiments(ar, &exps, err, sizeof err) < 0) {
+        avo_strbuf_puts(out, "<p class=\"status-failed\">cannot read it: ");
+        avo_strbuf_html(out, err);
+        avo_strbuf_puts(out, "</p>\n");
+        goto out;
+    }
+    if (!json_array_size(runs)) {
+        avo_strbuf_puts(out, "<p class=\"muted\">no runs yet</p>\n");
+    } else {
+        avo_strbuf_puts(out, "<table class=\"runs\"><tr><th>run</th><th>script</th><th>status</th>"
+                             "<th>started</th><th>evaluated</th><th>failed</th>"
+                             "<th>in flight</th><th>best</th></tr>\n");
+        size_t i;
+        const json_t *r;
+        /* Newest first. */
+        for (i = json_array_size(runs); i-- > 0;) {
+            r = json_array_get(runs, i);
+            long long id = integer(r, "id");
+            long long n = integer(r, "candidates"), ok = integer(r, "ok"),
+                      failed = integer(r, "failed");
+            if (!strcmp(str(r, "status"), "running"))
+                *ret_running = 1;
+            avo_strbuf_printf(out, "<tr data-run=\"%lld\"><td><a href=\"/a/%zu/run/%lld\">run %lld</a>"
+                                   "</td><td>",
+                              id, k, id, id);
+            avo_strbuf_html(out, str(r, "script_path"));
+            avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(str(r, "status")));
+            avo_strbuf_html(out, str(r, "status"));
+            avo_strbuf_puts(out, "</td><td>");
+            avo_report_time(out, num(r, "started_at"));
+            avo_strbuf_printf(out,
+                              "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+                              "<td class=\"num\">%lld</td><td>",
+                              ok + failed, failed, n - ok - failed);
+            if (json_is_integer(json_object_get(r, "best_id"))) {
+                avo_strbuf_printf(out, "<a href=\"/a/%zu/c/%lld\">#%lld</a> ", k,
+                                  integer(r, "best_id"), integer(r, "best_id"));
+                avo_report_number(out, num(r, "best_score"));
+            }
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
+        avo_strbuf_puts(out, "</table>\n");
+    }
+    if (json_array_size(exps)) {
+        avo_strbuf_puts(out, "<h3>Experiments</h3>\n<table class=\"experiments\"><tr>"
+                             "<th>experiment</th><th>name</th><th>file</th><th>created</th>"
+                             "</tr>\n");
+        size_t i;
+        const json_t *e;
+        json_array_foreach(exps, i, e)
+        {
+            long long id = integer(e, "id");
+            avo_strbuf_printf(out, "<tr><td><a href=\"/a/%zu/experiment/%lld\">experiment %lld</a>"
+                                   "</td><td>",
+                              k, id, id);
+            avo_strbuf_html(out, str(e, "name"));
+            avo_strbuf_puts(out, "</td><td>");
+            avo_strbuf_html(out, str(e, "path"));
+            avo_strbuf_puts(out, "</td><td>");
+            avo_report_time(out, num(e, "created_at"));
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
+        avo_strbuf_puts(out, "</table>\n");
+    }
+out:
+    json_decref(runs);
+    json_decref(exps);
+    avo_archive_free(ar);
+}
+
+/* The index: every archive's runs and experiments. */
+static void page_index(page *p, const avo_serve *s, int part)
+{
+    avo_strbuf body = {0};
+    int running = 0;
+    for (size_t k = 0; k < s->n_dbs; k++)
+        index_archive(&body, s, k, &running);
+    if (part) {
+        p->body = body;
+        return;
+    }
+    char stamp[2048];
+    stamp_of(s, -1, stamp, sizeof stamp);
+    page_begin(&p->body, "avo: runs", "", s->refresh_s, "/events", "/?part=main", stamp);
+    p->body.failed |= body.failed;
+    avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
+    avo_strbuf_free(&body);
+    page_end(&p->body);
+}
+
+/* The candidates waiting for (or in) evaluation. */
+static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
+{
+    size_t i, n = 0;
+    const json_t *c;
+    double now = avo_now();
+    json_array_foreach(r->cands, i, c) n += !strcmp(str(c, "status"), "pending");
+    avo_strbuf_printf(out, "<div><h3 id=\"in-flight\">In flight (<span class=\"n-pending\">%zu"
+                           "</span>)</h3>\n",
+                      n);
+    if (!n) {
+        avo_strbuf_puts(out, "<p class=\"muted\">no candidate being evaluated</p></div>\n");
+        return;
+    }
+    avo_strbuf_puts(out, "<table><tr><th>candidate</th><th>operator</th><th>gen</th>"
+                         "<th>parents</th><th>waiting</th></tr>\n");
+    json_array_foreach(r->cands, i, c)
+    {
+        if (strcmp(str(c, "status"), "pending") != 0)
+            continue;
+        avo_strbuf_printf(out, "<tr class=\"pending\" data-pending=\"%lld\"><td>", integer(c, "id"));
+        avo_report_candidate_ref(out, r, integer(c, "id"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, str(c, "operator"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(c, "generation"));
+        size_t j;
+        const json_t *pa;
+        json_array_foreach(json_object_get(c, "parents"), j, pa)
+        {
+            if (j)
+                avo_strbuf_puts(out, " ");
+            avo_report_candidate_ref(out, r, integer(pa, "id"));
+        }
+        double age = now - num(c, "created_at");
+        avo_strbuf_printf(out, "</td><td class=\"num\">%.0f s</td></tr>\n", isfinite(age) ? age : 0);
+    }
+    avo_strbuf_puts(out, "</table></div>\n");
+}
+
+/* One budget row: spent, of the limit with a bar when the run has one. */
+static void budget_row(avo_strbuf *out, const char *what, double spent, const json_t *limit,
+                       const char *fmt)
+{
+    char buf[64];
+    snprintf(buf, sizeof buf, fmt, spent);
+    avo_strbuf_printf(out, "<tr><th>%s</th><td class=\"num\">%s</td><td>", what, buf);
+    if (json_is_number(limit) && json_number_value(limit) > 0) {
+        double max = json_number_value(limit);
+        snprintf(buf, sizeof buf, fmt, max);
+        avo_strbuf_printf(out, "of %s <progress max=\"%g\" value=\"%g\">%.0f%%</progress> %.0f%%",
+                          buf, max, spent < max ? spent : max, 100 * spent / max,
+                          100 * spent / max);
+    } else {
+        avo_strbuf_puts(out, "<span class=\"muted\">no limit</span>");
+    }
+    avo_strbuf_puts(out, "</td></tr>\n");
+}
+
+/* Spend against the run's budgets (its config: max_evals, max_time,
+ * max_tokens, max_usd) and the workers it was given. */
+static void live_budgets(avo_strbuf *out, const avo_report_run *r)
+{
+    const json_t *config = json_object_get(r->run, "config");
+    double started = num(r->run, "started_at"), ended = num(r->run, "ended_at");
+    double elapsed = (isfinite(ended) ? ended : avo_now()) - started;
+    avo_strbuf_puts(out, "<div><h3 id=\"budgets\">Budgets</h3>\n<table>\n");
+    budget_row(out, "evaluations", (double)(r->n_ok + r->n_failed),
+               json_object_get(config, "max_evals"), "%.0f");
+    budget_row(out, "time (s)", isfinite(elapsed) ? elapsed : 0, json_object_get(config, "max_time"),
+               "%.0f");
+    budget_row(out, "LLM calls", num(r->spend, "calls") > 0 ? num(r->spend, "calls") : 0, NULL,
+               "%.0f");
+    double tokens = 0, usd = 0;
+    if (isfinite(num(r->spend, "input_tokens")))
+        tokens += num(r->spend, "input_tokens");
+    if (isfinite(num(r->spend, "output_tokens")))
+        tokens += num(r->spend, "output_tokens");
+    if (isfinite(num(r->spend, "cost_usd")))
+        usd = num(r->spend, "cost_usd");
+    budget_row(out, "LLM tokens", tokens, json_object_get(config, "max_tokens"), "%.0f");
+    budget_row(out, "LLM cost (USD)", usd, json_object_get(config, "max_usd"), "%.4f");
+    avo_strbuf_puts(out, "</table>\n<p>workers: ");
+    const json_t *jobs = json_object_get(config, "jobs");
+    if (json_is_integer(jobs))
+        avo_strbuf_printf(out, "%lld local job(s)", (long long)json_integer_value(jobs));
+    else
+        avo_strbuf_puts(out, "default");
+    if (*str(config, "devices")) {
+        avo_strbuf_puts(out, "; devices ");
+        avo_strbuf_html(out, str(config, "devices"));
+    }
+    if (*str(config, "slurm")) {
+        avo_strbuf_puts(out, "; Slurm ");
+        avo_strbuf_html(out, str(config, "slurm"));
+    }
+    if (*str(config, "listen")) {
+        avo_strbuf_puts(out, "; remote workers on ");
+        avo_strbuf_html(out, str(config, "listen"));
+    }
+    avo_strbuf_puts(out, "</p></div>\n");
+}
+
+/* The agent: its latest steps (agent_step events), attempts, and the tool
+ * calls of the latest LLM answer. */
+static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *attempts,
+                       const json_t *steps)
+{
+    if (!json_array_size(attempts) && !json_array_size(steps) && !json_array_size(r->calls))
+        return;
+    avo_strbuf_puts(out, "<div><h3 id=\"agent\">Agent and LLM</h3>\n");
+    size_t n = json_array_size(steps);
+    if (n) {
+        avo_strbuf_puts(out, "<table><tr><th>lineage</th><th>step</th><th>turns</th>"
+                             "<th>tool calls</th><th>evals</th><th>committed</th><th>why not</th>"
+                             "</tr>\n");
+        for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
+            const json_t *d = json_object_get(json_array_get(steps, i), "data");
+            avo_strbuf_puts(out, "<tr><td>");
+            avo_strbuf_html(out, str(d, "lineage"));
+            avo_strbuf_printf(out,
+                              "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
+                              "<td class=\"num\">%lld (%lld errors)</td><td class=\"num\">%lld</td>"
+                              "<td>",
+                              integer(d, "step"), integer(d, "turns"), integer(d, "tool_calls"),
+                              integer(d, "tool_errors"), integer(d, "evaluations"));
+            if (json_is_integer(json_object_get(d, "committed")))
+                avo_report_candidate_ref(out, r, integer(d, "committed"));
+            avo_strbuf_puts(out, "</td><td>");
+            html_cut(out, str(d, "why"), 300);
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
+        avo_strbuf_puts(out, "</table>\n");
+    }
+    n = json_array_size(attempts);
+    if (n) {
+        avo_strbuf_printf(out, "<p>latest attempts (of %zu):</p>\n<table><tr><th>lineage</th>"
+                               "<th>step</th><th>status</th><th>score</th><th>outcome</th>"
+                               "<th>reason</th></tr>\n",
+                          n);
+        for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
+            const json_t *a = json_array_get(attempts, i);
+            avo_strbuf_puts(out, "<tr><td>");
+            avo_strbuf_html(out, str(a, "lineage"));
+            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(a, "step"));
+            avo_strbuf_html(out, str(a, "status"));
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            avo_report_number(out, num(a, "score"));
+            avo_strbuf_puts(out, "</td><td>");
+            avo_strbuf_html(out, str(a, "outcome"));
+            if (json_is_integer(json_object_get(a, "candidate_id"))) {
+                avo_strbuf_puts(out, " ");
+                avo_report_candidate_ref(out, r, integer(a, "candidate_id"));
+            }
+            avo_strbuf_puts(out, "</td><td>");
+            html_cut(out, str(a, "reason"), 300);
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
+        avo_strbuf_puts(out, "</table>\n");
+    }
+    n = json_array_size(r->calls);
+    if (n) {
+        const json_t *last = json_array_get(r->calls, n - 1);
+        avo_strbuf_printf(out, "<p>latest LLM call (%zu in all): ", n);
+        avo_strbuf_html(out, str(last, "model"));
+        avo_strbuf_puts(out, ", ");
+        avo_strbuf_html(out, str(last, "status"));
+        avo_strbuf_puts(out, ", at ");
+        avo_report_time(out, num(last, "t"));
+        if (*str(last, "error")) {
+            avo_strbuf_puts(out, ": ");
+            html_cut(out, str(last, "error"), 300);
+        }
+        avo_strbuf_puts(out, "</p>\n");
+        const json_t *calls = json_object_get(json_object_get(last, "response"), "tool_calls");
+        size_t i;
+        const json_t *tc;
+        if (json_array_size(calls)) {
+            avo_strbuf_puts(out, "<table><tr><th>tool call</th><th>arguments</th></tr>\n");
+            json_array_foreach(calls, i, tc)
+            {
+                char *args = json_dumps(json_object_get(tc, "arguments"),
+                                        JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+                avo_strbuf_puts(out, "<tr><td>");
+                avo_strbuf_html(out, str(tc, "name"));
+                avo_strbuf_puts(out, "</td><td><code>");
+                html_cut(out, args ? args : "", 400);
+                avo_strbuf_puts(out, "</code></td></tr>\n");
+                free(args);
+            }
+            avo_strbuf_puts(out, "</table>\n");
+        }
+    }
+    avo_strbuf_puts(out, "</div>\n");
+}
+
+/* The latest failed evaluations with their reasons, failed LLM calls and
+ * log lines. */
+static void live_failures(avo_strbuf *out, const avo_report_run *r, const json_t *logs)
+{
+    avo_strbuf_puts(out, "<div><h3 id=\"failures\">Recent failures</h3>\n");
+    size_t shown = 0;
+    for (size_t i = json_array_size(r->cands); i-- > 0 && shown < RECENT_N;) {
+        const json_t *c = json_array_get(r->cands, i);
+        const char *status = str(c, "status");
+        if (!strcmp(status, "ok") || !strcmp(status, "pending"))
+            continue;
+        if (!shown++)
+            avo_strbuf_puts(out, "<table><tr><th>candidate</th><th>operator</th><th>status</th>"
+                                 "<th>reason</th></tr>\n");
+        avo_strbuf_printf(out, "<tr class=\"failed\" data-failed=\"%lld\"><td>", integer(c, "id"));
+        avo_report_candidate_ref(out, r, integer(c, "id"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, str(c, "operator"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, status);
+        avo_strbuf_puts(out, "</td><td>");
+        html_cut(out, str(c, "reason"), 400);
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    if (shown)
+        avo_strbuf_puts(out, "</table>\n");
+    else
+        avo_strbuf_puts(out, "<p class=\"muted\">no failed evaluation</p>\n");
+    shown = 0;
+    for (size_t i = json_array_size(r->calls); i-- > 0 && shown < RECENT_N;) {
+        const json_t *c = json_array_get(r->calls, i);
+        if (!strcmp(str(c, "status"), "ok"))
+            continue;
+        if (!shown++)
+            avo_strbuf_puts(out, "<table><tr><th>failed LLM call</th><th>error</th></tr>\n");
+        avo_strbuf_puts(out, "<tr class=\"failed\"><td>");
+        avo_strbuf_html(out, str(c, "model"));
+        avo_strbuf_puts(out, "</td><td>");
+        html_cut(out, str(c, "error"), 400);
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    if (shown)
+        avo_strbuf_puts(out, "</table>\n");
+    size_t n = json_array_size(logs);
+    if (n) {
+        avo_strbuf_puts(out, "<details id=\"recent-log\" open=\"open\"><summary>latest log lines"
+                             "</summary><pre class=\"log\">");
+        for (size_t i = n > 20 ? n - 20 : 0; i < n; i++) {
+            const json_t *e = json_array_get(logs, i);
+            html_cut(out, str(json_object_get(e, "data"), "message"), 600);
+            avo_strbuf_puts(out, "\n");
+        }
+        avo_strbuf_puts(out, "</pre></details>\n");
+    }
+    avo_strbuf_puts(out, "</div>\n");
+}
+
+/* Every candidate, newest first (the latest CANDIDATES_N). */
+static void live_candidates(avo_strbuf *out, const avo_report_run *r)
+{
+    size_t n = json_array_size(r->cands);
+    avo_strbuf_printf(out, "<h2 id=\"candidates\">Candidates (<span class=\"n-candidates\">%zu"
+                           "</span>)</h2>\n",
+                      n);
+    if (!n) {
+        avo_strbuf_puts(out, "<p class=\"muted\">none yet</p>\n");
+        return;
+    }
+    if (n > CANDIDATES_N)
+        avo_strbuf_printf(out, "<p class=\"muted\">the latest %d</p>\n", CANDIDATES_N);
+    avo_strbuf_puts(out, "<table class=\"cands\"><tr><th>candidate</th><th>gen</th>"
+                         "<th>operator</th><th>status</th><th>score</th><th>reason</th>"
+                         "<th>evaluated</th></tr>\n");
+    for (size_t i = n, shown = 0; i-- > 0 && shown < CANDIDATES_N; shown++) {
+        const json_t *c = json_array_get(r->cands, i);
+        const char *status = str(c, "status");
+        avo_strbuf_printf(out, "<tr data-cand=\"%lld\" class=\"%s\"><td>", integer(c, "id"),
+                          !strcmp(status, "pending") ? "pending"
+                          : strcmp(status, "ok")     ? "failed"
+                                                     : "ok");
+        avo_report_candidate_ref(out, r, integer(c, "id"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(c, "generation"));
+        avo_strbuf_html(out, str(c, "operator"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_strbuf_html(out, status);
+        avo_strbuf_puts(out, "</td><td class=\"num\">");
+        if (strcmp(status, "pending") != 0)
+            avo_report_number(out, num(c, "score"));
+        avo_strbuf_puts(out, "</td><td>");
+        html_cut(out, str(c, "reason"), 200);
+        avo_strbuf_puts(out, "</td><td>");
+        avo_report_time(out, num(c, "evaluated_at"));
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+}
+
+/*
+ * A run's page: what is happening now (in flight, budgets, agent, recent
+ * failures), then the report's sections and every candidate.  `part`: the
+ * main part only (what the script swaps in).
+ */
+static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, int part)
+{
+    char err[AVO_ERRLEN];
+    avo_archive *ar = open_archive(s, k, p);
+    if (!ar)
+        return;
+    char stamp[128];
+    archive_stamp(s->dbs[k], stamp, sizeof stamp); /* before reading: never newer than the page */
+    avo_report_run r;
+    json_t *attempts = NULL, *steps = NULL, *logs = NULL;
+    int rc = avo_report_load(ar, run_id, &r, err, sizeof err);
+    if (rc < 0) {
+        page_error(p, rc == AVO_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                   rc == AVO_ENOTFOUND ? "Not Found" : "Internal Server Error", err);
+        avo_archive_free(ar);
+        return;
+    }
+    char href[64];
+    snprintf(href, sizeof href, "/a/%zu/c/", k);
+    r.cand_href = href;
+    r.link_all = 1;
+    if ((rc = avo_archive_attempts(ar, run_id, &attempts, err, sizeof err)) < 0 ||
+        (rc = avo_archive_events(ar, run_id, "agent_step", &steps, err, sizeof err)) < 0 ||
+        (rc = avo_archive_events(ar, run_id, "log", &logs, err, sizeof err)) < 0) {
+        page_error(p, MHD_HTTP_INTERNAL_SERVER_ERROR, "Internal Server Error", err);
+        goto out;
+    }
+
+    avo_strbuf body = {0};
+    avo_strbuf *out = &body;
+    const char *status = str(r.run, "status");
+    avo_strbuf_printf(out, "<p>status <span class=\"%s run-status\">", status_class(status));
+    avo_strbuf_html(out, status);
+    avo_strbuf_puts(out, "</span>; started ");
+    avo_report_time(out, num(r.run, "started_at"));
+    avo_strbuf_puts(out, "</p>\n");
+    avo_report_summary(out, &r);
+    avo_strbuf_puts(out, "<p><a href=\"#now\">now</a> · <a href=\"#trajectory\">trajectory</a> · "
+                         "<a href=\"#generations\">generations</a> · <a href=\"#baselines\">"
+                         "baselines</a> · <a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
+                         "top versions</a> · <a href=\"#candidates\">candidates</a> · "
+                         "<a href=\"#run\">run</a> · <a href=\"#llm\">LLM spend</a></p>\n");
+    avo_strbuf_puts(out, "<h2 id=\"now\">Now</h2>\n<div class=\"grid\">\n");
+    live_in_flight(out, &r);
+    live_budgets(out, &r);
+    live_agent(out, &r, attempts, steps);
+    live_failures(out, &r, logs);
+    avo_strbuf_puts(out, "</div>\n");
+    avo_report_trajectory(out, &r);
+    avo_report_generations(out, &r);
+    avo_report_baselines(out, &r);
+    avo_report_retimed(out, &r);
+    avo_report_lineage(out, &r);
+    avo_report_top(out, &r);
+    live_candidates(out, &r);
+    avo_report_devices(out, &r);
+    avo_report_metadata(out, &r);
+    avo_report_llm(out, &r);
+
+    if (part) {
+        p->body = body;
+    } else {
+        char title[4200], crumbs[4300], events[64], partu[80];
+        snprintf(title, sizeof title, "run %lld: %s", run_id, str(r.run, "script_path"));
+        avo_strbuf c = {0};
+        avo_strbuf_printf(&c, " › <a href=\"/#a%zu\">", k);
+        avo_strbuf_html(&c, s->dbs[k]);
+        avo_strbuf_printf(&c, "</a> › run %lld", run_id);
+        snprintf(crumbs, sizeof crumbs, "%s", avo_strbuf_text(&c));
+        avo_strbuf_free(&c);
+        snprintf(events, sizeof events, "/a/%zu/events", k);
+        snprintf(partu, sizeof partu, "/a/%zu/run/%lld?part=main", k, run_id);
+        page_begin(&p->body, title, crumbs, !strcmp(status, "running") ? s->refresh_s : 0,
+                   events, partu, stamp);
+        p->body.failed |= body.failed;
+        avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
+        avo_strbuf_free(&body);
+        page_end(&p->body);
+    }
+out:
+    json_decref(attempts);
+    json_decref(steps);
+    json_decref(logs);
+    avo_report_run_free(&r);
+    avo_archive_free(ar);
+}
+
+/* A candidate's page: the report's candidate section in full (source,
+ * diffs to every parent, per-config results, log) and the worker's result. */
+static void page_candidate(page *p, const avo_serve *s, size_t k, long long id)
+{
+    char err[AVO_ERRLEN];
+    avo_archive *ar = open_archive(s, k, p);
+    if (!ar)
+        return;
+    json_t *c = NULL, *best = NULL;
+    int rc = avo_archive_candidate_get(ar, id, 1, &c, err, sizeof err);
+    if (rc < 0) {
+        if (rc == AVO_ENOTFOUND)
+            snprintf(err, sizeof err, "no candidate %lld in %s", id, s->dbs[k]);
+        page_error(p, rc == AVO_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
+                   rc == AVO_ENOTFOUND ? "Not Found" : "Internal Server Error", err);
+        avo_archive_free(ar);
+        return;
+    }
+    long long run_id = integer(c, "run_id");
+    if (avo_archive_best(ar, run_id, &best, err, sizeof err) < 0)
+        best = NULL;
+    char href[64];
+    snprintf(href, sizeof href, "/a/%zu/c/", k);
+    avo_report_run r = {.ar = ar, .cand_href = href, .link_all = 1, .best = best};
+    avo_strbuf body = {0};
+    rc = avo_report_candidate(&body, &r, c, 1, err, sizeof err);
+    if (rc < 0) {
+        avo_strbuf_puts(&body, "<p class=\"status-failed\">");
+        avo_strbuf_html(&body, err);
+        avo_strbuf_puts(&body, "</p>\n");
+    }
+    const json_t *result = json_object_get(c, "result");
+    if (result) {
+        char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+        avo_strbuf_puts(&body, "<details id=\"result\"><summary>the worker's result</summary><pre>");
+        avo_strbuf_html(&body, text ? text : "");
+        avo_strbuf_puts(&body, "</pre></details>\n");
+        free(text);
+    }
+    const json_t *children = json_object_get(c, "children");
+    if (json_array_size(children)) {
+        avo_strbuf_puts(&body, "<p>children: ");
+        size_t i;
+        const json_t *ch;
+        json_array_foreach(children, i, ch)
+        {
+            if (i)
+                avo_strbuf_puts(&body, " ");
+            avo_report_candidate_ref(&body, &r, (long long)json_integer_value(ch));
+        }
+        avo_strbuf_puts(&body, "</p>\n");
+    }
+    char title[64], crumbs[4400];
+    snprintf(title, sizeof title, "candidate #%lld", id);
+    avo_strbuf cr = {0};
+    avo_strbuf_printf(&cr, " › <a href=\"/#a%zu\">", k);
+    avo_strbuf_html(&cr, s->dbs[k]);
+    avo_strbuf_printf(&cr, "</a> › <a href=\"/a/%zu/run/%lld\">run %lld</a> › #%lld", k, run_id,
+                      run_id, id);
+    snprintf(crumbs, sizeof crumbs, "%s", avo_strbuf_text(&cr));
+    avo_strbuf_free(&cr);
+    int pending = !strcmp(str(c, "status"), "pending");
+    page_begin(&p->body, title, crumbs, pending ? s->refresh_s : 0, NULL, NULL, NULL);
+    p->body.failed |= body.failed;
+    avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
+    avo_strbuf_free(&body);
+    page_end(&p->body);
+    json_decref(c);
+    json_decref(best);
+    avo_archive_free(ar);
+}
+
+/* An experiment's page: its cells, each with its run and how it ended. */
+static void page_experiment(page *p, const avo_serve *s, size_t k, long long id)
+{
+    char err[AVO_ERRLEN];
+    avo_archive *ar = open_archive(s, k, p);
+    if (!ar)
+        return;
+    json_t *exps = NULL, *cells = NULL;
+    const json_t *e = NULL;
+    if (avo_archive_experiments(ar, &exps, err, sizeof err) < 0 ||
+        avo_archive_experiment_cells(ar, id, &cells, err, sizeof err) < 0) {
+        page_error(p, MHD_HTTP_INTERNAL_SERVER_ERROR, "Internal Server Error", err);
+        goto out;
+    }
+    size_t i;
+    const json_t *x;
+    json_array_foreach(exps, i, x) if (integer(x, "id") == id) e = x;
+    if (!e) {
+        snprintf(err, sizeof err, "no experiment %lld in %s", id, s->dbs[k]);
+        page_error(p, MHD_HTTP_NOT_FOUND, "Not Found", err);
+        goto out;
+    }
+    char title[4200], crumbs[4300];
+    snprintf(title, sizeof title, "experiment %lld: %s", id, str(e, "name"));
+    avo_strbuf cr = {0};
+    avo_strbuf_printf(&cr, " › <a href=\"/#a%zu\">", k);
+    avo_strbuf_html(&cr, s->dbs[k]);
+    avo_strbuf_printf(&cr, "</a> › experiment %lld", id);
+    snprintf(crumbs, sizeof crumbs, "%s", avo_strbuf_text(&cr));
+    avo_strbuf_free(&cr);
+    int open = 0;
+    json_array_foreach(cells, i, x) open |= !strcmp(str(x, "status"), "running");
+    page_begin(&p->body, title, crumbs, open ? s->refresh_s : 0, NULL, NULL, NULL);
+    avo_strbuf *out = &p->body;
+    avo_strbuf_puts(out, "<p>file ");
+    avo_strbuf_html(out, str(e, "path"));
+    avo_strbuf_puts(out, ", created ");
+    avo_report_time(out, num(e, "created_at"));
+    const json_t *plan = json_object_get(e, "plan");
+    const json_t *planned = json_is_array(plan) ? plan : json_object_get(plan, "cells");
+    if (json_is_array(planned))
+        avo_strbuf_printf(out, "; %zu cells planned, %zu recorded", json_array_size(planned),
+                          json_array_size(cells));
+    avo_strbuf_puts(out, "</p>\n<table><tr><th>cell</th><th>status</th><th>run</th>"
+                         "<th>reason</th><th>exit</th><th>updated</th></tr>\n");
+    json_array_foreach(cells, i, x)
+    {
+        avo_strbuf_puts(out, "<tr><td>");
+        avo_strbuf_html(out, str(x, "cell"));
+        avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(str(x, "status")));
+        avo_strbuf_html(out, str(x, "status"));
+        avo_strbuf_puts(out, "</td><td>");
+        if (json_is_integer(json_object_get(x, "run_id")))
+            avo_strbuf_printf(out, "<a href=\"/a/%zu/run/%lld\">run %lld</a>", k,
+                              integer(x, "run_id"), integer(x, "run_id"));
+        avo_strbuf_puts(out, "</td><td>");
+        html_cut(out, str(x, "reason"), 400);
+        avo_strbuf_puts(out, "</td><td>");
+        if (json_is_integer(json_object_get(x, "exit_code")))
+            avo_strbuf_printf(out, "%lld", integer(x, "exit_code"));
+        avo_strbuf_puts(out, "</td><td>");
+        avo_report_time(out, num(x, "updated_at"));
+        avo_strbuf_puts(out, "</td></tr>\n");
+    }
+    avo_strbuf_puts(out, "</table>\n");
+    page_end(out);
+out:
+    json_decref(exps);
+    json_decref(cells);
+    avo_archive_free(ar);
+}
+
+/* ------------------------------------------------------------------ HTTP */
+
+/* An event stream's state (one per connection). */
+typedef struct stream {
+    const avo_serve *s;
+    long k; /* the archive, or -1: all */
+    char last[2048];
+    double last_sent;
+    int started;
+} stream;
+
+/*
+ * The event stream's content: a "change" event naming the archive's state
+ * when the stream opens and whenever it changes, a comment every 15 s
+ * (which also finds a client gone); the end when the server stops.
+ * Blocks between events: the connection has its own thread.
+ */
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    stream *st = cls;
+    for (;;) {
+        if (atomic_load(&((avo_serve *)st->s)->stopping))
+            return MHD_CONTENT_READER_END_OF_STREAM;
+        char now[2048];
+        stamp_of(st->s, st->k, now, sizeof now);
+        int n = 0;
+        if (!st->started || strcmp(now, st->last) != 0) {
+            n = snprintf(buf, max, "%sevent: change\ndata: %s\n\n",
+                         st->started ? "" : "retry: 2000\n", now);
+            snprintf(st->last, sizeof st->last, "%s", now);
+            st->started = 1;
+        } else if (avo_now() - st->last_sent > 15) {
+            n = snprintf(buf, max, ": still here\n\n");
+        }
+        if (n > 0 && (size_t)n < max) {
+            st->last_sent = avo_now();
+            return n;
+        }
+        struct timespec ts = {0, (long)(st->s->poll_s * 1e9)};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void stream_free(void *cls)
+{
+    free(cls);
+}
+
+/* Add the headers every answer carries. */
+static void common_headers(struct MHD_Response *resp, const char *type)
+{
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+    MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+    MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(resp, "Content-Security-Policy",
+                            "default-src 'none'; script-src 'self'; style-src 'self' "
+                            "'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
+                            "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
+}
+
+static enum MHD_Result send_text(struct MHD_Connection *conn, unsigned status, const char *type,
+                                 const char *body, size_t len, const char *cookie)
+{
+    struct MHD_Response *resp =
+        MHD_create_response_from_buffer(len, (void *)body, MHD_RESPMEM_MUST_COPY);
+    if (!resp)
+        return MHD_NO;
+    common_headers(resp, type);
+    if (cookie)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, cookie);
+    enum MHD_Result ret = MHD_queue_response(conn, status, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+static enum MHD_Result send_page(struct MHD_Connection *conn, page *p, const char *cookie)
+{
+    if (p->body.failed) {
+        avo_strbuf_free(&p->body);
+        page_error(p, MHD_HTTP_INTERNAL_SERVER_ERROR, "Internal Server Error", "out of memory");
+    }
+    enum MHD_Result ret = send_text(conn, p->status ? p->status : MHD_HTTP_OK,
+                                    "text/html; charset=utf-8", avo_strbuf_text(&p->body),
+                                    p->body.len, cookie);
+    avo_strbuf_free(&p->body);
+    return ret;
+}
+
+/* Whether a Host header names this machine's loopback ("localhost",
+ * "127.x.y.z" or "[::1]", with or without a port). */
+static int loopback_host(const char *host)
+{
+    if (!host)
+        return 0;
+    char name[256];
+    snprintf(name, sizeof name, "%s", host);
+    char *colon = name[0] == '[' ? strchr(name, ']') : strchr(name, ':');
+    if (name[0] == '[') {
+        if (!colon)
+            return 0;
+        colon[1] = 0;
+        return !strcmp(name, "[::1]");
+    }
+    if (colon)
+        *colon = 0;
+    struct in_addr a;
+    if (!strcasecmp(name, "localhost"))
+        return 1;
+    return inet_pton(AF_INET, name, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
+/* Parse "/a/K/..." into k and the rest; 0 when url does not start so or K
+ * is not an archive. */
+static int archive_path(const avo_serve *s, const char *url, size_t *ret_k, const char **ret_rest)
+{
+    if (strncmp(url, "/a/", 3) != 0)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long k = strtoul(url + 3, &end, 10);
+    if (end == url + 3 || errno || k >= s->n_dbs || *end != '/')
+        return 0;
+    *ret_k = k;
+    *ret_rest = end;
+    return 1;
+}
+
+/* A decimal id after `prefix` ending the string; 0 when it does not match. */
+static int id_after(const char *rest, const char *prefix, long long *ret_id)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(rest, prefix, n) != 0)
+        return 0;
+    const char *digits = rest + n;
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits) || strlen(digits) > 18)
+        return 0;
+    *ret_id = strtoll(digits, NULL, 10);
+    return 1;
+}
+
+/*
+ * One request: check the method, the Host (loopback) or the token
+ * (elsewhere), then route.  Event streams answer with a callback response
+ * that blocks in this connection's thread.
+ */
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    (void)con_cls;
+    avo_serve *s = cls;
+    static const char plain[] = "text/plain; charset=utf-8";
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+        static const char msg[] = "avo serve answers GET and HEAD only\n";
+        return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, plain, msg, sizeof msg - 1, NULL);
+    }
+    if (*upload_data_size)
+        return MHD_NO;
+
+    /* Static assets carry nothing from an archive: no token needed. */
+    if (!strncmp(url, "/assets/", 8)) {
+        for (const avo_serve_asset *a = avo_serve_assets; a->name; a++)
+            if (!strcmp(url + 8, a->name))
+                return send_text(conn, MHD_HTTP_OK, a->type, a->data, a->len, NULL);
+        static const char msg[] = "no such asset\n";
+        return send_text(conn, MHD_HTTP_NOT_FOUND, plain, msg, sizeof msg - 1, NULL);
+    }
+    if (s->loopback && !loopback_host(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                                  MHD_HTTP_HEADER_HOST))) {
+        static const char msg[] = "avo serve on a loopback address answers requests for"
+                                  " localhost, 127.0.0.1 or [::1] only\n";
+        return send_text(conn, MHD_HTTP_FORBIDDEN, plain, msg, sizeof msg - 1, NULL);
+    }
+    char cookie[200];
+    const char *set_cookie = NULL;
+    if (s->need_token) {
+        const char *given = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
+        if (token_ok(s, given)) {
+            snprintf(cookie, sizeof cookie,
+                     "avo_token=%s; Path=/; HttpOnly; SameSite=Strict", s->token);
+            set_cookie = cookie;
+        } else if (!token_ok(s, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "avo_token"))) {
+            static const char msg[] = "avo serve: this address needs the access token: open the"
+                                      " URL avo serve printed (it ends in ?token=...)\n";
+            return send_text(conn, MHD_HTTP_FORBIDDEN, plain, msg, sizeof msg - 1, NULL);
+        }
+    }
+
+    const char *part_arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "part");
+    int part = part_arg && !strcmp(part_arg, "main");
+    page p = {0};
+    size_t k;
+    const char *rest;
+    long long id;
+    int is_stream = 0;
+    long stream_k = -1;
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
+        page_index(&p, s, part);
+    } else if (!strcmp(url, "/events")) {
+        is_stream = 1;
+    } else if (archive_path(s, url, &k, &rest)) {
+        if (!strcmp(rest, "/events")) {
+            is_stream = 1;
+            stream_k = (long)k;
+        } else if (id_after(rest, "/run/", &id)) {
+            page_run(&p, s, k, id, part);
+        } else if (id_after(rest, "/c/", &id)) {
+            page_candidate(&p, s, k, id);
+        } else if (id_after(rest, "/experiment/", &id)) {
+            page_experiment(&p, s, k, id);
+        } else {
+            page_error(&p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
+        }
+    } else {
+        page_error(&p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
+    }
+    if (!is_stream)
+        return send_page(conn, &p, set_cookie);
+
+    stream *st = calloc(1, sizeof *st);
+    if (!st)
+        return MHD_NO;
+    st->s = s;
+    st->k = stream_k;
+    st->last_sent = avo_now();
+    struct MHD_Response *resp =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
+    if (!resp) {
+        free(st);
+        return MHD_NO;
+    }
+    common_headers(resp, "text/event-stream; charset=utf-8");
+    if (set_cookie)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_SET_COOKIE, set_cookie);
+    enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
+    MHD_destroy_response(resp);
+    return ret;
+}
+
+/* ------------------------------------------------------------ the server */
+
+int avo_serve_parse_listen(const char *listen, char *host, size_t hostlen, unsigned *ret_port,
+                           char *err, size_t errlen)
+{
+    static const char expected[] =
+        "expected HOST:PORT, e.g. 127.0.0.1:8470, localhost:0 (any free port), 0.0.0.0:8470 or"
+        " [::1]:8470";
+    if (!listen || !*listen)
+        return avo_error(err, errlen, AVO_EINVAL, "--listen is empty: %s", expected);
+    const char *colon;
+    const char *h = listen;
+    size_t hl;
+    if (listen[0] == '[') {
+        const char *close = strchr(listen, ']');
+        if (!close || close[1] != ':')
+            return avo_error(err, errlen, AVO_EINVAL, "bad --listen '%s': %s", listen, expected);
+        h = listen + 1;
+        hl = (size_t)(close - h);
+        colon = close + 1;
+    } else {
+        colon = strrchr(listen, ':');
+        if (!colon || strchr(listen, ':') != colon)
+            return avo_error(err, errlen, AVO_EINVAL, "bad --listen '%s': %s", listen, expected);
+        hl = (size_t)(colon - listen);
+    }
+    if (hl == 0 || hl >= hostlen)
+        return avo_error(err, errlen, AVO_EINVAL, "bad --listen '%s': no host; %s", listen,
+                         expected);
+    const char *port = colon + 1;
+    if (!*port || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
+        atol(port) > 65535)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "bad --listen '%s': the port must be a number from 0 to 65535; %s",
+                         listen, expected);
+    memcpy(host, h, hl);
+    host[hl] = 0;
+    *ret_port = (unsigned)atol(port);
+    return 0;
+}
+
+/* Whether a bound address is loopback (127.0.0.0/8, ::1, or ::ffff:127.x). */
+static int is_loopback(const struct sockaddr_storage *a)
+{
+    if (a->ss_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)a;
+        return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (a->ss_family == AF_INET6) {
+        const struct in6_addr *in6 = &((const struct sockaddr_in6 *)a)->sin6_addr;
+        if (IN6_IS_ADDR_LOOPBACK(in6))
+            return 1;
+        return IN6_IS_ADDR_V4MAPPED(in6) && in6->s6_addr[12] == 127;
+    }
+    return 0;
+}
+
+/*
+ * Resolve, bind and listen on host:port; on success *ret_fd and the bound
+ * address.  The socket is made here rather than by libmicrohttpd so that a
+ * port in use and a bad host are told apart, and port 0 can be learnt.
+ */
+static int bind_listen(const char *host, unsigned port, int *ret_fd,
+                       struct sockaddr_storage *ret_addr, char *err, size_t errlen)
+{
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    char service[8];
+    snprintf(service, sizeof service, "%u", port);
+    int g = getaddrinfo(host, service, &hints, &res);
+    if (g != 0)
+        return avo_error(err, errlen, AVO_EINVAL, "cannot listen on '%s': %s", host,
+                         gai_strerror(g));
+    int rc = AVO_EIO, fd = -1, e = 0;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+        if (fd < 0) {
+            e = errno;
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, 64) == 0) {
+            socklen_t len = sizeof *ret_addr;
+            getsockname(fd, (struct sockaddr *)ret_addr, &len);
+            rc = 0;
+            break;
+        }
+        e = errno;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (rc < 0) {
+        if (e == EADDRINUSE)
+            return avo_error(err, errlen, AVO_EBUSY,
+                             "cannot listen on %s:%u: the address is in use (another avo serve?"
+                             " choose another port with --listen HOST:PORT, or :0 for any)",
+                             host, port);
+        return avo_error(err, errlen, AVO_EIO, "cannot listen on %s:%u: %s", host, port,
+                         strerror(e));
+    }
+    *ret_fd = fd;
+    return 0;
+}
+
+int avo_serve_start(avo_serve **ret, const avo_serve_options *opt, char *err, size_t errlen)
+{
+    if (!ret || !opt || !opt->n_dbs)
+        return avo_error(err, errlen, AVO_EINVAL, "serve: no archive to serve");
+    *ret = NULL;
+    char host[256];
+    unsigned port;
+    int rc = avo_serve_parse_listen(opt->listen ? opt->listen : AVO_SERVE_DEFAULT_LISTEN, host,
+                                    sizeof host, &port, err, errlen);
+    if (rc < 0)
+        return rc;
+    avo_serve *s = calloc(1, sizeof *s);
+    if (!s)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    s->fd = -1;
+    s->dbs = opt->dbs;
+    s->n_dbs = opt->n_dbs;
+    s->refresh_s = opt->refresh_s > 0 ? opt->refresh_s : 5;
+    s->poll_s = s->refresh_s / 10 < 0.5 ? s->refresh_s / 10 : 0.5;
+    struct sockaddr_storage addr = {0};
+    rc = bind_listen(host, port, &s->fd, &addr, err, errlen);
+    if (rc < 0)
+        goto fail;
+    s->loopback = is_loopback(&addr);
+    s->need_token = !s->loopback;
+    if (s->need_token) {
+        unsigned char raw[TOKEN_BYTES];
+        if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
+            rc = avo_error(err, errlen, AVO_EIO, "cannot make an access token: %s",
+                           strerror(errno));
+            goto fail;
+        }
+        for (size_t i = 0; i < sizeof raw; i++)
+            snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
+    }
+    unsigned bound = ntohs(addr.ss_family == AF_INET6
+                               ? ((struct sockaddr_in6 *)&addr)->sin6_port
+                               : ((struct sockaddr_in *)&addr)->sin_port);
+    int v6 = strchr(host, ':') != NULL;
+    snprintf(s->url, sizeof s->url, "http://%s%s%s:%u/%s%s", v6 ? "[" : "", host, v6 ? "]" : "",
+             bound, s->need_token ? "?token=" : "", s->need_token ? s->token : "");
+
+    s->daemon = MHD_start_daemon(
+        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+            (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+        0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    if (!s->daemon) {
+        rc = avo_error(err, errlen, AVO_EIO, "cannot start the HTTP server on %s:%u", host, bound);
+        goto fail;
+    }
+    s->fd = -1; /* the daemon's now: MHD_stop_daemon closes it */
+    *ret = s;
+    return 0;
+fail:
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s);
+    return rc;
+}
+
+const char *avo_serve_url(const avo_serve *s)
+{
+    return s ? s->url : "";
+}
+
+int avo_serve_needs_token(const avo_serve *s)
+{
+    return s ? s->need_token : 0;
+}
+
+void avo_serve_stop(avo_serve *s)
+{
+    if (!s)
+        return;
+    atomic_store(&s->stopping, 1);
+    if (s->daemon)
+        MHD_stop_daemon(s->daemon);
+    if (s->fd >= 0)
+        close(s->fd);
+    free(s);
+}

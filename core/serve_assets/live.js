@@ -1,0 +1,51 @@
+// avo serve: the live view's script.  Without it the page refreshes itself
+// (<meta http-equiv="refresh"> in <noscript>); with it the server pushes a
+// "change" event (server-sent events) whenever the archive changes, and the
+// page fetches its main part again and swaps it in, keeping open <details>
+// open and the scroll position.
+(function () {
+  "use strict";
+  var main = document.getElementById("live");
+  if (!main || !window.EventSource || !window.fetch) return;
+  document.documentElement.className += " js";
+  var state = document.getElementById("live-state");
+  var updates = 0, busy = false, again = false;
+  function say(text) { if (state) state.textContent = text; }
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    var open = {};
+    var ds = main.querySelectorAll("details[id]");
+    for (var i = 0; i < ds.length; i++) if (ds[i].open) open[ds[i].id] = true;
+    fetch(main.getAttribute("data-part"), { credentials: "same-origin", cache: "no-store" })
+      .then(function (r) {
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return r.text();
+      })
+      .then(function (html) {
+        main.innerHTML = html;
+        for (var id in open) {
+          var d = document.getElementById(id);
+          if (d) d.open = true;
+        }
+        updates++;
+        document.body.setAttribute("data-updates", String(updates));
+        say("live: updated " + new Date().toLocaleTimeString());
+      })
+      .catch(function (e) { say("live: update failed (" + e.message + ")"); })
+      .then(function () {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+  var es = new EventSource(main.getAttribute("data-events"));
+  es.addEventListener("change", function (e) {
+    say("live");
+    // The page carries the archive's state it was made from; an event
+    // naming the same state is not news.
+    if (e.data === main.getAttribute("data-stamp")) return;
+    main.setAttribute("data-stamp", e.data);
+    refresh();
+  });
+  es.onerror = function () { say("live: disconnected, retrying"); };
+})();
