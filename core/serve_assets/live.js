@@ -6,7 +6,8 @@
 (function () {
   "use strict";
   var main = document.getElementById("live");
-  if (!main || !window.EventSource || !window.fetch) return;
+  // Pages with nothing to follow (a candidate, an experiment) have no stream.
+  if (!main || !main.getAttribute("data-events") || !window.EventSource || !window.fetch) return;
   document.documentElement.className += " js";
   var state = document.getElementById("live-state");
   var updates = 0, busy = false, again = false;

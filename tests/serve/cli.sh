@@ -1,0 +1,199 @@
+#!/bin/sh
+# `avo serve` over plain HTTP (issue 25): pages of two archives, escaped
+# archive text, 404s, the no-script refresh, server-sent events pushed on a
+# commit, the loopback Host check, the token off loopback, a read-only
+# archive read by another user, and the refusals: bad --listen, a port in
+# use, a missing or foreign --db.  SIGINT and SIGTERM stop it with 0.
+. "$(dirname "$0")/lib.sh"
+db="$tmp/a.db"
+db2="$tmp/b.db"
+expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$db" --jobs 2
+expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$db2" --jobs 2
+# Archive text that must reach every page escaped: in the best candidate's
+# source and log, a failed candidate's reason, an experiment's name.
+payload='</script><img src=x onerror=alert(1)>'
+escaped='&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;'
+best=$(q "$db" "SELECT id FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1")
+failed=$(q "$db" "SELECT id FROM candidates WHERE id <> $best ORDER BY id DESC LIMIT 1")
+q "$db" "UPDATE candidates SET log = 'log: $payload' WHERE id = $best;
+         UPDATE sources SET text = text || '/* $payload */'
+           WHERE hash = (SELECT source_hash FROM candidates WHERE id = $best);
+         UPDATE candidates SET status = 'crashed', score = 0, reason = 'reason: $payload'
+           WHERE id = $failed;
+         INSERT INTO experiments (name, path, source, hash, plan, created_at)
+           VALUES ('grid $payload', 'grid.lua', '', 'h', '[\"one\"]', 1);
+         INSERT INTO experiment_cells (experiment_id, cell, run_id, status, updated_at)
+           VALUES (1, 'one', 1, 'done', 2);
+         PRAGMA wal_checkpoint(TRUNCATE);" >/dev/null
+# The second archive's run is still running, as far as its pages know.
+q "$db2" "UPDATE runs SET status = 'running', ended_at = NULL"
+n_cands=$(q "$db" "SELECT count(*) FROM candidates")
+
+# -- refusals
+expect_exit 0 "$AVO" serve --help
+expect_in "$tmp/out" "usage: avo serve [--db FILE ...] [--listen HOST:PORT]"
+for bad in foo 127.0.0.1 127.0.0.1:99999 :8470 127.0.0.1:abc '[::1]8470' 127.0.0.1:-1; do
+    expect_exit 2 "$AVO" serve --db "$db" --listen "$bad"
+    expect_in "$tmp/err" "bad --listen '$bad'"
+    expect_in "$tmp/err" "expected HOST:PORT"
+done
+expect_exit 1 "$AVO" serve --db "$db" --listen 192.0.2.1:0
+expect_in "$tmp/err" "cannot listen on 192.0.2.1:0"
+expect_exit 1 "$AVO" serve --db "$db" --db "$tmp/missing.db" --listen 127.0.0.1:0
+expect_in "$tmp/err" "cannot open archive $tmp/missing.db: No such file or directory"
+: >"$tmp/empty.db"
+expect_exit 1 "$AVO" serve --db "$tmp/empty.db" --listen 127.0.0.1:0
+expect_in "$tmp/err" "is not an avo archive"
+expect_exit 2 "$AVO" serve --db "$db" extra
+expect_in "$tmp/err" "unexpected argument 'extra'"
+
+# -- two archives on loopback
+start_serve a --db "$db" --db "$db2" --listen 127.0.0.1:0
+case "$url" in http://127.0.0.1:[0-9]*/) ;; *) fail "unexpected URL $url" ;; esac
+expect_in "$tmp/a.err" "serving 2 archive(s) at $url"
+expect_status 200 "$url"
+expect_in "$tmp/body" "$db"
+expect_in "$tmp/body" "$db2"
+expect_in "$tmp/body" 'href="/a/0/run/1"'
+expect_in "$tmp/body" 'href="/a/1/run/1"'
+expect_in "$tmp/body" 'href="/a/0/experiment/1"'
+expect_in "$tmp/body" "grid $escaped"
+expect_in "$tmp/headers" "content-security-policy: default-src 'none'; script-src 'self'"
+expect_in "$tmp/headers" "content-type: text/html; charset=utf-8"
+grep -q "<img" "$tmp/body" && fail "unescaped markup on the index"
+
+# A run page: every candidate, the report's sections, the live ones.
+expect_status 200 "${url}a/0/run/1"
+[ "$(grep -o 'data-cand="' "$tmp/body" | wc -l)" = "$n_cands" ] || fail "not every candidate is listed"
+for needle in "Trajectory" "Score per generation" "Lineage of the best candidate" "Top versions" \
+    "In flight (<span class=\"n-pending\">0</span>)" "Budgets" "Recent failures" \
+    "reason: $escaped" 'data-events="/a/0/events"' 'src="/assets/live.js"' \
+    "<a href=\"/a/0/c/$best\">#$best</a>" "run-status\">done</span>" "LLM spend"; do
+    expect_in "$tmp/body" "$needle"
+done
+grep -q "<img" "$tmp/body" && fail "unescaped markup on the run page"
+# A finished run's page does not refresh itself; a running one does, in <noscript>.
+grep -q 'http-equiv="refresh"' "$tmp/body" && fail "a finished run's page refreshes itself"
+expect_status 200 "${url}a/1/run/1"
+expect_in "$tmp/body" '<noscript><meta http-equiv="refresh" content="5"/></noscript>'
+expect_in "$tmp/body" 'status-running'
+# The main part alone, as the script fetches it.
+expect_status 200 "${url}a/0/run/1?part=main"
+grep -q "<html" "$tmp/body" && fail "?part=main sent a whole page"
+expect_in "$tmp/body" "data-cand=\"$best\""
+
+# A candidate page: source and log escaped, per-config results, the diff.
+expect_status 200 "${url}a/0/c/$best"
+expect_in "$tmp/body" "/* $escaped */"
+expect_in "$tmp/body" "log: $escaped"
+expect_in "$tmp/body" "<th>config</th><th>correct</th>"
+grep -q "<img" "$tmp/body" && fail "unescaped markup on the candidate page"
+child=$(q "$db" "SELECT child FROM edges ORDER BY child DESC LIMIT 1")
+expect_status 200 "${url}a/0/c/$child"
+expect_in "$tmp/body" "diff against parent #"
+expect_status 200 "${url}a/0/experiment/1"
+expect_in "$tmp/body" 'href="/a/0/run/1"'
+
+# Not found: a candidate, run, experiment or archive that is not there.
+expect_status 404 "${url}a/0/c/999999"
+expect_in "$tmp/body" "no candidate 999999 in $db"
+expect_status 404 "${url}a/0/run/77"
+expect_status 404 "${url}a/0/experiment/9"
+expect_status 404 "${url}a/2/run/1"
+expect_status 404 "${url}a/0/c/1x"
+expect_status 404 "${url}nothing"
+expect_status 200 "${url}assets/live.js"
+expect_in "$tmp/headers" "content-type: text/javascript"
+expect_status 404 "${url}assets/nothing.js"
+
+# DNS rebinding: a loopback server answers loopback Host names only.
+port=${url#http://127.0.0.1:}; port=${port%/}
+expect_status 403 "$url" "Host: attacker.example:$port"
+expect_in "$tmp/body" "localhost, 127.0.0.1 or [::1] only"
+expect_status 200 "$url" "Host: localhost:$port"
+
+# Server-sent events: the state when the stream opens, then a new one when
+# a commit changes the archive.
+python3 - "${url}a/0/events" "$db" <<'PY'
+import http.client, sqlite3, sys, time, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+conn = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+conn.request("GET", u.path)
+r = conn.getresponse()
+assert r.status == 200, r.status
+assert r.getheader("content-type").startswith("text/event-stream"), r.getheader("content-type")
+def event():
+    lines = []
+    while True:
+        line = r.fp.readline().decode()
+        if line == "\n" and any(l.startswith("data: ") for l in lines):
+            return [l[6:].strip() for l in lines if l.startswith("data: ")][0], lines
+        lines.append(line)
+first, lines = event()
+assert "event: change\n" in lines, lines
+db = sqlite3.connect(sys.argv[2])
+db.execute("INSERT INTO events (run_id, t, kind, data) VALUES (1, 0, 'log', '{\"message\": \"hi\"}')")
+db.commit()
+t0 = time.time()
+second, _ = event()
+assert second != first, (first, second)
+print("second event after %.2f s" % (time.time() - t0))
+PY
+stop_serve TERM
+
+# -- a port in use
+start_serve b --db "$db" --listen 127.0.0.1:0
+port=${url#http://127.0.0.1:}; port=${port%/}
+expect_exit 1 "$AVO" serve --db "$db" --listen "127.0.0.1:$port"
+expect_in "$tmp/err" "cannot listen on 127.0.0.1:$port: the address is in use"
+stop_serve INT
+
+# -- off loopback: the token, then the cookie
+start_serve c --db "$db" --listen 0.0.0.0:0
+case "$url" in http://0.0.0.0:[0-9]*/?token=[0-9a-f]*) ;; *) fail "no token in $url" ;; esac
+expect_in "$tmp/c.err" "the token in the URL is needed"
+token=${url#*token=}
+port=${url#http://0.0.0.0:}; port=${port%%/*}
+base="http://127.0.0.1:$port/"
+expect_status 403 "$base"
+expect_in "$tmp/body" "needs the access token"
+expect_status 403 "${base}a/0/run/1"
+expect_status 403 "${base}a/0/events"
+expect_status 403 "${base}?token=${token}x"
+expect_status 403 "${base}" "Cookie: avo_token=nottheone"
+expect_status 200 "${base}?token=$token"
+expect_in "$tmp/headers" "set-cookie: avo_token=$token; Path=/; HttpOnly; SameSite=Strict"
+expect_status 200 "${base}a/0/run/1" "Cookie: avo_token=$token"
+expect_in "$tmp/body" "data-cand=\"$best\""
+expect_status 200 "${base}assets/live.css"
+stop_serve INT
+
+# -- a read-only copy, read by another user: nothing made beside it
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+    mkdir "$tmp/ro"
+    cp "$db" "$tmp/ro/a.db"
+    chmod 444 "$tmp/ro/a.db"
+    chmod 555 "$tmp/ro"
+    chmod 755 "$tmp"
+    before=$(ls -A "$tmp/ro" | tr '\n' ' ')
+    name=ro
+    setpriv --reuid=nobody --regid=nogroup --clear-groups \
+        "$AVO" serve --db "$tmp/ro/a.db" --listen 127.0.0.1:0 >"$tmp/ro.out" 2>"$tmp/ro.err" &
+    serve_pid=$!
+    i=0
+    while ! grep -q '^http' "$tmp/ro.out" 2>/dev/null; do
+        i=$((i + 1)); [ $i -lt 100 ] || { cat "$tmp/ro.err"; fail "serve as nobody did not start"; }
+        sleep 0.1
+    done
+    url=$(head -1 "$tmp/ro.out")
+    expect_status 200 "${url}a/0/run/1"
+    [ "$(grep -o 'data-cand="' "$tmp/body" | wc -l)" = "$n_cands" ] || fail "the read-only copy shows fewer candidates"
+    expect_status 200 "${url}a/0/c/$best"
+    expect_in "$tmp/body" "log: $escaped"
+    stop_serve INT
+    [ "$(ls -A "$tmp/ro" | tr '\n' ' ')" = "$before" ] || fail "files were made beside the read-only archive: $(ls -A "$tmp/ro")"
+    chmod 755 "$tmp/ro"
+else
+    echo "note: not root or no setpriv: the read-only copy was not read as another user"
+fi
+echo "serve cli: ok"
