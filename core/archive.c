@@ -1073,8 +1073,7 @@ static off_t side_file_size(const char *path, const char *suffix)
     return stat(name, &st) == 0 ? st.st_size : -1;
 }
 
-static int open_readonly(avo_archive **ret, const char *path, int live, char *err,
-                         size_t errlen);
+static int open_readonly(avo_archive **ret, const char *path, int live, char *err, size_t errlen);
 
 /*
  * Open an existing archive for reading.  A file this process can write is

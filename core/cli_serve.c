@@ -94,7 +94,8 @@ int avo_cli_serve(int argc, char **argv)
         rc = avo_cli_usage_error(usage_serve, "%s", "out of memory");
     else if (first != argc)
         rc = avo_cli_usage_error(usage_serve, "unexpected argument '%s'", argv[first]);
-    else if (listen && avo_serve_parse_listen(listen, host, sizeof host, &port, err, sizeof err) < 0)
+    else if (listen &&
+             avo_serve_parse_listen(listen, host, sizeof host, &port, err, sizeof err) < 0)
         rc = avo_cli_usage_error(usage_serve, "%s", err);
     else {
         for (size_t i = 0; i < n; i++)

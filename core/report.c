@@ -1352,8 +1352,7 @@ void avo_report_run_free(avo_report_run *r)
  * section (the top ones and the best's ancestors).  On failure *ret is
  * left empty (nothing to free).
  */
-int avo_report_load(avo_archive *ar, int64_t run_id, avo_report_run *ret, char *err,
-                    size_t errlen)
+int avo_report_load(avo_archive *ar, int64_t run_id, avo_report_run *ret, char *err, size_t errlen)
 {
     if (!ar || !ret || run_id < 0)
         return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
@@ -1443,7 +1442,8 @@ void avo_report_summary(avo_strbuf *out, const avo_report_run *r)
     } else {
         avo_strbuf_puts(out, "no verified candidate. ");
     }
-    avo_strbuf_printf(out, "<span class=\"n-evaluations\">%zu</span> evaluations, %zu failed.</p>\n",
+    avo_strbuf_printf(out,
+                      "<span class=\"n-evaluations\">%zu</span> evaluations, %zu failed.</p>\n",
                       r->n_ok + r->n_failed, r->n_failed);
 }
 
@@ -1475,10 +1475,9 @@ void avo_report_baselines(avo_strbuf *out, const avo_report_run *r)
 
 void avo_report_retimed(avo_strbuf *out, const avo_report_run *r)
 {
-    section_retimed(out,
-                    json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1),
-                                    "data"),
-                    r);
+    section_retimed(
+        out, json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1), "data"),
+        r);
 }
 
 void avo_report_lineage(avo_strbuf *out, const avo_report_run *r)

@@ -148,8 +148,8 @@ typedef struct page {
  * main opens with the event stream `events` and the main part's URL
  * `part` (both made here from numbers, HTML-safe) and the state `stamp`.
  */
-static void page_begin(avo_strbuf *out, const char *title, const char *crumbs,
-                       double refresh_s, const char *events, const char *part, const char *stamp)
+static void page_begin(avo_strbuf *out, const char *title, const char *crumbs, double refresh_s,
+                       const char *events, const char *part, const char *stamp)
 {
     avo_strbuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                          "<meta name=\"viewport\" content=\"width=device-width\"/>\n<title>");
@@ -157,7 +157,8 @@ static void page_begin(avo_strbuf *out, const char *title, const char *crumbs,
     avo_strbuf_printf(out, " — avo serve</title>\n<style>%s</style>\n", avo_report_css());
     avo_strbuf_puts(out, "<link rel=\"stylesheet\" href=\"/assets/live.css\"/>\n");
     if (refresh_s > 0)
-        avo_strbuf_printf(out, "<noscript><meta http-equiv=\"refresh\" content=\"%.0f\"/></noscript>\n",
+        avo_strbuf_printf(out,
+                          "<noscript><meta http-equiv=\"refresh\" content=\"%.0f\"/></noscript>\n",
                           ceil(refresh_s));
     avo_strbuf_puts(out, "<script src=\"/assets/live.js\" defer=\"defer\"></script>\n</head>\n"
                          "<body>\n<nav class=\"crumbs\"><a href=\"/\">archives</a>");
@@ -188,9 +189,10 @@ static void page_error(page *p, unsigned status, const char *what, const char *m
     avo_strbuf_free(&p->body);
     p->status = status;
     avo_strbuf *out = &p->body;
-    avo_strbuf_printf(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
-                           "<title>%u %s</title>\n<style>%s</style>\n</head>\n<body>\n"
-                           "<nav class=\"crumbs\"><a href=\"/\">archives</a></nav>\n<h1>%u %s</h1>\n<p>",
+    avo_strbuf_printf(out,
+                      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
+                      "<title>%u %s</title>\n<style>%s</style>\n</head>\n<body>\n"
+                      "<nav class=\"crumbs\"><a href=\"/\">archives</a></nav>\n<h1>%u %s</h1>\n<p>",
                       status, what, avo_report_css(), status, what);
     avo_strbuf_html(out, message);
     avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
@@ -250,8 +252,9 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k, int *re
                       failed = integer(r, "failed");
             if (!strcmp(str(r, "status"), "running"))
                 *ret_running = 1;
-            avo_strbuf_printf(out, "<tr data-run=\"%lld\"><td><a href=\"/a/%zu/run/%lld\">run %lld</a>"
-                                   "</td><td>",
+            avo_strbuf_printf(out,
+                              "<tr data-run=\"%lld\"><td><a href=\"/a/%zu/run/%lld\">run %lld</a>"
+                              "</td><td>",
                               id, k, id, id);
             avo_strbuf_html(out, str(r, "script_path"));
             avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(str(r, "status")));
@@ -280,8 +283,9 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k, int *re
         json_array_foreach(exps, i, e)
         {
             long long id = integer(e, "id");
-            avo_strbuf_printf(out, "<tr><td><a href=\"/a/%zu/experiment/%lld\">experiment %lld</a>"
-                                   "</td><td>",
+            avo_strbuf_printf(out,
+                              "<tr><td><a href=\"/a/%zu/experiment/%lld\">experiment %lld</a>"
+                              "</td><td>",
                               k, id, id);
             avo_strbuf_html(out, str(e, "name"));
             avo_strbuf_puts(out, "</td><td>");
@@ -325,8 +329,9 @@ static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
     const json_t *c;
     double now = avo_now();
     json_array_foreach(r->cands, i, c) n += !strcmp(str(c, "status"), "pending");
-    avo_strbuf_printf(out, "<div><h3 id=\"in-flight\">In flight (<span class=\"n-pending\">%zu"
-                           "</span>)</h3>\n",
+    avo_strbuf_printf(out,
+                      "<div><h3 id=\"in-flight\">In flight (<span class=\"n-pending\">%zu"
+                      "</span>)</h3>\n",
                       n);
     if (!n) {
         avo_strbuf_puts(out, "<p class=\"muted\">no candidate being evaluated</p></div>\n");
@@ -338,7 +343,8 @@ static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
     {
         if (strcmp(str(c, "status"), "pending") != 0)
             continue;
-        avo_strbuf_printf(out, "<tr class=\"pending\" data-pending=\"%lld\"><td>", integer(c, "id"));
+        avo_strbuf_printf(out, "<tr class=\"pending\" data-pending=\"%lld\"><td>",
+                          integer(c, "id"));
         avo_report_candidate_ref(out, r, integer(c, "id"));
         avo_strbuf_puts(out, "</td><td>");
         avo_strbuf_html(out, str(c, "operator"));
@@ -352,7 +358,8 @@ static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
             avo_report_candidate_ref(out, r, integer(pa, "id"));
         }
         double age = now - num(c, "created_at");
-        avo_strbuf_printf(out, "</td><td class=\"num\">%.0f s</td></tr>\n", isfinite(age) ? age : 0);
+        avo_strbuf_printf(out, "</td><td class=\"num\">%.0f s</td></tr>\n",
+                          isfinite(age) ? age : 0);
     }
     avo_strbuf_puts(out, "</table></div>\n");
 }
@@ -386,8 +393,8 @@ static void live_budgets(avo_strbuf *out, const avo_report_run *r)
     avo_strbuf_puts(out, "<div><h3 id=\"budgets\">Budgets</h3>\n<table>\n");
     budget_row(out, "evaluations", (double)(r->n_ok + r->n_failed),
                json_object_get(config, "max_evals"), "%.0f");
-    budget_row(out, "time (s)", isfinite(elapsed) ? elapsed : 0, json_object_get(config, "max_time"),
-               "%.0f");
+    budget_row(out, "time (s)", isfinite(elapsed) ? elapsed : 0,
+               json_object_get(config, "max_time"), "%.0f");
     budget_row(out, "LLM calls", num(r->spend, "calls") > 0 ? num(r->spend, "calls") : 0, NULL,
                "%.0f");
     double tokens = 0, usd = 0;
@@ -453,9 +460,10 @@ static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *a
     }
     n = json_array_size(attempts);
     if (n) {
-        avo_strbuf_printf(out, "<p>latest attempts (of %zu):</p>\n<table><tr><th>lineage</th>"
-                               "<th>step</th><th>status</th><th>score</th><th>outcome</th>"
-                               "<th>reason</th></tr>\n",
+        avo_strbuf_printf(out,
+                          "<p>latest attempts (of %zu):</p>\n<table><tr><th>lineage</th>"
+                          "<th>step</th><th>status</th><th>score</th><th>outcome</th>"
+                          "<th>reason</th></tr>\n",
                           n);
         for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
             const json_t *a = json_array_get(attempts, i);
@@ -574,8 +582,9 @@ static void live_failures(avo_strbuf *out, const avo_report_run *r, const json_t
 static void live_candidates(avo_strbuf *out, const avo_report_run *r)
 {
     size_t n = json_array_size(r->cands);
-    avo_strbuf_printf(out, "<h2 id=\"candidates\">Candidates (<span class=\"n-candidates\">%zu"
-                           "</span>)</h2>\n",
+    avo_strbuf_printf(out,
+                      "<h2 id=\"candidates\">Candidates (<span class=\"n-candidates\">%zu"
+                      "</span>)</h2>\n",
                       n);
     if (!n) {
         avo_strbuf_puts(out, "<p class=\"muted\">none yet</p>\n");
@@ -687,8 +696,8 @@ static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, in
         avo_strbuf_free(&c);
         snprintf(events, sizeof events, "/a/%zu/events", k);
         snprintf(partu, sizeof partu, "/a/%zu/run/%lld?part=main", k, run_id);
-        page_begin(&p->body, title, crumbs, !strcmp(status, "running") ? s->refresh_s : 0,
-                   events, partu, stamp);
+        page_begin(&p->body, title, crumbs, !strcmp(status, "running") ? s->refresh_s : 0, events,
+                   partu, stamp);
         p->body.failed |= body.failed;
         avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
         avo_strbuf_free(&body);
@@ -736,7 +745,8 @@ static void page_candidate(page *p, const avo_serve *s, size_t k, long long id)
     const json_t *result = json_object_get(c, "result");
     if (result) {
         char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-        avo_strbuf_puts(&body, "<details id=\"result\"><summary>the worker's result</summary><pre>");
+        avo_strbuf_puts(&body,
+                        "<details id=\"result\"><summary>the worker's result</summary><pre>");
         avo_strbuf_html(&body, text ? text : "");
         avo_strbuf_puts(&body, "</pre></details>\n");
         free(text);
@@ -930,9 +940,9 @@ static enum MHD_Result send_page(struct MHD_Connection *conn, page *p, const cha
         avo_strbuf_free(&p->body);
         page_error(p, MHD_HTTP_INTERNAL_SERVER_ERROR, "Internal Server Error", "out of memory");
     }
-    enum MHD_Result ret = send_text(conn, p->status ? p->status : MHD_HTTP_OK,
-                                    "text/html; charset=utf-8", avo_strbuf_text(&p->body),
-                                    p->body.len, cookie);
+    enum MHD_Result ret =
+        send_text(conn, p->status ? p->status : MHD_HTTP_OK, "text/html; charset=utf-8",
+                  avo_strbuf_text(&p->body), p->body.len, cookie);
     avo_strbuf_free(&p->body);
     return ret;
 }
@@ -1018,8 +1028,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         static const char msg[] = "no such asset\n";
         return send_text(conn, MHD_HTTP_NOT_FOUND, plain, msg, sizeof msg - 1, NULL);
     }
-    if (s->loopback && !loopback_host(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
-                                                                  MHD_HTTP_HEADER_HOST))) {
+    if (s->loopback &&
+        !loopback_host(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
         static const char msg[] = "avo serve on a loopback address answers requests for"
                                   " localhost, 127.0.0.1 or [::1] only\n";
         return send_text(conn, MHD_HTTP_FORBIDDEN, plain, msg, sizeof msg - 1, NULL);
@@ -1029,8 +1039,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (s->need_token) {
         const char *given = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
         if (token_ok(s, given)) {
-            snprintf(cookie, sizeof cookie,
-                     "avo_token=%s; Path=/; HttpOnly; SameSite=Strict", s->token);
+            snprintf(cookie, sizeof cookie, "avo_token=%s; Path=/; HttpOnly; SameSite=Strict",
+                     s->token);
             set_cookie = cookie;
         } else if (!token_ok(s, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "avo_token"))) {
             static const char msg[] = "avo serve: this address needs the access token: open the"
@@ -1123,8 +1133,8 @@ int avo_serve_parse_listen(const char *listen, char *host, size_t hostlen, unsig
     if (!*port || strspn(port, "0123456789") != strlen(port) || strlen(port) > 5 ||
         atol(port) > 65535)
         return avo_error(err, errlen, AVO_EINVAL,
-                         "bad --listen '%s': the port must be a number from 0 to 65535; %s",
-                         listen, expected);
+                         "bad --listen '%s': the port must be a number from 0 to 65535; %s", listen,
+                         expected);
     memcpy(host, h, hl);
     host[hl] = 0;
     *ret_port = (unsigned)atol(port);
@@ -1226,25 +1236,24 @@ int avo_serve_start(avo_serve **ret, const avo_serve_options *opt, char *err, si
     if (s->need_token) {
         unsigned char raw[TOKEN_BYTES];
         if (getrandom(raw, sizeof raw, 0) != (ssize_t)sizeof raw) {
-            rc = avo_error(err, errlen, AVO_EIO, "cannot make an access token: %s",
-                           strerror(errno));
+            rc =
+                avo_error(err, errlen, AVO_EIO, "cannot make an access token: %s", strerror(errno));
             goto fail;
         }
         for (size_t i = 0; i < sizeof raw; i++)
             snprintf(s->token + 2 * i, 3, "%02x", raw[i]);
     }
-    unsigned bound = ntohs(addr.ss_family == AF_INET6
-                               ? ((struct sockaddr_in6 *)&addr)->sin6_port
-                               : ((struct sockaddr_in *)&addr)->sin_port);
+    unsigned bound = ntohs(addr.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&addr)->sin6_port
+                                                      : ((struct sockaddr_in *)&addr)->sin_port);
     int v6 = strchr(host, ':') != NULL;
     snprintf(s->url, sizeof s->url, "http://%s%s%s:%u/%s%s", v6 ? "[" : "", host, v6 ? "]" : "",
              bound, s->need_token ? "?token=" : "", s->need_token ? s->token : "");
 
-    s->daemon = MHD_start_daemon(
-        MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
-            (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
-        0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)64, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+    s->daemon = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION |
+                                     (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+                                 0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
+                                 MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
     if (!s->daemon) {
         rc = avo_error(err, errlen, AVO_EIO, "cannot start the HTTP server on %s:%u", host, bound);
         goto fail;

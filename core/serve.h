@@ -48,8 +48,8 @@ typedef struct avo_serve avo_serve;
 typedef struct avo_serve_options {
     const char *const *dbs; /* archive paths, borrowed for the server's life */
     size_t n_dbs;
-    const char *listen;     /* "HOST:PORT" (port 0: any free one); NULL: the default */
-    double refresh_s;       /* the no-script refresh and the event poll period; <= 0: 5 s / 0.5 s */
+    const char *listen; /* "HOST:PORT" (port 0: any free one); NULL: the default */
+    double refresh_s;   /* the no-script refresh and the event poll period; <= 0: 5 s / 0.5 s */
 } avo_serve_options;
 
 /*
