@@ -1136,6 +1136,46 @@ static void test_run_claim(void)
     CHECK(access(tmp_path("none.db"), F_OK) != 0);
 }
 
+/* Number of events of run `run` seen through `ar`. */
+static size_t n_events(avo_archive *ar, int64_t run)
+{
+    json_t *ev = NULL;
+    char err[AVO_ERRLEN];
+    CHECK_INT(avo_archive_events(ar, run, NULL, &ev, err, sizeof err), 0);
+    size_t n = json_array_size(ev);
+    json_decref(ev);
+    return n;
+}
+
+/*
+ * avo_archive_open_watch (avo serve): read-only even on a writable file,
+ * each read sees the writer's latest commit, the writer goes on writing
+ * while it is open, and a missing file is an error that creates nothing.
+ */
+static void test_open_watch(void)
+{
+    const char *path = tmp_path("watch.db");
+    char err[AVO_ERRLEN];
+    avo_archive *w = open_ok(path);
+    int64_t run = begin_run(w, 1);
+    CHECK_INT(avo_archive_event(w, run, "one", NULL, err, sizeof err), 0);
+    avo_archive *r = NULL;
+    CHECK_INT(avo_archive_open_watch(&r, path, err, sizeof err), 0);
+    CHECK_INT(avo_archive_readonly(r), 1);
+    CHECK_INT((int)n_events(r, run), 1);
+    CHECK_INT(avo_archive_event(w, run, "two", NULL, err, sizeof err), 0);
+    CHECK_INT((int)n_events(r, run), 2);
+    CHECK(avo_archive_event(r, run, "three", NULL, err, sizeof err) < 0);
+    CHECK_CONTAINS(err, "readonly");
+    CHECK_INT(raw_int(path, "SELECT count(*) FROM events"), 2);
+    avo_archive_free(r);
+    avo_archive_free(w);
+    CHECK_INT(avo_archive_open_watch(&r, tmp_path("none.db"), err, sizeof err), AVO_EIO);
+    CHECK_CONTAINS(err, "cannot open archive");
+    CHECK(r == NULL);
+    CHECK(access(tmp_path("none.db"), F_OK) != 0);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -1157,6 +1197,7 @@ int main(void)
     test_migrate_v5();
     test_migrate_v7();
     test_run_claim();
+    test_open_watch();
     nftw(tmpdir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();
 }
