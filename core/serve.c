@@ -370,7 +370,7 @@ static void budget_row(avo_strbuf *out, const char *what, double spent, const js
 {
     char buf[64];
     snprintf(buf, sizeof buf, fmt, spent);
-    avo_strbuf_printf(out, "<tr><th>%s</th><td class=\"num\">%s</td><td>", what, buf);
+    avo_strbuf_printf(out, "<tr><th>%s</th><td class=\"num\">%s</td><td class=\"bar\">", what, buf);
     if (json_is_number(limit) && json_number_value(limit) > 0) {
         double max = json_number_value(limit);
         snprintf(buf, sizeof buf, fmt, max);
@@ -669,9 +669,9 @@ static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, in
     avo_strbuf_puts(out, "<h2 id=\"now\">Now</h2>\n<div class=\"grid\">\n");
     live_in_flight(out, &r);
     live_budgets(out, &r);
+    avo_strbuf_puts(out, "</div>\n");
     live_agent(out, &r, attempts, steps);
     live_failures(out, &r, logs);
-    avo_strbuf_puts(out, "</div>\n");
     avo_report_trajectory(out, &r);
     avo_report_generations(out, &r);
     avo_report_baselines(out, &r);
