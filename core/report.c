@@ -1346,13 +1346,14 @@ void avo_report_run_free(avo_report_run *r)
 
 /*
  * Read what the sections show: the run with its summary (unit, attempts,
- * baselines), its candidates with sources, the LLM calls and spend, the
+ * baselines), its candidates (with sources if with_sources), the LLM calls and spend, the
  * operator outcomes and re-timing events, the best candidate's lineage;
  * then rank the verified candidates and pick the ones the report gives a
  * section (the top ones and the best's ancestors).  On failure *ret is
  * left empty (nothing to free).
  */
-int avo_report_load(avo_archive *ar, int64_t run_id, avo_report_run *ret, char *err, size_t errlen)
+int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_report_run *ret,
+                    char *err, size_t errlen)
 {
     if (!ar || !ret || run_id < 0)
         return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
@@ -1364,7 +1365,7 @@ int avo_report_load(avo_archive *ar, int64_t run_id, avo_report_run *ret, char *
     if (rc < 0)
         return rc;
     run_id = integer(r->run, "id");
-    if ((rc = avo_archive_candidates(ar, run_id, 1, &r->cands, err, errlen)) < 0 ||
+    if ((rc = avo_archive_candidates(ar, run_id, with_sources, &r->cands, err, errlen)) < 0 ||
         (rc = avo_archive_llm_spend(ar, run_id, &r->spend, err, errlen)) < 0 ||
         (rc = avo_archive_llm_calls(ar, run_id, &r->calls, err, errlen)) < 0 ||
         (rc = avo_archive_events(ar, run_id, "operator_outcome", &r->outcomes, err, errlen)) < 0 ||
@@ -1576,7 +1577,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     if (!ar || !out || run_id < 0)
         return avo_error(err, errlen, AVO_EINVAL, "report: bad argument");
     avo_report_run r;
-    int rc = avo_report_load(ar, run_id, &r, err, errlen);
+    int rc = avo_report_load(ar, run_id, 1, &r, err, errlen);
     if (rc < 0)
         return rc;
     run_id = integer(r.run, "id");

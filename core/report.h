@@ -36,7 +36,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
 typedef struct avo_report_run {
     avo_archive *ar;       /* borrowed: diffs are read through it */
     json_t *run;           /* avo_archive_run_summary */
-    json_t *cands;         /* every candidate, with source, in id order */
+    json_t *cands;         /* every candidate in id order (with source: see avo_report_load) */
     json_t *spend, *calls; /* LLM spend and calls */
     json_t *outcomes;      /* operator_outcome events */
     json_t *retimed;       /* retimed events */
@@ -49,11 +49,12 @@ typedef struct avo_report_run {
     int link_all;
 } avo_report_run;
 
-/* Load run_id (0: the latest) of ar into *ret; free with
- * avo_report_run_free (which accepts a zeroed or freed one).
- * AVO_ENOTFOUND when there is no such run. */
-int avo_report_load(avo_archive *ar, int64_t run_id, avo_report_run *ret, char *err,
-                    size_t errlen);
+/* Load run_id (0: the latest) of ar into *ret, the candidates' sources
+ * only with with_sources (avo_report_candidate shows them; the other
+ * sections do not need them); free with avo_report_run_free (which accepts
+ * a zeroed or freed one).  AVO_ENOTFOUND when there is no such run. */
+int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_report_run *ret,
+                    char *err, size_t errlen);
 void avo_report_run_free(avo_report_run *r);
 
 /* The page's style sheet (CSS text, static). */

@@ -634,7 +634,8 @@ static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, in
     archive_stamp(s->dbs[k], stamp, sizeof stamp); /* before reading: never newer than the page */
     avo_report_run r;
     json_t *attempts = NULL, *steps = NULL, *logs = NULL;
-    int rc = avo_report_load(ar, run_id, &r, err, sizeof err);
+    /* The run page shows no source: candidates are read without. */
+    int rc = avo_report_load(ar, run_id, 0, &r, err, sizeof err);
     if (rc < 0) {
         page_error(p, rc == AVO_ENOTFOUND ? MHD_HTTP_NOT_FOUND : MHD_HTTP_INTERNAL_SERVER_ERROR,
                    rc == AVO_ENOTFOUND ? "Not Found" : "Internal Server Error", err);
