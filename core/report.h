@@ -34,16 +34,16 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
  * ancestors).  The strings are borrowed and must be HTML-safe.
  */
 typedef struct avo_report_run {
-    avo_archive *ar;       /* borrowed: diffs are read through it */
-    json_t *run;           /* avo_archive_run_summary */
-    json_t *cands;         /* every candidate in id order (with source: see avo_report_load) */
-    json_t *spend, *calls; /* LLM spend and calls */
-    json_t *outcomes;      /* operator_outcome events */
-    json_t *retimed;       /* retimed events */
-    json_t *nodes;         /* the best's lineage (NULL without a best) */
-    json_t *shown;         /* id text -> true: candidates with a section in the report */
-    const json_t **ranked; /* verified candidates, best first (n_ok of them) */
-    size_t n_ok, n_failed; /* finished evaluations, verified and not */
+    avo_archive *ar;           /* borrowed: diffs are read through it */
+    json_t *run;               /* avo_archive_run_summary */
+    json_t *cands;             /* every candidate in id order (with source: see avo_report_load) */
+    json_t *spend, *calls;     /* LLM spend and calls */
+    json_t *outcomes;          /* operator_outcome events */
+    json_t *retimed;           /* retimed events */
+    json_t *nodes;             /* the best's lineage (NULL without a best) */
+    json_t *shown;             /* id text -> true: candidates with a section in the report */
+    const json_t **ranked;     /* verified candidates, best first (n_ok of them) */
+    size_t n_ok, n_failed;     /* finished evaluations, verified and not */
     const json_t *seed, *best; /* in cands; NULL when absent */
     const char *cand_href;
     int link_all;
