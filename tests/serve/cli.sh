@@ -141,12 +141,43 @@ print("second event after %.2f s" % (time.time() - t0))
 PY
 stop_serve TERM
 
-# -- a port in use
-start_serve b --db "$db" --listen 127.0.0.1:0
+# -- a port in use; other methods; an archive gone; stopping with a stream open
+cp "$db" "$tmp/gone.db"
+start_serve b --db "$db" --db "$tmp/gone.db" --listen 127.0.0.1:0
 port=${url#http://127.0.0.1:}; port=${port%/}
 expect_exit 1 "$AVO" serve --db "$db" --listen "127.0.0.1:$port"
 expect_in "$tmp/err" "cannot listen on 127.0.0.1:$port: the address is in use"
+python3 - "$url" <<'PY'
+import http.client, sys, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+for method in ("POST", "PUT", "DELETE"):
+    c = http.client.HTTPConnection(u.hostname, u.port, timeout=10)
+    c.request(method, "/a/0/run/1", body="x")
+    r = c.getresponse()
+    assert r.status == 405, (method, r.status)
+    assert b"GET and HEAD only" in r.read()
+PY
+rm "$tmp/gone.db"
+expect_status 503 "${url}a/1/run/1"
+expect_in "$tmp/body" "cannot open archive $tmp/gone.db"
+expect_status 200 "$url"
+expect_in "$tmp/body" "cannot read it: cannot open archive $tmp/gone.db"
+# A client holding an event stream does not keep the server from stopping.
+python3 - "${url}events" >"$tmp/stream.out" 2>&1 <<'PY' &
+import http.client, sys, urllib.parse
+u = urllib.parse.urlsplit(sys.argv[1])
+c = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
+c.request("GET", u.path)
+r = c.getresponse()
+while r.fp.readline():
+    pass
+print("stream ended")
+PY
+client=$!
+sleep 1
 stop_serve INT
+wait $client
+expect_in "$tmp/stream.out" "stream ended"
 
 # -- off loopback: the token, then the cookie
 start_serve c --db "$db" --listen 0.0.0.0:0
