@@ -220,7 +220,7 @@ static const char *status_class(const char *status)
 }
 
 /* One archive's runs and experiments on the index. */
-static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k, int *ret_running)
+static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k)
 {
     avo_strbuf_printf(out, "<h2 id=\"a%zu\">", k);
     avo_strbuf_html(out, s->dbs[k]);
@@ -250,8 +250,6 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k, int *re
             long long id = integer(r, "id");
             long long n = integer(r, "candidates"), ok = integer(r, "ok"),
                       failed = integer(r, "failed");
-            if (!strcmp(str(r, "status"), "running"))
-                *ret_running = 1;
             avo_strbuf_printf(out,
                               "<tr data-run=\"%lld\"><td><a href=\"/a/%zu/run/%lld\">run %lld</a>"
                               "</td><td>",
@@ -302,19 +300,19 @@ out:
     avo_archive_free(ar);
 }
 
-/* The index: every archive's runs and experiments. */
+/* The index: every archive's runs and experiments; it always refreshes
+ * itself without script (a new run may start in any archive). */
 static void page_index(page *p, const avo_serve *s, int part)
 {
+    char stamp[2048];
+    stamp_of(s, -1, stamp, sizeof stamp); /* before reading: never newer than the page */
     avo_strbuf body = {0};
-    int running = 0;
     for (size_t k = 0; k < s->n_dbs; k++)
-        index_archive(&body, s, k, &running);
+        index_archive(&body, s, k);
     if (part) {
         p->body = body;
         return;
     }
-    char stamp[2048];
-    stamp_of(s, -1, stamp, sizeof stamp);
     page_begin(&p->body, "avo: runs", "", s->refresh_s, "/events", "/?part=main", stamp);
     p->body.failed |= body.failed;
     avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
