@@ -784,12 +784,14 @@ static void page_candidate(page *p, const avo_serve *s, size_t k, long long id)
 }
 
 /* An experiment's page: its cells, each with its run and how it ended. */
-static void page_experiment(page *p, const avo_serve *s, size_t k, long long id)
+static void page_experiment(page *p, const avo_serve *s, size_t k, long long id, int part)
 {
     char err[AVO_ERRLEN];
     avo_archive *ar = open_archive(s, k, p);
     if (!ar)
         return;
+    char stamp[128];
+    archive_stamp(s->dbs[k], stamp, sizeof stamp); /* before reading: never newer than the page */
     json_t *exps = NULL, *cells = NULL;
     const json_t *e = NULL;
     if (avo_archive_experiments(ar, &exps, err, sizeof err) < 0 ||
@@ -813,16 +815,17 @@ static void page_experiment(page *p, const avo_serve *s, size_t k, long long id)
     avo_strbuf_printf(&cr, "</a> › experiment %lld", id);
     snprintf(crumbs, sizeof crumbs, "%s", avo_strbuf_text(&cr));
     avo_strbuf_free(&cr);
-    int open = 0;
-    json_array_foreach(cells, i, x) open |= !strcmp(str(x, "status"), "running");
-    page_begin(&p->body, title, crumbs, open ? s->refresh_s : 0, NULL, NULL, NULL);
-    avo_strbuf *out = &p->body;
+    avo_strbuf body = {0};
+    avo_strbuf *out = &body;
     avo_strbuf_puts(out, "<p>file ");
     avo_strbuf_html(out, str(e, "path"));
     avo_strbuf_puts(out, ", created ");
     avo_report_time(out, num(e, "created_at"));
     const json_t *plan = json_object_get(e, "plan");
     const json_t *planned = json_is_array(plan) ? plan : json_object_get(plan, "cells");
+    /* Open while a cell runs or a planned one has not started. */
+    int open = json_is_array(planned) && json_array_size(planned) > json_array_size(cells);
+    json_array_foreach(cells, i, x) open |= !strcmp(str(x, "status"), "running");
     if (json_is_array(planned))
         avo_strbuf_printf(out, "; %zu cells planned, %zu recorded", json_array_size(planned),
                           json_array_size(cells));
@@ -848,7 +851,18 @@ static void page_experiment(page *p, const avo_serve *s, size_t k, long long id)
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
-    page_end(out);
+    if (part) {
+        p->body = body;
+    } else {
+        char events[64], partu[80];
+        snprintf(events, sizeof events, "/a/%zu/events", k);
+        snprintf(partu, sizeof partu, "/a/%zu/experiment/%lld?part=main", k, id);
+        page_begin(&p->body, title, crumbs, open ? s->refresh_s : 0, events, partu, stamp);
+        p->body.failed |= body.failed;
+        avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
+        avo_strbuf_free(&body);
+        page_end(&p->body);
+    }
 out:
     json_decref(exps);
     json_decref(cells);
@@ -1069,7 +1083,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         } else if (id_after(rest, "/c/", &id)) {
             page_candidate(&p, s, k, id);
         } else if (id_after(rest, "/experiment/", &id)) {
-            page_experiment(&p, s, k, id);
+            page_experiment(&p, s, k, id, part);
         } else {
             page_error(&p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
         }

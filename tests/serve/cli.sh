@@ -93,6 +93,9 @@ expect_status 200 "${url}a/0/c/$child"
 expect_in "$tmp/body" "diff against parent #"
 expect_status 200 "${url}a/0/experiment/1"
 expect_in "$tmp/body" 'href="/a/0/run/1"'
+expect_in "$tmp/body" 'data-events="/a/0/events" data-part="/a/0/experiment/1?part=main"'
+expect_in "$tmp/body" "experiment 1: grid $escaped"
+grep -q 'http-equiv="refresh"' "$tmp/body" && fail "a finished experiment's page refreshes itself"
 
 # Not found: a candidate, run, experiment or archive that is not there.
 expect_status 404 "${url}a/0/c/999999"
