@@ -4,6 +4,6 @@
 local avo = require "avo"
 return avo.strategy("ga").run{
   evaluator = "tests/lua/evaluators/synthetic.lua",
-  population = 6, generations = 8, crossover_rate = 0.5,
+  population = 6, generations = 12, crossover_rate = 0.5,
   operators = { param_tweak = 1 },
 }
