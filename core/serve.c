@@ -16,6 +16,7 @@
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,16 @@
 #define RECENT_N 10      /* rows in the "recent" tables */
 #define CANDIDATES_N 500 /* rows in a run's candidate table */
 #define TOKEN_BYTES 24
+#define CACHE_N 16 /* pages kept, keyed by URL and the archive's state */
+
+/* A rendered page kept while its archive has not changed: tabs that follow
+ * the same run share one rendering per change. */
+typedef struct cached_page {
+    char *key; /* "URL|part|stamp"; NULL: a free slot */
+    char *body;
+    size_t len;
+    double used;
+} cached_page;
 
 struct avo_serve {
     struct MHD_Daemon *daemon;
@@ -46,6 +57,8 @@ struct avo_serve {
     char url[600];
     double refresh_s, poll_s;
     atomic_int stopping;
+    pthread_mutex_t cache_lock;
+    cached_page cache[CACHE_N];
 };
 
 /* ---------------------------------------------------------------- helpers */
@@ -1012,6 +1025,51 @@ static int id_after(const char *rest, const char *prefix, long long *ret_id)
     return 1;
 }
 
+/* Copy the cached page under key into p; 0 when there is none. */
+static int cache_get(avo_serve *s, const char *key, page *p)
+{
+    int hit = 0;
+    pthread_mutex_lock(&s->cache_lock);
+    for (size_t i = 0; i < CACHE_N && !hit; i++) {
+        cached_page *c = &s->cache[i];
+        if (c->key && !strcmp(c->key, key)) {
+            avo_strbuf_append(&p->body, c->body, c->len);
+            p->status = MHD_HTTP_OK;
+            c->used = avo_now();
+            hit = 1;
+        }
+    }
+    pthread_mutex_unlock(&s->cache_lock);
+    return hit;
+}
+
+/* Keep a copy of a rendered page under key, replacing the least recently
+ * used one.  Out of memory: not kept. */
+static void cache_put(avo_serve *s, const char *key, const page *p)
+{
+    char *k = strdup(key), *body = malloc(p->body.len + 1);
+    if (!k || !body) {
+        free(k);
+        free(body);
+        return;
+    }
+    memcpy(body, avo_strbuf_text(&p->body), p->body.len);
+    pthread_mutex_lock(&s->cache_lock);
+    cached_page *victim = &s->cache[0];
+    for (size_t i = 0; i < CACHE_N; i++) {
+        if (!s->cache[i].key) {
+            victim = &s->cache[i];
+            break;
+        }
+        if (s->cache[i].used < victim->used)
+            victim = &s->cache[i];
+    }
+    free(victim->key);
+    free(victim->body);
+    *victim = (cached_page){.key = k, .body = body, .len = p->body.len, .used = avo_now()};
+    pthread_mutex_unlock(&s->cache_lock);
+}
+
 /*
  * One request: check the method, the Host (loopback) or the token
  * (elsewhere), then route.  Event streams answer with a callback response
@@ -1070,6 +1128,19 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     long long id;
     int is_stream = 0;
     long stream_k = -1;
+    /* A page already made from the archive's current state is sent again. */
+    char key[4096 + 2048 + 16];
+    int cacheable = !strcmp(url, "/") || archive_path(s, url, &k, &rest);
+    if (cacheable) {
+        char stamp[2048];
+        stamp_of(s, strcmp(url, "/") ? (long)k : -1, stamp, sizeof stamp);
+        snprintf(key, sizeof key, "%.4000s|%d|%s", url, part, stamp);
+        if (cache_get(s, key, &p)) {
+            if (!p.body.failed)
+                return send_page(conn, &p, set_cookie);
+            avo_strbuf_free(&p.body);
+        }
+    }
     if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
         page_index(&p, s, part);
     } else if (!strcmp(url, "/events")) {
@@ -1090,8 +1161,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     } else {
         page_error(&p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
     }
-    if (!is_stream)
+    if (!is_stream) {
+        if (cacheable && (!p.status || p.status == MHD_HTTP_OK) && !p.body.failed)
+            cache_put(s, key, &p);
         return send_page(conn, &p, set_cookie);
+    }
 
     stream *st = calloc(1, sizeof *st);
     if (!st)
@@ -1236,6 +1310,7 @@ int avo_serve_start(avo_serve **ret, const avo_serve_options *opt, char *err, si
     if (!s)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     s->fd = -1;
+    pthread_mutex_init(&s->cache_lock, NULL);
     s->dbs = opt->dbs;
     s->n_dbs = opt->n_dbs;
     s->refresh_s = opt->refresh_s > 0 ? opt->refresh_s : 5;
@@ -1277,6 +1352,7 @@ int avo_serve_start(avo_serve **ret, const avo_serve_options *opt, char *err, si
 fail:
     if (s->fd >= 0)
         close(s->fd);
+    pthread_mutex_destroy(&s->cache_lock);
     free(s);
     return rc;
 }
@@ -1300,5 +1376,10 @@ void avo_serve_stop(avo_serve *s)
         MHD_stop_daemon(s->daemon);
     if (s->fd >= 0)
         close(s->fd);
+    for (size_t i = 0; i < CACHE_N; i++) {
+        free(s->cache[i].key);
+        free(s->cache[i].body);
+    }
+    pthread_mutex_destroy(&s->cache_lock);
     free(s);
 }

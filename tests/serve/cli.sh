@@ -116,7 +116,14 @@ expect_in "$tmp/body" "localhost, 127.0.0.1 or [::1] only"
 expect_status 200 "$url" "Host: localhost:$port"
 
 # Server-sent events: the state when the stream opens, then a new one when
-# a commit changes the archive.
+# a commit changes the archive; the pages show the commit (a page is made
+# again once its archive has changed, not before).
+expect_status 200 "${url}a/0/run/1"
+grep -q "pushed by the test" "$tmp/body" && fail "the log line is there before it is written"
+cp "$tmp/body" "$tmp/before.html"
+sleep 1.1 # a page made again would say another second in its footer
+expect_status 200 "${url}a/0/run/1"
+cmp -s "$tmp/body" "$tmp/before.html" || fail "an unchanged archive's page was made again"
 python3 - "${url}a/0/events" "$db" <<'PY'
 import http.client, sqlite3, sys, time, urllib.parse
 u = urllib.parse.urlsplit(sys.argv[1])
@@ -135,13 +142,15 @@ def event():
 first, lines = event()
 assert "event: change\n" in lines, lines
 db = sqlite3.connect(sys.argv[2])
-db.execute("INSERT INTO events (run_id, t, kind, data) VALUES (1, 0, 'log', '{\"message\": \"hi\"}')")
+db.execute("INSERT INTO events (run_id, t, kind, data) VALUES (1, 0, 'log', '{\"message\": \"pushed by the test\"}')")
 db.commit()
 t0 = time.time()
 second, _ = event()
 assert second != first, (first, second)
 print("second event after %.2f s" % (time.time() - t0))
 PY
+expect_status 200 "${url}a/0/run/1"
+expect_in "$tmp/body" "pushed by the test"
 stop_serve TERM
 
 # -- a port in use; other methods; an archive gone; stopping with a stream open
