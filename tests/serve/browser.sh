@@ -22,6 +22,20 @@ start_serve live --db "$db" --listen 127.0.0.1:0
 CHROME=$chrome python3 tests/serve/cdp.py live "${url}a/0/run/1" "$shots/run-live.png" ||
     { cat "$tmp/live.err"; fail "the live page did not follow the run"; }
 
+# Off loopback, the token in the URL once: the page's script, event stream
+# and fetches go on with the cookie it set.
+loopback_url=$url
+loopback_pid=$serve_pid
+start_serve token --db "$db" --listen 0.0.0.0:0
+token=${url#*token=}
+port=${url#http://0.0.0.0:}; port=${port%%/*}
+CHROME=$chrome python3 tests/serve/cdp.py live "http://127.0.0.1:$port/a/0/run/1?token=$token" \
+    "$shots/run-token.png" || { cat "$tmp/token.err"; fail "the page with a token did not follow the run"; }
+stop_serve TERM
+url=$loopback_url
+serve_pid=$loopback_pid
+name=live
+
 # Without JavaScript: the page refreshes itself; each load shows more.
 dump() {
     CHROME=$chrome python3 tests/serve/cdp.py nojs "$2" "$tmp/$1.html" || fail "cannot load $2"
