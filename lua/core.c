@@ -5,7 +5,7 @@
  * with policy (scheduling, scoring, budgets, strategies) is Lua on top.
  *
  *   avo.Archive   core.archive(path)     the run archive (store/archive.h)
- *   avo.Pool      core.pool(jobs)        worker processes (core/pool.h)
+ *   avo.Pool      core.pool(jobs)        worker processes (scale/pool.h)
  *   avo.Rng       core.rng(seed, name)   a PCG32 stream (core/pcg.h)
  *   avo.Llm       core.llm(seed)         LLM HTTP client (lua/lua_llm.c)
  *   avo.Kb        core.kb(path)          knowledge base (lua/lua_kb.c, store/kb.h)
