@@ -5,7 +5,7 @@
  *
  * A remote worker is a small supervisor: it connects, runs the handshake,
  * then forks a child that serves jobs with the ordinary worker loop
- * (core/worker.c) on a pair of pipes, and relays between those pipes and
+ * (eval/worker.c) on a pair of pipes, and relays between those pipes and
  * the socket through the connection's encrypted channel (scale/transport.h):
  * the session keys stay in the supervisor, never in the process that runs
  * judges, and the relay says "alive" to the engine every

@@ -967,7 +967,7 @@ static int core_cores(lua_State *L)
 }
 
 /* core.baselines() -> array of {name, backend, library, summary}: the named
- * vendor baselines evaluators may list (core/baseline.h). */
+ * vendor baselines evaluators may list (eval/baseline.h). */
 static int core_baselines(lua_State *L)
 {
     const avo_baseline_info *list = avo_baseline_list();
