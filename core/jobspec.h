@@ -74,7 +74,7 @@ typedef struct avo_jobspec {
     int min_samples, max_samples;
     /* Timed samples compared with the reference: the median's, each other
      * with probability check_rate (secret draws), at least min_checks per
-     * config (core/judge.c). */
+     * config (eval/judge.c). */
     double check_rate;
     int min_checks;
     double timeout_s, compile_timeout_s;

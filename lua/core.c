@@ -4,11 +4,11 @@
  * It exposes three userdata types and a handful of functions; everything
  * with policy (scheduling, scoring, budgets, strategies) is Lua on top.
  *
- *   avo.Archive   core.archive(path)     the run archive (core/archive.h)
- *   avo.Pool      core.pool(jobs)        worker processes (core/pool.h)
+ *   avo.Archive   core.archive(path)     the run archive (store/archive.h)
+ *   avo.Pool      core.pool(jobs)        worker processes (scale/pool.h)
  *   avo.Rng       core.rng(seed, name)   a PCG32 stream (core/pcg.h)
  *   avo.Llm       core.llm(seed)         LLM HTTP client (lua/lua_llm.c)
- *   avo.Kb        core.kb(path)          knowledge base (lua/lua_kb.c, core/kb.h)
+ *   avo.Kb        core.kb(path)          knowledge base (lua/lua_kb.c, store/kb.h)
  *
  * Misuse raises "bad argument"; an expected failure (archive refused, row
  * missing) returns nil, message.  Each userdata is created closed before
@@ -117,7 +117,7 @@ static int archive_open(lua_State *L)
 }
 
 /* core.archive_read(path) -> Archive | nil, message: an existing archive
- * for reading, read-only when the file cannot be written (core/archive.h). */
+ * for reading, read-only when the file cannot be written (store/archive.h). */
 static int archive_open_read(lua_State *L)
 {
     return push_archive(L, avo_archive_open_read);
@@ -967,7 +967,7 @@ static int core_cores(lua_State *L)
 }
 
 /* core.baselines() -> array of {name, backend, library, summary}: the named
- * vendor baselines evaluators may list (core/baseline.h). */
+ * vendor baselines evaluators may list (eval/baseline.h). */
 static int core_baselines(lua_State *L)
 {
     const avo_baseline_info *list = avo_baseline_list();

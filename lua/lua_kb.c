@@ -1,5 +1,5 @@
 /*
- * lua_kb.c — the avo.Kb userdata: the knowledge base (core/kb.h) for
+ * lua_kb.c — the avo.Kb userdata: the knowledge base (store/kb.h) for
  * scripts and for the agent operator's kb_search / kb_read tools.
  *
  * The userdata is created closed (NULL handle) before anything can fail;

@@ -1,6 +1,6 @@
 /*
  * lua_kb.h — the avo.Kb userdata (lua/lua_kb.c): the knowledge base
- * (core/kb.h) seen from Lua.
+ * (store/kb.h) seen from Lua.
  *
  *   core.kb(path)               -> Kb | nil, message   (creates the kb tables)
  *   kb:search(query[, limit])   -> {{doc, doc_id, section, title, line, snippet, score}, ...}

@@ -3,7 +3,7 @@
 
 usage: embed_files.py OUT.c FILE...
 
-The output defines `const avo_serve_asset avo_serve_assets[]` (core/serve.h),
+The output defines `const avo_serve_asset avo_serve_assets[]` (cli/serve.h),
 one entry per FILE named by its base name with a content type from its
 extension, ended by {NULL, NULL, NULL, 0}.
 """

@@ -1,5 +1,5 @@
 -- avo.cli — the commands implemented in Lua, called by the host as
--- require("avo.cli")[command](options) with the options core/main.c parsed;
+-- require("avo.cli")[command](options) with the options cli/main.c parsed;
 -- each returns the process exit status.  run and eval are here; resume and
 -- replay live in avo.recorded, rebench in avo.rebench, and what they share
 -- in avo.session.  These modules (and avo.session) are the Lua side that

@@ -20,7 +20,7 @@ local INT32_MIN, INT32_MAX = -2147483648, 2147483647
 -- Memory a CPU candidate may use (its limits.memory_mb): a config whose
 -- buffers alone need more cannot run, so it is refused at load.
 local CPU_MEMORY_MB = 4096
--- The longest buffer a CUDA job may declare (core/cuda.c cuda_rules).
+-- The longest buffer a CUDA job may declare (eval/cuda/cuda.c cuda_rules).
 local CUDA_MAX_LENGTH = 1 << 40
 
 -- GPU samples are short and steadier than CPU ones: aim for 1% spread.
@@ -276,7 +276,7 @@ local KERNEL_BASELINE_FIELDS = {
 
 -- Local: the library fields of kernel baseline `b` (CPU evaluators only):
 -- fills entry.lib = {file, symbol, describe, thread_count, install} (the
--- job's "library", core/cpulib.h) and entry.threads.
+-- job's "library", eval/cpu/cpulib.h) and entry.threads.
 local function validate_library_baseline(ev, f, b, entry)
   local any = false
   for _, k in ipairs({ "library", "symbol", "describe", "thread_count", "threads", "install" }) do
@@ -320,7 +320,7 @@ local function validate_library_baseline(ev, f, b, entry)
 end
 
 -- The evaluator's `baselines` (docs/evaluators.md): names of vendor
--- baselines (core/baseline.h) for this backend, and kernel baselines
+-- baselines (eval/baseline.h) for this backend, and kernel baselines
 -- {name =, kernel = file | source = text, ...} measured as a candidate
 -- would be.  Fills ev.baseline_list with one normalized entry each:
 -- {name, kind = "vendor" | "kernel", library, version, path, and for

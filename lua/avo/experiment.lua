@@ -624,7 +624,7 @@ local function replay(opts)
   return (differ > 0 or missing > 0) and 1 or 0
 end
 
--- The host's entry: opts from core/main.c (file | command, db, jobs, new,
+-- The host's entry: opts from cli/main.c (file | command, db, jobs, new,
 -- experiment, out).
 function M.main(opts)
   S.debug = S.debug or opts.debug

@@ -288,7 +288,7 @@ local function make_record(r, id, cand, result, score, ev)
     status = result.status, reason = result.reason, log = result.log,
     score = score, configs = result.configs or {}, checks = result.checks,
     artifacts = result.artifacts,
-    sandbox = result.sandbox, -- the mechanism that isolated it (core/sandbox.h)
+    sandbox = result.sandbox, -- the mechanism that isolated it (eval/sandbox.h)
   }
   return rec
 end

@@ -60,7 +60,7 @@ fi
 # The environment avo gets in every case: the test's knobs, nothing of the caller's.
 # A uid range of each case's own: the chroot has its own /run, so its lock
 # directory is not the host's, and no PID namespace keeps its reaping of a
-# leased uid (core/sandbox.h) from the host's sandboxes of the same uid.
+# leased uid (eval/sandbox.h) from the host's sandboxes of the same uid.
 case $case_name in podman) uid_base=220000 ;; chroot) uid_base=230000 ;; *) uid_base=200000 ;; esac
 inner_env=(AVO="$avo" AVO_SOURCE_ROOT="$src" AVO_SANDBOX_UID_BASE=$uid_base
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Where avo finds NVRTC (core/cuda_api.c), first to last: $AVO_NVRTC (that
+# Where avo finds NVRTC (eval/cuda/cuda_api.c), first to last: $AVO_NVRTC (that
 # file and nothing else), a toolkit (the loader's path, $CUDA_HOME/lib64,
 # $CUDA_PATH/lib64, /usr/local/cuda/lib64), NVIDIA's pip wheels
 # ($AVO_CUDA_WHEELS, default /opt/avo/cuda-wheels, at nvidia/cu13/lib); and

@@ -49,7 +49,7 @@ def run(job, env=None):
     e.update(env or {})
     for k in ("AVO_CUBLASLT", "AVO_CUDNN"):
         if not e[k]:
-            del e[k]  # "": the library search of core/vendor.h
+            del e[k]  # "": the library search of eval/cuda/vendor.h
     p = subprocess.run([AVO, "worker"], input=frame(job) + frame({"type": "bye"}),
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e, timeout=600)
     out = p.stdout

@@ -1,5 +1,5 @@
 /*
- * test_vendor.c — the vendor baselines' GPU-free parts (core/vendor.c):
+ * test_vendor.c — the vendor baselines' GPU-free parts (eval/cuda/vendor.c):
  * which evaluator signatures cublas and cudnn_sdpa accept and how a refused
  * one is named; a missing library named by $AVO_CUBLASLT / $AVO_CUDNN; and,
  * where the toolkit's real cuDNN 9 is installed, that cuDNN itself accepts

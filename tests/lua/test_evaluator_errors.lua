@@ -83,7 +83,7 @@ do -- each error names the evaluator (a file's path when loaded from one)
   assert(not ok and tostring(err):find(": evaluator field 'tolerance.atol'", 1, true), tostring(err))
 end
 
--- Baselines: names checked against the registry (core/baseline.h) and the
+-- Baselines: names checked against the registry (eval/baseline.h) and the
 -- backend; kernel baselines checked field by field.
 expect(function(e) e.baselines = "cublas" end, "'baselines' must be an array")
 expect(function(e) e.baselines = { "cublass" } end,

@@ -77,7 +77,7 @@ expect_exit 0 env AVO_CACHE="$tmp/private/cache" "$deny" "$AVO" eval $kernels/ax
 verdict "$tmp/out" ok landlock
 
 # --------------------------------------------- root: a plain chroot
-# (its uid locks are not the host's: a range of its own, see core/sandbox.h)
+# (its uid locks are not the host's: a range of its own, see eval/sandbox.h)
 # The host's system directories, this checkout and /proc bound into a
 # directory that is no mount point; a private mount namespace only so the
 # binds vanish with the test (inside the chroot "/" is still no mount point).

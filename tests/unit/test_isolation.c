@@ -1,5 +1,5 @@
 /*
- * test_isolation.c — the parts of core/sandbox.c that keep candidates apart
+ * test_isolation.c — the parts of eval/sandbox.c that keep candidates apart
  * (issue 18): the environment allow-list a worker is exec'd with; the uid
  * leases (root only: distinct uids side by side, AVO_EBUSY when all are
  * taken, a released uid taken again with what its holder left killed, a

@@ -1,5 +1,5 @@
 /*
- * test_judge.c — the trial logic (core/judge.c) against a fake device in
+ * test_judge.c — the trial logic (eval/judge.c) against a fake device in
  * this process: the timing batch never asks for more slots than the device
  * has room for (42 here, not a power of two); the seeded verification
  * inputs follow the device's draw (AVO_DRAW_FLOAT for CUDA, DOUBLE for the

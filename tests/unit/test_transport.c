@@ -1,5 +1,5 @@
 /*
- * test_transport — the TCP transport's pieces (core/transport.h): address
+ * test_transport — the TCP transport's pieces (scale/transport.h): address
  * parsing, the secret's sources and their refusals, and the HMAC handshake
  * from both ends over a socket pair: a welcome, a wrong secret, another run,
  * another version, an unknown fingerprint, a refusal reaching the worker,

@@ -1,7 +1,7 @@
 /*
  * ATTACK cache_bloat — leave a huge object in the compile cache. A 64 MiB
  * initialised array makes a 64 MiB shared object, which is renamed into
- * the cache before it is run (core/cpu.c: compile_cached) and stays there
+ * the cache before it is run (eval/cpu/cpu.c: compile_cached) and stays there
  * although the kernel then fails; a search producing such candidates fills
  * the disk through the cache.
  * Stopped by: failed outputs not cached and a bounded cache size (issue 10,

@@ -8,7 +8,7 @@
  * there with a copy of itself. Its own "mm_ref" writes zeros, so from then on
  * the cached reference is a zero writer: honest kernels fail, and a kernel
  * writing zeros passes, for every run that uses this cache
- * (core/cpu.c: compile_cached trusts any file named <key>.so).
+ * (eval/cpu/cpu.c: compile_cached trusts any file named <key>.so).
  * Only files under the test's scratch root are touched.
  * Stopped by: cache and archive unreachable or read-only from the
  * candidate (item 2) and cache entries checked by content hash (item 4).

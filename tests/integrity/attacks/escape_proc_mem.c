@@ -1,6 +1,6 @@
 /*
  * ATTACK escape_proc_mem — take over the worker through /proc/PID/mem.
- * The runner is a fork of the worker (core/cpu.c: run_runner), so libc sits
+ * The runner is a fork of the worker (eval/cpu/cpu.c: run_runner), so libc sits
  * at the same address in both, and the worker runs without seccomp. The
  * kernel opens /proc/<parent>/mem read-write (root may, and so may any
  * same-uid process where ptrace is not restricted) and writes shellcode over

@@ -3,7 +3,7 @@
  * Like forge_report, but from an __attribute__((constructor)), which runs
  * while the runner dlopens the kernel, before any config and before any
  * check the runner could make around a kernel call. It writes the framed
- * fake report (core/cpu.c REPORT_FD, core/proto.c) to every open descriptor
+ * fake report (eval/cpu/cpu.c REPORT_FD, core/proto.c) to every open descriptor
  * 0..1023 and exits; the kernel entry does the same, in case constructors
  * are ever skipped.
  * Stopped by: the judge living in another process (issue 10, item 1).

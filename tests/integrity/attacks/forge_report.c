@@ -1,7 +1,7 @@
 /*
  * ATTACK forge_report — forge the verdict from inside the kernel call.
  * The runner reports to its worker over a pipe in the candidate's own
- * process (core/cpu.c: REPORT_FD 3, framed JSON, core/proto.c). The kernel
+ * process (eval/cpu/cpu.c: REPORT_FD 3, framed JSON, core/proto.c). The kernel
  * writes a complete fake report (every config correct at 1e6 GFLOP/s, then
  * "done": ok) to every open descriptor 0..1023, then exits before the real
  * runner can say anything.

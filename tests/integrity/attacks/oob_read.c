@@ -3,7 +3,7 @@
  * A and 4 KiB past the end of B (the judge's heap: other buffers, the
  * reference's data) and folds what it read into a value it keeps, then
  * computes the right answer. Nothing in the runner notices reads
- * (core/cpu.c: buffers come from posix_memalign on the runner's heap).
+ * (eval/cpu/cpu.c: buffers come from posix_memalign on the runner's heap).
  * Stopped by: inputs in shared memory bordered by inaccessible guard pages,
  * with nothing of the judge's mapped in the candidate (issue 10, items 1
  * and the last one).

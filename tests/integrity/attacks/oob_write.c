@@ -1,7 +1,7 @@
 /*
  * ATTACK oob_write — write outside the output buffer, past the guard.
  * The runner checks 64 canary bytes on each side of a candidate buffer
- * (core/cpu.c: GUARD_BYTES, avo_measure_check); memory beyond them belongs
+ * (eval/cpu/cpu.c: GUARD_BYTES, avo_measure_check); memory beyond them belongs
  * to the judge's heap. The kernel uses 256 bytes from 128 bytes past the
  * end of C, and 256 bytes ending 4 KiB before its start, as scratch space
  * (a real kernel might spill a tile there; a hostile one rewrites the

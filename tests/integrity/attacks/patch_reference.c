@@ -1,7 +1,7 @@
 /*
  * ATTACK patch_reference — rewrite the reference in memory. The runner
  * loads the trusted reference into the candidate's own process before the
- * candidate (core/cpu.c: runner_main, load_kernel). From its constructor the
+ * candidate (eval/cpu/cpu.c: runner_main, load_kernel). From its constructor the
  * kernel finds every shared object in /proc/self/maps that defines the
  * evaluator's reference entry ("mm_ref", reopened with RTLD_NOLOAD), makes
  * its code writable and overwrites the entry with a jump to a function of

@@ -1,6 +1,6 @@
 /*
  * ATTACK sizes_listed_only — correct only at the sizes the evaluator lists.
- * Only the configured sizes are ever verified (core/cpu.c: run_config runs
+ * Only the configured sizes are ever verified (eval/cpu/cpu.c: run_config runs
  * spec->configs and nothing else), so a kernel specialised to them (here:
  * it recognises them, and does nothing at any other size, standing in for
  * dropped remainder code or hard-coded strides) passes as correct.

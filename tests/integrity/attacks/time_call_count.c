@@ -2,7 +2,7 @@
  * ATTACK time_call_count — count calls and skip the work once verification
  * is over. Verification makes `trials` (2) calls per config on fresh
  * inputs; timing then calls back-to-back on the inputs of the last trial,
- * with the output left as it was (core/cpu.c: run_config, time_batch), and
+ * with the output left as it was (eval/cpu/cpu.c: run_config, time_batch), and
  * re-checks only the last output. So after the second call with the same
  * sizes and pointers the kernel returns at once: C still holds the right
  * answer from the last honest call.

@@ -4,7 +4,7 @@
  * reference and compares (tens of microseconds at least); timed calls come
  * back to back. A call that starts within a few microseconds of the end of
  * the previous one, on the same buffers, returns at once: the output still
- * holds the last honest answer (core/cpu.c: time_batch, run_config).
+ * holds the last honest answer (eval/cpu/cpu.c: time_batch, run_config).
  * Stopped by: timed calls on fresh inputs with poisoned outputs, outputs of
  * timed runs re-verified (issue 10, item 3).
  * integrity: expect=noinflate

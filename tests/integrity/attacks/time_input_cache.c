@@ -3,7 +3,7 @@
  * The kernel hashes its inputs (sizes and 64 elements of A and of B) and keeps
  * the output of each distinct input set; a call with inputs it has seen
  * copies the stored answer instead of computing. Timed calls reuse the
- * inputs of the last verification trial (core/cpu.c: run_config), so every
+ * inputs of the last verification trial (eval/cpu/cpu.c: run_config), so every
  * timed call is a cache hit and costs one hash and one copy.
  * Stopped by: timed calls on fresh input sets the kernel has not seen and
  * re-verification of timed outputs (issue 10, item 3). With fresh inputs

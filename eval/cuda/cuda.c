@@ -1049,7 +1049,7 @@ static json_t *cuda_run_job(const json_t *job)
     snprintf(version, sizeof version, "%d.%d", major, minor);
     json_object_set_new(result, "compiler", json_sprintf("NVRTC %s (%s)", version, nvrtc->path));
     /* Device code runs in this worker's CUDA context: no host sandbox of
-     * core/sandbox.c applies to it (docs/threat-model.md, "CUDA"). */
+     * eval/sandbox.c applies to it (docs/threat-model.md, "CUDA"). */
     json_object_set_new(result, "sandbox", json_string("cuda-context"));
 
     double t0 = avo_monotonic();

@@ -12,7 +12,7 @@
  *              result.
  *   judge      trusted: forks the candidate first, then loads the reference,
  *              and config by config fills inputs, runs reference and
- *              candidate, checks and times (core/judge.c).  It holds the
+ *              candidate, checks and times (eval/judge.c).  It holds the
  *              reference outputs and the report pipe to the worker
  *              (REPORT_FD), framed JSON messages (core/proto.h):
  *                {"progress": name}              entering a config
@@ -20,7 +20,7 @@
  *                {"check": {...}}                a check config's entry
  *                {"done": {"status", "reason"}}  the verdict, always last
  *   candidate  untrusted: an unprivileged process in its own namespaces
- *              (core/sandbox.h) that loads the kernel and, on each command
+ *              (eval/sandbox.h) that loads the kernel and, on each command
  *              from the judge, calls it on argument slots of a shared
  *              memory region.  It holds nothing but that region, the
  *              command and acknowledgement pipes, and its log.
@@ -1144,7 +1144,7 @@ static int killed_outside;
  * outside: by SIGKILL or SIGTERM that the judge did not send.  Only facts
  * the kernel cannot fake count: its seccomp filter refuses it SIGKILL and
  * SIGTERM to itself, signalling timers, mq_notify, SIGIO ownership, a
- * parent-death signal and CPU-time limits of its own (core/sandbox.c), so
+ * parent-death signal and CPU-time limits of its own (eval/sandbox.c), so
  * such a death came from another process (a user's kill, the OOM killer).
  * Without seccomp nothing proves it: never.
  */

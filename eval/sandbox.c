@@ -947,7 +947,7 @@ static int deny_arg(scmp_filter_ctx ctx, int nr, unsigned arg, scmp_datum_t valu
 
 /* Signals only to itself, and never SIGKILL or SIGTERM: a candidate that
  * dies by one of those did not send it (the judge retries such a death
- * once, core/cpu.c), so it cannot buy itself a second try.  Nor may it
+ * once, eval/cpu/cpu.c), so it cannot buy itself a second try.  Nor may it
  * have a message queue signal it (mq_notify takes any signal number) or
  * set a limit whose end is SIGKILL. */
 static int deny_foreign_signals(scmp_filter_ctx ctx)

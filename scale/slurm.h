@@ -4,7 +4,7 @@
  * The engine runs one `srun` (in its own process group, with the parent-death
  * signal set to SIGTERM, so the step ends with the engine even on kill -9)
  * whose tasks are `avo worker --connect ...`; the workers dial the engine
- * back (core/transport.h).  Stopping sends srun SIGTERM (srun then ends the
+ * back (scale/transport.h).  Stopping sends srun SIGTERM (srun then ends the
  * step's tasks), waits, then `scancel --name` the job, then SIGKILL.
  * The secret travels in srun's environment (AVO_WORKER_SECRET), which srun
  * exports to the tasks; it never appears on a command line.

@@ -1,7 +1,7 @@
 /*
  * worker.h — the body of the hidden `avo worker` subcommand.
  *
- * A worker is started by the engine's pool (core/pool.c) in its own process
+ * A worker is started by the engine's pool (scale/pool.c) in its own process
  * group, reads jobs from in_fd and answers each with exactly one result on
  * out_fd (docs/protocol.md).  Untrusted candidate code never runs in the
  * worker itself: a backend forks a runner for that.  Nothing but protocol

@@ -20,7 +20,7 @@
  *     slot, so the device worker finds the cubin in the on-disk cache and a
  *     GPU never waits for a compile; a failed compile answers the job.
  *   - Remote slots: workers that connected over TCP (avo_pool_listen) and
- *     proved the run's secret (core/transport.h); every message then goes
+ *     proved the run's secret (scale/transport.h); every message then goes
  *     through the connection's encrypted channel.  They take any job.  A
  *     remote worker that vanishes, or stops answering while it runs a job
  *     (no heartbeat for 10 s), has its job queued again (at most

@@ -5,8 +5,8 @@
  *
  * A remote worker is a small supervisor: it connects, runs the handshake,
  * then forks a child that serves jobs with the ordinary worker loop
- * (core/worker.c) on a pair of pipes, and relays between those pipes and
- * the socket through the connection's encrypted channel (core/transport.h):
+ * (eval/worker.c) on a pair of pipes, and relays between those pipes and
+ * the socket through the connection's encrypted channel (scale/transport.h):
  * the session keys stay in the supervisor, never in the process that runs
  * judges, and the relay says "alive" to the engine every
  * AVO_TRANSPORT_HEARTBEAT_S with the count of messages it opened, so a
