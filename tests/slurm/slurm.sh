@@ -34,6 +34,10 @@ cleanup() {
     exit $rc
 }
 trap cleanup EXIT
+# A test stopped by meson (timeout, Ctrl-C) stops its daemons too: dash runs
+# the EXIT trap only on exit, so the signals exit.
+trap "exit 143" TERM
+trap "exit 130" INT
 . "$(dirname "$0")/cluster.sh"
 chmod 755 "$tmp"
 cluster_start "$s" || { echo "skip: $cluster_error"; cluster_logs; exit 77; }
