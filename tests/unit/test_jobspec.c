@@ -242,6 +242,8 @@ static void test_defaults(void)
     avo_jobspec_free(&spec);
     /* $AVO_CACHE, the engine's and a worker node's override, comes first. */
     setenv("AVO_CACHE", "/tmp/avo-root", 1);
+    job = json_pack("{s:[{s:s, s:s, s:s}], s:[{s:s, s:{s:i}}]}", "args", "name", "x", "kind", "out",
+                    "type", "f64", "configs", "name", "c", "lengths", "x", 3);
     CHECK_INT(parse(job, &cuda_like, &spec, err, sizeof err), 0);
     CHECK_STR(spec.cache_dir, "/tmp/avo-root/cuda");
     avo_jobspec_free(&spec);
