@@ -59,6 +59,7 @@ typedef struct cpu_device {
     int stopped;                       /* SIGSTOPped after its last command, until the next one */
     double stopped_cpu;                /* its CPU time when it stopped */
     int judge_killed;                  /* the judge sent it SIGKILL */
+    avo_sandbox_lease lease;           /* the candidate's uid, held while the judge lives */
 } cpu_device;
 
 /* Set in the judge when its candidate was killed from outside: the verdict
@@ -358,7 +359,114 @@ static _Noreturn void judge_done(const char *status, const char *reason)
     _exit(0);
 }
 
-/* The judge's body, once its fds are in place (avo_cpu_judge_main). */
+/*
+ * Start the candidate as a uid of its own (held, in d->lease, while the
+ * judge lives) with the object `so_fd`, the command and acknowledgement
+ * pipes and the argument region, before anything of the reference exists.
+ * Returns the read end of its set-up pipe; ends the judge on failure.
+ */
+static int spawn_candidate(cpu_device *d, int so_fd)
+{
+    const cpu_job *job = d->job;
+    char err[AVO_ERRLEN];
+    if (avo_sandbox_uid_acquire(&d->lease, err, sizeof err) < 0)
+        judge_done("error", err);
+    if (job->scratch && geteuid() == 0 && chown(job->scratch, d->lease.uid, d->lease.uid) < 0)
+        judge_done("error", "cannot give the kernel's scratch directory to its uid");
+    int cmd[2], ack[2], setup[2];
+    int region_fd = memfd_create("avo-arguments", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+    if (region_fd < 0 || pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0 ||
+        pipe2(setup, O_CLOEXEC) < 0)
+        judge_done("error", "cannot create the candidate's pipes or memory");
+    /* The candidate may map the region, but never shrink it under the judge. */
+    fcntl(region_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
+    d->cmd_fd = cmd[1];
+    d->ack_fd = ack[0];
+    d->region_fd = region_fd;
+    d->cand = avo_cpu_candidate_start(job, d->lease.uid, cmd[0], ack[1], region_fd, so_fd,
+                                      setup[1]);
+    if (d->cand < 0)
+        judge_done("error", "cannot fork the kernel process");
+    d->have_cpu_clock = clock_getcpuclockid(d->cand, &d->cpu_clock) == 0;
+    d->use_cpu_clock = job->spec.threads == 1 && d->have_cpu_clock;
+    close(cmd[0]);
+    close(ack[1]);
+    close(setup[1]);
+    close(so_fd);
+    return setup[0];
+}
+
+/*
+ * Wait for the candidate's start answers: its sandbox set up (on `setup_fd`,
+ * the pipe the kernel never holds: only a failure reported there is the
+ * machine's), then its kernel loaded.  Returns when it is ready; otherwise
+ * ends the judge with the verdict its start earned.
+ */
+static void await_candidate(cpu_device *d, int setup_fd)
+{
+    char setup_text[AVO_ERRLEN] = "";
+    ssize_t got = read(setup_fd, setup_text, sizeof setup_text - 1);
+    close(setup_fd);
+    if (got <= 0 || setup_text[0] != SETUP_DONE) {
+        setup_text[got > 0 ? got : 0] = '\0';
+        judge_done("error", got > 1 && setup_text[0] == SETUP_FAILED
+                                ? setup_text + 1
+                                : "the kernel's sandbox could not be set up");
+    }
+    char hello = 0;
+    if (avo_read_all(d->ack_fd, &hello, 1) == 1 && hello == HELLO_READY)
+        return;
+    char why[512];
+    if (hello == HELLO_NO_SYMBOL) {
+        snprintf(why, sizeof why, "symbol '%.200s' not found in candidate", d->job->spec.entry);
+        judge_done("invalid", why);
+    }
+    if (hello != 0 && hello != HELLO_LOAD_FAILED) {
+        /* Written by the kernel's own code (a constructor): no answer the
+         * harness gives. */
+        kill(d->cand, SIGKILL);
+        snprintf(why, sizeof why,
+                 "the kernel wrote a start answer of its own (byte 0x%02x) before the harness's",
+                 (unsigned char)hello);
+        judge_done("crashed", why);
+    }
+    int status = 0;
+    while (waitpid(d->cand, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (hello == HELLO_LOAD_FAILED)
+        judge_done("compile_error", "link error: the kernel does not load (see log)");
+    d->cand = -1;
+    char name[128];
+    int sig = avo_supervise_death(status, name, sizeof name);
+    killed_outside = sig && death_from_outside(status, 0);
+    snprintf(why, sizeof why, "%s %s while loading",
+             killed_outside ? "killed from outside by"
+             : sig          ? "crashed with"
+                            : "kernel process exited with",
+             name);
+    judge_done("crashed", why);
+}
+
+/* Load the reference `ref_so` into the judge; ends the judge when it
+ * cannot be called. */
+static void load_reference(cpu_device *d, const char *ref_so)
+{
+    const avo_jobspec *spec = &d->job->spec;
+    void *handle = dlopen(ref_so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = handle ? dlsym(handle, spec->ref_entry) : NULL;
+    if (!sym) {
+        char err[AVO_ERRLEN];
+        const char *e = dlerror();
+        snprintf(err, sizeof err, "reference: %s", e ? e : "entry point not found");
+        judge_done("invalid", err);
+    }
+    memcpy(&d->ref_fn, &sym, sizeof d->ref_fn);
+    if (avo_cpu_call_sig_init(spec, &d->sig) < 0)
+        judge_done("invalid", "libffi cannot describe the argument list");
+}
+
+/* The judge's body, once its fds are in place (avo_cpu_judge_main): set up,
+ * start the candidate, then judge config by config, reporting as it goes. */
 static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_so)
 {
     const avo_jobspec *spec = &job->spec;
@@ -371,90 +479,13 @@ static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_s
     avo_sandbox_harden();
     avo_sandbox_scrub_secrets(); /* the worker's transport key, if it has one */
 
-    /* A uid of the candidate's own, held while the judge lives. */
+    cpu_device d = {.job = job};
+    int setup_fd = spawn_candidate(&d, so_fd);
     char err[AVO_ERRLEN];
-    avo_sandbox_lease lease;
-    if (avo_sandbox_uid_acquire(&lease, err, sizeof err) < 0)
-        judge_done("error", err);
-    if (job->scratch && geteuid() == 0 && chown(job->scratch, lease.uid, lease.uid) < 0)
-        judge_done("error", "cannot give the kernel's scratch directory to its uid");
-    int cmd[2], ack[2], setup[2];
-    int region_fd = memfd_create("avo-arguments", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-    if (region_fd < 0 || pipe2(cmd, O_CLOEXEC) < 0 || pipe2(ack, O_CLOEXEC) < 0 ||
-        pipe2(setup, O_CLOEXEC) < 0)
-        judge_done("error", "cannot create the candidate's pipes or memory");
-    /* The candidate may map the region, but never shrink it under the judge. */
-    fcntl(region_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_SEAL);
-    cpu_device d = {.job = job, .cmd_fd = cmd[1], .ack_fd = ack[0], .region_fd = region_fd};
-    d.cand = avo_cpu_candidate_start(job, lease.uid, cmd[0], ack[1], region_fd, so_fd, setup[1]);
-    if (d.cand < 0)
-        judge_done("error", "cannot fork the kernel process");
-    d.have_cpu_clock = clock_getcpuclockid(d.cand, &d.cpu_clock) == 0;
-    d.use_cpu_clock = spec->threads == 1 && d.have_cpu_clock;
-    close(cmd[0]);
-    close(ack[1]);
-    close(setup[1]);
-    close(so_fd);
-
     if (avo_sandbox_seccomp_trusted(1, err, sizeof err) < 0)
         judge_done("error", err);
-
-    /* Set-up first, on the pipe the kernel never holds: only a failure
-     * reported there is the machine's. */
-    char setup_text[AVO_ERRLEN] = "";
-    ssize_t got = read(setup[0], setup_text, sizeof setup_text - 1);
-    close(setup[0]);
-    if (got <= 0 || setup_text[0] != SETUP_DONE) {
-        setup_text[got > 0 ? got : 0] = '\0';
-        judge_done("error", got > 1 && setup_text[0] == SETUP_FAILED
-                                ? setup_text + 1
-                                : "the kernel's sandbox could not be set up");
-    }
-
-    char hello = 0;
-    if (avo_read_all(d.ack_fd, &hello, 1) != 1 || hello != HELLO_READY) {
-        char why[512];
-        if (hello == HELLO_NO_SYMBOL) {
-            snprintf(why, sizeof why, "symbol '%.200s' not found in candidate", spec->entry);
-            judge_done("invalid", why);
-        }
-        if (hello != 0 && hello != HELLO_LOAD_FAILED) {
-            /* Written by the kernel's own code (a constructor): no answer
-             * the harness gives. */
-            kill(d.cand, SIGKILL);
-            snprintf(why, sizeof why,
-                     "the kernel wrote a start answer of its own (byte 0x%02x) before the "
-                     "harness's",
-                     (unsigned char)hello);
-            judge_done("crashed", why);
-        }
-        int status = 0;
-        while (waitpid(d.cand, &status, 0) < 0 && errno == EINTR)
-            ;
-        if (hello == HELLO_LOAD_FAILED)
-            judge_done("compile_error", "link error: the kernel does not load (see log)");
-        d.cand = -1;
-        char name[128];
-        int sig = avo_supervise_death(status, name, sizeof name);
-        killed_outside = sig && death_from_outside(status, 0);
-        snprintf(why, sizeof why, "%s %s while loading",
-                 killed_outside ? "killed from outside by"
-                 : sig          ? "crashed with"
-                                : "kernel process exited with",
-                 name);
-        judge_done("crashed", why);
-    }
-
-    void *handle = dlopen(ref_so, RTLD_NOW | RTLD_LOCAL);
-    void *sym = handle ? dlsym(handle, spec->ref_entry) : NULL;
-    if (!sym) {
-        const char *e = dlerror();
-        snprintf(err, sizeof err, "reference: %s", e ? e : "entry point not found");
-        judge_done("invalid", err);
-    }
-    memcpy(&d.ref_fn, &sym, sizeof d.ref_fn);
-    if (avo_cpu_call_sig_init(spec, &d.sig) < 0)
-        judge_done("invalid", "libffi cannot describe the argument list");
+    await_candidate(&d, setup_fd);
+    load_reference(&d, ref_so);
 
     avo_judge_device dev = {.self = &d,
                             .layout = dev_layout,

@@ -164,7 +164,7 @@ send:
 }
 
 /* The compile input as one message for `avo nvrtc-compile` (new reference). */
-static json_t *avo_nvrtc_input_json(const avo_nvrtc_input *in, double timeout_s)
+static json_t *input_message(const avo_nvrtc_input *in, double timeout_s)
 {
     json_t *msg =
         json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source", in->source,
@@ -247,7 +247,7 @@ json_t *avo_nvrtc_compile(const avo_nvrtc_input *in, double timeout_s, int is_ca
 {
     int fds[2], in_fds[2] = {-1, -1};
     int use_exec = compile_needs_exec();
-    json_t *input = use_exec ? avo_nvrtc_input_json(in, timeout_s) : NULL;
+    json_t *input = use_exec ? input_message(in, timeout_s) : NULL;
     if (use_exec && (!input || pipe2(in_fds, O_CLOEXEC) < 0)) {
         json_decref(input);
         avo_result_fail(result, "error", "cannot prepare the compile process");
