@@ -219,8 +219,8 @@ static _Noreturn void candidate_main(const cpu_job *job, uid_t uid)
     }
 }
 
-pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr,
-                              int region_fd, int so_fd, int setup_wr)
+pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
+                              int so_fd, int setup_wr)
 {
     pid_t pid = avo_supervise_fork(0);
     if (pid != 0)
@@ -235,4 +235,3 @@ pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack
     close_range(CAND_SETUP_FD + 1, ~0u, 0);
     candidate_main(job, uid);
 }
-

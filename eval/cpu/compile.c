@@ -141,7 +141,6 @@ int avo_cpu_private_dir(const char *parent, const char *key, uid_t uid, char *di
     return chmod(dir, 0700) < 0 ? -errno : 0;
 }
 
-
 /* ------------------------------------------------------------------------ */
 /* Running the compiler                                                     */
 
@@ -288,7 +287,6 @@ static char *join_flags(const char *const *flags, size_t n)
     *p = '\0';
     return s;
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Compiling into the cache, step by step                                   */
@@ -469,8 +467,8 @@ static int compile_verdict(const cpu_job *job, int is_reference, const avo_super
                             job->compile_memory_mb)) {
     case CC_ENVIRONMENT:
         avo_result_fail(result, "error", "the compiler failed for the environment (%s): %s",
-                        facts->dir_readonly ? "its directory's filesystem is read-only"
-                        : facts->dir_full   ? "its directory's filesystem is full"
+                        facts->dir_readonly      ? "its directory's filesystem is read-only"
+                        : facts->dir_full        ? "its directory's filesystem is full"
                         : WIFSIGNALED(r->status) ? "killed by a signal avo did not send"
                                                  : "the kernel killed a process for memory",
                         line);
@@ -482,8 +480,9 @@ static int compile_verdict(const cpu_job *job, int is_reference, const avo_super
                         ref, job->compile_memory_mb, line);
         break;
     case CC_LIMIT_FILE:
-        avo_result_fail(result, charged, "%scompile error: the compiler's output exceeds %d MiB: %s",
-                        ref, COMPILE_FILE_MB, line);
+        avo_result_fail(result, charged,
+                        "%scompile error: the compiler's output exceeds %d MiB: %s", ref,
+                        COMPILE_FILE_MB, line);
         break;
     case CC_SOURCE:
         avo_result_fail(result, charged, "%scompile error: %s", ref, line);
@@ -523,9 +522,8 @@ static int store_object(const cpu_job *job, const char *dir, const char *what, c
 
 /* A cache miss: compile `source` in a private directory as a uid of the
  * compiler's own, then store the object.  0, or -1 with the result set. */
-static int compile_fresh(const cpu_job *job, const char *source, int is_reference,
-                         const char *what, const compile_flags *f, const char *key,
-                         cpu_build *out, json_t *result)
+static int compile_fresh(const cpu_job *job, const char *source, int is_reference, const char *what,
+                         const compile_flags *f, const char *key, cpu_build *out, json_t *result)
 {
     const avo_jobspec *spec = &job->spec;
     char err[AVO_ERRLEN], dir[PATH_MAX] = "";

@@ -48,14 +48,12 @@ typedef struct cpu_job {
     char link_file[PATH_MAX + 4];
 } cpu_job;
 
-
 /* One compiled shared object, opened. */
 typedef struct cpu_build {
     char path[PATH_MAX];
     int fd; /* O_RDONLY on the object whose bytes were checked; -1 */
     int cache_hit, repaired;
 } cpu_build;
-
 
 /*
  * Where each argument of config `cfg` lives in a slot, computed the same way
@@ -70,7 +68,6 @@ typedef struct slot_layout {
     size_t bytes[AVO_JOBSPEC_MAX_ARGS];
     size_t slot_bytes, page;
 } slot_layout;
-
 
 enum { CMD_LAYOUT = 1, CMD_CALL = 2, CMD_EXIT = 3 };
 
@@ -98,7 +95,6 @@ typedef struct call_sig {
     ffi_cif cif;
     ffi_type *types[AVO_JOBSPEC_MAX_ARGS];
 } call_sig;
-
 
 /* ---------------------------------------------------------------- compile.c */
 
@@ -145,8 +141,8 @@ void avo_cpu_call_kernel(const avo_jobspec *spec, call_sig *sig, kernel_fn fn,
 
 /* Fork the candidate process (run as `uid`) with exactly its fds; returns
  * its pid, or -1. */
-pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr,
-                              int region_fd, int so_fd, int setup_wr);
+pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
+                              int so_fd, int setup_wr);
 
 /* ----------------------------------------------------------------- device.c */
 

@@ -95,8 +95,7 @@ static int candidate_ended(cpu_device *d, int status, const struct rusage *usage
     d->status = "crashed";
     char name[128];
     int sig = avo_supervise_death(status, name, sizeof name);
-    if (sig == SIGXCPU ||
-        (sig == SIGKILL && d->job->spec.cpu_s > 0 && cpu >= d->job->spec.cpu_s)) {
+    if (sig == SIGXCPU || (sig == SIGKILL && d->job->spec.cpu_s > 0 && cpu >= d->job->spec.cpu_s)) {
         d->status = "timeout";
         snprintf(why, len, "exceeded the CPU time limit of %gs", d->job->spec.cpu_s);
     } else if (sig && death_from_outside(status, d->judge_killed)) {
@@ -383,8 +382,8 @@ static int spawn_candidate(cpu_device *d, int so_fd)
     d->cmd_fd = cmd[1];
     d->ack_fd = ack[0];
     d->region_fd = region_fd;
-    d->cand = avo_cpu_candidate_start(job, d->lease.uid, cmd[0], ack[1], region_fd, so_fd,
-                                      setup[1]);
+    d->cand =
+        avo_cpu_candidate_start(job, d->lease.uid, cmd[0], ack[1], region_fd, so_fd, setup[1]);
     if (d->cand < 0)
         judge_done("error", "cannot fork the kernel process");
     d->have_cpu_clock = clock_getcpuclockid(d->cand, &d->cpu_clock) == 0;
@@ -534,7 +533,6 @@ static int judge_fds(int log_fd, int report_fd, int so_fd)
     close_range(REPORT_FD + 2, ~0u, 0);
     return REPORT_FD + 1;
 }
-
 
 _Noreturn void avo_cpu_judge_main(const cpu_job *job, int log_fd, int report_fd, int so_fd,
                                   const char *ref_so)

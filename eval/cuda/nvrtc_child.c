@@ -319,4 +319,3 @@ json_t *avo_nvrtc_compile(const avo_nvrtc_input *in, double timeout_s, int is_ca
     }
     return msg;
 }
-
