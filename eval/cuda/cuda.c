@@ -4,13 +4,12 @@
  * usage out of the cubin, and either stop there (compile-only: no GPU
  * needed) or hand both to the device side (cuda_device.c) to verify and time.
  *
- * NVRTC runs in a forked compile child, never in the worker itself: the
- * child has a wall-clock deadline (SIGKILL), a CPU limit and an empty
- * working directory, and a compiler crash or hang costs only the child.  The
- * child returns one framed JSON message (core/proto.h) with the log, the
- * lowered names and the cubin in base64; the same message is the cache entry
- * <cache_dir>/<key>.json (written to a temporary name, then renamed, so an
- * entry exists only complete).
+ * NVRTC runs in a compile child, never in the worker itself
+ * (nvrtc_child.h).  The child returns one framed JSON message with the log,
+ * the lowered names and the cubin in base64; the same message is the entry
+ * <cache_dir>/<key>.json of the compile cache (eval/cache.h: written
+ * complete, checked against its checksum on every read, trimmed by least
+ * recent use).
  *
  * Headers: #include resolves only to headers the evaluator provides (passed
  * to NVRTC in memory) and to headers of the toolkit itself
@@ -18,7 +17,7 @@
  * and those of mma.h and cuda_pipeline.h), read from the include folder
  * avo_cuda_include_dir finds for the NVRTC in use (the toolkit's or the pip
  * wheels').  Every #include is checked before
- * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
+ * compiling (cuda_pure.c, on the lexer of eval/includes.c) and no -I or --pre-include option is accepted, so a
  * kernel cannot read a host file.
  *
  * A baseline job (`"baseline": name`, docs/protocol.md) compiles only the
