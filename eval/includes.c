@@ -162,16 +162,11 @@ static int parse_line(char *s, int line, avo_include *inc)
     return 1;
 }
 
-int avo_includes_scan(const char *source, const char *what, int refuse_has_include,
-                      avo_include_rule rule, void *ctx, char *err, size_t errlen)
+/* Call `rule` for the directive on each line of `text` (modified: lines
+ * are cut at their newlines), until one returns non-zero. */
+static int scan_lines(char *text, avo_include_rule rule, void *ctx, char *err, size_t errlen)
 {
-    char *text = strip_source(source);
-    if (!text)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     int rc = 0, line = 0;
-    if (refuse_has_include && strstr(text, "__has_include"))
-        rc = avo_error(err, errlen, AVO_EINVAL,
-                       "%s uses __has_include, which could probe host files; refused", what);
     for (char *p = text; p && *p && rc == 0;) {
         line++;
         char *nl = strchr(p, '\n');
@@ -182,7 +177,29 @@ int avo_includes_scan(const char *source, const char *what, int refuse_has_inclu
             rc = rule(&inc, ctx, err, errlen);
         p = nl ? nl + 1 : NULL;
     }
+    return rc;
+}
+
+int avo_includes_scan(const char *source, const char *what, int flags, avo_include_rule rule,
+                      void *ctx, char *err, size_t errlen)
+{
+    char *text = strip_source(source);
+    if (!text)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    int rc = 0;
+    if ((flags & AVO_INCLUDES_REFUSE_HAS_INCLUDE) && strstr(text, "__has_include"))
+        rc = avo_error(err, errlen, AVO_EINVAL,
+                       "%s uses __has_include, which could probe host files; refused", what);
+    if (rc == 0)
+        rc = scan_lines(text, rule, ctx, err, errlen);
     free(text);
+    if (rc == 0 && (flags & AVO_INCLUDES_RAW_LINES)) {
+        char *raw = strdup(source);
+        if (!raw)
+            return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        rc = scan_lines(raw, rule, ctx, err, errlen);
+        free(raw);
+    }
     return rc;
 }
 

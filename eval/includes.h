@@ -27,15 +27,31 @@ typedef struct avo_include {
 /* A backend's rule: 0 to go on, or a negative AVO_E* code (err filled) to stop. */
 typedef int (*avo_include_rule)(const avo_include *inc, void *ctx, char *err, size_t errlen);
 
+/* How avo_includes_scan reads a source. */
+enum {
+    /* Refuse a source that uses __has_include (outside comments and
+     * strings), which could probe host files, as "<what> uses
+     * __has_include ...", before any directive. */
+    AVO_INCLUDES_REFUSE_HAS_INCLUDE = 1,
+    /* Also every line as written (no splicing, no comments or literals
+     * understood), after the lexer's pass.  For a C compiler, whose reading
+     * of raw strings R"(...)" and digit separators 1'000 depends on -std
+     * (gnu17 has raw strings, c11 not; c2x has separators): a directive
+     * either reading finds is checked, so a source the lexer reads one way
+     * and the compiler another cannot hide one. */
+    AVO_INCLUDES_RAW_LINES = 2,
+};
+
 /*
  * Call `rule` for each directive of the #include family in `source`, in
- * order, until one returns non-zero.  With `refuse_has_include`, a source
- * that uses __has_include (outside comments and strings), which could probe
- * host files, is refused first, as "<what> uses __has_include ...".
- * Returns 0, AVO_EINVAL for that refusal, the rule's code, or AVO_ENOMEM.
+ * order, as the lexer finds them (lines spliced, comments, strings and raw
+ * strings understood as C++ does), until one returns non-zero; `flags`
+ * (AVO_INCLUDES_*) add to that.  `what` names the source in messages.
+ * Returns 0, AVO_EINVAL for a refused __has_include, the rule's code, or
+ * AVO_ENOMEM.
  */
-int avo_includes_scan(const char *source, const char *what, int refuse_has_include,
-                      avo_include_rule rule, void *ctx, char *err, size_t errlen);
+int avo_includes_scan(const char *source, const char *what, int flags, avo_include_rule rule,
+                      void *ctx, char *err, size_t errlen);
 
 /* Whether an include name is absolute or climbs with a ".." component. */
 int avo_include_name_escapes(const char *name, size_t len);

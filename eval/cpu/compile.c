@@ -333,8 +333,11 @@ static int compile_flags_build(const cpu_job *job, int with_knobs, compile_flags
 
 /* The CPU rule of the #include gate (includes.h): system and relative
  * headers, but no absolute path and no "..".  The sandbox hides such files
- * anyway; this names the mistake before the compiler runs.  The refused
- * name goes to ctx (a char[256]). */
+ * anyway; this names the mistake before the compiler runs (and is the
+ * defence where no sandbox view hides them).  Lines are also read as
+ * written (AVO_INCLUDES_RAW_LINES): the C compiler's reading of raw strings
+ * and digit separators depends on the evaluator's -std.  The refused name
+ * goes to ctx (a char[256]). */
 static int include_stays_inside(const avo_include *inc, void *ctx, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
@@ -349,7 +352,8 @@ static int include_stays_inside(const avo_include *inc, void *ctx, char *err, si
 static int check_includes(const char *source, int is_reference, json_t *result)
 {
     char bad[256] = "", err[AVO_ERRLEN];
-    int rc = avo_includes_scan(source, "kernel", 0, include_stays_inside, bad, err, sizeof err);
+    int rc = avo_includes_scan(source, "kernel", AVO_INCLUDES_RAW_LINES, include_stays_inside, bad,
+                               err, sizeof err);
     if (rc == 0)
         return 0;
     if (rc == AVO_ENOMEM)

@@ -114,13 +114,7 @@ static _Noreturn void probe_child(const json_t *spec, int threads, int fd)
 answer:;
     char *text = json_dumps(out, JSON_COMPACT);
     size_t len = text ? strlen(text) : 0;
-    for (size_t done = 0; done < len;) {
-        ssize_t n = write(fd, text + done, len - done);
-        if (n <= 0)
-            _exit(2);
-        done += (size_t)n;
-    }
-    _exit(0);
+    _exit(avo_write_all(fd, text, len) < 0 ? 2 : 0);
 }
 
 /* Read the child's answer from fd until EOF or the deadline; 0, or

@@ -16,9 +16,9 @@
  * (cuda_fp16.h/.hpp, cuda_bf16.h/.hpp, which NVRTC 13 does not build in,
  * and those of mma.h and cuda_pipeline.h), read from the include folder
  * avo_cuda_include_dir finds for the NVRTC in use (the toolkit's or the pip
- * wheels').  Every #include is checked before
- * compiling (cuda_pure.c, on the lexer of eval/includes.c) and no -I or --pre-include option is accepted, so a
- * kernel cannot read a host file.
+ * wheels').  Every #include is checked before compiling (cuda_pure.c, on
+ * the lexer of eval/includes.c) and no -I or --pre-include option is
+ * accepted, so a kernel cannot read a host file.
  *
  * A baseline job (`"baseline": name`, docs/protocol.md) compiles only the
  * reference; the named vendor library (vendor.h) runs where the candidate
@@ -37,13 +37,13 @@
 #include "cuda_api.h"
 #include "cuda_job.h"
 #include "cuda_pure.h"
-#include "nvrtc_child.h"
 #include "hash.h"
+#include "nvrtc_child.h"
 #include "proto.h"
 #include "supervise.h"
 #include "vendor.h"
 
-#define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
+#define LOG_MAX 16384 /* bytes of NVRTC log kept in a result */
 
 /* Toolkit headers NVRTC may include, by the name NVRTC looks them up by;
  * read from the toolkit (at toolkit_headers[i].path under its include directory),

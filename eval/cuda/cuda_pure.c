@@ -247,7 +247,8 @@ int avo_cuda_check_includes(const char *source, const char *what, const char *co
                             size_t nallowed, int *ret_used, char *err, size_t errlen)
 {
     allowed_list a = {what, allowed, nallowed, ret_used};
-    return avo_includes_scan(source, what, 1, include_allowed, &a, err, errlen);
+    return avo_includes_scan(source, what, AVO_INCLUDES_REFUSE_HAS_INCLUDE, include_allowed, &a,
+                             err, errlen);
 }
 
 int avo_cuda_arch_cc(const char *arch)
