@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "avo.h"
+#include "cache.h"
 #include "cli.h"
 #include "proto.h"
 #include "sandbox.h"
@@ -41,20 +42,12 @@
  * with: the path the engine sends is a directory of the engine's machine. */
 static char own_cache[4096];
 
-/* own_cache from this worker's environment, as the engine finds its own:
- * $AVO_CACHE/cpu, else $XDG_CACHE_HOME/avo/cpu, else ~/.cache/avo/cpu. */
+/* own_cache from this worker's environment, by the engine's rule (cache.h). */
 static void find_own_cache(void)
 {
-    const char *avo_cache = getenv("AVO_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (avo_cache && *avo_cache)
-        snprintf(own_cache, sizeof own_cache, "%s/cpu", avo_cache);
-    else if (xdg && *xdg)
-        snprintf(own_cache, sizeof own_cache, "%s/avo/cpu", xdg);
-    else if (home && *home)
-        snprintf(own_cache, sizeof own_cache, "%s/.cache/avo/cpu", home);
-    else
-        snprintf(own_cache, sizeof own_cache, "/tmp/avo-cache-%ld/cpu", (long)getuid());
+    char *dir = avo_cache_dir(NULL, "cpu");
+    snprintf(own_cache, sizeof own_cache, "%s", dir ? dir : "/tmp/avo-cache/cpu");
+    free(dir);
 }
 
 static const char usage_worker[] =

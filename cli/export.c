@@ -619,22 +619,6 @@ int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret
 
 /* ------------------------------------------------------------------ files */
 
-/* Write all of data to fd, across partial writes and interrupted calls;
- * 0 or an errno value. */
-static int write_all(int fd, const char *data, size_t len)
-{
-    while (len > 0) {
-        ssize_t n = write(fd, data, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return errno;
-        data += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 /*
  * Write through `path` as a shell redirection would: open it (following a
  * symlink, creating a missing target), truncate what can be truncated,
@@ -649,13 +633,13 @@ static int save_through(const char *path, const char *data, size_t len, char *er
     struct stat st, out;
     if (stat(path, &st) == 0 && fstat(STDOUT_FILENO, &out) == 0 && st.st_dev == out.st_dev &&
         st.st_ino == out.st_ino) {
-        int e = write_all(STDOUT_FILENO, data, len);
+        int e = -avo_write_all(STDOUT_FILENO, data, len);
         return e ? avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e)) : 0;
     }
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOCTTY | O_CLOEXEC, 0666);
     if (fd < 0)
         return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(errno));
-    int e = write_all(fd, data, len);
+    int e = -avo_write_all(fd, data, len);
     if (close(fd) != 0 && !e && errno != EINTR)
         e = errno;
     if (e)
@@ -668,7 +652,7 @@ int avo_export_save(const char *path, const char *data, size_t len, char *err, s
     if (!path || !*path || (!data && len))
         return avo_error(err, errlen, AVO_EINVAL, "save: missing argument");
     if (strcmp(path, "-") == 0) {
-        int e = write_all(STDOUT_FILENO, data, len);
+        int e = -avo_write_all(STDOUT_FILENO, data, len);
         return e ? avo_error(err, errlen, AVO_EIO, "cannot write to standard output: %s",
                              strerror(e))
                  : 0;
@@ -695,7 +679,7 @@ int avo_export_save(const char *path, const char *data, size_t len, char *err, s
     }
     /* fsync before the rename: after a crash the name holds the old
      * contents or the new, never an empty file. */
-    int e = write_all(fd, data, len);
+    int e = -avo_write_all(fd, data, len);
     if (!e && fsync(fd) != 0 && errno != EINVAL)
         e = errno;
     if (close(fd) != 0 && !e && errno != EINTR)

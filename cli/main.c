@@ -17,8 +17,8 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "cli.h"
-#include "cuda_pure.h"
 #include "host.h"
+#include "nvrtc_child.h"
 #include "worker.h"
 
 static const char usage_main[] =

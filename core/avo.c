@@ -1,6 +1,7 @@
 #include "avo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -87,4 +88,71 @@ const char *avo_self_exe(void)
         }
     }
     return path[0] ? path : NULL;
+}
+
+int avo_write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            return -EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+ssize_t avo_read_all(int fd, void *data, size_t len)
+{
+    char *p = data;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = read(fd, p + got, len - got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    return (ssize_t)got;
+}
+
+int avo_write_file(const char *path, const void *data, size_t len, mode_t mode)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+    if (fd < 0)
+        return -errno;
+    int rc = avo_write_all(fd, data, len);
+    if (close(fd) < 0 && rc == 0)
+        rc = -errno;
+    return rc;
+}
+
+char *avo_read_fd(int fd, size_t max, size_t *ret_len)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return NULL;
+    if (!S_ISREG(st.st_mode) || (size_t)st.st_size > max) {
+        errno = EFBIG;
+        return NULL;
+    }
+    char *data = malloc((size_t)st.st_size + 1);
+    if (!data)
+        return NULL;
+    if (pread(fd, data, (size_t)st.st_size, 0) != st.st_size) {
+        free(data);
+        errno = EIO;
+        return NULL;
+    }
+    data[st.st_size] = '\0';
+    *ret_len = (size_t)st.st_size;
+    return data;
 }

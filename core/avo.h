@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum {
     AVO_OK = 0,
@@ -55,5 +56,23 @@ int avo_mkdir_p(const char *path);
  * NULL when neither works.
  */
 const char *avo_self_exe(void);
+
+/*
+ * Whole-buffer I/O on a file descriptor, across partial transfers and
+ * interrupted calls (EINTR), for every pipe and file avo writes or reads.
+ * avo_write_all returns 0 or a negative errno.  avo_read_all returns the
+ * bytes read, fewer than len only at end of file, or a negative errno.
+ */
+int avo_write_all(int fd, const void *data, size_t len);
+ssize_t avo_read_all(int fd, void *data, size_t len);
+
+/* Create or truncate `path` (never through a symlink) with `mode` and write
+ * data[0..len) to it.  0 or a negative errno. */
+int avo_write_file(const char *path, const void *data, size_t len, mode_t mode);
+
+/* The whole of the regular file open on `fd` (read from offset 0) if it is
+ * at most `max` bytes, NUL-terminated; caller frees.  NULL with errno set
+ * (EFBIG for a larger file or one that is not regular). */
+char *avo_read_fd(int fd, size_t max, size_t *ret_len);
 
 #endif

@@ -10,6 +10,8 @@
 #include "avo.h"
 #include "jobspec.h"
 
+#include "cache.h"
+
 static void free_configs(avo_config_spec *configs, size_t n)
 {
     for (size_t i = 0; configs && i < n; i++) {
@@ -395,34 +397,6 @@ int avo_jobspec_need_sources(const avo_jobspec *s, int need_reference, char *err
     return 0;
 }
 
-/* The cache directory for `rules` (caller frees); NULL when out of memory. */
-static char *cache_dir_for(const json_t *job, const avo_jobspec_rules *rules)
-{
-    const char *given = json_string_value(json_object_get(job, "cache_dir"));
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-    char path[PATH_MAX];
-    if (given && *given) {
-        /* The engine names the CPU cache; other backends' entries live next to it. */
-        size_t len = strlen(given);
-        if (len >= 4 && strcmp(given + len - 4, "/cpu") == 0 &&
-            strcmp(rules->cache_name, "cpu") != 0) {
-            char *dir = malloc(len + strlen(rules->cache_name) + 1);
-            if (dir)
-                snprintf(dir, len + strlen(rules->cache_name) + 1, "%.*s/%s", (int)(len - 4), given,
-                         rules->cache_name);
-            return dir;
-        }
-        return strdup(given);
-    }
-    if (xdg && *xdg)
-        snprintf(path, sizeof path, "%s/avo/%s", xdg, rules->cache_name);
-    else if (home && *home)
-        snprintf(path, sizeof path, "%s/.cache/avo/%s", home, rules->cache_name);
-    else
-        snprintf(path, sizeof path, "/tmp/avo-cache-%ld/%s", (long)getuid(), rules->cache_name);
-    return strdup(path);
-}
-
 int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_jobspec *ret,
                       char *err, size_t errlen)
 {
@@ -438,7 +412,9 @@ int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_job
         rc = parse_settings(job, rules, ret, err, errlen);
     if (rc < 0)
         return rc;
-    ret->cache_dir = cache_dir_for(job, rules);
+    /* The folder rule is the compile cache's own (cache.h). */
+    ret->cache_dir =
+        avo_cache_dir(json_string_value(json_object_get(job, "cache_dir")), rules->cache_name);
     if (!ret->cache_dir)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     if (strlen(ret->cache_dir) > PATH_MAX - 128)

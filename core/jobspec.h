@@ -103,9 +103,8 @@ typedef struct avo_jobspec_rules {
  * (names unique across both), then tolerance,
  * trials, timing and limits, seed, threads and cache_dir.  Absent or null fields take
  * the rules' defaults; trials and sample counts are clamped to the rules'
- * caps.  A cache_dir ending in "/cpu" names the engine's CPU cache, so other
- * backends use the sibling "/<cache_name>"; without one the cache lives
- * under $XDG_CACHE_HOME/avo, ~/.cache/avo or /tmp/avo-cache-<uid>.
+ * caps.  cache_dir follows the compile cache's folder rule (avo_cache_dir,
+ * cache.h) for rules->cache_name.
  *
  * Returns 0, or a negative AVO_E* code with one line in err naming what is
  * wrong ("knob name '1X' is not a C identifier", "config 'small': length

@@ -8,41 +8,6 @@
 
 #include "avo.h"
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-    const char *p = buf;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
-/* Returns bytes read (< len only at EOF) or -errno. */
-static ssize_t read_all(int fd, void *buf, size_t len)
-{
-    char *p = buf;
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = read(fd, p + got, len - got);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    return (ssize_t)got;
-}
-
 int avo_proto_send(int fd, const json_t *msg, char *err, size_t errlen)
 {
     char *text = json_dumps(msg, JSON_COMPACT);
@@ -50,9 +15,9 @@ int avo_proto_send(int fd, const json_t *msg, char *err, size_t errlen)
         return avo_error(err, errlen, AVO_ENOMEM, "cannot serialise message");
     size_t len = strlen(text);
     unsigned char head[4] = {len & 0xff, (len >> 8) & 0xff, (len >> 16) & 0xff, (len >> 24) & 0xff};
-    int rc = write_all(fd, head, 4);
+    int rc = avo_write_all(fd, head, 4);
     if (rc == 0)
-        rc = write_all(fd, text, len);
+        rc = avo_write_all(fd, text, len);
     free(text);
     if (rc < 0)
         return avo_error(err, errlen, AVO_EIO, "write to pipe: %s", strerror(-rc));
@@ -63,7 +28,7 @@ int avo_proto_recv(int fd, json_t **ret_msg, char *err, size_t errlen)
 {
     *ret_msg = NULL;
     unsigned char head[4];
-    ssize_t n = read_all(fd, head, 4);
+    ssize_t n = avo_read_all(fd, head, 4);
     if (n < 0)
         return avo_error(err, errlen, AVO_EIO, "read from pipe: %s", strerror((int)-n));
     if (n == 0)
@@ -77,7 +42,7 @@ int avo_proto_recv(int fd, json_t **ret_msg, char *err, size_t errlen)
     char *buf = malloc(len + 1);
     if (!buf)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory for a %u-byte message", len);
-    n = read_all(fd, buf, len);
+    n = avo_read_all(fd, buf, len);
     if (n != (ssize_t)len) {
         free(buf);
         return avo_error(err, errlen, AVO_EPROTO, "truncated message (%zd of %u bytes)", n, len);

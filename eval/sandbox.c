@@ -39,6 +39,7 @@
 
 #include "avo.h"
 #include "sandbox.h"
+#include "supervise.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANDBOX_UNDER_ASAN 1
@@ -109,7 +110,7 @@ static int lock_dir(char *dir, size_t len, char *err, size_t errlen)
  * processes of that uid. */
 static void reap_uid(uid_t uid)
 {
-    pid_t pid = fork();
+    pid_t pid = avo_supervise_fork(0);
     if (pid == 0) {
         if (setgroups(0, NULL) == 0 && setresgid(uid, uid, uid) == 0 &&
             setresuid(uid, uid, uid) == 0)
@@ -747,7 +748,7 @@ static int probe_namespaces(char *why, size_t len)
         snprintf(why, len, "pipe: %s", strerror(errno));
         return 0;
     }
-    pid_t pid = fork();
+    pid_t pid = avo_supervise_fork(0);
     if (pid == 0) {
         close(pipefd[0]);
         char err[AVO_ERRLEN] = "-";

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,4 +123,35 @@ void avo_supervise_signal_name(int sig, char *buf, size_t len)
             return;
         }
     snprintf(buf, len, "signal %d (%s)", sig, text ? text : "unknown");
+}
+
+int avo_supervise_death(int status, char *buf, size_t len)
+{
+    if (WIFSIGNALED(status)) {
+        avo_supervise_signal_name(WTERMSIG(status), buf, len);
+        return WTERMSIG(status);
+    }
+    snprintf(buf, len, "status %d", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    return 0;
+}
+
+pid_t avo_supervise_fork(int flags)
+{
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid > 0 && (flags & AVO_CHILD_OWN_GROUP))
+        setpgid(pid, pid);
+    if (pid != 0)
+        return pid;
+    if (flags & AVO_CHILD_OWN_GROUP)
+        setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(127);
+    if (flags & AVO_CHILD_CRASH_DEFAULT) {
+        static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP};
+        for (size_t i = 0; i < sizeof crash / sizeof crash[0]; i++)
+            signal(crash[i], SIG_DFL);
+    }
+    return 0;
 }

@@ -53,4 +53,30 @@ void avo_supervise_wait(pid_t pid, double deadline, avo_supervise_sink *sinks, s
 /* "SIGSEGV (Segmentation fault)" or "signal 42 (...)" into buf. */
 void avo_supervise_signal_name(int sig, char *buf, size_t len);
 
+/*
+ * How a child ended, named once for every caller: for wait status `status`,
+ * the signal's name (avo_supervise_signal_name) when a signal killed it,
+ * else "status N" (N = -1 when it neither exited nor was killed).  Returns
+ * the signal's number, 0 when it exited.
+ */
+int avo_supervise_death(int status, char *buf, size_t len);
+
+/* What avo_supervise_fork sets up in the child, besides dying with its parent. */
+enum {
+    AVO_CHILD_OWN_GROUP = 1,     /* a process group of its own (the deadline kills the group) */
+    AVO_CHILD_CRASH_DEFAULT = 2, /* crash signals back to SIG_DFL, so a crash ends the child by
+                                    its own signal even under an inherited handler (ASan's) */
+};
+
+/*
+ * fork() with the child-side set-up every supervised child needs, written
+ * once: in the child, PR_SET_PDEATHSIG SIGKILL (a child never outlives its
+ * parent, so a killed engine leaves nothing running) and _exit(127) if the
+ * parent died before that took effect, plus what `flags` asks.  With
+ * AVO_CHILD_OWN_GROUP the parent also makes the group (setpgid on both
+ * sides, so it exists before any kill).  Returns as fork(): the child's pid
+ * in the parent, 0 in the child, -1 with errno set.
+ */
+pid_t avo_supervise_fork(int flags);
+
 #endif

@@ -28,6 +28,7 @@
 #include "avo_config.h"
 #include "avo_git.h"
 #include "baseline.h"
+#include "cache.h"
 #include "diff.h"
 #include "hash.h"
 #include "loop.h"
@@ -995,6 +996,18 @@ static int core_hostname(lua_State *L)
     return 1;
 }
 
+/* core.cache_dir(backend) -> the compile cache folder of `backend` by the
+ * one folder rule (cache.h) */
+static int core_cache_dir(lua_State *L)
+{
+    char *dir = avo_cache_dir(NULL, luaL_checkstring(L, 1));
+    if (!dir)
+        return luaL_error(L, "out of memory");
+    lua_pushstring(L, dir);
+    free(dir);
+    return 1;
+}
+
 /* core.exe() -> path of the running avo binary (workers are started from it) */
 static int core_exe(lua_State *L)
 {
@@ -1188,6 +1201,7 @@ static const luaL_Reg core_functions[] = {
     {"cores", core_cores},
     {"baselines", core_baselines},
     {"hostname", core_hostname},
+    {"cache_dir", core_cache_dir},
     {"exe", core_exe},
     {"catch_interrupts", core_catch_interrupts},
     {"interrupted", core_interrupted},

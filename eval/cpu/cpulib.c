@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "avo.h"
+#include "supervise.h"
 
 #define PROBE_MAX_BYTES (64 * 1024) /* what the child may answer */
 
@@ -46,12 +47,6 @@ static void *symbol_of(void *handle, const char *name)
  */
 static _Noreturn void probe_child(const json_t *spec, int threads, int fd)
 {
-    /* A library that crashes while loading kills the child by its signal,
-     * which the parent names; a handler inherited from the engine (a
-     * sanitizer's) would turn the crash into an ordinary exit instead. */
-    static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    for (size_t i = 0; i < sizeof fatal / sizeof fatal[0]; i++)
-        signal(fatal[i], SIG_DFL);
     avo_cpulib_thread_env(threads);
     const char *file = json_string_value(json_object_get(spec, "file"));
     const char *symbol = json_string_value(json_object_get(spec, "symbol"));
@@ -119,13 +114,7 @@ static _Noreturn void probe_child(const json_t *spec, int threads, int fd)
 answer:;
     char *text = json_dumps(out, JSON_COMPACT);
     size_t len = text ? strlen(text) : 0;
-    for (size_t done = 0; done < len;) {
-        ssize_t n = write(fd, text + done, len - done);
-        if (n <= 0)
-            _exit(2);
-        done += (size_t)n;
-    }
-    _exit(0);
+    _exit(avo_write_all(fd, text, len) < 0 ? 2 : 0);
 }
 
 /* Read the child's answer from fd until EOF or the deadline; 0, or
@@ -191,7 +180,10 @@ int avo_cpulib_probe(const json_t *spec, int threads, double timeout_s, json_t *
     if (pipe2(pipefd, O_CLOEXEC) < 0)
         return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
     fflush(NULL);
-    pid_t pid = fork();
+    /* A library that crashes while loading kills the child by its signal,
+     * which the parent names; a handler inherited from the engine (a
+     * sanitizer's) would turn the crash into an ordinary exit instead. */
+    pid_t pid = avo_supervise_fork(AVO_CHILD_CRASH_DEFAULT);
     if (pid < 0) {
         close(pipefd[0]);
         close(pipefd[1]);
@@ -223,11 +215,12 @@ int avo_cpulib_probe(const json_t *spec, int threads, double timeout_s, json_t *
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         free(buf);
-        if (WIFSIGNALED(status))
-            return avo_error(err, errlen, AVO_ECHILD, "loading %s killed the probe (signal %d)",
-                             file, WTERMSIG(status));
-        return avo_error(err, errlen, AVO_ECHILD, "loading %s ended the probe with status %d",
-                         file, WEXITSTATUS(status));
+        char how[128];
+        int sig = avo_supervise_death(status, how, sizeof how);
+        if (sig)
+            return avo_error(err, errlen, AVO_ECHILD, "loading %s killed the probe (signal %d): %s",
+                             file, sig, how);
+        return avo_error(err, errlen, AVO_ECHILD, "loading %s ended the probe with %s", file, how);
     }
     buf[len] = '\0';
     json_t *answer = json_loads(buf, 0, NULL);

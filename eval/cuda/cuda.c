@@ -4,53 +4,46 @@
  * usage out of the cubin, and either stop there (compile-only: no GPU
  * needed) or hand both to the device side (cuda_device.c) to verify and time.
  *
- * NVRTC runs in a forked compile child, never in the worker itself: the
- * child has a wall-clock deadline (SIGKILL), a CPU limit and an empty
- * working directory, and a compiler crash or hang costs only the child.  The
- * child returns one framed JSON message (core/proto.h) with the log, the
- * lowered names and the cubin in base64; the same message is the cache entry
- * <cache_dir>/<key>.json (written to a temporary name, then renamed, so an
- * entry exists only complete).
+ * NVRTC runs in a compile child, never in the worker itself
+ * (nvrtc_child.h).  The child returns one framed JSON message with the log,
+ * the lowered names and the cubin in base64; the same message is the entry
+ * <cache_dir>/<key>.json of the compile cache (eval/cache.h: written
+ * complete, checked against its checksum on every read, trimmed by least
+ * recent use).
  *
  * Headers: #include resolves only to headers the evaluator provides (passed
  * to NVRTC in memory) and to headers of the toolkit itself
  * (cuda_fp16.h/.hpp, cuda_bf16.h/.hpp, which NVRTC 13 does not build in,
  * and those of mma.h and cuda_pipeline.h), read from the include folder
  * avo_cuda_include_dir finds for the NVRTC in use (the toolkit's or the pip
- * wheels').  Every #include is checked before
- * compiling (cuda_pure.c) and no -I or --pre-include option is accepted, so a
- * kernel cannot read a host file.
+ * wheels').  Every #include is checked before compiling (cuda_pure.c, on
+ * the lexer of eval/includes.c) and no -I or --pre-include option is
+ * accepted, so a kernel cannot read a host file.
  *
  * A baseline job (`"baseline": name`, docs/protocol.md) compiles only the
  * reference; the named vendor library (vendor.h) runs where the candidate
  * would, and a library that cannot be loaded makes the result `unavailable`.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "avo.h"
 #include "backend.h"
 #include "baseline.h"
+#include "cache.h"
 #include "cuda_api.h"
 #include "cuda_job.h"
 #include "cuda_pure.h"
 #include "hash.h"
+#include "nvrtc_child.h"
 #include "proto.h"
 #include "supervise.h"
 #include "vendor.h"
 
-#define LOG_MAX 16384  /* bytes of NVRTC log kept in a result */
-#define MAX_HEADERS 64 /* evaluator headers + toolkit headers */
+#define LOG_MAX 16384 /* bytes of NVRTC log kept in a result */
 
 /* Toolkit headers NVRTC may include, by the name NVRTC looks them up by;
  * read from the toolkit (at toolkit_headers[i].path under its include directory),
@@ -81,62 +74,6 @@ static const char *const nvrtc_error_markers[] = {"error", NULL};
 
 /* ------------------------------------------------------------------------ */
 /* Small utilities                                                          */
-
-static const char b64_chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/* Base64 of data[0..n) (caller frees); NULL when out of memory. */
-static char *base64_encode(const unsigned char *data, size_t n)
-{
-    char *out = malloc((n + 2) / 3 * 4 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (size_t i = 0; i < n; i += 3) {
-        uint32_t v = (uint32_t)data[i] << 16 | (i + 1 < n ? (uint32_t)data[i + 1] << 8 : 0) |
-                     (i + 2 < n ? data[i + 2] : 0);
-        *o++ = b64_chars[v >> 18 & 63];
-        *o++ = b64_chars[v >> 12 & 63];
-        *o++ = i + 1 < n ? b64_chars[v >> 6 & 63] : '=';
-        *o++ = i + 2 < n ? b64_chars[v & 63] : '=';
-    }
-    *o = '\0';
-    return out;
-}
-
-/* Decode base64 text; returns the bytes (caller frees) or NULL if malformed. */
-static unsigned char *base64_decode(const char *s, size_t *ret_len)
-{
-    size_t n = strlen(s);
-    if (n % 4)
-        return NULL;
-    unsigned char *out = malloc(n / 4 * 3 + 1);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (size_t i = 0; i < n; i += 4) {
-        uint32_t v = 0;
-        int pad = 0;
-        for (int j = 0; j < 4; j++) {
-            const char *c = s[i + j] == '=' ? NULL : strchr(b64_chars, s[i + j]);
-            if (s[i + j] == '=' && i + 4 == n && j >= 2) {
-                pad++;
-                v <<= 6;
-                continue;
-            }
-            if (!c || !s[i + j] || pad) {
-                free(out);
-                return NULL;
-            }
-            v = v << 6 | (uint32_t)(c - b64_chars);
-        }
-        out[o++] = (unsigned char)(v >> 16);
-        if (pad < 2)
-            out[o++] = (unsigned char)(v >> 8);
-        if (pad < 1)
-            out[o++] = (unsigned char)v;
-    }
-    *ret_len = o;
-    return out;
-}
 
 /* Whole file into a new NUL-terminated string (caller frees), or NULL. */
 static char *read_text_file(const char *path, size_t max)
@@ -351,9 +288,9 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
         if (!json_is_object(headers))
             return avo_error(err, errlen, AVO_EINVAL, "\"headers\" must be an object");
         size_t n = json_object_size(headers);
-        if (n + N_TOOLKIT_HEADERS > MAX_HEADERS)
+        if (n + N_TOOLKIT_HEADERS > AVO_NVRTC_MAX_HEADERS)
             return avo_error(err, errlen, AVO_EINVAL, "too many headers (at most %d)",
-                             MAX_HEADERS - N_TOOLKIT_HEADERS);
+                             AVO_NVRTC_MAX_HEADERS - N_TOOLKIT_HEADERS);
         s->header_names = calloc(n + 1, sizeof *s->header_names);
         s->header_texts = calloc(n + 1, sizeof *s->header_texts);
         if (!s->header_names || !s->header_texts)
@@ -400,29 +337,6 @@ static int job_parse(const json_t *job, cuda_job *s, char *err, size_t errlen)
 /* ------------------------------------------------------------------------ */
 /* Compiling                                                                */
 
-/* Everything one NVRTC compile needs; strings borrowed or owned as marked. */
-typedef struct compile_input {
-    const char *what; /* "candidate" / "reference" */
-    const char *source;
-    const char *entry;
-    const char **name_exprs; /* entry first; owned array */
-    size_t nname_exprs;
-    const char **options; /* owned array of borrowed or owned (arch) strings */
-    size_t noptions;
-    const char *headers[MAX_HEADERS], *header_names[MAX_HEADERS];
-    char *toolkit_texts[N_TOOLKIT_HEADERS]; /* owned */
-    int nheaders;
-    char arch_option[64];
-} compile_input;
-
-static void compile_input_free(compile_input *in)
-{
-    free(in->name_exprs);
-    free(in->options);
-    for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
-        free(in->toolkit_texts[i]);
-}
-
 /*
  * Check includes and assemble options, headers and name expressions for one
  * program.  Returns 0, or a negative code with status and reason set on
@@ -431,18 +345,17 @@ static void compile_input_free(compile_input *in)
  */
 static int compile_prepare(const cuda_job *job, const char *what, const char *source,
                            const char *entry, int with_knobs, const char *arch,
-                           const avo_nvrtc_api *nvrtc, compile_input *in, json_t *result)
+                           const avo_nvrtc_api *nvrtc, avo_nvrtc_input *in, json_t *result)
 {
     int is_candidate = with_knobs;
     memset(in, 0, sizeof *in);
     in->what = what;
     in->source = source;
-    in->entry = entry;
     char err[AVO_ERRLEN];
 
     /* Names a source may include: the evaluator's headers, then the toolkit's. */
-    const char *allowed[MAX_HEADERS];
-    int used[MAX_HEADERS] = {0};
+    const char *allowed[AVO_NVRTC_MAX_HEADERS];
+    int used[AVO_NVRTC_MAX_HEADERS] = {0};
     size_t nallowed = 0;
     for (size_t i = 0; i < job->nheaders; i++)
         allowed[nallowed++] = job->header_names[i];
@@ -480,16 +393,16 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
         for (int i = 0; i < N_TOOLKIT_HEADERS; i++) {
             char path[PATH_MAX + 32];
             snprintf(path, sizeof path, "%.*s/%s", PATH_MAX - 1, dir, toolkit_headers[i].path);
-            in->toolkit_texts[i] = read_text_file(path, 16u << 20);
+            in->owned_texts[i] = read_text_file(path, 16u << 20);
         }
-        if (!in->toolkit_texts[0] || !in->toolkit_texts[2]) { /* the .h files at least */
+        if (!in->owned_texts[0] || !in->owned_texts[2]) { /* the .h files at least */
             avo_result_fail(result, "error", "cannot read cuda_fp16.h and cuda_bf16.h in %s", dir);
             return AVO_EIO;
         }
         for (int i = 0; i < N_TOOLKIT_HEADERS; i++)
-            if (in->toolkit_texts[i]) {
+            if (in->owned_texts[i]) {
                 in->header_names[in->nheaders] = toolkit_headers[i].name;
-                in->headers[in->nheaders++] = in->toolkit_texts[i];
+                in->headers[in->nheaders++] = in->owned_texts[i];
             }
     }
 
@@ -514,242 +427,6 @@ static int compile_prepare(const cuda_job *job, const char *what, const char *so
     return 0;
 }
 
-/* The compile child: run NVRTC, send one framed message on fd, exit. */
-static _Noreturn void compile_child(const compile_input *in, int fd, double timeout_s)
-{
-    char err[AVO_ERRLEN];
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    rlim_t cpu = (rlim_t)ceil(timeout_s) + 1;
-    struct rlimit lim = {cpu, cpu + 1};
-    setrlimit(RLIMIT_CPU, &lim);
-    lim = (struct rlimit){0, 0};
-    setrlimit(RLIMIT_CORE, &lim);
-    /* An empty working directory: nothing relative to resolve against. */
-    char dir[] = "/tmp/avo-nvrtc-XXXXXX";
-    if (mkdtemp(dir) && chdir(dir) == 0)
-        rmdir(dir);
-    else if (chdir("/") < 0)
-        _exit(3);
-
-    json_t *msg = json_object();
-    const avo_nvrtc_api *nvrtc = avo_cuda_nvrtc(err, sizeof err);
-    if (!nvrtc) {
-        json_object_set_new(msg, "infra", json_string(err));
-        goto send;
-    }
-    nvrtcProgram prog = NULL;
-    char name[64];
-    snprintf(name, sizeof name, "%s.cu", in->what);
-    nvrtcResult rc =
-        nvrtc->CreateProgram(&prog, in->source, name, in->nheaders, in->headers, in->header_names);
-    if (rc != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "infra", json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
-        goto send;
-    }
-    for (size_t i = 0; i < in->nname_exprs; i++)
-        nvrtc->AddNameExpression(prog, in->name_exprs[i]);
-    rc = nvrtc->CompileProgram(prog, (int)in->noptions, in->options);
-    size_t log_size = 0;
-    if (nvrtc->GetProgramLogSize(prog, &log_size) == AVO_NVRTC_SUCCESS && log_size > 0) {
-        char *log = malloc(log_size + 1);
-        if (log && nvrtc->GetProgramLog(prog, log) == AVO_NVRTC_SUCCESS) {
-            log[log_size] = '\0';
-            json_object_set_new(msg, "log", avo_result_text(log, strlen(log)));
-        }
-        free(log);
-    }
-    if (rc != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "error", json_string(avo_cuda_nvrtc_error(rc, err, sizeof err)));
-        goto send;
-    }
-    json_t *lowered = json_object();
-    for (size_t i = 0; i < in->nname_exprs; i++) {
-        const char *low = NULL;
-        if (nvrtc->GetLoweredName(prog, in->name_exprs[i], &low) == AVO_NVRTC_SUCCESS && low)
-            json_object_set_new(lowered, in->name_exprs[i], json_string(low));
-    }
-    json_object_set_new(msg, "lowered", lowered);
-    size_t cubin_size = 0;
-    rc = nvrtc->GetCUBINSize(prog, &cubin_size);
-    unsigned char *cubin = rc == AVO_NVRTC_SUCCESS && cubin_size ? malloc(cubin_size) : NULL;
-    if (!cubin || nvrtc->GetCUBIN(prog, (char *)cubin) != AVO_NVRTC_SUCCESS) {
-        json_object_set_new(msg, "infra",
-                            json_string("NVRTC produced no cubin (was a compute_XX "
-                                        "virtual architecture requested?)"));
-        goto send;
-    }
-    char *b64 = base64_encode(cubin, cubin_size);
-    json_object_set_new(msg, "cubin", b64 ? json_string(b64) : json_null());
-    free(b64);
-    free(cubin);
-send:
-    avo_proto_send(fd, msg, NULL, 0);
-    _exit(0);
-}
-
-/* The compile input as one message for `avo nvrtc-compile` (new reference). */
-static json_t *compile_input_json(const compile_input *in, double timeout_s)
-{
-    json_t *msg =
-        json_pack("{s:s, s:s, s:f, s:[], s:[], s:[]}", "what", in->what, "source", in->source,
-                  "timeout_s", timeout_s, "options", "name_expressions", "headers");
-    if (!msg)
-        return NULL;
-    for (size_t i = 0; i < in->noptions; i++)
-        json_array_append_new(json_object_get(msg, "options"), json_string(in->options[i]));
-    for (size_t i = 0; i < in->nname_exprs; i++)
-        json_array_append_new(json_object_get(msg, "name_expressions"),
-                              json_string(in->name_exprs[i]));
-    for (int i = 0; i < in->nheaders; i++)
-        json_array_append_new(json_object_get(msg, "headers"),
-                              json_pack("[s, s]", in->header_names[i], in->headers[i]));
-    return msg;
-}
-
-/*
- * `avo nvrtc-compile`: read one compile input message on in_fd, compile,
- * answer on out_fd (the compile child's message).  Used instead of a plain
- * fork once the worker holds a CUDA context, which a forked child must not
- * inherit.  Never returns.
- */
-int avo_cuda_compile_main(int in_fd, int out_fd)
-{
-    json_t *msg = NULL;
-    compile_input in;
-    memset(&in, 0, sizeof in);
-    if (avo_proto_recv(in_fd, &msg, NULL, 0) < 0)
-        _exit(2);
-    in.what = json_string_value(json_object_get(msg, "what"));
-    in.source = json_string_value(json_object_get(msg, "source"));
-    const json_t *opts = json_object_get(msg, "options"),
-                 *names = json_object_get(msg, "name_expressions");
-    const json_t *headers = json_object_get(msg, "headers");
-    in.options = calloc(json_array_size(opts) + 1, sizeof *in.options);
-    in.name_exprs = calloc(json_array_size(names) + 1, sizeof *in.name_exprs);
-    if (!in.what || !in.source || !in.options || !in.name_exprs ||
-        json_array_size(headers) > MAX_HEADERS)
-        _exit(2);
-    for (size_t i = 0; i < json_array_size(opts); i++)
-        if ((in.options[in.noptions] = json_string_value(json_array_get(opts, i))))
-            in.noptions++;
-    for (size_t i = 0; i < json_array_size(names); i++)
-        if ((in.name_exprs[in.nname_exprs] = json_string_value(json_array_get(names, i))))
-            in.nname_exprs++;
-    for (size_t i = 0; i < json_array_size(headers); i++) {
-        const json_t *h = json_array_get(headers, i);
-        in.header_names[in.nheaders] = json_string_value(json_array_get(h, 0));
-        in.headers[in.nheaders] = json_string_value(json_array_get(h, 1));
-        if (in.header_names[in.nheaders] && in.headers[in.nheaders])
-            in.nheaders++;
-    }
-    compile_child(&in, out_fd, json_number_value(json_object_get(msg, "timeout_s")));
-}
-
-/* Whether compiles must exec a fresh process: once this process has
- * initialized the driver — to read the GPU's architecture, or for its
- * context — since a forked child must not touch it (or when
- * AVO_NVRTC_EXEC=1, for tests). */
-static int compile_needs_exec(void)
-{
-    const char *force = getenv("AVO_NVRTC_EXEC");
-    return avo_cuda_driver_initialized() || avo_cuda_device_active() ||
-           (force && strcmp(force, "1") == 0);
-}
-
-static int proto_sink(int fd, void *ctx)
-{
-    return avo_proto_drain(fd, ctx);
-}
-
-/*
- * Run compile_child under a deadline (a fresh `avo nvrtc-compile` process
- * when compile_needs_exec).  Returns the child's message (caller owns) or
- * NULL with status and reason set on `result`.
- */
-static json_t *compile_in_child(const cuda_job *job, const compile_input *in, int is_candidate,
-                                json_t *result)
-{
-    int fds[2], in_fds[2] = {-1, -1};
-    int use_exec = compile_needs_exec();
-    json_t *input = use_exec ? compile_input_json(in, job->spec.compile_timeout_s) : NULL;
-    if (use_exec && (!input || pipe2(in_fds, O_CLOEXEC) < 0)) {
-        json_decref(input);
-        avo_result_fail(result, "error", "cannot prepare the compile process");
-        return NULL;
-    }
-    if (pipe2(fds, O_CLOEXEC) < 0) {
-        avo_result_fail(result, "error", "pipe: %s", strerror(errno));
-        json_decref(input);
-        if (use_exec)
-            close(in_fds[0]), close(in_fds[1]);
-        return NULL;
-    }
-    double deadline = avo_monotonic() + job->spec.compile_timeout_s;
-    pid_t worker = getpid();
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);                    /* killed as a group at the deadline */
-        prctl(PR_SET_PDEATHSIG, SIGKILL); /* a compile never outlives its worker */
-        if (getppid() != worker)
-            _exit(127);
-        close(fds[0]);
-        if (use_exec) {
-            /* A fresh image: no CUDA state inherited from this worker. */
-            if (dup2(in_fds[0], 0) < 0 || dup2(fds[1], 1) < 0)
-                _exit(127);
-            char *argv[] = {"avo", "nvrtc-compile", NULL};
-            execv("/proc/self/exe", argv);
-            if (avo_self_exe()) /* no /proc (a plain chroot) */
-                execv(avo_self_exe(), argv);
-            _exit(127);
-        }
-        compile_child(in, fds[1], job->spec.compile_timeout_s);
-    }
-    int fork_errno = errno;
-    close(fds[1]);
-    if (use_exec) {
-        close(in_fds[0]);
-        if (pid > 0)
-            avo_proto_send(in_fds[1], input, NULL, 0); /* the child reads it all first */
-        close(in_fds[1]);
-        json_decref(input);
-    }
-    if (pid < 0) {
-        close(fds[0]);
-        avo_result_fail(result, "error", "fork: %s", strerror(fork_errno));
-        return NULL;
-    }
-    setpgid(pid, pid);
-    fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    avo_proto_buf buf = {0};
-    avo_supervise_sink sink = {fds[0], proto_sink, &buf};
-    avo_supervise_result r;
-    avo_supervise_wait(pid, deadline, &sink, 1, &r);
-    close(fds[0]);
-    int timed_out = r.timed_out, status = r.status;
-
-    size_t at = 0;
-    json_t *msg = timed_out ? NULL : avo_proto_decode(&buf, &at);
-    free(buf.data);
-    if (timed_out) {
-        avo_result_fail(result, is_candidate ? "timeout" : "error",
-                        "%scompile timed out after %gs (NVRTC cancelled)",
-                        is_candidate ? "" : "reference: ", job->spec.compile_timeout_s);
-        return NULL;
-    }
-    if (!msg) {
-        if (WIFSIGNALED(status))
-            avo_result_fail(result, is_candidate ? "compile_error" : "error",
-                            "%sNVRTC died with signal %d (%s)",
-                            is_candidate ? "" : "reference: ", WTERMSIG(status),
-                            strsignal(WTERMSIG(status)));
-        else
-            avo_result_fail(result, "error", "the NVRTC compile child sent no result");
-        return NULL;
-    }
-    return msg;
-}
-
 static void build_free(cuda_build *b)
 {
     free(b->cubin);
@@ -757,6 +434,164 @@ static void build_free(cuda_build *b)
     free(b->lowered_entry);
     free(b->kernels);
     memset(b, 0, sizeof *b);
+}
+
+/* NVRTC reports a name expression that names no kernel as a compile error. */
+static int no_such_kernel(const char *what, const char *entry, const char *log, json_t *result)
+{
+    avo_result_fail(result, "invalid",
+                    "%s has no __global__ kernel '%s' (declare it extern \"C\" or name the "
+                    "template instance, e.g. kernel<128>)",
+                    what, entry);
+    avo_result_set_log(result, log, strlen(log), LOG_MAX);
+    return AVO_ENOTFOUND;
+}
+
+/* The cache key of one compile: everything that goes into NVRTC, and
+ * NVRTC's version.  0, or a negative code with the result set. */
+static int compile_key(const avo_nvrtc_input *in, const avo_nvrtc_api *nvrtc,
+                       char key[AVO_HASH_HEXLEN + 1], json_t *result)
+{
+    int major = 0, minor = 0;
+    nvrtc->Version(&major, &minor);
+    char version[32];
+    snprintf(version, sizeof version, "nvrtc %d.%d", major, minor);
+    size_t nparts = 3 + in->noptions + in->nname_exprs + 2 * (size_t)in->nheaders;
+    const char **parts = calloc(nparts, sizeof *parts);
+    if (!parts) {
+        avo_result_fail(result, "error", "out of memory");
+        return AVO_ENOMEM;
+    }
+    size_t k = 0;
+    parts[k++] = version;
+    parts[k++] = in->source;
+    parts[k++] = "--";
+    for (size_t i = 0; i < in->noptions; i++)
+        parts[k++] = in->options[i];
+    for (size_t i = 0; i < in->nname_exprs; i++)
+        parts[k++] = in->name_exprs[i];
+    for (int i = 0; i < in->nheaders; i++) {
+        parts[k++] = in->header_names[i];
+        parts[k++] = in->headers[i];
+    }
+    int rc = avo_hash_parts(parts, k, key);
+    free(parts);
+    if (rc < 0) {
+        avo_result_fail(result, "error", "cannot hash the %s source", in->what);
+        return AVO_EINVAL;
+    }
+    return 0;
+}
+
+/* The valid cache entry at `path` as a compile message, or NULL (a missing,
+ * tampered or unreadable entry; a tampered one is deleted, cache.h). */
+static json_t *cache_read(const char *path, int *ret_repaired)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int fd = avo_cache_open(path, AVO_PROTO_MAX, &text, &len, ret_repaired);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    json_t *msg = json_loadb(text, len, 0, NULL);
+    free(text);
+    if (!json_is_object(msg)) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+/* Store a successful compile's message as the entry at `path` and trim
+ * the cache; failures are cheap to repeat and never cached.  A cache that
+ * cannot be written costs only the next compile. */
+static void cache_write(const cuda_job *job, const char *path, const json_t *msg)
+{
+    if (!json_is_string(json_object_get(msg, "cubin")))
+        return;
+    char *text = json_dumps(msg, JSON_COMPACT);
+    if (text && avo_cache_insert(path, text, strlen(text)) == 0)
+        avo_cache_trim(job->spec.cache_dir, ".json");
+    free(text);
+}
+
+/*
+ * The compile message for `in`: the cache's entry <cache_dir>/<key>.json
+ * when a valid one is there (out->cache_hit), else a fresh compile's,
+ * stored for next time.  NULL with the result set when the compile child
+ * failed.
+ */
+static json_t *cached_or_compiled(const cuda_job *job, const avo_nvrtc_input *in, int is_candidate,
+                                  const char *key, cuda_build *out, json_t *result)
+{
+    char path[PATH_MAX + 64] = "";
+    json_t *msg = NULL;
+    if (avo_mkdir_p(job->spec.cache_dir) == 0) {
+        snprintf(path, sizeof path, "%s/%s.json", job->spec.cache_dir, key);
+        msg = cache_read(path, &out->cache_repaired);
+        out->cache_hit = msg != NULL;
+    }
+    if (!msg) {
+        msg = avo_nvrtc_compile(in, job->spec.compile_timeout_s, is_candidate, result);
+        if (msg && path[0])
+            cache_write(job, path, msg);
+    }
+    return msg;
+}
+
+/* What NVRTC said in `msg`: its log into out->log, and for a failed
+ * compile the verdict (0, or a negative code with the result set). */
+static int compile_outcome(const json_t *msg, const char *what, const char *entry,
+                           int is_candidate, cuda_build *out, json_t *result)
+{
+    const char *log = json_string_value(json_object_get(msg, "log"));
+    out->log = strdup(log ? log : "");
+    const char *infra = json_string_value(json_object_get(msg, "infra"));
+    const char *error = json_string_value(json_object_get(msg, "error"));
+    if (infra) {
+        avo_result_fail(result, "error", "%s%s", is_candidate ? "" : "reference: ", infra);
+        return AVO_EIO;
+    }
+    if (error && out->log && strstr(out->log, "__nv_name_map"))
+        return no_such_kernel(what, entry, out->log, result);
+    if (error) {
+        char line[512];
+        const char *log_text = out->log ? out->log : "";
+        avo_result_error_line(log_text, strlen(log_text), nvrtc_error_markers,
+                              "NVRTC failed without a message", line, sizeof line);
+        avo_result_fail(result, is_candidate ? "compile_error" : "invalid", "%scompile error: %s",
+                        is_candidate ? "" : "reference ", line);
+        avo_result_set_log(result, log_text, strlen(log_text), LOG_MAX);
+        return AVO_EINVAL;
+    }
+    return 0;
+}
+
+/* The cubin of a successful compile, its kernels and the entry among them,
+ * into `out`.  0, or a negative code with the result set. */
+static int read_cubin(const json_t *msg, const char *what, const char *entry, cuda_build *out,
+                      json_t *result)
+{
+    const char *low = json_string_value(json_object_get(json_object_get(msg, "lowered"), entry));
+    out->lowered_entry = strdup(low ? low : entry);
+    const char *b64 = json_string_value(json_object_get(msg, "cubin"));
+    out->cubin = b64 ? avo_nvrtc_base64_decode(b64, &out->cubin_len) : NULL;
+    if (!out->cubin || !out->log || !out->lowered_entry) {
+        avo_result_fail(result, "error", "corrupt compile result for the %s", what);
+        return AVO_EIO;
+    }
+    char err[AVO_ERRLEN];
+    int n = avo_cubin_parse(out->cubin, out->cubin_len, &out->kernels, err, sizeof err);
+    if (n < 0) {
+        avo_result_fail(result, "error", "%s: %s", what, err);
+        return n;
+    }
+    out->nkernels = n;
+    avo_cubin_merge_ptxas_log(out->kernels, n, out->log);
+    for (int i = 0; i < n; i++)
+        if (strcmp(out->kernels[i].name, out->lowered_entry) == 0)
+            out->entry_kernel = &out->kernels[i];
+    return out->entry_kernel ? 0 : no_such_kernel(what, entry, out->log, result);
 }
 
 /*
@@ -769,134 +604,21 @@ static int compile_program(const cuda_job *job, const char *what, const char *so
                            const avo_nvrtc_api *nvrtc, cuda_build *out, json_t *result)
 {
     int is_candidate = with_knobs;
-    compile_input in;
-    memset(out, 0, sizeof *out);
-    int rc = compile_prepare(job, what, source, entry, with_knobs, arch, nvrtc, &in, result);
-    if (rc < 0) {
-        compile_input_free(&in);
-        return rc;
-    }
-
-    /* Cache key: everything that goes into NVRTC, and NVRTC's version. */
-    int major = 0, minor = 0;
-    nvrtc->Version(&major, &minor);
-    char version[32];
-    snprintf(version, sizeof version, "nvrtc %d.%d", major, minor);
-    size_t nparts = 3 + in.noptions + in.nname_exprs + 2 * (size_t)in.nheaders;
-    const char **parts = calloc(nparts, sizeof *parts);
+    avo_nvrtc_input in;
     char key[AVO_HASH_HEXLEN + 1];
     json_t *msg = NULL;
-    char path[PATH_MAX + 64] = "";
-    if (!parts) {
-        avo_result_fail(result, "error", "out of memory");
-        rc = AVO_ENOMEM;
-        goto out;
-    }
-    size_t k = 0;
-    parts[k++] = version;
-    parts[k++] = source;
-    parts[k++] = "--";
-    for (size_t i = 0; i < in.noptions; i++)
-        parts[k++] = in.options[i];
-    for (size_t i = 0; i < in.nname_exprs; i++)
-        parts[k++] = in.name_exprs[i];
-    for (int i = 0; i < in.nheaders; i++) {
-        parts[k++] = in.header_names[i];
-        parts[k++] = in.headers[i];
-    }
-    if (avo_hash_parts(parts, k, key) < 0) {
-        avo_result_fail(result, "error", "cannot hash the %s source", what);
-        rc = AVO_EINVAL;
-        goto out;
-    }
-    int e = avo_mkdir_p(job->spec.cache_dir);
-    if (e == 0) {
-        snprintf(path, sizeof path, "%s/%s.json", job->spec.cache_dir, key);
-        msg = json_load_file(path, 0, NULL);
-        out->cache_hit = msg != NULL;
-    }
-    if (!msg) {
-        msg = compile_in_child(job, &in, is_candidate, result);
-        if (!msg) {
-            rc = AVO_ECHILD;
-            goto out;
-        }
-        /* Only successful compiles are cached; failures are cheap to repeat. */
-        if (path[0] && json_is_string(json_object_get(msg, "cubin"))) {
-            char tmp[PATH_MAX + 96];
-            snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-            if (json_dump_file(msg, tmp, JSON_COMPACT) == 0)
-                rename(tmp, path);
-            unlink(tmp);
-        }
-    }
-    const char *log = json_string_value(json_object_get(msg, "log"));
-    out->log = strdup(log ? log : "");
-    const char *infra = json_string_value(json_object_get(msg, "infra"));
-    const char *error = json_string_value(json_object_get(msg, "error"));
-    if (infra) {
-        avo_result_fail(result, "error", "%s%s", is_candidate ? "" : "reference: ", infra);
-        rc = AVO_EIO;
-        goto out;
-    }
-    if (error && out->log && strstr(out->log, "__nv_name_map")) {
-        /* NVRTC reports an unknown name expression as a compile error. */
-        avo_result_fail(result, "invalid",
-                        "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
-                        "the template instance, e.g. kernel<128>)",
-                        what, entry);
-        avo_result_set_log(result, out->log, strlen(out->log), LOG_MAX);
-        rc = AVO_ENOTFOUND;
-        goto out;
-    }
-    if (error) {
-        char line[512];
-        const char *log_text = out->log ? out->log : "";
-        avo_result_error_line(log_text, strlen(log_text), nvrtc_error_markers,
-                              "NVRTC failed without a message", line, sizeof line);
-        avo_result_fail(result, is_candidate ? "compile_error" : "invalid", "%scompile error: %s",
-                        is_candidate ? "" : "reference ", line);
-        avo_result_set_log(result, log_text, strlen(log_text), LOG_MAX);
-        rc = AVO_EINVAL;
-        goto out;
-    }
-    const char *low = json_string_value(json_object_get(json_object_get(msg, "lowered"), entry));
-    out->lowered_entry = strdup(low ? low : entry);
-    const char *b64 = json_string_value(json_object_get(msg, "cubin"));
-    out->cubin = b64 ? base64_decode(b64, &out->cubin_len) : NULL;
-    if (!out->cubin || !out->log || !out->lowered_entry) {
-        avo_result_fail(result, "error", "corrupt compile result for the %s", what);
-        if (path[0])
-            unlink(path);
-        rc = AVO_EIO;
-        goto out;
-    }
-    char err[AVO_ERRLEN];
-    int n = avo_cubin_parse(out->cubin, out->cubin_len, &out->kernels, err, sizeof err);
-    if (n < 0) {
-        avo_result_fail(result, "error", "%s: %s", what, err);
-        rc = n;
-        goto out;
-    }
-    out->nkernels = n;
-    avo_cubin_merge_ptxas_log(out->kernels, n, out->log);
-    for (int i = 0; i < n; i++)
-        if (strcmp(out->kernels[i].name, out->lowered_entry) == 0)
-            out->entry_kernel = &out->kernels[i];
-    if (!out->entry_kernel) {
-        avo_result_fail(result, is_candidate ? "invalid" : "invalid",
-                        "%s has no __global__ kernel '%s' (declare it extern \"C\" or name "
-                        "the template instance, e.g. kernel<128>)",
-                        what, entry);
-        avo_result_set_log(result, out->log, strlen(out->log), LOG_MAX);
-        rc = AVO_ENOTFOUND;
-        goto out;
-    }
-    rc = 0;
-out:
+    memset(out, 0, sizeof *out);
+    int rc = compile_prepare(job, what, source, entry, with_knobs, arch, nvrtc, &in, result);
+    if (rc == 0)
+        rc = compile_key(&in, nvrtc, key, result);
+    if (rc == 0 && !(msg = cached_or_compiled(job, &in, is_candidate, key, out, result)))
+        rc = AVO_ECHILD;
+    if (rc == 0)
+        rc = compile_outcome(msg, what, entry, is_candidate, out, result);
+    if (rc == 0)
+        rc = read_cubin(msg, what, entry, out, result);
     json_decref(msg);
-    free(parts);
-    compile_input_free(&in);
+    avo_nvrtc_input_free(&in);
     return rc;
 }
 
@@ -1055,6 +777,8 @@ static json_t *cuda_run_job(const json_t *job)
     double t0 = avo_monotonic();
     int rc = compile_program(&cj, "candidate", cj.source, cj.entry, 1, arch, nvrtc, &cand, result);
     json_object_set_new(result, "cache_hit", json_boolean(rc == 0 && cand.cache_hit));
+    if (cand.cache_repaired)
+        json_object_set_new(result, "cache_repaired", json_true());
     if (cand.log && cand.log[0])
         avo_result_set_log(result, cand.log, strlen(cand.log), LOG_MAX);
     if (rc == 0) {

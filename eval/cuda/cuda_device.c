@@ -2,7 +2,7 @@
  * cuda_device.c — the device side of the CUDA backend: load the cubins into
  * the worker's long-lived primary context, then hand each config, and then
  * each check config (verified only), to the judge (eval/judge.c), for which this file is the device
- * (judge.h), as eval/cpu/cpu.c is for the CPU backend (docs/threat-model.md).
+ * (judge.h), as eval/cpu/device.c is for the CPU backend (docs/threat-model.md).
  *
  * The judge decides what runs on which inputs and checks every result; this
  * file only moves bytes and launches:

@@ -42,6 +42,7 @@ typedef struct cuda_build {
     int nkernels;
     const avo_cubin_kernel *entry_kernel; /* into kernels, NULL if not found */
     int cache_hit;
+    int cache_repaired; /* a tampered cache entry was deleted and rebuilt */
 } cuda_build;
 
 /*

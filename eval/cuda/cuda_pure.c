@@ -11,6 +11,7 @@
 
 #include "avo.h"
 #include "cuda_pure.h"
+#include "includes.h"
 
 /* ----------------------------------------------------------------- launch */
 
@@ -198,200 +199,56 @@ int avo_cuda_pack_args(const avo_cuda_arg *args, size_t nargs, const avo_cubin_k
 
 /* --------------------------------------------------------------- includes */
 
-/* The source after translation phases 1-3 as far as directives care:
- * backslash-newlines spliced, comments replaced by one space (newlines in
- * block comments kept), raw string literals replaced by "" (their newlines
- * kept) so nothing inside them can look like a directive.  Ordinary string
- * and character literals are copied (they cannot span lines) and digit
- * separators (1'000) stay part of their number.  Caller frees. */
-static char *strip_source(const char *src)
-{
-    size_t n = strlen(src);
-    char *spliced = malloc(n + 1), *out = malloc(n + 3);
-    if (!spliced || !out) {
-        free(spliced);
-        free(out);
-        return NULL;
-    }
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (src[i] == '\\') {
-            size_t j = i + 1;
-            if (src[j] == '\r')
-                j++;
-            if (src[j] == '\n') {
-                i = j;
-                continue;
-            }
-        }
-        spliced[m++] = src[i];
-    }
-    spliced[m] = '\0';
+/* The CUDA rule: a quoted or bracketed name the evaluator provides, nothing
+ * else of the #include family. */
+typedef struct allowed_list {
+    const char *what;
+    const char *const *names;
+    size_t n;
+    int *used;
+} allowed_list;
 
-    size_t o = 0;
-    for (size_t i = 0; i < m;) {
-        char c = spliced[i];
-        if (c == '/' && spliced[i + 1] == '/') {
-            while (i < m && spliced[i] != '\n')
-                i++;
-            out[o++] = ' ';
-        } else if (c == '/' && spliced[i + 1] == '*') {
-            i += 2;
-            out[o++] = ' ';
-            while (i < m && !(spliced[i] == '*' && spliced[i + 1] == '/')) {
-                if (spliced[i] == '\n')
-                    out[o++] = '\n';
-                i++;
-            }
-            i = i < m ? i + 2 : m;
-        } else if (isdigit((unsigned char)c) ||
-                   (c == '.' && isdigit((unsigned char)spliced[i + 1]))) {
-            /* pp-number: digits, letters, '.', e+/p+ signs and ' separators */
-            while (i < m) {
-                char d = spliced[i];
-                if ((d == '+' || d == '-') && i > 0 && strchr("eEpP", spliced[i - 1])) {
-                    out[o++] = spliced[i++];
-                } else if (isalnum((unsigned char)d) || d == '.' || d == '_' ||
-                           (d == '\'' && isalnum((unsigned char)spliced[i + 1]))) {
-                    out[o++] = spliced[i++];
-                } else {
-                    break;
-                }
-            }
-        } else if (isalpha((unsigned char)c) || c == '_') {
-            size_t start = i;
-            while (i < m && (isalnum((unsigned char)spliced[i]) || spliced[i] == '_'))
-                i++;
-            size_t len = i - start;
-            int raw = spliced[i] == '"' && len <= 3 && spliced[i - 1] == 'R' &&
-                      (len == 1 || strncmp(spliced + start, "u8R", 3) == 0 ||
-                       (len == 2 && strchr("uUL", spliced[start])));
-            memcpy(out + o, spliced + start, len);
-            o += len;
-            if (raw) {
-                /* R"delim( ... )delim" */
-                size_t d0 = i + 1, d1 = d0;
-                while (d1 < m && spliced[d1] != '(' && d1 - d0 <= 16)
-                    d1++;
-                char close[20];
-                int dl = (int)(d1 - d0);
-                snprintf(close, sizeof close, ")%.*s\"", dl, spliced + d0);
-                const char *endp = d1 < m ? strstr(spliced + d1, close) : NULL;
-                for (size_t k = i; k < (endp ? (size_t)(endp - spliced) : m); k++)
-                    if (spliced[k] == '\n')
-                        out[o++] = '\n';
-                out[o++] = '"';
-                out[o++] = '"';
-                i = endp ? (size_t)(endp - spliced) + strlen(close) : m;
-            }
-        } else if (c == '"' || c == '\'') {
-            /* Copied as is (a quoted #include name is one), but lexed so a
-             * comment marker inside is not taken for one. */
-            out[o++] = spliced[i++];
-            while (i < m && spliced[i] != c && spliced[i] != '\n') {
-                if (spliced[i] == '\\' && i + 1 < m && spliced[i + 1] != '\n')
-                    out[o++] = spliced[i++];
-                out[o++] = spliced[i++];
-            }
-            if (i < m && spliced[i] == c)
-                out[o++] = spliced[i++];
-        } else {
-            out[o++] = c;
-            i++;
-        }
+static int include_allowed(const avo_include *inc, void *ctx, char *err, size_t errlen)
+{
+    const allowed_list *a = ctx;
+    if (inc->directive_len != 7)
+        return avo_error(err, errlen, AVO_EINVAL, "%s line %d: #%.*s is not allowed", a->what,
+                         inc->line, (int)inc->directive_len, inc->directive);
+    if (!inc->delim)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "%s line %d: computed #include is not allowed; name a header the "
+                         "evaluator provides in quotes or <>",
+                         a->what, inc->line);
+    char name[512];
+    if (!inc->closed || inc->name_len >= sizeof name)
+        return avo_error(err, errlen, AVO_EINVAL, "%s line %d: malformed #include", a->what,
+                         inc->line);
+    snprintf(name, sizeof name, "%.*s", (int)inc->name_len, inc->name);
+    size_t k = 0;
+    while (k < a->n && strcmp(a->names[k], name) != 0)
+        k++;
+    if (k == a->n) {
+        char list[400] = "";
+        size_t at = 0;
+        for (size_t j = 0; j < a->n && at < sizeof list - 64; j++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "",
+                                   a->names[j]);
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "%s line %d: #include <%s> is not a header the evaluator provides "
+                         "(allowed: %s); host files are never read",
+                         a->what, inc->line, name, a->n ? list : "none");
     }
-    out[o] = '\0';
-    free(spliced);
-    return out;
+    if (a->used)
+        a->used[k] = 1;
+    return 0;
 }
 
 int avo_cuda_check_includes(const char *source, const char *what, const char *const *allowed,
                             size_t nallowed, int *ret_used, char *err, size_t errlen)
 {
-    char *text = strip_source(source);
-    if (!text)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    int rc = 0, line = 0;
-    if (strstr(text, "__has_include")) {
-        rc = avo_error(err, errlen, AVO_EINVAL,
-                       "%s uses __has_include, which could probe host files; refused", what);
-        goto out;
-    }
-    for (char *p = text; p && *p && rc == 0;) {
-        line++;
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        char *s = p;
-        p = nl ? nl + 1 : NULL;
-        while (*s == ' ' || *s == '\t' || *s == '\r' || *s == '\f' || *s == '\v')
-            s++;
-        if (*s != '#')
-            continue;
-        s++;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        size_t word = 0;
-        while (isalnum((unsigned char)s[word]) || s[word] == '_')
-            word++;
-        if (!((word == 7 && strncmp(s, "include", 7) == 0) ||
-              (word == 12 && strncmp(s, "include_next", 12) == 0) ||
-              (word == 6 && strncmp(s, "import", 6) == 0) ||
-              (word == 5 && strncmp(s, "embed", 5) == 0)))
-            continue;
-        if (word != 7) {
-            rc = avo_error(err, errlen, AVO_EINVAL, "%s line %d: #%.*s is not allowed", what, line,
-                           (int)word, s);
-            break;
-        }
-        s += word;
-        while (*s == ' ' || *s == '\t')
-            s++;
-        char name[512];
-        if (*s == '<') {
-            char *close = strchr(s + 1, '>');
-            if (!close || close - s - 1 >= (long)sizeof name) {
-                rc = avo_error(err, errlen, AVO_EINVAL, "%s line %d: malformed #include", what,
-                               line);
-                break;
-            }
-            snprintf(name, sizeof name, "%.*s", (int)(close - s - 1), s + 1);
-        } else if (*s == '"') {
-            char *close = strchr(s + 1, '"');
-            if (!close || close - s - 1 >= (long)sizeof name) {
-                rc = avo_error(err, errlen, AVO_EINVAL, "%s line %d: malformed #include", what,
-                               line);
-                break;
-            }
-            snprintf(name, sizeof name, "%.*s", (int)(close - s - 1), s + 1);
-        } else {
-            rc = avo_error(err, errlen, AVO_EINVAL,
-                           "%s line %d: computed #include is not allowed; name a header the "
-                           "evaluator provides in quotes or <>",
-                           what, line);
-            break;
-        }
-        size_t k = 0;
-        while (k < nallowed && strcmp(allowed[k], name) != 0)
-            k++;
-        if (k == nallowed) {
-            char list[400] = "";
-            size_t at = 0;
-            for (size_t j = 0; j < nallowed && at < sizeof list - 64; j++)
-                at += (size_t)snprintf(list + at, sizeof list - at, "%s%s", j ? ", " : "",
-                                       allowed[j]);
-            rc = avo_error(err, errlen, AVO_EINVAL,
-                           "%s line %d: #include <%s> is not a header the evaluator provides "
-                           "(allowed: %s); host files are never read",
-                           what, line, name, nallowed ? list : "none");
-            break;
-        }
-        if (ret_used)
-            ret_used[k] = 1;
-    }
-out:
-    free(text);
-    return rc;
+    allowed_list a = {what, allowed, nallowed, ret_used};
+    return avo_includes_scan(source, what, AVO_INCLUDES_REFUSE_HAS_INCLUDE, include_allowed, &a,
+                             err, errlen);
 }
 
 int avo_cuda_arch_cc(const char *arch)

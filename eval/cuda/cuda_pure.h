@@ -101,14 +101,6 @@ int avo_cuda_pack_args(const avo_cuda_arg *args, size_t nargs, const avo_cubin_k
 int avo_cuda_check_includes(const char *source, const char *what, const char *const *allowed,
                             size_t nallowed, int *ret_used, char *err, size_t errlen);
 
-/*
- * Body of the hidden `avo nvrtc-compile` command: the CUDA backend's compile
- * child as a fresh process (used once a worker holds a CUDA context, which a
- * forked child must not inherit).  Reads one message on in_fd, writes one on
- * out_fd, exits.
- */
-int avo_cuda_compile_main(int in_fd, int out_fd);
-
 /* Compute capability from "sm_90a" / "sm_80" / "compute_90": 90, 80; -1 if malformed. */
 int avo_cuda_arch_cc(const char *arch);
 

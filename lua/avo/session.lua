@@ -51,10 +51,9 @@ function S.host_description()
   return ("%s, %d cores, %s"):format(core.hostname(), core.cores(), model or "unknown cpu")
 end
 
+-- The engine's CPU cache folder: the one folder rule is C's (eval/cache.h).
 function S.cache_dir()
-  local base = os.getenv("AVO_CACHE") or ((os.getenv("XDG_CACHE_HOME") or
-    ((os.getenv("HOME") or "/tmp") .. "/.cache")) .. "/avo")
-  return base .. "/cpu"
+  return core.cache_dir("cpu")
 end
 
 -- 0.000273 -> "273us"

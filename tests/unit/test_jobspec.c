@@ -230,6 +230,7 @@ static void test_defaults(void)
     avo_jobspec spec;
     char err[AVO_ERRLEN] = "";
     setenv("XDG_CACHE_HOME", "/tmp/avo-xdg", 1);
+    unsetenv("AVO_CACHE"); /* the test suite's own; it comes first in the folder rule */
     CHECK_INT(parse(job, &cuda_like, &spec, err, sizeof err), 0);
     CHECK_INT(spec.nknobs, 0);
     CHECK(spec.max_seconds == 3.0 && spec.min_sample_s == 0.0002);
@@ -238,6 +239,13 @@ static void test_defaults(void)
     CHECK(spec.check_rate == 0.25);
     CHECK_INT(spec.min_checks, 3);
     CHECK_STR(spec.cache_dir, "/tmp/avo-xdg/avo/cuda");
+    avo_jobspec_free(&spec);
+    /* $AVO_CACHE, the engine's and a worker node's override, comes first. */
+    setenv("AVO_CACHE", "/tmp/avo-root", 1);
+    job = json_pack("{s:[{s:s, s:s, s:s}], s:[{s:s, s:{s:i}}]}", "args", "name", "x", "kind", "out",
+                    "type", "f64", "configs", "name", "c", "lengths", "x", 3);
+    CHECK_INT(parse(job, &cuda_like, &spec, err, sizeof err), 0);
+    CHECK_STR(spec.cache_dir, "/tmp/avo-root/cuda");
     avo_jobspec_free(&spec);
 }
 
