@@ -43,7 +43,6 @@
 --   topology           "ring" or "all" (default "ring")
 
 local avo = require "avo"
-local core = require "avo.core"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local ga_core = require "strategies.lib.ga_core"
@@ -98,7 +97,7 @@ function M.sources(i, n, topology)
   return list
 end
 
-local function array() return setmetatable({}, core.json_array_mt) end
+local function array() return avo.json.array() end
 
 -- Moves records between `populations` (an array of arrays of records) by
 -- cfg.migrants, cfg.topology and cfg.population, as the header says.

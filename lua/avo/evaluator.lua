@@ -74,14 +74,7 @@ local function check_tolerance(ev, field, t, optional)
   check_number(ev, field .. ".rtol", t.rtol, 0, false, optional)
 end
 
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local text, rerr = f:read("a") -- a directory opens, then fails here
-  f:close()
-  if not text then return nil, ("%s: %s"):format(path, rerr or "cannot be read") end
-  return text
-end
+local read_file = paths.read_file
 
 -- Resolve a file named in the evaluator: repository root first, then the
 -- evaluator's own folder, then as given.
