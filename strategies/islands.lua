@@ -214,8 +214,8 @@ function M.run(opts)
   end
 
   -- Generation 0: one seed for all, param_tweak children per island.
-  local seed = avo.evaluate_all(ev, { ga_core.seed_candidate(islands[1].state) })[1]
-  if seed.status == "skipped" then return nil end
+  local seed = records.evaluate_seed(ev)
+  if not seed then return nil end
   for _, island in ipairs(islands) do island.population = ga_core.keep(island.state, { seed }) end
   if not avo.exhausted() then
     local children = {}

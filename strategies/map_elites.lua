@@ -378,9 +378,7 @@ function M.run(opts)
   state.cells = 1
   for _, n in ipairs(state.bins) do state.cells = state.cells * n end
 
-  local seed_candidate = ev:seed()
-  seed_candidate.generation = seed_candidate.generation or 0
-  local seed = evaluate(state, { seed_candidate })[1]
+  local seed = records.evaluate_seed(ev, function(list) return evaluate(state, list) end)
   if seed == nil then return nil end -- budget spent before the seed
   if not avo.exhausted() then
     evaluate(state, random_samples(state, seed, cfg.initial))

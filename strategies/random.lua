@@ -79,10 +79,8 @@ function M.run(opts)
   if not cfg then error(err, 2) end
 
   local ev = avo.evaluator(cfg.evaluator)
-  local seed_candidate = ev:seed()
-  seed_candidate.generation = seed_candidate.generation or 0
-  local seed = avo.evaluate(ev, seed_candidate)
-  if seed.status == "skipped" then return nil end
+  local seed = records.evaluate_seed(ev)
+  if not seed then return nil end
 
   local domain = avo.knobs(seed.source)
   local state = {

@@ -2,7 +2,28 @@
 --
 --   local records = require "strategies.lib.records"
 
+local avo = require "avo"
+
 local M = {}
+
+-- The evaluator's seed kernel as a generation-0 candidate.
+function M.seed_candidate(ev)
+  local seed_candidate = ev:seed()
+  seed_candidate.generation = seed_candidate.generation or 0
+  return seed_candidate
+end
+
+-- Evaluate `ev`'s seed kernel, the first thing a strategy does: its record,
+-- or nil when the budget was spent before it.  `evaluate(candidates)`
+-- (optional; default avo.evaluate_all with `ev`) is a strategy's own, for
+-- one that files every record it gets.
+function M.evaluate_seed(ev, evaluate)
+  local list = { M.seed_candidate(ev) }
+  local seed
+  if evaluate then seed = evaluate(list)[1] else seed = avo.evaluate_all(ev, list)[1] end
+  if seed == nil or seed.status == "skipped" then return nil end
+  return seed
+end
 
 -- Higher score first, ties to the lower id, so that selection never depends
 -- on table order.
