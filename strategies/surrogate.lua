@@ -532,11 +532,7 @@ local function propose(state, round)
 end
 
 function M.run(opts)
-  local cfg, err = read_options(opts)
-  if not cfg then error(err, 2) end
-  local ev = avo.evaluator(cfg.evaluator)
-
-  local seed = records.evaluate_seed(ev)
+  local cfg, ev, seed = records.start(read_options, opts)
   if not seed then return nil end
   local domain = avo.knobs(seed.source)
   local state = {

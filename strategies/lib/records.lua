@@ -25,6 +25,17 @@ function M.evaluate_seed(ev, evaluate)
   return seed
 end
 
+-- The opening of a strategy's run(opts) that searches from the seed: its
+-- options (`read_options(opts)` -> cfg, or nil and a message, raised as the
+-- caller's usage error), its evaluator and the seed's record (M.evaluate_seed;
+-- nil when the budget was spent before it).  Returns cfg, ev, seed.
+function M.start(read_options, opts)
+  local cfg, err = read_options(opts)
+  if not cfg then error(err, 3) end -- blames run's caller, as run's own error(err, 2)
+  local ev = avo.evaluator(cfg.evaluator)
+  return cfg, ev, M.evaluate_seed(ev)
+end
+
 -- Higher score first, ties to the lower id, so that selection never depends
 -- on table order.
 function M.better(a, b)
