@@ -702,7 +702,9 @@ end
 -- (lua/avo/inprocess.lua).  `trial` counts earlier measurements of the same
 -- candidate; only the in-process backend uses it (its test_score).
 local JOB_OF = {
-  cpu = function(ev, cand, seed, cache_dir) return ev:job_base(cand, seed, cache_dir, TIMING_DEFAULTS) end,
+  cpu = function(ev, cand, seed, cache_dir)
+    return ev:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
+  end,
   cuda = function(ev, cand, seed, cache_dir) return ev:cuda_job(cand, seed, cache_dir) end,
   [inprocess.backend] = function(ev, cand, _, _, trial) return inprocess.job(ev, cand, trial) end,
 }

@@ -187,13 +187,11 @@ end
 
 ------------------------------------------------------------ evaluation
 
-
 -- Whole-run budget check: evaluations, time, interruption, LLM spend.
 function avo.exhausted()
   local r = need_run("exhausted")
   return pipeline.exhausted(r) or llm.exhausted()
 end
-
 
 -- How the bests are re-timed when the run ends (avo.retime): {top = K,
 -- rounds = N}; top 0 turns it off.  A strategy calls it to change the
@@ -282,7 +280,6 @@ local function check_attempt(a)
   end
 end
 
-
 --[[
 avo.evaluate(ev, cand [, opts]) -> record
   opts.attempt  = {lineage =, step =, outcome =, reason =, candidate_id =}:
@@ -318,7 +315,6 @@ function avo.evaluate(ev, cand, opts)
   return pipeline.attempt(r, ev, cand, info)
 end
 
-
 -- Compile `cand` only (job mode compile_only; the in-process backend's
 -- test_compile): {status, reason, log, compile = resources (CUDA)}.  Not an
 -- evaluation: nothing is archived and the budget is not charged.
@@ -330,7 +326,6 @@ function avo.compile(ev, cand)
   check_candidate(cand)
   return pipeline.compile(r, ev, cand)
 end
-
 
 avo.attempts = {}
 

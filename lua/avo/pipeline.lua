@@ -45,6 +45,8 @@ local function stopped(r, count)
   return why ~= nil and why ~= false
 end
 
+-- Whether no further evaluation may start: stopped (above), every worker
+-- gone, or the evaluation budget spent.
 function P.exhausted(r, count)
   if stopped(r, count) then return true end
   if r.pool and r.pool.gone and r.pool:gone() then return true end
@@ -316,7 +318,7 @@ end
 
 ------------------------------------------------- the opening, written once
 
--- Steps 1 of every evaluation (the header): nil when the budget is spent
+-- Step 1 of every evaluation (the header above): nil when the budget is spent
 -- (nothing noted, counted or drawn), else the input seed of this one.
 local function open_evaluation(r, ev)
   if P.exhausted(r) then return nil end

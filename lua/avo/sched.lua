@@ -1,4 +1,6 @@
--- avo.sched — the coroutine scheduler on top of the worker pool.
+-- avo.sched — the coroutine scheduler on top of the job executors: the
+-- worker pool, and the in-process backend (lua/avo/inprocess.lua) for the
+-- engine's own tests.
 --
 -- Every piece of script code runs in a task (a coroutine).  A task that needs
 -- an evaluation submits a job and awaits its ticket; the task yields, and the
