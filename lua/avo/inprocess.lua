@@ -15,6 +15,8 @@
 --   executor.measures_time false: nothing to re-time (retime, rebench)
 -- The pool is userdata: its missing fields read as nil, "the default".
 
+local core = require "avo.core"
+
 local M = {
   backend = "test",     -- the evaluators' backend name whose jobs run here
   fallible = false,     -- deterministic, inside the engine: no infrastructure to fail
@@ -37,7 +39,9 @@ local function compile_error(ev, cand)
   return msg
 end
 
--- The worker result of `job` (M.job; job.compile_only: compile only):
+-- The worker result of `job` (M.job; job.compile_only: compile only).  An
+-- empty list of configs is marked a JSON array, as the archive requires
+-- (a compile error or a failing test_score could not be recorded before).
 -- test_score(cand, config, trial) returns a rate, or a table {gflops =,
 -- spread =, correct =, reason =} to stand in for noise and wrong answers.
 function M.result(job)
@@ -45,14 +49,15 @@ function M.result(job)
   local cerr = compile_error(ev, cand)
   if cerr then
     return { status = "compile_error", reason = "compile error: " .. cerr:match("[^\n]*"),
-             log = cerr, configs = {} }
+             log = cerr, configs = setmetatable({}, core.json_array_mt) }
   end
   if job.compile_only then return { status = "ok", configs = {}, log = "" } end
   local configs = {}
   for i, c in ipairs(ev.configs) do
     local ok, v = pcall(ev.test_score, cand, c, job.trial or 0)
     if not ok then
-      return { status = "error", reason = "test_score: " .. tostring(v), configs = {} }
+      return { status = "error", reason = "test_score: " .. tostring(v),
+               configs = setmetatable({}, core.json_array_mt) }
     end
     if type(v) == "table" then
       local rate = v.gflops or 0
