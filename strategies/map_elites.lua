@@ -147,13 +147,8 @@ end
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(opts)
-  local ok, err = options.check_common("map_elites", opts)
+  local ok, err = options.check_common("map_elites", opts, KNOWN_OPTIONS)
   if not ok then return nil, err end
-  for name in pairs(opts) do
-    if not KNOWN_OPTIONS[name] then
-      return nil, ("map_elites: unknown option '%s'"):format(tostring(name))
-    end
-  end
   local cfg = {
     evaluator = opts.evaluator,
     initial = opts.initial or 16,

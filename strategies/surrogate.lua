@@ -86,13 +86,8 @@ local function bad(name, expected, got) return options.bad(WHO, name, expected, 
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(opts)
-  local ok, err = options.check_common(WHO, opts)
+  local ok, err = options.check_common(WHO, opts, KNOWN_OPTIONS)
   if not ok then return nil, err end
-  for name in pairs(opts) do
-    if not KNOWN_OPTIONS[name] then
-      return nil, ("%s: unknown option '%s'"):format(WHO, tostring(name))
-    end
-  end
   local cfg = {
     evaluator = opts.evaluator,
     initial = opts.initial or 10,
