@@ -68,6 +68,7 @@
 --   lineage          lineage name when used outside strategies/avo (default "ga")
 
 local avo = require "avo"
+-- avo.core for its content hash only (the attempts' identity); JSON is avo.json.
 local core = require "avo.core"
 local patch = require "avo.patch"
 local llm = require "operators.lib.llm"
@@ -83,7 +84,7 @@ M.DEFAULTS = {
   context_tokens = 60000, retime_rounds = 3,
 }
 
-local function array(t) return setmetatable(t or {}, core.json_array_mt) end
+local array = avo.json.array
 
 ------------------------------------------------------------------ options
 
@@ -664,7 +665,7 @@ local function transcript(messages, limit)
     if m.role == "tool" then text = "[tool result] " .. excerpt(text, limit and 800 or 1500) end
     if limit and m.role ~= "tool" then text = excerpt(text, math.max(400, limit // 3)) end
     for _, tc in ipairs(m.tool_calls or {}) do
-      text = text .. ("\n[call %s %s]"):format(tc.name, excerpt(core.json_encode(tc.arguments or {}), 600))
+      text = text .. ("\n[call %s %s]"):format(tc.name, excerpt(avo.json.encode(tc.arguments or {}), 600))
     end
     out[#out + 1] = ("%s: %s"):format(m.role, text)
   end

@@ -45,7 +45,6 @@
 --                      archive), and directories to index into it first
 
 local avo = require "avo"
-local core = require "avo.core"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local CHAT_KEYS = require("operators.lib.llm").CHAT_KEYS
@@ -174,7 +173,7 @@ local function supervise(state, lineage, trigger)
   local resp, err = avo.llm.chat(chat)
   local directions = resp and M.parse_directions(resp.content, sup.directions) or {}
   avo.event("supervisor", { lineage = lineage.name, step = lineage.step, trigger = trigger,
-    directions = setmetatable(directions, core.json_array_mt), call_id = resp and resp.call_id,
+    directions = avo.json.array(directions), call_id = resp and resp.call_id,
     error = not resp and err or nil })
   avo.log("avo: supervisor on lineage %s (step %d, %s): %s", lineage.name, lineage.step, trigger,
     resp and (#directions .. " directions") or ("call failed: " .. tostring(err)))

@@ -43,7 +43,6 @@
 --   topology           "ring" or "all" (default "ring")
 
 local avo = require "avo"
-local core = require "avo.core"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local ga_core = require "strategies.lib.ga_core"
@@ -98,7 +97,7 @@ function M.sources(i, n, topology)
   return list
 end
 
-local function array() return setmetatable({}, core.json_array_mt) end
+local function array() return avo.json.array() end
 
 -- Moves records between `populations` (an array of arrays of records) by
 -- cfg.migrants, cfg.topology and cfg.population, as the header says.
@@ -215,8 +214,8 @@ function M.run(opts)
   end
 
   -- Generation 0: one seed for all, param_tweak children per island.
-  local seed = avo.evaluate_all(ev, { ga_core.seed_candidate(islands[1].state) })[1]
-  if seed.status == "skipped" then return nil end
+  local seed = records.evaluate_seed(ev)
+  if not seed then return nil end
   for _, island in ipairs(islands) do island.population = ga_core.keep(island.state, { seed }) end
   if not avo.exhausted() then
     local children = {}

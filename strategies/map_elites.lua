@@ -147,13 +147,8 @@ end
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(opts)
-  local ok, err = options.check_common("map_elites", opts)
+  local ok, err = options.check_common("map_elites", opts, KNOWN_OPTIONS)
   if not ok then return nil, err end
-  for name in pairs(opts) do
-    if not KNOWN_OPTIONS[name] then
-      return nil, ("map_elites: unknown option '%s'"):format(tostring(name))
-    end
-  end
   local cfg = {
     evaluator = opts.evaluator,
     initial = opts.initial or 16,
@@ -378,9 +373,7 @@ function M.run(opts)
   state.cells = 1
   for _, n in ipairs(state.bins) do state.cells = state.cells * n end
 
-  local seed_candidate = ev:seed()
-  seed_candidate.generation = seed_candidate.generation or 0
-  local seed = evaluate(state, { seed_candidate })[1]
+  local seed = records.evaluate_seed(ev, function(list) return evaluate(state, list) end)
   if seed == nil then return nil end -- budget spent before the seed
   if not avo.exhausted() then
     evaluate(state, random_samples(state, seed, cfg.initial))

@@ -75,14 +75,8 @@ local function make_batch(state, index, n)
 end
 
 function M.run(opts)
-  local cfg, err = read_options(opts)
-  if not cfg then error(err, 2) end
-
-  local ev = avo.evaluator(cfg.evaluator)
-  local seed_candidate = ev:seed()
-  seed_candidate.generation = seed_candidate.generation or 0
-  local seed = avo.evaluate(ev, seed_candidate)
-  if seed.status == "skipped" then return nil end
+  local cfg, ev, seed = records.start(read_options, opts)
+  if not seed then return nil end
 
   local domain = avo.knobs(seed.source)
   local state = {

@@ -86,13 +86,8 @@ local function bad(name, expected, got) return options.bad(WHO, name, expected, 
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(opts)
-  local ok, err = options.check_common(WHO, opts)
+  local ok, err = options.check_common(WHO, opts, KNOWN_OPTIONS)
   if not ok then return nil, err end
-  for name in pairs(opts) do
-    if not KNOWN_OPTIONS[name] then
-      return nil, ("%s: unknown option '%s'"):format(WHO, tostring(name))
-    end
-  end
   local cfg = {
     evaluator = opts.evaluator,
     initial = opts.initial or 10,
@@ -532,14 +527,8 @@ local function propose(state, round)
 end
 
 function M.run(opts)
-  local cfg, err = read_options(opts)
-  if not cfg then error(err, 2) end
-  local ev = avo.evaluator(cfg.evaluator)
-
-  local seed_candidate = ev:seed()
-  seed_candidate.generation = seed_candidate.generation or 0
-  local seed = avo.evaluate(ev, seed_candidate)
-  if seed.status == "skipped" then return nil end
+  local cfg, ev, seed = records.start(read_options, opts)
+  if not seed then return nil end
   local domain = avo.knobs(seed.source)
   local state = {
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),

@@ -34,14 +34,10 @@ function M.run(opts)
   end
   local db = opts.db or "avo.db"
   local seed = opts.seed or 1
-  local jobs, devices = workers.jobs, workers.devices
+  local jobs = workers.jobs
   -- With --slurm every worker is a Slurm task; --jobs counts them.
-  local archive, pool = S.open_engine({ jobs = opts.slurm and 0 or jobs }, db)
-  if not archive then
-    S.eprintf("avo: %s\n", pool)
-    return 1
-  end
-  if devices then pool:set_devices(devices) end
+  local archive, pool = S.open_workers(workers, opts.slurm, db)
+  if not archive then return 1 end
   local config = {
     jobs = jobs, max_evals = opts.max_evals, max_time = opts.max_time, db = db,
     args = opts.args or {}, max_usd = opts.max_usd, max_tokens = opts.max_tokens,
@@ -62,28 +58,13 @@ function M.run(opts)
     return 1
   end
   S.eprintf("avo: run %d of %s into %s (seed %d, %d jobs)\n", run_id, script, db, seed, jobs)
-  local scale, serr = scaleout.start(pool, { listen = opts.listen, slurm = opts.slurm, jobs = jobs,
-    db = db }, run_id, function(line) S.eprintf("%s\n", line) end)
-  if serr then
-    S.eprintf("avo: %s\n", serr)
-    archive:run_end(run_id, "failed")
-    pool:close()
-    archive:close()
-    return 1
-  end
-  local ok, result, run = S.execute{
-    scaleout = scale,
+  return S.run_to_end({
     archive = archive, pool = pool, run_id = run_id, seed = seed, db = db, chunk = chunk,
     script = script,
     args = opts.args, max_evals = opts.max_evals, max_time = opts.max_time,
     max_usd = opts.max_usd, max_tokens = opts.max_tokens, llm_replay = opts.llm_replay,
     retime = opts.retime, retime_rounds = opts.retime_rounds,
-  }
-  local code = S.finish(archive, run_id, ok, result, run, db, pool:gone())
-  pool:close()
-  scaleout.stop(scale)
-  archive:close()
-  return code
+  }, { listen = opts.listen, slurm = opts.slurm, jobs = jobs, db = db })
 end
 
 -- The recorded answers of run `run_id`: candidates by key, evaluator
@@ -262,18 +243,11 @@ function M.eval(opts)
   end
   if opts.compile_only then return eval_compile_only(opts, ev, source, values) end
 
-  local archive, pool = S.open_engine({ jobs = 1 }, ":memory:")
-  if not archive then
-    S.eprintf("avo eval: %s\n", pool)
-    return 1
-  end
+  local archive, pool = S.open_engine({ jobs = 1, who = "avo eval" }, ":memory:")
+  if not archive then return 1 end
   local run_id = assert(archive:run_begin{ script_path = opts.kernel, seed = opts.seed or 1,
     config = { command = "eval" }, engine_version = core.version })
-  local run = avo._begin{
-    archive = archive, pool = pool, run_id = run_id, seed = opts.seed or 1,
-    started = core.monotonic(), cache_dir = S.cache_dir(),
-  }
-  sched.init(pool)
+  local run = S.begin_run{ archive = archive, pool = pool, run_id = run_id, seed = opts.seed or 1 }
   local ok, rec = pcall(sched.run, function()
     local rec = avo.evaluate(ev, { source = source, knobs = values, operator = "manual",
       note = "avo eval " .. opts.kernel })

@@ -5,6 +5,7 @@
 local core = require "avo.core"
 local knobs = require "avo.knobs"
 local paths = require "avo.paths"
+local inprocess = require "avo.inprocess"
 
 local M = {}
 local Evaluator = {}
@@ -73,14 +74,7 @@ local function check_tolerance(ev, field, t, optional)
   check_number(ev, field .. ".rtol", t.rtol, 0, false, optional)
 end
 
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local text, rerr = f:read("a") -- a directory opens, then fails here
-  f:close()
-  if not text then return nil, ("%s: %s"):format(path, rerr or "cannot be read") end
-  return text
-end
+local read_file = paths.read_file
 
 -- Resolve a file named in the evaluator: repository root first, then the
 -- evaluator's own folder, then as given.
@@ -476,10 +470,11 @@ local function validate(ev)
   if not ok then field_error(ev, "kernel", ("has a bad knob declaration: %s"):format(parsed)) end
   ev.knobs = parsed
 
-  if ev.backend == "test" then
+  -- Which fields an evaluator needs depends on its backend.  The
+  -- deterministic in-process one (lua/avo/inprocess.lua, the engine's own
+  -- tests): test_score(candidate, config) stands in for compiling and timing.
+  if ev.backend == inprocess.backend then
     validate_baselines(ev)
-    -- The deterministic in-process backend: test_score(candidate, config)
-    -- stands in for compiling and timing (used by the engine's own tests).
     check_type(ev, "test_score", ev.test_score, "function")
     check_type(ev, "test_compile", ev.test_compile, "function", true)
     ev.resolved = {}
@@ -702,10 +697,20 @@ function Evaluator:deadline()
   return timeout + (self.compile_timeout or 120) + 10 -- run + compile allowance + margin
 end
 
--- The self-contained job for one candidate (docs/protocol.md).
-function Evaluator:job(cand, seed, cache_dir)
-  if self.backend == "cuda" then return self:cuda_job(cand, seed, cache_dir) end
-  return self:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
+-- The job for one candidate, by the evaluator's backend: a self-contained
+-- message for a worker (docs/protocol.md), or the in-process backend's job
+-- (lua/avo/inprocess.lua).  `trial` counts earlier measurements of the same
+-- candidate; only the in-process backend uses it (its test_score).
+local JOB_OF = {
+  cpu = function(ev, cand, seed, cache_dir)
+    return ev:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
+  end,
+  cuda = function(ev, cand, seed, cache_dir) return ev:cuda_job(cand, seed, cache_dir) end,
+  [inprocess.backend] = function(ev, cand, _, _, trial) return inprocess.job(ev, cand, trial) end,
+}
+
+function Evaluator:job(cand, seed, cache_dir, trial)
+  return JOB_OF[self.backend](self, cand, seed, cache_dir, trial)
 end
 
 local function nonempty(list) return #list > 0 and list or nil end
@@ -878,43 +883,6 @@ function Evaluator:baseline_verdict(result)
     if not (score > 0) then score = nil end
   end
   return status, reason, score
-end
-
--- Compile status of the test backend: `test_compile(cand)` (optional)
--- returns nil when the candidate "compiles", else the compiler message.
-local function test_compile_error(ev, cand)
-  if not ev.test_compile then return nil end
-  local ok, msg = pcall(ev.test_compile, cand)
-  if not ok then return "test_compile: " .. tostring(msg) end
-  return msg
-end
-
--- Run the in-process test backend.  `trial` counts earlier measurements of
--- the same candidate (re-timing); test_score(cand, config, trial) returns a
--- rate, or a table {gflops =, spread =, correct =, reason =} to stand in
--- for noise and wrong answers.  With compile_only, only test_compile runs.
-function Evaluator:test_result(cand, trial, compile_only)
-  local cerr = test_compile_error(self, cand)
-  if cerr then
-    return { status = "compile_error", reason = "compile error: " .. cerr:match("[^\n]*"),
-             log = cerr, configs = {} }
-  end
-  if compile_only then return { status = "ok", configs = {}, log = "" } end
-  local configs = {}
-  for i, c in ipairs(self.configs) do
-    local ok, v = pcall(self.test_score, cand, c, trial or 0)
-    if not ok then
-      return { status = "error", reason = "test_score: " .. tostring(v), configs = {} }
-    end
-    if type(v) == "table" then
-      local rate = v.gflops or 0
-      configs[i] = { name = c.name, correct = v.correct ~= false, gflops = rate,
-                     median_s = 1 / math.max(rate, 1e-9), spread = v.spread, reason = v.reason }
-    else
-      configs[i] = { name = c.name, correct = true, gflops = v, median_s = 1 / math.max(v, 1e-9) }
-    end
-  end
-  return { status = "ok", configs = configs }
 end
 
 local function geomean(values)

@@ -299,6 +299,25 @@ function M.select(archive, id)
   return nil, ("the archive holds no experiment %d"):format(id)
 end
 
+-- What `avo experiment report` and `replay` start with: the archive at `db`
+-- opened with `open` (core.archive or core.archive_read) and the
+-- experiment `id` in it (M.select).  Returns archive, experiment, or nil
+-- after printing why.
+function M.open_selected(db, id, open)
+  local archive, err = open(db)
+  if not archive then
+    S.eprintf("avo: %s\n", err)
+    return nil
+  end
+  local exp, serr = M.select(archive, id)
+  if not exp then
+    S.eprintf("avo: %s: %s\n", db, serr)
+    archive:close()
+    return nil
+  end
+  return archive, exp
+end
+
 -- What the machine is, stored with the experiment.
 local function machine()
   local uname
@@ -571,17 +590,8 @@ end
 -- DIR/<cell>.db and say which reproduce decision for decision.
 local function replay(opts)
   local db = opts.db or "avo.db"
-  local archive, err = core.archive(db)
-  if not archive then
-    S.eprintf("avo: %s\n", err)
-    return 1
-  end
-  local exp, serr = M.select(archive, opts.experiment)
-  if not exp then
-    S.eprintf("avo: %s: %s\n", db, serr)
-    archive:close()
-    return 1
-  end
+  local archive, exp = M.open_selected(db, opts.experiment, core.archive)
+  if not archive then return 1 end
   local runs = cell_runs(archive, exp.id)
   archive:close()
   local dir = opts.out

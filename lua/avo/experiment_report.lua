@@ -646,17 +646,8 @@ end
 -- opts: db, experiment, out
 function M.main(opts)
   local db = opts.db or "avo.db"
-  local archive, err = core.archive_read(db)
-  if not archive then
-    S.eprintf("avo: %s\n", err)
-    return 1
-  end
-  local exp, serr = E.select(archive, opts.experiment)
-  if not exp then
-    S.eprintf("avo: %s: %s\n", db, serr)
-    archive:close()
-    return 1
-  end
+  local archive, exp = E.open_selected(db, opts.experiment, core.archive_read)
+  if not archive then return 1 end
   local def = grid_of(exp)
   local cells = cell_data(archive, exp)
   archive:close()

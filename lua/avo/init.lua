@@ -9,7 +9,7 @@ local knobs = require "avo.knobs"
 local evaluator = require "avo.evaluator"
 local paths = require "avo.paths"
 local llm = require "avo.llm"
-local baselines = require "avo.baselines"
+local pipeline = require "avo.pipeline"
 
 local avo = {}
 avo.version = core.version
@@ -187,40 +187,10 @@ end
 
 ------------------------------------------------------------ evaluation
 
--- Evaluation budget check, counting submissions (duplicates are free).  An
--- exhausted LLM budget does not stop evaluations: children already paid for
--- are still evaluated.
---
--- The time limit and a signal are the run's only budget checks that a
--- re-execution cannot reproduce, so the first check that finds one is
--- recorded (event "run_stop" {why, check = its number among the counted
--- checks}); a replay of that run is stopped at the same check instead of
--- by its own clock (r.stop_at).  `count` is false for checks whose number
--- depends on timing (an LLM call waiting for a slot).
-local function stopped(r, count)
-  if count ~= false then r.checks = r.checks + 1 end
-  if r.stop_at then return r.checks >= r.stop_at end
-  local why = core.interrupted() and "signal"
-    or (r.max_seconds and core.monotonic() - r.started >= r.max_seconds and "max-time")
-  if why and not r.stop_recorded and r.archive then
-    r.stop_recorded = true
-    r.archive:event(r.run_id, "run_stop", { why = why, check = r.checks,
-      submitted = r.submitted, elapsed_s = core.monotonic() - r.started })
-  end
-  return why ~= nil and why ~= false
-end
-
-local function evaluations_exhausted(r, count)
-  if stopped(r, count) then return true end
-  if r.pool and r.pool.gone and r.pool:gone() then return true end
-  if r.max_evaluations and r.submitted >= r.max_evaluations then return true end
-  return false
-end
-
 -- Whole-run budget check: evaluations, time, interruption, LLM spend.
 function avo.exhausted()
   local r = need_run("exhausted")
-  return evaluations_exhausted(r) or llm.exhausted()
+  return pipeline.exhausted(r) or llm.exhausted()
 end
 
 -- How the bests are re-timed when the run ends (avo.retime): {top = K,
@@ -278,423 +248,25 @@ local function check_candidate(c, i)
   end
 end
 
--- The record a strategy sees: the candidate plus its outcome.
-local function make_record(r, id, cand, result, score, ev)
-  local rec = {
-    id = id, run_id = r.run_id, source = cand.source, knobs = cand.knobs or {},
-    evaluator = ev and ev.name, -- its baselines are the only ones it is compared with
-    operator = cand.operator or "manual", parents = cand.parents or {},
-    note = cand.note, generation = cand.generation or 0, model = cand.model,
-    status = result.status, reason = result.reason, log = result.log,
-    score = score, configs = result.configs or {}, checks = result.checks,
-    artifacts = result.artifacts,
-    sandbox = result.sandbox, -- the mechanism that isolated it (eval/sandbox.h)
-  }
-  return rec
-end
-
--- Update the run's statistics with a finished record.
-local function account(r, rec, cand)
-  r.finished = r.finished + 1
-  -- A pruned candidate (a cascade stopped it early) did not fail.
-  if rec.status == "pruned" then
-    r.pruned = r.pruned + 1
-  elseif rec.status ~= "ok" then
-    r.failed = r.failed + 1
-  end
-  if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
-  if rec.status == "ok" then r.ok_records[#r.ok_records + 1] = rec end
-  if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
-  if r.on_record then r.on_record(rec) end
-end
-
-local cascade -- defined below submit
-
--- Record a finished evaluation: archive first, then statistics.  `score`
--- is given when the result is a recorded one (replay), else computed.
-local function on_result(r, ev, id, cand, result, score)
-  local recorded = score ~= nil
-  score = score or ev:score_of(result)
-  r.unit = r.unit or ev.unit
-  if result.status == "ok" and not ev:verified(result) then
-    result.status = "wrong"
-    result.reason = result.reason or "not every config was verified"
-  end
-  -- The latest verified candidate of each evaluator: the control that
-  -- tells a broken machine from a candidate that fails it (submit_job).
-  if result.status == "ok" and cand.source then
-    r.controls[ev.fingerprint] = { source = cand.source, knobs = cand.knobs or {} }
-  end
-  -- Evaluator feedback for later prompts; a recorded result keeps its own.
-  if not recorded then result.artifacts = ev:artifacts_of(result, cand) end
-  local ok, err = r.archive:finish(id, result, score)
-  if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
-  local rec = make_record(r, id, cand, result, score, ev)
-  account(r, rec, cand)
-  return rec
-end
-
-------------------------------------------------- infrastructure faults
-
--- A result is an infrastructure fault, not the candidate's, when the backend
--- says so (status "error": the cache cannot be written, the compiler was
--- killed from outside or its disk is full, the sandbox could not be set up,
--- the judge failed) or when the worker process died while running the job
--- (the pool's `worker_lost`: killed from outside, out of memory).  The
--- backend decides from what the trusted side observed, but a candidate may
--- still provoke one (kill its judge, fill a disk): submit_job settles that.
-local function infra_fault(result)
-  return result.status == "error" or result.worker_lost == true
-end
-
-local controls_run = 0
-
--- A control job for `ev`: its latest verified candidate of this run, with
--- a comment that makes the source new to the compile cache (so the control
--- compiles too), or nil when the run has none yet.
-local function control_job(r, ev, job)
-  local c = r.controls[ev.fingerprint]
-  if not c then return nil end
-  controls_run = controls_run + 1
-  local source = c.source .. ("\n/* avo: control evaluation %d */\n"):format(controls_run)
-  return ev:job({ source = source, knobs = c.knobs }, job.seed, job.cache_dir)
-end
-
--- The record of a candidate that failed "for the machine" on every try
--- while a control passed on the same machine right after: its own doing.
-local function charged(result, tries)
-  local out = {}
-  for k, v in pairs(result) do out[k] = v end
-  out.status = "crashed"
-  out.reason = ("failed for the machine on all %d tries while a verified candidate passed " ..
-    "right after (charged to the candidate): %s"):format(tries, tostring(result.reason or
-    (result.worker_lost and "worker lost") or "error"))
-  out.worker_lost = nil
-  return out
-end
-
--- Submit `job`; done(result) turns its result into the ticket's value.  An
--- infrastructure fault is retried up to r.infra_retries times (each try a
--- fresh judge, maybe another worker).  A job whose tries all fault is then
--- compared with a control (control_job, run as another try of the same
--- ticket): if the control passes, the machine works and the candidate is
--- charged (status "crashed", the reason says why); if it faults too, or the
--- run has no verified candidate yet, the fault is the machine's and the
--- job reaches done with result.infrastructure (left pending for resume).
--- When r.infra_limit faults in a row (over all jobs) are reached, a control
--- runs first as well: only if it fails too (or there is none) is the
--- environment broken and the run stopped (an error {avo_environment=});
--- otherwise the streak starts over, so hostile candidates, one after the
--- other or side by side, never stop a run.
-local function submit_job(r, job, deadline, done, ev)
-  local tries, probing, last = 0, nil, nil
-  local function stop(why)
-    error({ avo_environment = ("avo: the environment is broken: %d infrastructure faults " ..
-      "in a row (the last: %s); stopped.  No candidate was charged with them: fix the " ..
-      "environment and `avo resume` evaluates them again"):format(r.infra_streak, why) }, 0)
-  end
-  local function log(text) if r.on_log then r.on_log(text) end end
-  local function retry_or_settle(key, why)
-    if tries <= r.infra_retries then
-      log(("avo: infrastructure fault, not the candidate's (%s); retry %d of %d")
-        :format(why, tries, r.infra_retries))
-      return sched.retry(key, job, deadline)
-    end
-    local control = ev and control_job(r, ev, job)
-    if control then
-      probing = "charge"
-      log(("avo: the same fault on all %d tries (%s); running a verified candidate as a " ..
-        "control"):format(tries, why))
-      return sched.retry(key, control, deadline)
-    end
-    last.infrastructure = true
-    return done(last)
-  end
-  return sched.submit(job, deadline, function(result, key)
-    if probing then
-      local purpose = probing
-      probing = nil
-      local why = tostring(last.reason or last.status)
-      if result.status ~= "ok" then
-        if infra_fault(result) then r.infra_faults = r.infra_faults + 1 end
-        if purpose == "limit" then stop(why) end
-        last.infrastructure = true
-        return done(last)
-      end
-      r.infra_streak = 0 -- the machine works
-      if purpose == "charge" then
-        log(("avo: the control passed: candidate charged with its fault (%s)"):format(why))
-        return done(charged(last, tries))
-      end
-      return retry_or_settle(key, why)
-    end
-    if not infra_fault(result) then
-      r.infra_streak = 0
-      return done(result)
-    end
-    -- Every worker gone for good (remote or Slurm): not a broken machine but
-    -- the end of the run; the job stays pending for resume, no retry.
-    if r.pool and r.pool.gone and r.pool:gone() then
-      result.infrastructure = true
-      return done(result)
-    end
-    tries = tries + 1
-    last = result
-    r.infra_streak = r.infra_streak + 1
-    r.infra_faults = r.infra_faults + 1
-    local why = tostring(result.reason or result.status)
-    if r.infra_streak >= r.infra_limit then
-      local control = ev and control_job(r, ev, job)
-      if not control then stop(why) end
-      probing = "limit"
-      log(("avo: %d infrastructure faults in a row (the last: %s); running a verified " ..
-        "candidate as a control"):format(r.infra_streak, why))
-      return sched.retry(key, control, deadline)
-    end
-    return retry_or_settle(key, why)
-  end)
-end
-
--- A candidate whose evaluation hit infrastructure faults on every try: it
--- stays pending in the archive (so `avo resume` evaluates it again) and the
--- strategy sees a failed record with status "error".  It is counted as
--- pending (r.infra_unfinished), never as finished or failed, as the
--- archive counts it (`avo runs`).
-local function unfinished(r, id, cand, result, ev)
-  r.infra_unfinished = r.infra_unfinished + 1
-  result.reason = ("infrastructure fault, not the candidate's (%s); left unfinished for " ..
-    "avo resume"):format(tostring(result.reason or "worker lost"))
-  result.status = "error"
-  local rec = make_record(r, id, cand, result, 0, ev)
-  if r.on_record then r.on_record(rec) end
-  return rec
-end
-
-local function duplicate_of(rec)
-  local copy = {}
-  for k, v in pairs(rec) do copy[k] = v end
-  copy.duplicate = true
-  return copy
-end
-
--- The worker result a recorded candidate (archive object) stands for.
-local function recorded_result(old)
-  local result = {}
-  for k, v in pairs(old.result or {}) do result[k] = v end
-  result.status, result.reason, result.log = old.status, old.reason, old.log
-  result.configs = old.configs or setmetatable({}, core.json_array_mt)
-  return result
-end
-
--- A replay met a candidate the recorded run never evaluated.
-local function diverge(r, cand, why)
-  error({ avo_divergence = why or ("evaluation %d (operator %s, generation %d) is not in the " ..
-    "recorded run: the strategy made a different candidate"):format(r.submitted,
-    cand.operator or "manual", cand.generation or 0) }, 0)
-end
-
--- First use of an evaluator in a run: record what identifies it, and check
--- it against the recorded run being resumed or replayed.
--- Write an event to the run's archive.  While a resumed run re-executes
--- the part it had already done, the events it emits again are the recorded
--- ones, in the same order: those are skipped instead of written twice.
-local function emit(r, kind, data)
-  local rec = r.recorded
-  if rec and rec.mode == "resume" and rec.events then
-    local next_event = rec.events[rec.next_event]
-    if next_event and next_event.kind == kind then
-      rec.next_event = rec.next_event + 1
-      return true
-    end
-    rec.events = nil -- past the recorded part: write from now on
-  end
-  return r.archive:event(r.run_id, kind, data)
-end
-
-local function note_evaluator(r, ev)
-  if r.evaluators[ev.fingerprint] then return end
-  r.evaluators[ev.fingerprint] = true
-  if r.pool and r.pool.allow_fingerprint then r.pool:allow_fingerprint(ev.fingerprint) end
-  local rec = r.recorded
-  local before = rec and rec.evaluators[ev._origin]
-  if before and before ~= ev.fingerprint then
-    local why = ("evaluator %s (%s) changed since the recorded run (fingerprint %s -> %s)")
-      :format(ev.name, ev._origin, before:sub(1, 12), ev.fingerprint:sub(1, 12))
-    if rec.mode == "replay" then error({ avo_divergence = why }, 0) end
-    error({ avo_refusal = "avo: cannot resume: " .. why }, 0)
-  end
-  -- By name, for re-timing the bests at the end (avo.retime).
-  r.evaluator_objects = r.evaluator_objects or {}
-  r.evaluator_objects[ev.name] = r.evaluator_objects[ev.name] or ev
-  emit(r, "evaluator", { name = ev.name, origin = ev._origin, fingerprint = ev.fingerprint,
-    backend = ev.backend, unit = ev.unit })
-  -- The evaluator's baselines run beside the search (avo.baselines).
-  local tickets = baselines.start(r, ev)
-  for _, t in ipairs(tickets) do r.baseline_tickets[#r.baseline_tickets + 1] = t end
-end
-
--- Submit one candidate; returns a ticket key and whether it is a duplicate.
-local function submit(r, ev, cand)
-  local key = ev:key(cand)
-  local known = r.by_key[key]
-  if known then return known, true end
-  if evaluations_exhausted(r) then
-    return sched.complete_now({ status = "skipped", reason = "budget exhausted", score = 0,
-      source = cand.source, knobs = cand.knobs or {}, operator = cand.operator,
-      parents = cand.parents or {}, configs = {} }), false
-  end
-  note_evaluator(r, ev)
-  r.submitted = r.submitted + 1
-  -- Drawn for every evaluation, answered from a record or not, so resumed
-  -- and replayed runs stay in step with the original.
-  local seed = r.inputs:next() << 21 ~ r.inputs:next()
-  local old = r.recorded and r.recorded.by_key[key]
-  if r.recorded and r.recorded.mode == "replay" and not (old and old.status ~= "pending") then
-    diverge(r, cand)
-  end
-  -- Resuming: an infrastructure fault recorded as a verdict (status "error",
-  -- as older versions did) is evaluated again like a pending one.
-  if old and r.recorded.mode == "resume" and old.status == "error" then
-    old = setmetatable({ status = "pending" }, { __index = old })
-  end
-  -- Resuming a replay: what the replay had not finished is answered from
-  -- the run it replays (recorded.origin), never evaluated live.
-  local from_origin
-  if r.recorded and r.recorded.origin and not (old and old.status ~= "pending") then
-    from_origin = r.recorded.origin.by_key[key]
-    if not (from_origin and from_origin.status ~= "pending") then diverge(r, cand) end
-  end
-
-  local id
-  if old and r.recorded.mode == "resume" then
-    id = old.id -- the row exists; a pending one is evaluated again below
-  else
-    local err
-    id, err = r.archive:add{
-      run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
-      source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-      parents = cand.parents or {}, evaluator = ev.name,
-    }
-    if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
-  end
-
-  local ticket
-  if ev._stages and not (old and old.status ~= "pending") then
-    ticket = cascade(r, ev, id, cand, seed)
-  elseif old and old.status ~= "pending" then
-    local rec
-    if r.recorded.mode == "resume" then
-      r.unit = r.unit or ev.unit -- the status line's unit while recorded answers replay
-      rec = make_record(r, id, cand, recorded_result(old), old.score or 0, ev)
-      account(r, rec, cand)
-    else
-      rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
-    end
-    ticket = sched.complete_now(rec)
-  elseif from_origin then
-    ticket = sched.complete_now(on_result(r, ev, id, cand, recorded_result(from_origin),
-      from_origin.score or 0))
-  elseif ev.backend == "test" then
-    ticket = sched.complete_now(on_result(r, ev, id, cand, ev:test_result(cand)))
-  else
-    ticket = submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(), function(result)
-      if result.infrastructure then return unfinished(r, id, cand, result, ev) end
-      return on_result(r, ev, id, cand, result)
-    end, ev)
-  end
-  r.by_key[key] = ticket
-  return ticket, false
-end
-
--- Worker result of `view` (an evaluator or a cascade stage's view) for
--- `cand`: in-process for the test backend, else a job awaited in the task.
-local function measure(r, view, cand, seed)
-  if view.backend == "test" then return view:test_result(cand) end
-  return sched.await(sched.submit(view:job(cand, seed, r.cache_dir), view:deadline(),
-    function(result) return result end))
-end
-
--- Cascade evaluation (the evaluator's `cascade`, ev._stages): the configs
--- of each stage in turn, in a task of its own.  A candidate that fails a
--- stage stops there (its result holds the configs run so far); one whose
--- score on a stage's configs is below min_ratio x the run's best on the
--- same configs stops as "pruned".  Returns a ticket for the record.
-cascade = function(r, ev, id, cand, seed)
-  local ticket = sched.event()
-  local function run_stages()
-    local configs, final, last = {}, nil, nil
-    for i, stage in ipairs(ev._stages) do
-      local view = stage.view
-      local result = measure(r, view, cand, seed)
-      last = result
-      for _, c in ipairs(result.configs or {}) do configs[#configs + 1] = c end
-      if result.status ~= "ok" or not view:verified(result) then
-        final = result
-        final.status = result.status == "ok" and "wrong" or result.status
-        final.reason = ("cascade stage %d: %s"):format(i, result.reason or
-          "not every config was verified")
-        break
-      end
-      local best = r.best
-      if stage.min_ratio and best and best.configs and i < #ev._stages then
-        local theirs, have = {}, {}
-        for _, c in ipairs(best.configs) do have[c.name] = c end
-        for _, name in ipairs(stage.names) do theirs[#theirs + 1] = have[name] end
-        local best_score = #theirs == #stage.names and
-          view:score_of({ status = "ok", configs = theirs }) or 0
-        local mine = view:score_of(result)
-        if best_score > 0 and mine < stage.min_ratio * best_score then
-          final = result
-          final.status = "pruned"
-          final.reason = ("cascade stage %d (%s): %.4g %s, below %g x the best's %.4g (#%d)")
-            :format(i, table.concat(stage.names, ", "), mine, ev.unit or "", stage.min_ratio,
-              best_score, best.id)
-          break
-        end
-      end
-    end
-    if not final then
-      final = last
-      local order = {}
-      for i, c in ipairs(ev.configs) do order[c.name] = i end
-      table.sort(configs, function(a, b) return (order[a.name] or 0) < (order[b.name] or 0) end)
-    end
-    final.configs = setmetatable(configs, core.json_array_mt)
-    sched.resolve(ticket, on_result(r, ev, id, cand, final), true)
-  end
-  sched.spawn(function()
-    -- An error here is the awaiting task's error, not a silent hang.
-    local ok, err = xpcall(run_stages, debug.traceback)
-    if not ok then sched.fail(ticket, err) end
-  end)
-  return ticket
-end
-
 function avo.evaluate_all(ev, cands)
   local r = need_run("evaluate_all")
   if getmetatable(ev) ~= evaluator.Evaluator then
     error("avo.evaluate_all: first argument must be an evaluator (avo.evaluator(...))", 2)
   end
   if type(cands) ~= "table" then error("avo.evaluate_all: expected an array of candidates", 2) end
+  -- All submitted (each checked just before) before any is awaited.
   local tickets, dup = {}, {}
   for i, c in ipairs(cands) do
     check_candidate(c, i)
-    tickets[i], dup[i] = submit(r, ev, c)
+    tickets[i], dup[i] = pipeline.submit(r, ev, c)
   end
-  local records = {}
-  for i, t in ipairs(tickets) do
-    local rec = sched.await(t)
-    records[i] = dup[i] and duplicate_of(rec) or rec
-  end
-  return records
+  return pipeline.records(tickets, dup)
 end
 
--------------------------------------------- attempts, re-timing, compiling
+------------------------------------------------------ attempts, compiling
 
--- An attempt is a measurement that makes no candidate: an agent's trial
--- version, or a re-timing of a version already measured.  It bypasses the
--- dedupe by (source, knobs), takes a fresh input seed, counts against the
--- evaluation budget and lands in the archive's attempts table.
+-- An attempt is a measurement that makes no candidate (docs/lua-api.md;
+-- lua/avo/pipeline.lua).
 
 local ATTEMPT_KEYS = { lineage = "string", step = "number", outcome = "string",
                        reason = "string", candidate_id = "number" }
@@ -706,126 +278,6 @@ local function check_attempt(a)
       error(("avo.evaluate: attempt.%s must be a %s"):format(k, want), 4)
     end
   end
-end
-
--- The attempt row of a finished measurement; returns the record.  `score`
--- is given for a recorded measurement (replay), else computed.
-local function finish_attempt(r, ev, cand, info, result, score)
-  if result.status == "ok" and not ev:verified(result) then
-    result.status = "wrong"
-    result.reason = result.reason or "not every config was verified"
-  end
-  -- The latest verified candidate of each evaluator: the control that
-  -- tells a broken machine from a candidate that fails it (submit_job).
-  if result.status == "ok" and cand.source then
-    r.controls[ev.fingerprint] = { source = cand.source, knobs = cand.knobs or {} }
-  end
-  score = score or ev:score_of(result)
-  local outcome = info.outcome or (result.status == "ok" and "evaluated" or
-    (result.status == "compile_error" and "compile_error") or
-    (result.status == "wrong" and "incorrect") or "failed")
-  local reason = info.reason or result.reason
-  local id, err = r.archive:attempt_add(r.run_id, {
-    step = math.tointeger(info.step) or 0, lineage = info.lineage or "main",
-    source = cand.source, knobs = cand.knobs or {}, status = result.status, score = score,
-    outcome = outcome, reason = reason, candidate_id = info.candidate_id,
-    configs = result.configs or setmetatable({}, core.json_array_mt),
-  })
-  if not id then error("avo: cannot record an attempt in the archive: " .. err, 0) end
-  r.attempts = r.attempts + 1
-  return {
-    attempt_id = id, source = cand.source, knobs = cand.knobs or {}, status = result.status,
-    reason = result.reason, log = result.log, score = score, configs = result.configs or {},
-    outcome = outcome, result = result, compile = result.compile,
-  }
-end
-
--- The recorded run's next attempt, when it measured this very candidate.
--- Attempts bypass the dedupe, so they are matched by order: re-executing
--- the same script with the same answers makes the same attempts in the
--- same order.
-local function recorded_attempt(r, cand)
-  local rec = r.recorded
-  local row = rec and rec.attempts and rec.attempts[rec.next_attempt]
-  local from_origin = false
-  if not row and rec and rec.origin then -- resuming a replay: past what it wrote
-    row, from_origin = rec.origin.attempts[rec.next_attempt], true
-  end
-  if not row or row.source_hash ~= core.hash(cand.source)
-      or core.json_encode(row.knobs or {}) ~= core.json_encode(cand.knobs or {}) then
-    return nil
-  end
-  rec.next_attempt = rec.next_attempt + 1
-  return row, from_origin
-end
-
-local function measure(r, ev, cand, info)
-  local key = ev:key(cand)
-  if evaluations_exhausted(r) then
-    return { status = "skipped", reason = "budget exhausted", score = 0, configs = {},
-             source = cand.source, knobs = cand.knobs or {} }
-  end
-  note_evaluator(r, ev)
-  r.submitted = r.submitted + 1
-  local seed = r.inputs:next() << 21 ~ r.inputs:next()
-  local trial = r.trials[key] or 0
-  r.trials[key] = trial + 1
-  local old, from_origin = recorded_attempt(r, cand)
-  if old and old.status ~= "pending" then
-    -- A verified attempt's reason column holds what the agent later said
-    -- about it (commit message, rejection), not what the measurement said.
-    local reason = old.status ~= "ok" and old.reason or nil
-    local result = { status = old.status, reason = reason,
-                     configs = old.configs or setmetatable({}, core.json_array_mt) }
-    if r.recorded.mode == "replay" or from_origin then
-      return finish_attempt(r, ev, cand, info, result, old.score or 0)
-    end
-    -- Resuming: the row is already in the archive; answer from it.
-    r.attempts = r.attempts + 1
-    return {
-      attempt_id = old.id, source = cand.source, knobs = cand.knobs or {}, status = old.status,
-      reason = reason, score = old.score or 0, configs = result.configs,
-      outcome = old.outcome, result = result,
-    }
-  elseif r.recorded and (r.recorded.mode == "replay" or r.recorded.origin) then
-    diverge(r, cand, ("attempt %d (%s) is not in the recorded run"):format(
-      r.recorded.next_attempt, cand.operator or "agent"))
-  end
-  if ev.backend == "test" then
-    return finish_attempt(r, ev, cand, info, ev:test_result(cand, trial))
-  end
-  return sched.await(submit_job(r, ev:job(cand, seed, r.cache_dir), ev:deadline(),
-    function(result) return finish_attempt(r, ev, cand, info, result) end, ev))
-end
-
--- A candidate from an earlier measurement (an attempt's record), recorded
--- without running it again; a (source, knobs) already evaluated answers as
--- a duplicate.
-local function adopt(r, ev, cand, measured)
-  local key = ev:key(cand)
-  local known = r.by_key[key]
-  if known then return duplicate_of(sched.await(known)) end
-  local old = r.recorded and r.recorded.mode == "resume" and r.recorded.by_key[key]
-  if old and old.status ~= "pending" then
-    -- Committed before the run was killed: the row exists.
-    local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0, ev)
-    account(r, rec, cand)
-    r.by_key[key] = sched.complete_now(rec)
-    return rec
-  end
-  local id, err = r.archive:add{
-    run_id = r.run_id, generation = cand.generation or 0, operator = cand.operator or "manual",
-    source = cand.source, knobs = cand.knobs or {}, note = cand.note, key = key,
-    parents = cand.parents or {}, evaluator = ev.name,
-  }
-  if not id then error("avo: cannot record candidate in the archive: " .. err, 0) end
-  local result = {}
-  for k, v in pairs(measured.result or {}) do result[k] = v end
-  result.status, result.reason = measured.status, measured.reason
-  result.configs = measured.configs
-  local rec = on_result(r, ev, id, cand, result, measured.score)
-  r.by_key[key] = sched.complete_now(rec)
-  return rec
 end
 
 --[[
@@ -849,7 +301,7 @@ function avo.evaluate(ev, cand, opts)
     if type(opts.measured) ~= "table" or type(opts.measured.status) ~= "string" then
       error("avo.evaluate: 'measured' must be a record returned by an attempt", 2)
     end
-    return adopt(r, ev, cand, opts.measured)
+    return pipeline.adopt(r, ev, cand, opts.measured)
   end
   if opts.attempt == nil and not opts.retime then return avo.evaluate_all(ev, { cand })[1] end
   local info = opts.attempt or {}
@@ -860,10 +312,10 @@ function avo.evaluate(ev, cand, opts)
     copy.outcome = copy.outcome or "retime"
     info = copy
   end
-  return measure(r, ev, cand, info)
+  return pipeline.attempt(r, ev, cand, info)
 end
 
--- Compile `cand` only (job mode compile_only; the test backend's
+-- Compile `cand` only (job mode compile_only; the in-process backend's
 -- test_compile): {status, reason, log, compile = resources (CUDA)}.  Not an
 -- evaluation: nothing is archived and the budget is not charged.
 function avo.compile(ev, cand)
@@ -872,10 +324,7 @@ function avo.compile(ev, cand)
     error("avo.compile: first argument must be an evaluator (avo.evaluator(...))", 2)
   end
   check_candidate(cand)
-  if ev.backend == "test" then return ev:test_result(cand, 0, true) end
-  local job = ev:job(cand, 1, r.cache_dir)
-  job.compile_only = true
-  return sched.await(sched.submit(job, ev:deadline(), function(result) return result end))
+  return pipeline.compile(r, ev, cand)
 end
 
 avo.attempts = {}
@@ -911,7 +360,7 @@ function avo.log(fmt, ...)
   local msg = select("#", ...) > 0 and fmt:format(...) or tostring(fmt)
   if run then
     if run.on_log then run.on_log(msg) end
-    emit(run, "log", { message = msg })
+    pipeline.emit(run, "log", { message = msg })
   else
     io.stderr:write(msg, "\n")
   end
@@ -921,7 +370,7 @@ end
 function avo.event(kind, data)
   local r = need_run("event")
   if type(kind) ~= "string" or kind == "" then error("avo.event: kind must be a string", 2) end
-  local ok, err = emit(r, kind, data)
+  local ok, err = pipeline.emit(r, kind, data)
   if not ok then error("avo.event: " .. tostring(err), 2) end
   return true
 end
@@ -951,7 +400,7 @@ function avo.outcome(op, child, why)
   counts[outcome] = counts[outcome] + 1
   local uses_llm = type(op) == "table" and op.llm
   if uses_llm or not child then
-    emit(r, "operator_outcome", { operator = name, outcome = outcome,
+    pipeline.emit(r, "operator_outcome", { operator = name, outcome = outcome,
                                   reason = not child and tostring(why or "no reason") or nil })
   end
   if uses_llm and not child then
@@ -978,7 +427,7 @@ function avo.progress(info)
   local r = need_run("progress")
   if type(info) ~= "table" then error("avo.progress: expected a table", 2) end
   r.generation = info.generation or r.generation
-  emit(r, "generation", {
+  pipeline.emit(r, "generation", {
     generation = r.generation, finished = r.finished, failed = r.failed,
     best = r.best and r.best.id, best_score = r.best and r.best.score,
   })
@@ -1041,35 +490,9 @@ end
 
 ----------------------------------------------------- engine entry points
 
--- A non-negative integer setting from the environment (default when
--- unset); anything else is an error naming the variable.
-function avo._setting(name, default, min)
-  local text = os.getenv(name)
-  if text == nil or text == "" then return default end
-  local v = math.tointeger(tonumber(text))
-  if not v or v < min then
-    error(("avo: %s='%s' must be an integer >= %d"):format(name, text, min), 0)
-  end
-  return v
-end
-
 -- Install the run state (called by avo.cli).
 function avo._begin(state)
-  run = state
-  run.streams, run.by_key, run.evaluators = {}, {}, {}
-  run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
-  run.inputs = core.rng(run.seed, "inputs")
-  run.ok_records = {}
-  run.baseline_rows, run.baseline_tickets = {}, {}
-  run.attempts, run.trials = 0, {}
-  run.outcomes, run.outcome_order = {}, {}
-  run.infra_streak, run.infra_faults, run.infra_unfinished = 0, 0, 0
-  run.controls = {}
-  run.infra_retries = run.infra_retries or avo._setting("AVO_INFRA_RETRIES", 2, 0)
-  run.infra_limit = run.infra_limit or avo._setting("AVO_INFRA_LIMIT", 5, 1)
-  run.checks = 0
-  run.stop_at = run.recorded and run.recorded.mode == "replay" and run.recorded.stop
-    and math.tointeger(run.recorded.stop.check) or nil
+  run = pipeline.begin(state)
   llm._begin(run, { exhausted = avo.exhausted, log = avo.log, stop_reason = function()
                       if core.interrupted() then return "a signal" end
                       if run.stop_at and run.checks >= run.stop_at then return "the recorded stop" end
@@ -1082,9 +505,9 @@ function avo._begin(state)
                       return "every worker gone"
                     end,
                     exhausted_now = function()
-                      return evaluations_exhausted(run, false) or llm.exhausted()
+                      return pipeline.exhausted(run, false) or llm.exhausted()
                     end,
-                    event = function(kind, data) emit(run, kind, data) end })
+                    event = function(kind, data) pipeline.emit(run, kind, data) end })
   return run
 end
 
@@ -1098,6 +521,9 @@ end
 
 -- avo.llm.chat{...} and friends: see lua/avo/llm.lua and docs/lua-api.md.
 avo.llm = llm
+
+-- avo.json.encode/decode/array: see lua/avo/json.lua and docs/lua-api.md.
+avo.json = require "avo.json"
 
 --[[
 avo.options(args, spec [, who]) -> table

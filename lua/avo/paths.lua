@@ -16,6 +16,17 @@ local function exists(path)
   return false
 end
 
+-- The whole file at `path` (binary), or nil and why.  The one file reader
+-- of the engine's Lua side (scripts, kernels, evaluator files).
+function M.read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local text, rerr = f:read("a") -- a directory opens, then fails here
+  f:close()
+  if not text then return nil, ("%s: %s"):format(path, rerr or "cannot be read") end
+  return text
+end
+
 function M.roots()
   local roots = {}
   for dir in (os.getenv("AVO_PATH") or ""):gmatch("[^:]+") do roots[#roots + 1] = dir end

@@ -37,10 +37,7 @@ function M.rebench(opts)
     end
   end
   local archive, pool = S.open_engine({ jobs = 1 }, db)
-  if not archive then
-    S.eprintf("avo: %s\n", pool)
-    return 1
-  end
+  if not archive then return 1 end
   local info, err = archive:run_get(opts.run or 0)
   if not info then
     S.eprintf("avo: %s\n", err or ("no run in " .. db))
@@ -58,7 +55,7 @@ function M.rebench(opts)
     pool:close()
     return 2
   end
-  if ev.backend == "test" then
+  if not sched.measures_time(ev.backend) then
     S.eprintf("avo: run %d used the in-process test backend; there is nothing to time\n", info.id)
     return 1
   end
@@ -90,9 +87,7 @@ function M.rebench(opts)
 
   local set_id = assert(archive:rebench_begin(info.id, { top = top, rounds = rounds,
     evaluator = ev._origin, fingerprint = ev.fingerprint, engine = S.engine_version() }))
-  local run = avo._begin{ archive = archive, pool = pool, run_id = info.id, seed = info.seed,
-    started = core.monotonic(), cache_dir = S.cache_dir() }
-  sched.init(pool)
+  local run = S.begin_run{ archive = archive, pool = pool, run_id = info.id, seed = info.seed }
   -- CUDA on several GPUs: every candidate is timed on each device (pinned
   -- jobs, the devices in parallel), so devices can be compared.
   local devices = { false }

@@ -103,12 +103,8 @@ function M.resume(opts)
     S.eprintf("avo: %s\n", werr)
     return 2
   end
-  local archive, pool = S.open_engine({ jobs = opts.slurm and 0 or workers.jobs }, db)
-  if not archive then
-    S.eprintf("%s\n", S.prefixed(pool))
-    return 1
-  end
-  if workers.devices then pool:set_devices(workers.devices) end
+  local archive, pool = S.open_workers(workers, opts.slurm, db)
+  if not archive then return 1 end
   local function refuse(msg)
     S.eprintf("%s\n", S.prefixed(msg))
     pool:close()
@@ -172,37 +168,22 @@ function M.resume(opts)
       "--slurm or --listen to use remote workers again)\n", info.id, config.slurm and
       ("--slurm '" .. tostring(config.slurm) .. "'") or ("--listen " .. tostring(config.listen)))
   end
-  local scale, serr = scaleout.start(pool, { listen = opts.listen, slurm = opts.slurm,
-    jobs = workers.jobs, db = db }, info.id, function(line) S.eprintf("%s\n", line) end)
-  if serr then
-    S.eprintf("avo: %s\n", serr)
-    archive:run_end(info.id, "failed")
-    pool:close()
-    archive:close()
-    return 1
-  end
-  local ok, result, run = S.execute{
-    scaleout = scale,
+  return S.run_to_end({
     archive = archive, pool = pool, run_id = info.id, seed = info.seed, db = db, chunk = chunk,
     script = info.script_path,
     args = config.args, max_evals = config.max_evals, max_time = config.max_time,
     recorded = recorded, elapsed_before = elapsed_of(candidates),
     max_usd = config.max_usd, max_tokens = config.max_tokens, llm_replay = llm_replay,
     llm_resume = db, retime = config.retime, retime_rounds = config.retime_rounds,
-  }
-  if not ok and type(result) == "table" and result.avo_refusal then
+  }, { listen = opts.listen, slurm = opts.slurm, jobs = workers.jobs, db = db },
+  function(why)
+    -- A refusal found while re-executing (an evaluator that changed) puts
+    -- the run back as it was.
     local rok, rerr = archive:run_restore(info.id, { status = info.status,
       ended_at = info.ended_at, owner = info.owner }, last_event)
     if not rok then S.eprintf("avo: cannot restore run %d: %s\n", info.id, rerr) end
-    local code = refuse(result.avo_refusal)
-    scaleout.stop(scale)
-    return code
-  end
-  local code = S.finish(archive, info.id, ok, result, run, db, pool:gone())
-  pool:close()
-  scaleout.stop(scale)
-  archive:close()
-  return code
+    return refuse(why)
+  end)
 end
 
 -- What must agree for two lineages to be the same, per candidate.  Ids
@@ -289,10 +270,7 @@ function M.replay(opts)
   local existing = io.open(opts.out, "r")
   if existing then existing:close() end
   local archive, pool = S.open_engine({ jobs = 1 }, opts.out)
-  if not archive then
-    S.eprintf("%s\n", S.prefixed(pool))
-    return 1
-  end
+  if not archive then return 1 end
   local config = info.config or {}
   config.replay_of = { db = opts.db, run = info.id }
   local run_id, recorded

@@ -94,7 +94,7 @@ end
 
 -- Whether evaluator `ev` times anything worth re-timing.
 local function times(ev)
-  return ev and ev.backend ~= "test" and not (ev.timing and ev.timing.enabled == false)
+  return ev and sched.measures_time(ev.backend) and not (ev.timing and ev.timing.enabled == false)
 end
 
 -- Re-time run `r`'s bests (r as avo._begin made it, inside sched.run).

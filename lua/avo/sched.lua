@@ -1,4 +1,6 @@
--- avo.sched — the coroutine scheduler on top of the worker pool.
+-- avo.sched — the coroutine scheduler on top of the job executors: the
+-- worker pool, and the in-process backend (lua/avo/inprocess.lua) for the
+-- engine's own tests.
 --
 -- Every piece of script code runs in a task (a coroutine).  A task that needs
 -- an evaluation submits a job and awaits its ticket; the task yields, and the
@@ -10,6 +12,7 @@
 -- archive, so a finished evaluation is on disk even if no task ever reads it.
 
 local core = require "avo.core"
+local inprocess = require "avo.inprocess"
 
 local M = {}
 
@@ -26,6 +29,30 @@ local in_flight = 0
 local failed_tasks = {} -- tasks that raised, until someone joins them
 local on_tick = function() end
 
+-- Executors of jobs by job.backend: the in-process backend for its jobs,
+-- the worker pool (the first event source) for every other.  Both provide
+-- submit(job, deadline) (lua/avo/inprocess.lua describes the interface).
+local executors = { [inprocess.backend] = inprocess }
+
+-- The executor that runs jobs of backend `backend` (the pool: nil before
+-- M.init).
+function M.executor(backend)
+  return executors[backend] or sources[1]
+end
+
+-- Whether a job's failures can be the machine's (infrastructure faults
+-- worth a retry): the pool's can, the in-process backend's cannot.
+function M.fallible(job)
+  return M.executor(job.backend).fallible ~= false
+end
+
+-- Whether jobs of `backend` measure time, so that re-timing them means
+-- something (the in-process backend's rates are made up).
+function M.measures_time(backend)
+  local executor = executors[backend]
+  return not executor or executor.measures_time ~= false
+end
+
 -- Start over with the worker pool as the first event source.
 function M.init(pool, tick)
   sources, names, aliases = {}, {}, {}
@@ -41,11 +68,18 @@ end
 
 function M.in_flight() return in_flight end
 
--- Submit a job; `handler(result)` turns the worker's result into the value
--- awaiters receive.  Returns the ticket.
+-- Submit a job to its executor; `handler(result, key)` turns the result
+-- into the value awaiters receive.  Returns the ticket.  An executor that
+-- answers at once (in-process) has the handler run now, in the submitting
+-- task, as its result would later run it in the loop.
 function M.submit(job, deadline, handler)
-  local ticket = M.track(sources[1], sources[1]:submit(job, deadline), handler)
-  return ticket
+  local executor = M.executor(job.backend)
+  local ticket, result = executor:submit(job, deadline)
+  if ticket == nil then
+    if handler then result = handler(result) end
+    return M.complete_now(result)
+  end
+  return M.track(executor, ticket, handler)
 end
 
 -- What a handler returns after M.retry: the ticket stays open.

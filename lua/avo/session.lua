@@ -10,6 +10,7 @@ local sched = require "avo.sched"
 local scaleout = require "avo.scaleout"
 local baselines = require "avo.baselines"
 local retime = require "avo.retime"
+local paths = require "avo.paths"
 
 local S = {}
 
@@ -17,14 +18,7 @@ function S.eprintf(fmt, ...) io.stderr:write(fmt:format(...)) end
 
 -- The contents of the file at path, or nil and "PATH: reason" (a directory
 -- opens but cannot be read: "PATH: Is a directory").
-function S.read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, err end
-  local text, rerr = f:read("a")
-  f:close()
-  if not text then return nil, ("%s: %s"):format(path, rerr or "cannot be read") end
-  return text
-end
+S.read_file = paths.read_file
 
 -- First line of `cc --version`, recorded with every run.
 function S.compiler_version()
@@ -139,13 +133,42 @@ end
 
 ------------------------------------------------------------------ helpers
 
+-- The engine of a command, in the order every command sets it up: the
+-- archive at `db`, a pool of opts.jobs local workers (core.cores() when
+-- nil) with opts.devices pinned when given.  Returns archive, pool, or nil
+-- after printing why, prefixed with opts.who ("avo eval"; default "avo").
 function S.open_engine(opts, db)
   local archive, err = core.archive(db)
-  if not archive then return nil, err end
-  local exe = assert(core.exe())
-  local pool, perr = core.pool(opts.jobs or core.cores(), exe)
-  if not pool then archive:close() return nil, perr end
+  local pool
+  if archive then
+    local exe = assert(core.exe())
+    pool, err = core.pool(opts.jobs or core.cores(), exe)
+    if not pool then archive:close() end
+  end
+  if not pool then
+    S.eprintf("%s\n", opts.who and (opts.who .. ": " .. err) or S.prefixed(err))
+    return nil
+  end
+  if opts.devices then pool:set_devices(opts.devices) end
   return archive, pool
+end
+
+-- The workers of `avo run` and `avo resume` (scaleout.workers: local
+-- --jobs, --devices; with --slurm every worker is a Slurm task, so none is
+-- local) for the archive at `db`: S.open_engine.
+function S.open_workers(workers, slurm, db)
+  return S.open_engine({ jobs = slurm and 0 or workers.jobs, devices = workers.devices }, db)
+end
+
+-- Install the run state (avo._begin, with the engine's defaults: started
+-- now, the compile cache folder) and the scheduler on its pool (`tick`:
+-- called on every turn of the loop).  Returns the run state.
+function S.begin_run(state, tick)
+  state.started = state.started or core.monotonic()
+  state.cache_dir = state.cache_dir or S.cache_dir()
+  local run = avo._begin(state)
+  sched.init(state.pool, tick)
+  return run
 end
 
 function S.describe(rec, unit)
@@ -160,15 +183,19 @@ end
 -- run.  Returns ok, error (string or divergence table), run state.
 function S.execute(ctx)
   local archive, pool = ctx.archive, ctx.pool
-  local began, run = pcall(avo._begin, {
+  local status
+  local began, run = pcall(S.begin_run, {
     archive = archive, pool = pool, run_id = ctx.run_id, seed = ctx.seed, db = ctx.db,
     max_evaluations = ctx.max_evals, max_seconds = ctx.max_time,
-    started = core.monotonic() - (ctx.elapsed_before or 0), cache_dir = S.cache_dir(),
+    started = core.monotonic() - (ctx.elapsed_before or 0),
     generation = 0, recorded = ctx.recorded,
     max_usd = ctx.max_usd, max_tokens = ctx.max_tokens, llm_replay = ctx.llm_replay,
     llm_replay_run = ctx.llm_replay_run,
     llm_resume = ctx.llm_resume,
-  })
+  }, function()
+    scaleout.tick(ctx.scaleout, pool, function(msg) status:log(msg) end)
+    status:tick()
+  end)
   if not began then
     -- The run's setup refused (an --llm-replay archive that does not open):
     -- a failed run with nothing evaluated.
@@ -176,7 +203,7 @@ function S.execute(ctx)
     return false, S.script_error(run), { finished = 0, failed = 0, infra_faults = 0,
       infra_unfinished = 0, started = core.monotonic() }
   end
-  local status = Status.new(run)
+  status = Status.new(run)
   run.on_log = function(msg) status:log(msg) end
   run.on_progress = function()
     status.beat = core.monotonic()
@@ -186,10 +213,6 @@ function S.execute(ctx)
     status.unit = run.unit or status.unit
   end
   run.scaleout = ctx.scaleout
-  sched.init(pool, function()
-    scaleout.tick(ctx.scaleout, pool, function(msg) status:log(msg) end)
-    status:tick()
-  end)
   core.catch_interrupts()
   -- Script code that never yields back (a busy loop) is stopped STOP_GRACE
   -- seconds past --max-time or a signal to stop.
@@ -469,6 +492,37 @@ function S.finish(archive, run_id, ...)
 end
 
 -- "avo: " before a message that does not start with it already.
+-- The end of `avo run` and `avo resume`, once the run is claimed: start
+-- its remote workers (scaleout.start with `scale`: listen, slurm, jobs,
+-- db), execute it (S.execute(ctx)), record how it ended (S.finish), close
+-- pool, workers and archive; returns the exit status.  A scale-out that
+-- cannot start fails the run.  `refused(message)` (optional) takes over a
+-- run the engine refused to go on with (avo_refusal) and returns the status.
+function S.run_to_end(ctx, scale, refused)
+  local archive, pool = ctx.archive, ctx.pool
+  local st, serr = scaleout.start(pool, scale, ctx.run_id,
+    function(line) S.eprintf("%s\n", line) end)
+  if serr then
+    S.eprintf("avo: %s\n", serr)
+    archive:run_end(ctx.run_id, "failed")
+    pool:close()
+    archive:close()
+    return 1
+  end
+  ctx.scaleout = st
+  local ok, result, run = S.execute(ctx)
+  if not ok and refused and type(result) == "table" and result.avo_refusal then
+    local code = refused(result.avo_refusal)
+    scaleout.stop(st)
+    return code
+  end
+  local code = S.finish(archive, ctx.run_id, ok, result, run, ctx.db, pool:gone())
+  pool:close()
+  scaleout.stop(st)
+  archive:close()
+  return code
+end
+
 function S.prefixed(msg)
   msg = S.error_string(msg)
   if msg:sub(1, 5) == "avo: " then return msg end

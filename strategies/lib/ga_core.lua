@@ -467,9 +467,7 @@ end
 
 -- The evaluator's seed kernel as a generation-0 candidate.
 function M.seed_candidate(state)
-  local seed_candidate = state.ev:seed()
-  seed_candidate.generation = seed_candidate.generation or 0
-  return seed_candidate
+  return records.seed_candidate(state.ev)
 end
 
 -- Up to population - 1 distinct param_tweak children of the seed record

@@ -23,11 +23,17 @@ function M.bad(who, name, expected, got)
   return nil, M.message(who, name, expected, got)
 end
 
--- What every strategy's options need: a table naming an evaluator.  Returns
--- true, or nil and the message.
-function M.check_common(who, opts)
+-- What every strategy's options need: a table naming an evaluator, and
+-- with `known` (option name -> true) no other option.  Returns true, or nil
+-- and the message.
+function M.check_common(who, opts, known)
   if type(opts) ~= "table" then return M.bad(who, "opts", "a table", opts) end
   if opts.evaluator == nil then return M.bad(who, "evaluator", "given", nil) end
+  for name in pairs(known and opts or {}) do
+    if not known[name] then
+      return nil, ("%s: unknown option '%s'"):format(who, tostring(name))
+    end
+  end
   return true
 end
 

@@ -2,7 +2,39 @@
 --
 --   local records = require "strategies.lib.records"
 
+local avo = require "avo"
+
 local M = {}
+
+-- The evaluator's seed kernel as a generation-0 candidate.
+function M.seed_candidate(ev)
+  local seed_candidate = ev:seed()
+  seed_candidate.generation = seed_candidate.generation or 0
+  return seed_candidate
+end
+
+-- Evaluate `ev`'s seed kernel, the first thing a strategy does: its record,
+-- or nil when the budget was spent before it.  `evaluate(candidates)`
+-- (optional; default avo.evaluate_all with `ev`) is a strategy's own, for
+-- one that files every record it gets.
+function M.evaluate_seed(ev, evaluate)
+  local list = { M.seed_candidate(ev) }
+  local seed
+  if evaluate then seed = evaluate(list)[1] else seed = avo.evaluate_all(ev, list)[1] end
+  if seed == nil or seed.status == "skipped" then return nil end
+  return seed
+end
+
+-- The opening of a strategy's run(opts) that searches from the seed: its
+-- options (`read_options(opts)` -> cfg, or nil and a message, raised as the
+-- caller's usage error), its evaluator and the seed's record (M.evaluate_seed;
+-- nil when the budget was spent before it).  Returns cfg, ev, seed.
+function M.start(read_options, opts)
+  local cfg, err = read_options(opts)
+  if not cfg then error(err, 3) end -- blames run's caller, as run's own error(err, 2)
+  local ev = avo.evaluator(cfg.evaluator)
+  return cfg, ev, M.evaluate_seed(ev)
+end
 
 -- Higher score first, ties to the lower id, so that selection never depends
 -- on table order.
