@@ -384,27 +384,31 @@ int avo_db_fetch_row(avo_db *db, sqlite3_stmt *st, avo_db_row_builder *build,
     return rc < 0 ? rc : 0;
 }
 
+/* The statement for `sql` with its one parameter bound to id. */
+static int stmt_with_id(avo_db *db, const char *sql, int64_t id, sqlite3_stmt **ret, char *err,
+                        size_t errlen, const char *what)
+{
+    int rc = avo_db_stmt(db, sql, ret, err, errlen, what);
+    if (rc == 0)
+        sqlite3_bind_int64(*ret, 1, id);
+    return rc;
+}
+
 int avo_db_rows_by_id(avo_db *db, const char *sql, int64_t id, avo_db_row_builder *build,
                       const avo_db_shape *shape, json_t **ret, char *err, size_t errlen,
                       const char *what)
 {
     sqlite3_stmt *st = NULL;
-    int rc = avo_db_stmt(db, sql, &st, err, errlen, what);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    return avo_db_collect_rows(db, st, build, shape, ret, err, errlen, what);
+    int rc = stmt_with_id(db, sql, id, &st, err, errlen, what);
+    return rc < 0 ? rc : avo_db_collect_rows(db, st, build, shape, ret, err, errlen, what);
 }
 
 int avo_db_row_by_id(avo_db *db, const char *sql, int64_t id, const avo_db_shape *shape,
                      json_t **ret, char *err, size_t errlen, const char *what)
 {
     sqlite3_stmt *st = NULL;
-    int rc = avo_db_stmt(db, sql, &st, err, errlen, what);
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, id);
-    return avo_db_fetch_row(db, st, avo_db_row_object, shape, ret, err, errlen, what);
+    int rc = stmt_with_id(db, sql, id, &st, err, errlen, what);
+    return rc < 0 ? rc : avo_db_fetch_row(db, st, avo_db_row_object, shape, ret, err, errlen, what);
 }
 
 /* --------------------------------------------------------------- schemas */

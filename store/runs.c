@@ -50,6 +50,20 @@ int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *re
     return 0;
 }
 
+/* Step `sql`, an UPDATE of runs taking (status, ended_at = now, id). */
+static int end_run(avo_archive *ar, const char *sql, int64_t run_id, const char *status, char *err,
+                   size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = avo_db_stmt(ar->db, sql, &st, err, errlen, "end run");
+    if (rc < 0)
+        return rc;
+    avo_db_bind_text(st, 1, status);
+    sqlite3_bind_double(st, 2, avo_now());
+    sqlite3_bind_int64(st, 3, run_id);
+    return avo_db_step_done(ar->db, st, err, errlen, "end run");
+}
+
 int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, char *err,
                         size_t errlen)
 {
@@ -60,15 +74,8 @@ int avo_archive_run_end(avo_archive *ar, int64_t run_id, const char *status, cha
         return avo_error(err, errlen, AVO_EINVAL,
                          "run status '%s' is not one of done, stopped, interrupted, failed",
                          status);
-    sqlite3_stmt *st = NULL;
-    int rc = avo_db_stmt(ar->db, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", &st, err,
-                         errlen, "end run");
-    if (rc < 0)
-        return rc;
-    avo_db_bind_text(st, 1, status);
-    sqlite3_bind_double(st, 2, avo_now());
-    sqlite3_bind_int64(st, 3, run_id);
-    rc = avo_db_step_done(ar->db, st, err, errlen, "end run");
+    int rc = end_run(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ?", run_id, status,
+                     err, errlen);
     return rc < 0 ? rc : avo_db_require_changed(ar->db, "run", run_id, err, errlen);
 }
 
@@ -77,16 +84,9 @@ int avo_archive_run_end_running(avo_archive *ar, int64_t run_id, const char *sta
 {
     if (!ar || !status || (strcmp(status, "failed") != 0 && strcmp(status, "interrupted") != 0))
         return avo_error(err, errlen, AVO_EINVAL, "run_end_running: bad argument");
-    sqlite3_stmt *st = NULL;
-    int rc = avo_db_stmt(
-        ar->db, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = 'running'", &st,
-        err, errlen, "end run");
-    if (rc < 0)
-        return rc;
-    avo_db_bind_text(st, 1, status);
-    sqlite3_bind_double(st, 2, avo_now());
-    sqlite3_bind_int64(st, 3, run_id);
-    rc = avo_db_step_done(ar->db, st, err, errlen, "end run");
+    int rc =
+        end_run(ar, "UPDATE runs SET status = ?, ended_at = ? WHERE id = ? AND status = 'running'",
+                run_id, status, err, errlen);
     return rc < 0 ? rc : sqlite3_changes(ar->db->sql) > 0;
 }
 
