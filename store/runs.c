@@ -108,6 +108,8 @@ int avo_archive_run_reopen(avo_archive *ar, int64_t run_id, char *err, size_t er
     return rc < 0 ? rc : avo_db_require_changed(ar->db, "run", run_id, err, errlen);
 }
 
+/* -------------------------------------------------------------- ownership */
+
 /* This machine's name, for owner records ("unknown" when it has none). */
 static void host_name(char *buf, size_t len)
 {
