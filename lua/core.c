@@ -98,6 +98,16 @@ static avo_archive *check_archive(lua_State *L)
     return ud->ar;
 }
 
+/* The open archive at idx, NULL when idx is no avo.Archive; a closed one
+ * raises.  For lua_kb.c (core.kb(archive)). */
+avo_archive *avo_lua_to_archive(lua_State *L, int idx)
+{
+    archive_ud *ud = luaL_testudata(L, idx, ARCHIVE_MT);
+    if (ud && !ud->ar)
+        luaL_error(L, "attempt to use a closed archive");
+    return ud ? ud->ar : NULL;
+}
+
 /* Push a new archive userdata opened by `open`, or nil, message. */
 static int push_archive(lua_State *L, int (*open)(avo_archive **, const char *, char *, size_t))
 {

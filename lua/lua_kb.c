@@ -10,6 +10,7 @@
 
 #include <lauxlib.h>
 
+#include "archive.h"
 #include "avo.h"
 #include "kb.h"
 #include "luajson.h"
@@ -46,12 +47,15 @@ static int push_result(lua_State *L, int rc, json_t *value, const char *err)
 
 int avo_lua_kb_open(lua_State *L)
 {
-    const char *path = luaL_checkstring(L, 1);
+    avo_archive *ar = avo_lua_to_archive(L, 1);
+    const char *path = ar ? NULL : luaL_checkstring(L, 1);
     kb_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
     ud->kb = NULL;
     luaL_setmetatable(L, AVO_LUA_KB_MT);
     char err[AVO_ERRLEN];
-    if (avo_kb_open(&ud->kb, path, err, sizeof err) < 0)
+    int rc = ar ? avo_kb_open_archive(&ud->kb, ar, err, sizeof err)
+                : avo_kb_open(&ud->kb, path, err, sizeof err);
+    if (rc < 0)
         return push_fail(L, err);
     return 1;
 }

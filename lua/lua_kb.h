@@ -3,6 +3,8 @@
  * (store/kb.h) seen from Lua.
  *
  *   core.kb(path)               -> Kb | nil, message   (creates the kb tables)
+ *   core.kb(archive)            -> the KB of an open avo.Archive, on its
+ *                                  connection (store/kb.h, avo_kb_open_archive)
  *   kb:search(query[, limit])   -> {{doc, doc_id, section, title, line, snippet, score}, ...}
  *   kb:read(doc)                -> {id, path, kind, title, hash, sections, text} | nil, message
  *   kb:list()                   -> {{id, path, kind, title, hash, bytes, sections, added_at}, ...}
@@ -24,7 +26,10 @@
 /* Create the metatable (once per state). */
 void avo_lua_kb_register(lua_State *L);
 
-/* core.kb(path) -> Kb | nil, message */
+/* core.kb(path | archive) -> Kb | nil, message */
 int avo_lua_kb_open(lua_State *L);
+
+/* The open archive at idx, or NULL when idx is no avo.Archive (lua/core.c). */
+struct avo_archive *avo_lua_to_archive(lua_State *L, int idx);
 
 #endif

@@ -15,7 +15,9 @@
  * Their shapes are documented in docs/archive.md and are what the CLI prints
  * for --json and what Lua sees.
  *
- * An avo_archive is used by one thread only.
+ * An avo_archive is used by one thread only.  It is written in layers, one
+ * file each under store/ (archive_impl.h names them), on the SQL layer of
+ * store/db.h.
  */
 #ifndef AVO_ARCHIVE_H
 #define AVO_ARCHIVE_H
@@ -98,6 +100,11 @@ void avo_archive_free(avo_archive *ar);
 
 /* Schema version found on disk when opened (before migration). */
 int avo_archive_opened_version(const avo_archive *ar);
+
+/* The archive's SQLite connection (store/db.h), borrowed: for the modules
+ * of store/ that keep their tables in the same file (kb.c's
+ * avo_kb_open_archive takes its own reference). */
+struct avo_db *avo_archive_db(avo_archive *ar);
 
 int avo_archive_run_begin(avo_archive *ar, const avo_run_info *info, int64_t *ret_run_id,
                           char *err, size_t errlen);

@@ -6,8 +6,14 @@
  *     one row per section (title, body, and the unindexed doc_id, section
  *     ordinal and first line).  A document's sections are always replaced
  *     together with its row, inside one transaction.
- *   - No statement outlives the call that prepared it; no transaction stays
- *     open between calls.
+ *   - SQL goes through the layer of db.h: statements are cached by the
+ *     connection and released after each use, no transaction stays open
+ *     between calls, and rows become JSON with its text fallback (a Latin-1
+ *     file is indexed, listed, searched and read, its non-ASCII bytes shown
+ *     as '?').
+ *   - Opened on a run's archive (avo_kb_open_archive), the KB shares the
+ *     archive's connection; its tables are versioned by kb_meta through the
+ *     same migration routine as the archive's (avo_db_migrate).
  *   - Text from users reaches SQL only as bound parameters, and reaches FTS5
  *     only through build_match(), which emits quoted strings and operators of
  *     its own; nothing a user types can be FTS5 syntax.
@@ -17,7 +23,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -26,20 +31,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "archive.h"
+#include "db.h"
 #include "hash.h"
 #include "strbuf.h"
-
-/* How long a write waits for another connection's lock: as archive.c,
- * AVO_DB_TIMEOUT seconds when set, else 60 s. */
-#define BUSY_TIMEOUT_MS 60000
-
-static int busy_timeout_ms(void)
-{
-    const char *env = getenv("AVO_DB_TIMEOUT");
-    char *end;
-    double s = env && *env ? strtod(env, &end) : -1;
-    return env && *env && !*end && s >= 0 && s <= 86400 ? (int)(s * 1000.0) : BUSY_TIMEOUT_MS;
-}
 
 /* Source and text files are cut into sections of about this many lines. */
 #define CHUNK_LINES 60
@@ -53,7 +48,7 @@ static int busy_timeout_ms(void)
 /*
  * Schema steps of the kb tables.  kb_steps[v] brings them from version v - 1
  * to v; append-only like the archive's migrations.  The version row lives in
- * kb_meta, which open creates itself.
+ * kb_meta, which write_kb_version creates with the first step.
  */
 static const char *const kb_steps[] = {
     [1] = "CREATE TABLE kb_docs ("
@@ -75,136 +70,92 @@ _Static_assert(sizeof(kb_steps) / sizeof(kb_steps[0]) - 1 == AVO_KB_SCHEMA_VERSI
                "one schema step per kb schema version");
 
 struct avo_kb {
-    sqlite3 *db;
-    char *path;
+    avo_db *db; /* its own connection, or a reference to the archive's */
 };
-
-/*
- * The one translation of SQLite failures: "what: <sqlite message>" into the
- * caller's buffer; AVO_ENOMEM for SQLITE_NOMEM, AVO_ESQL otherwise.  Call it
- * before any rollback, which would replace the message.
- */
-static int sql_error(sqlite3 *db, int rc, char *err, size_t errlen, const char *what)
-{
-    const char *msg = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    if (strstr(msg, "no such module: fts5"))
-        return avo_error(err, errlen, AVO_ESQL,
-                         "%s: this SQLite was built without FTS5, which the knowledge base needs",
-                         what);
-    int code = (rc & 0xff) == SQLITE_NOMEM ? AVO_ENOMEM : AVO_ESQL;
-    return avo_error(err, errlen, code, "%s: %s", what, msg);
-}
-
-static int exec_sql(avo_kb *kb, const char *sql, char *err, size_t errlen, const char *what)
-{
-    int rc = sqlite3_exec(kb->db, sql, NULL, NULL, NULL);
-    return rc == SQLITE_OK ? 0 : sql_error(kb->db, rc, err, errlen, what);
-}
-
-static int prepare(avo_kb *kb, const char *sql, sqlite3_stmt **ret, char *err, size_t errlen)
-{
-    int rc = sqlite3_prepare_v2(kb->db, sql, -1, ret, NULL);
-    return rc == SQLITE_OK ? 0 : sql_error(kb->db, rc, err, errlen, "prepare statement");
-}
-
-/* Roll back the open transaction, if any; keeps the caller's error text. */
-static void tx_rollback(avo_kb *kb)
-{
-    if (!sqlite3_get_autocommit(kb->db))
-        sqlite3_exec(kb->db, "ROLLBACK", NULL, NULL, NULL);
-}
-
-/* Commit; on failure roll back and return the error. */
-static int tx_commit(avo_kb *kb, char *err, size_t errlen)
-{
-    int rc = exec_sql(kb, "COMMIT", err, errlen, "commit");
-    if (rc < 0)
-        tx_rollback(kb);
-    return rc;
-}
 
 /* ---------------------------------------------------------------- opening */
 
-/* The kb schema version recorded in the file; 0 when there is none yet. */
-static int read_kb_version(avo_kb *kb, int *ret_version, char *err, size_t errlen)
+/* The kb schema version recorded in the file (avo_db_schema.read); 0 when
+ * there is none yet (no kb_meta: a file the KB has never touched). */
+static int read_kb_version(avo_db *db, int *ret_version, char *err, size_t errlen)
 {
+    static const char *const what = "read knowledge base version";
     *ret_version = 0;
     sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(kb->db, "SELECT value FROM kb_meta WHERE key = 'schema_version'",
-                                -1, &st, NULL);
-    if (rc != SQLITE_OK) {
-        /* No kb_meta yet: a file the KB has never touched. */
-        int absent = strstr(sqlite3_errmsg(kb->db), "no such table") != NULL;
-        sqlite3_finalize(st);
-        return absent ? 0 : sql_error(kb->db, rc, err, errlen, "read knowledge base version");
-    }
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW)
-        *ret_version = sqlite3_column_int(st, 0);
-    int out = rc == SQLITE_ROW || rc == SQLITE_DONE
-                  ? 0
-                  : sql_error(kb->db, rc, err, errlen, "read knowledge base version");
-    sqlite3_finalize(st);
-    return out;
+    int64_t has_meta = 0;
+    int rc = avo_db_stmt(db,
+                         "SELECT count(*) FROM sqlite_schema WHERE type = 'table'"
+                         " AND name = 'kb_meta'",
+                         &st, err, errlen, what);
+    if (rc == 0)
+        rc = avo_db_single_id(db, st, &has_meta, err, errlen, what);
+    if (rc < 0 || !has_meta)
+        return rc;
+    int64_t version = 0;
+    rc = avo_db_stmt(db, "SELECT value FROM kb_meta WHERE key = 'schema_version'", &st, err, errlen,
+                     what);
+    if (rc == 0)
+        rc = avo_db_single_id(db, st, &version, err, errlen, what);
+    *ret_version = (int)version;
+    return rc;
 }
 
-static int refuse_newer(avo_kb *kb, int version, char *err, size_t errlen)
+/* Record `version` in kb_meta, creating the table (avo_db_schema.write). */
+static int write_kb_version(avo_db *db, int version, char *err, size_t errlen)
 {
-    return avo_error(err, errlen, AVO_ESCHEMA,
-                     "knowledge base in '%s' has schema version %d but this avo knows up to %d;"
-                     " upgrade avo",
-                     kb->path, version, AVO_KB_SCHEMA_VERSION);
-}
-
-/*
- * Bring the kb tables to AVO_KB_SCHEMA_VERSION in one BEGIN IMMEDIATE
- * transaction, re-reading the version inside it (another process may have
- * created them since we looked).
- */
-static int create_tables(avo_kb *kb, char *err, size_t errlen)
-{
-    int rc = exec_sql(kb, "BEGIN IMMEDIATE", err, errlen, "begin transaction");
+    static const char *const what = "record knowledge base version";
+    int rc = avo_db_exec_script(db,
+                                "CREATE TABLE IF NOT EXISTS kb_meta ("
+                                "  key TEXT PRIMARY KEY,"
+                                "  value INTEGER NOT NULL"
+                                ") STRICT",
+                                err, errlen, "create knowledge base tables");
+    sqlite3_stmt *st = NULL;
+    if (rc == 0)
+        rc = avo_db_stmt(db,
+                         "INSERT OR REPLACE INTO kb_meta (key, value) VALUES ('schema_version', ?)",
+                         &st, err, errlen, what);
     if (rc < 0)
         return rc;
-    rc = exec_sql(kb,
-                  "CREATE TABLE IF NOT EXISTS kb_meta ("
-                  "  key TEXT PRIMARY KEY,"
-                  "  value INTEGER NOT NULL"
-                  ") STRICT",
-                  err, errlen, "create knowledge base tables");
-    int version = 0;
-    if (rc == 0)
-        rc = read_kb_version(kb, &version, err, errlen);
-    if (rc == 0 && version > AVO_KB_SCHEMA_VERSION)
-        rc = refuse_newer(kb, version, err, errlen);
-    for (int v = version + 1; rc == 0 && v <= AVO_KB_SCHEMA_VERSION; v++) {
-        char what[96];
-        snprintf(what, sizeof what, "create knowledge base tables (version %d)", v);
-        rc = exec_sql(kb, kb_steps[v], err, errlen, what);
+    sqlite3_bind_int(st, 1, version);
+    return avo_db_step_done(db, st, err, errlen, what);
+}
+
+static const avo_db_schema kb_schema = {
+    .name = "knowledge base",
+    .in_file = "knowledge base in",
+    .steps = kb_steps,
+    .version = AVO_KB_SCHEMA_VERSION,
+    .read = read_kb_version,
+    .write = write_kb_version,
+};
+
+/*
+ * A KB on the connection db (the reference is the KB's from here on, freed
+ * on failure too), its tables brought to AVO_KB_SCHEMA_VERSION; the write
+ * lock is taken only when they need creating.
+ */
+static int kb_on(avo_kb **ret, avo_db *db, char *err, size_t errlen)
+{
+    avo_kb *kb = calloc(1, sizeof *kb);
+    if (!kb) {
+        avo_db_unref(db);
+        return avo_db_oom(err, errlen);
     }
-    if (rc == 0 && version < AVO_KB_SCHEMA_VERSION) {
-        sqlite3_stmt *st = NULL;
-        rc = prepare(kb, "INSERT OR REPLACE INTO kb_meta (key, value) VALUES ('schema_version', ?)",
-                     &st, err, errlen);
-        if (rc == 0) {
-            sqlite3_bind_int(st, 1, AVO_KB_SCHEMA_VERSION);
-            int step = sqlite3_step(st);
-            if (step != SQLITE_DONE)
-                rc = sql_error(kb->db, step, err, errlen, "record knowledge base version");
-        }
-        sqlite3_finalize(st);
-    }
+    kb->db = db;
+    int rc = avo_db_migrate(db, &kb_schema, err, errlen);
     if (rc < 0) {
-        tx_rollback(kb);
+        avo_kb_free(kb);
         return rc;
     }
-    return tx_commit(kb, err, errlen);
+    *ret = kb;
+    return 0;
 }
 
 /*
  * Open the KB in `path`, creating its tables if needed.  A file of its own
  * holds only kb_ tables, which the archive does not count as foreign
- * (archive.c, read_version), so a run can later use the same file.
+ * (schema.c, read_version), so a run can later use the same file.
  */
 int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen)
 {
@@ -213,49 +164,33 @@ int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen)
     *ret = NULL;
     if (!path || !*path)
         return avo_error(err, errlen, AVO_EINVAL, "no knowledge base path");
+    avo_db *db = avo_db_new(path);
+    if (!db)
+        return avo_db_oom(err, errlen);
+    int rc = avo_db_connect(db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL, "knowledge base",
+                            err, errlen);
+    if (rc < 0) {
+        avo_db_unref(db);
+        return rc;
+    }
+    return kb_on(ret, db, err, errlen);
+}
 
-    avo_kb *kb = calloc(1, sizeof *kb);
-    if (!kb || !(kb->path = strdup(path))) {
-        avo_kb_free(kb);
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    }
-    int rc = sqlite3_open_v2(path, &kb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-    if (rc != SQLITE_OK) {
-        char what[512];
-        snprintf(what, sizeof what, "cannot open knowledge base '%s'", path);
-        rc = sql_error(kb->db, rc, err, errlen, what);
-        goto fail;
-    }
-    sqlite3_busy_timeout(kb->db, busy_timeout_ms());
-
-    /* Only take the write lock when the tables need creating. */
-    int version = 0;
-    rc = read_kb_version(kb, &version, err, errlen);
-    if (rc < 0)
-        goto fail;
-    if (version > AVO_KB_SCHEMA_VERSION) {
-        rc = refuse_newer(kb, version, err, errlen);
-        goto fail;
-    }
-    if (version < AVO_KB_SCHEMA_VERSION) {
-        rc = create_tables(kb, err, errlen);
-        if (rc < 0)
-            goto fail;
-    }
-    *ret = kb;
-    return 0;
-
-fail:
-    avo_kb_free(kb);
-    return rc;
+int avo_kb_open_archive(avo_kb **ret, avo_archive *ar, char *err, size_t errlen)
+{
+    if (!ret)
+        return avo_error(err, errlen, AVO_EINVAL, "no place to return the knowledge base");
+    *ret = NULL;
+    if (!ar)
+        return avo_error(err, errlen, AVO_EINVAL, "no archive to hold the knowledge base");
+    return kb_on(ret, avo_db_ref(avo_archive_db(ar)), err, errlen);
 }
 
 void avo_kb_free(avo_kb *kb)
 {
     if (!kb)
         return;
-    sqlite3_close(kb->db);
-    free(kb->path);
+    avo_db_unref(kb->db);
     free(kb);
 }
 
@@ -560,32 +495,25 @@ static int read_file(const char *path, char **ret, size_t *ret_len, char *err, s
 static int delete_sections(avo_kb *kb, int64_t doc_id, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
-    int rc = prepare(kb, "DELETE FROM kb_fts WHERE doc_id = ?", &st, err, errlen);
+    int rc = avo_db_stmt(kb->db, "DELETE FROM kb_fts WHERE doc_id = ?", &st, err, errlen,
+                         "delete document sections");
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, doc_id);
-    int step = sqlite3_step(st);
-    if (step != SQLITE_DONE)
-        rc = sql_error(kb->db, step, err, errlen, "delete document sections");
-    sqlite3_finalize(st);
-    return rc;
+    return avo_db_step_done(kb->db, st, err, errlen, "delete document sections");
 }
 
 static int delete_doc(avo_kb *kb, int64_t doc_id, char *err, size_t errlen)
 {
     int rc = delete_sections(kb, doc_id, err, errlen);
-    if (rc < 0)
-        return rc;
     sqlite3_stmt *st = NULL;
-    rc = prepare(kb, "DELETE FROM kb_docs WHERE id = ?", &st, err, errlen);
+    if (rc == 0)
+        rc = avo_db_stmt(kb->db, "DELETE FROM kb_docs WHERE id = ?", &st, err, errlen,
+                         "delete document");
     if (rc < 0)
         return rc;
     sqlite3_bind_int64(st, 1, doc_id);
-    int step = sqlite3_step(st);
-    if (step != SQLITE_DONE)
-        rc = sql_error(kb->db, step, err, errlen, "delete document");
-    sqlite3_finalize(st);
-    return rc;
+    return avo_db_step_done(kb->db, st, err, errlen, "delete document");
 }
 
 enum { DOC_UNCHANGED, DOC_ADDED, DOC_REPLACED };
@@ -609,18 +537,18 @@ static int put_doc(avo_kb *kb, const char *path, const char *text, size_t len, i
     sqlite3_stmt *st = NULL;
     int64_t doc_id = 0;
     int same = 0;
-    int rc = prepare(kb, "SELECT id, hash FROM kb_docs WHERE path = ?", &st, err, errlen);
+    int rc = avo_db_stmt(kb->db, "SELECT id, hash FROM kb_docs WHERE path = ?", &st, err, errlen,
+                         "look up document");
     if (rc < 0)
         return rc;
-    sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
+    avo_db_bind_text(st, 1, path);
+    rc = avo_db_step_row(kb->db, st, err, errlen, "look up document");
+    if (rc == 1) {
         doc_id = sqlite3_column_int64(st, 0);
         same = !strcmp((const char *)sqlite3_column_text(st, 1), hash);
-    } else if (step != SQLITE_DONE) {
-        rc = sql_error(kb->db, step, err, errlen, "look up document");
+        rc = 0;
     }
-    sqlite3_finalize(st);
+    avo_db_release(st);
     if (rc < 0 || same)
         return rc;
 
@@ -644,18 +572,18 @@ static int put_doc(avo_kb *kb, const char *path, const char *text, size_t len, i
         rc = delete_sections(kb, doc_id, err, errlen);
         if (rc < 0)
             goto out;
-        rc = prepare(kb,
-                     "UPDATE kb_docs SET kind = ?2, title = ?3, hash = ?4, text = ?5,"
-                     " sections = ?6, added_at = ?7 WHERE id = ?1",
-                     &st, err, errlen);
+        rc = avo_db_stmt(kb->db,
+                         "UPDATE kb_docs SET kind = ?2, title = ?3, hash = ?4, text = ?5,"
+                         " sections = ?6, added_at = ?7 WHERE id = ?1",
+                         &st, err, errlen, "write document");
         if (rc < 0)
             goto out;
         sqlite3_bind_int64(st, 1, doc_id);
     } else {
-        rc = prepare(kb,
-                     "INSERT INTO kb_docs (path, kind, title, hash, text, sections, added_at)"
-                     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                     &st, err, errlen);
+        rc = avo_db_stmt(kb->db,
+                         "INSERT INTO kb_docs (path, kind, title, hash, text, sections, added_at)"
+                         " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                         &st, err, errlen, "write document");
         if (rc < 0)
             goto out;
         sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
@@ -666,19 +594,15 @@ static int put_doc(avo_kb *kb, const char *path, const char *text, size_t len, i
     sqlite3_bind_text(st, 5, text, (int)len, SQLITE_STATIC);
     sqlite3_bind_int64(st, 6, (sqlite3_int64)secs.n);
     sqlite3_bind_double(st, 7, avo_now());
-    step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    st = NULL;
-    if (step != SQLITE_DONE) {
-        rc = sql_error(kb->db, step, err, errlen, "write document");
+    rc = avo_db_step_done(kb->db, st, err, errlen, "write document");
+    if (rc < 0)
         goto out;
-    }
     if (!doc_id)
-        doc_id = sqlite3_last_insert_rowid(kb->db);
+        doc_id = avo_db_last_id(kb->db);
 
-    rc = prepare(kb,
-                 "INSERT INTO kb_fts (title, body, doc_id, section, line) VALUES (?, ?, ?, ?, ?)",
-                 &st, err, errlen);
+    rc = avo_db_stmt(
+        kb->db, "INSERT INTO kb_fts (title, body, doc_id, section, line) VALUES (?, ?, ?, ?, ?)",
+        &st, err, errlen, "index section");
     for (size_t i = 0; rc == 0 && i < secs.n; i++) {
         const section *s = &secs.items[i];
         sqlite3_bind_text(st, 1, s->title, -1, SQLITE_STATIC);
@@ -686,12 +610,8 @@ static int put_doc(avo_kb *kb, const char *path, const char *text, size_t len, i
         sqlite3_bind_int64(st, 3, doc_id);
         sqlite3_bind_int64(st, 4, (sqlite3_int64)i + 1);
         sqlite3_bind_int(st, 5, s->line);
-        step = sqlite3_step(st);
-        if (step != SQLITE_DONE)
-            rc = sql_error(kb->db, step, err, errlen, "index section");
-        sqlite3_reset(st);
+        rc = avo_db_step_done(kb->db, st, err, errlen, "index section");
     }
-    sqlite3_finalize(st);
     if (rc == 0) {
         *ret_status = existed ? DOC_REPLACED : DOC_ADDED;
         *ret_sections = (int)secs.n;
@@ -719,14 +639,12 @@ int avo_kb_add_file(avo_kb *kb, const char *path, const char *text, int *ret_cha
             return rc;
         text = owned;
     }
-    int rc = exec_sql(kb, "BEGIN IMMEDIATE", err, errlen, "begin transaction");
+    int rc = avo_db_begin(kb->db, err, errlen);
     int status = DOC_UNCHANGED, sections = 0;
     if (rc == 0)
-        rc = put_doc(kb, clean_path(path), text, len, &status, &sections, err, errlen);
-    if (rc == 0)
-        rc = tx_commit(kb, err, errlen);
-    else
-        tx_rollback(kb);
+        rc = avo_db_end(kb->db,
+                        put_doc(kb, clean_path(path), text, len, &status, &sections, err, errlen),
+                        err, errlen);
     free(owned);
     if (rc == 0 && ret_changed)
         *ret_changed = status != DOC_UNCHANGED;
@@ -790,7 +708,8 @@ static int walk_entry(walk *w, const char *path, char *err, size_t errlen)
     free(text);
     if (rc < 0)
         return rc;
-    json_object_set_new(w->seen, doc, json_true());
+    /* Unchecked: a file name need not be UTF-8, and must still be seen. */
+    json_object_set_new_nocheck(w->seen, doc, json_true());
     if (status == DOC_UNCHANGED)
         w->stats.unchanged++;
     else if (status == DOC_REPLACED)
@@ -834,19 +753,21 @@ static int walk_dir(walk *w, const char *dir, char *err, size_t errlen)
 static int prune(walk *w, const char *dir, char *err, size_t errlen)
 {
     sqlite3_stmt *st = NULL;
-    int rc = prepare(w->kb, "SELECT id, path FROM kb_docs ORDER BY id", &st, err, errlen);
+    int rc = avo_db_stmt(w->kb->db, "SELECT id, path FROM kb_docs ORDER BY id", &st, err, errlen,
+                         "list documents");
     if (rc < 0)
         return rc;
     json_t *gone = json_array();
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+    if (!gone)
+        rc = avo_db_oom(err, errlen);
+    while (rc == 0 && (rc = avo_db_step_row(w->kb->db, st, err, errlen, "list documents")) == 1) {
         const char *path = (const char *)sqlite3_column_text(st, 1);
-        if (path_under(dir, path) && !json_object_get(w->seen, path))
-            json_array_append_new(gone, json_integer(sqlite3_column_int64(st, 0)));
+        rc = 0;
+        if (path_under(dir, path) && !json_object_get(w->seen, path) &&
+            json_array_append_new(gone, json_integer(sqlite3_column_int64(st, 0))) != 0)
+            rc = avo_db_oom(err, errlen);
     }
-    if (step != SQLITE_DONE)
-        rc = sql_error(w->kb->db, step, err, errlen, "list documents");
-    sqlite3_finalize(st);
+    avo_db_release(st);
     size_t i;
     json_t *id;
     json_array_foreach(gone, i, id)
@@ -886,16 +807,13 @@ int avo_kb_add_dir(avo_kb *kb, const char *dir, avo_kb_stats *ret_stats, char *e
     }
 
     walk w = {.kb = kb, .seen = json_object()};
-    rc = w.seen ? exec_sql(kb, "BEGIN IMMEDIATE", err, errlen, "begin transaction")
-                : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    if (rc == 0)
-        rc = walk_dir(&w, clean, err, errlen);
-    if (rc == 0)
-        rc = prune(&w, clean, err, errlen);
-    if (rc == 0)
-        rc = tx_commit(kb, err, errlen);
-    else
-        tx_rollback(kb);
+    rc = w.seen ? avo_db_begin(kb->db, err, errlen) : avo_db_oom(err, errlen);
+    if (rc == 0) {
+        int body = walk_dir(&w, clean, err, errlen);
+        if (body == 0)
+            body = prune(&w, clean, err, errlen);
+        rc = avo_db_end(kb->db, body, err, errlen);
+    }
     json_decref(w.seen);
     free(clean);
     if (rc == 0 && ret_stats)
@@ -1003,54 +921,35 @@ static char *build_match(const term *terms, int n, const char *op)
     return avo_strbuf_steal(&b);
 }
 
-static json_t *column_json(sqlite3_stmt *st, int i)
-{
-    switch (sqlite3_column_type(st, i)) {
-    case SQLITE_INTEGER:
-        return json_integer(sqlite3_column_int64(st, i));
-    case SQLITE_FLOAT:
-        return json_real(sqlite3_column_double(st, i));
-    case SQLITE_NULL:
-        return json_null();
-    default:
-        return json_string((const char *)sqlite3_column_text(st, i));
-    }
-}
-
-/* Append to `out` the best `limit` sections for the FTS5 expression `match`. */
-static int run_match(avo_kb *kb, const char *match, int limit, json_t *out, char *err,
+/* The best `limit` sections for the FTS5 expression `match`, as a new
+ * array in *ret. */
+static int run_match(avo_kb *kb, const char *match, int limit, json_t **ret, char *err,
                      size_t errlen)
 {
+    static const avo_db_column columns[] = {
+        {"doc", AVO_DB_VALUE},   {"doc_id", AVO_DB_VALUE}, {"section", AVO_DB_VALUE},
+        {"title", AVO_DB_VALUE}, {"line", AVO_DB_VALUE},   {"snippet", AVO_DB_VALUE},
+        {"score", AVO_DB_VALUE},
+    };
+    static const avo_db_shape shape = {columns, sizeof columns / sizeof columns[0]};
     sqlite3_stmt *st = NULL;
     /* The auxiliary functions need the FTS table alone in its query, hence
-     * the subquery; the rowid makes the order of equal scores stable. */
-    int rc = prepare(kb,
-                     "SELECT d.path, s.doc_id, s.section, s.title, s.line, s.snip, s.r"
-                     " FROM (SELECT rowid AS rid, doc_id, section, title, line,"
-                     "         snippet(kb_fts, 1, '**', '**', '...', 24) AS snip,"
-                     "         bm25(kb_fts, 5.0, 1.0) AS r"
-                     "       FROM kb_fts WHERE kb_fts MATCH ?1 ORDER BY r, rowid LIMIT ?2) AS s"
-                     " JOIN kb_docs AS d ON d.id = s.doc_id ORDER BY s.r, s.rid",
-                     &st, err, errlen);
+     * the subquery; the rowid makes the order of equal scores stable; the
+     * score is -bm25, higher is better. */
+    int rc = avo_db_stmt(kb->db,
+                         "SELECT d.path, s.doc_id, s.section, s.title, s.line, s.snip, -s.r"
+                         " FROM (SELECT rowid AS rid, doc_id, section, title, line,"
+                         "         snippet(kb_fts, 1, '**', '**', '...', 24) AS snip,"
+                         "         bm25(kb_fts, 5.0, 1.0) AS r"
+                         "       FROM kb_fts WHERE kb_fts MATCH ?1 ORDER BY r, rowid LIMIT ?2) AS s"
+                         " JOIN kb_docs AS d ON d.id = s.doc_id ORDER BY s.r, s.rid",
+                         &st, err, errlen, "search the knowledge base");
     if (rc < 0)
         return rc;
-    sqlite3_bind_text(st, 1, match, -1, SQLITE_STATIC);
+    avo_db_bind_text(st, 1, match);
     sqlite3_bind_int(st, 2, limit);
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row = json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:f}", "doc", column_json(st, 0),
-                                "doc_id", column_json(st, 1), "section", column_json(st, 2),
-                                "title", column_json(st, 3), "line", column_json(st, 4), "snippet",
-                                column_json(st, 5), "score", -sqlite3_column_double(st, 6));
-        if (!row || json_array_append_new(out, row) < 0) {
-            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-            break;
-        }
-    }
-    if (rc == 0 && step != SQLITE_DONE)
-        rc = sql_error(kb->db, step, err, errlen, "search the knowledge base");
-    sqlite3_finalize(st);
-    return rc;
+    return avo_db_collect_rows(kb->db, st, avo_db_row_object, &shape, ret, err, errlen,
+                               "search the knowledge base");
 }
 
 int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *err, size_t errlen)
@@ -1066,14 +965,15 @@ int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *
     int n = split_terms(query, terms);
     if (n < 0)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    json_t *out = json_array();
-    int rc = out ? 0 : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    json_t *out = NULL;
+    int rc = 0;
     /* Any word; bm25 ranks sections holding more (and rarer) words higher. */
-    if (rc == 0 && n > 0) {
+    if (n > 0) {
         char *match = build_match(terms, n, " OR ");
-        rc = match ? run_match(kb, match, limit, out, err, errlen)
-                   : avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+        rc = match ? run_match(kb, match, limit, &out, err, errlen) : avo_db_oom(err, errlen);
         free(match);
+    } else if (!(out = json_array())) {
+        rc = avo_db_oom(err, errlen);
     }
     for (int i = 0; i < n; i++)
         free(terms[i].text);
@@ -1089,14 +989,6 @@ int avo_kb_search(avo_kb *kb, const char *query, int limit, json_t **ret, char *
 
 #define DOC_COLUMNS "id, path, kind, title, hash, sections, text"
 
-static json_t *doc_json(sqlite3_stmt *st)
-{
-    return json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_json(st, 0), "path",
-                     column_json(st, 1), "kind", column_json(st, 2), "title", column_json(st, 3),
-                     "hash", column_json(st, 4), "sections", column_json(st, 5), "text",
-                     column_json(st, 6));
-}
-
 /*
  * Collect the documents matching `sql` with one text or integer parameter
  * into *matches (an array it creates); at most 6.
@@ -1104,21 +996,29 @@ static json_t *doc_json(sqlite3_stmt *st)
 static int find_docs(avo_kb *kb, const char *sql, const char *text, int64_t id, json_t **matches,
                      char *err, size_t errlen)
 {
+    static const avo_db_column columns[] = {
+        {"id", AVO_DB_VALUE},    {"path", AVO_DB_VALUE}, {"kind", AVO_DB_VALUE},
+        {"title", AVO_DB_VALUE}, {"hash", AVO_DB_VALUE}, {"sections", AVO_DB_VALUE},
+        {"text", AVO_DB_VALUE},
+    };
+    static const avo_db_shape shape = {columns, sizeof columns / sizeof columns[0]};
     sqlite3_stmt *st = NULL;
-    int rc = prepare(kb, sql, &st, err, errlen);
+    int rc = avo_db_stmt(kb->db, sql, &st, err, errlen, "read document");
     if (rc < 0)
         return rc;
     if (text)
-        sqlite3_bind_text(st, 1, text, -1, SQLITE_STATIC);
+        avo_db_bind_text(st, 1, text);
     else
         sqlite3_bind_int64(st, 1, id);
     *matches = json_array();
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW && json_array_size(*matches) < 6)
-        json_array_append_new(*matches, doc_json(st));
-    if (step != SQLITE_DONE && step != SQLITE_ROW)
-        rc = sql_error(kb->db, step, err, errlen, "read document");
-    sqlite3_finalize(st);
+    if (!*matches)
+        rc = avo_db_oom(err, errlen);
+    while (rc == 0 && json_array_size(*matches) < 6 &&
+           (rc = avo_db_step_row(kb->db, st, err, errlen, "read document")) == 1)
+        rc = json_array_append_new(*matches, avo_db_row_object(st, &shape)) == 0
+                 ? 0
+                 : avo_db_oom(err, errlen);
+    avo_db_release(st);
     return rc;
 }
 
@@ -1188,30 +1088,19 @@ int avo_kb_list(avo_kb *kb, json_t **ret, char *err, size_t errlen)
     *ret = NULL;
     if (!kb)
         return avo_error(err, errlen, AVO_EINVAL, "list: missing argument");
+    static const avo_db_column columns[] = {
+        {"id", AVO_DB_VALUE},       {"path", AVO_DB_VALUE},     {"kind", AVO_DB_VALUE},
+        {"title", AVO_DB_VALUE},    {"hash", AVO_DB_VALUE},     {"bytes", AVO_DB_VALUE},
+        {"sections", AVO_DB_VALUE}, {"added_at", AVO_DB_VALUE},
+    };
+    static const avo_db_shape shape = {columns, sizeof columns / sizeof columns[0]};
     sqlite3_stmt *st = NULL;
-    int rc = prepare(kb,
-                     "SELECT id, path, kind, title, hash, length(CAST(text AS BLOB)), sections,"
-                     " added_at FROM kb_docs ORDER BY path",
-                     &st, err, errlen);
+    int rc = avo_db_stmt(kb->db,
+                         "SELECT id, path, kind, title, hash, length(CAST(text AS BLOB)), sections,"
+                         " added_at FROM kb_docs ORDER BY path",
+                         &st, err, errlen, "list documents");
     if (rc < 0)
         return rc;
-    json_t *out = json_array();
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
-        json_t *row =
-            json_pack("{s:o, s:o, s:o, s:o, s:o, s:o, s:o, s:o}", "id", column_json(st, 0), "path",
-                      column_json(st, 1), "kind", column_json(st, 2), "title", column_json(st, 3),
-                      "hash", column_json(st, 4), "bytes", column_json(st, 5), "sections",
-                      column_json(st, 6), "added_at", column_json(st, 7));
-        json_array_append_new(out, row);
-    }
-    if (step != SQLITE_DONE)
-        rc = sql_error(kb->db, step, err, errlen, "list documents");
-    sqlite3_finalize(st);
-    if (rc < 0) {
-        json_decref(out);
-        return rc;
-    }
-    *ret = out;
-    return 0;
+    return avo_db_collect_rows(kb->db, st, avo_db_row_object, &shape, ret, err, errlen,
+                               "list documents");
 }

@@ -8,7 +8,9 @@
  * archive's tables.  The tables kb_meta, kb_docs and kb_fts (with the FTS5
  * shadow tables kb_fts_*) are owned by this module alone and versioned by
  * their own row kb_meta('schema_version'), independently of the archive's
- * PRAGMA user_version; the archive never reads or migrates them.  A
+ * PRAGMA user_version, and brought up to date by the same routine as the
+ * archive's tables (store/db.h, avo_db_migrate); the archive never reads or
+ * migrates them.  A
  * standalone KB file holds only these tables, and the archive does not
  * count kb_ tables when it checks for a foreign database, so any KB file can
  * later take runs (`avo run --db FILE`), and the default file of the CLI,
@@ -50,6 +52,7 @@
 #define AVO_KB_MAX_FILE_BYTES (1024 * 1024)
 
 typedef struct avo_kb avo_kb;
+struct avo_archive;
 
 /* What avo_kb_add_dir did. */
 typedef struct avo_kb_stats {
@@ -68,6 +71,14 @@ typedef struct avo_kb_stats {
  * connection (free with avo_kb_free); on failure *ret is NULL.
  */
 int avo_kb_open(avo_kb **ret, const char *path, char *err, size_t errlen);
+
+/*
+ * The knowledge base in a run's archive, on the archive's own connection
+ * (no second connection, one busy timeout and one migration routine); its
+ * tables are created when absent.  The KB holds its own reference to the
+ * connection, so it may outlive `ar`.  On failure *ret is NULL.
+ */
+int avo_kb_open_archive(avo_kb **ret, struct avo_archive *ar, char *err, size_t errlen);
 
 /* Close; accepts NULL. */
 void avo_kb_free(avo_kb *kb);

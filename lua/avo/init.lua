@@ -437,8 +437,8 @@ end
 --------------------------------------------------------- knowledge base
 
 -- avo.kb.open(path) opens the knowledge base of any SQLite file (lua/lua_kb.h).
--- avo.kb.search and avo.kb.read consult the current run's archive, opened on
--- first use and closed by avo._end.  Expected failures (no such document)
+-- avo.kb.search and avo.kb.read consult the current run's archive, on the
+-- archive's own connection, opened on first use and closed by avo._end.  Expected failures (no such document)
 -- return nil, message, which the agent operator hands on to the model.
 avo.kb = {}
 
@@ -450,7 +450,7 @@ end
 local function run_kb(r)
   if not r.kb then
     if not r.db then return nil, "this run has no archive file to hold a knowledge base" end
-    local kb, err = core.kb(r.db)
+    local kb, err = core.kb(r.archive)
     if not kb then return nil, err end
     r.kb = kb
   end

@@ -1,6 +1,7 @@
 #!/bin/sh
 # avo kb: indexing the shipped notes (kernels/kb), ranked search, JSON output,
-# reading, a run consulting the KB of its archive, and the error paths.
+# reading, a run consulting the KB of its archive, a file that is not UTF-8,
+# AVO_DB_TIMEOUT refused as `avo runs` refuses it, and the error paths.
 . "$(dirname "$0")/lib.sh"
 kb="$tmp/kb.db"
 json_get() { python3 -c "import json, sys; v = json.load(open(sys.argv[1])); print($2)" "$3"; }
@@ -73,4 +74,21 @@ expect_in "$tmp/out" "kb_run: ok"
 expect_exit 0 "$AVO" runs --db "$tmp/run.db"
 expect_in "$tmp/out" "tests/e2e/kb_run.lua"
 expect_exit 0 "$AVO" kb list --kb "$tmp/run.db"; expect_in "$tmp/out" "kernels/kb/cpu.md"
+# A Latin-1 note is indexed, listed, searched and read (its non-ASCII bytes
+# shown as '?'), never "out of memory" or "no document".
+mkdir "$tmp/latin1"
+printf '# Caf\351 tiling\n\nTiles of 32 r\351duce bank conflicts.\n' > "$tmp/latin1/cafe.md"
+expect_exit 0 "$AVO" kb add "$tmp/latin1" --kb "$tmp/l1.db"; expect_in "$tmp/out" "1 added"
+expect_exit 0 "$AVO" kb list --kb "$tmp/l1.db";               expect_in "$tmp/out" "cafe.md"
+expect_exit 0 "$AVO" kb search "bank conflicts" --kb "$tmp/l1.db"; expect_in "$tmp/out" "cafe.md"
+expect_exit 0 "$AVO" kb read cafe.md --kb "$tmp/l1.db";       expect_in "$tmp/out" "r?duce"
+
+# A malformed AVO_DB_TIMEOUT: the KB commands refuse it as the archive's do.
+AVO_DB_TIMEOUT=abc expect_exit 1 "$AVO" runs --db "$tmp/run.db"
+cp "$tmp/err" "$tmp/runs.err"
+expect_in "$tmp/runs.err" "AVO_DB_TIMEOUT='abc' is not a number of seconds"
+AVO_DB_TIMEOUT=abc expect_exit 1 "$AVO" kb list --kb "$tmp/run.db"
+cmp -s "$tmp/err" "$tmp/runs.err" || fail "kb list and runs refuse AVO_DB_TIMEOUT=abc differently: $(cat "$tmp/err")"
+AVO_DB_TIMEOUT=abc expect_exit 1 "$AVO" kb search x --kb "$tmp/run.db"
+cmp -s "$tmp/err" "$tmp/runs.err" || fail "kb search refuses AVO_DB_TIMEOUT=abc differently"
 echo "kb: ok"

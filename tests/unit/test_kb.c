@@ -2,8 +2,10 @@
  * test_kb.c — the knowledge base: adding and replacing documents, sections,
  * ranking and snippets, hostile free-text queries (none may reach FTS5 as
  * syntax), reading by path, id and suffix, directory indexing with skips
- * and pruning, refusal of a newer kb schema, and coexistence with the run
- * archive in one file whichever of the two is created first.
+ * and pruning, refusal of a newer kb schema, coexistence with the run
+ * archive in one file whichever of the two is created first, the KB on the
+ * archive's own connection, text that is not UTF-8, and AVO_DB_TIMEOUT
+ * refused as the archive refuses it.
  */
 #include "kb.h"
 
@@ -438,6 +440,139 @@ static void test_archive_coexistence(void)
     CHECK_INT(avo_kb_open(NULL, db, err, sizeof err), AVO_EINVAL);
 }
 
+/*
+ * A Latin-1 document (bytes that are not UTF-8) is indexed, listed,
+ * searched and read: the text comes back with '?' for each such byte, as
+ * the archive's sources do, never as "out of memory" or "no document".
+ */
+static void test_not_utf8(void)
+{
+    const char *db = tmp_path("latin1.db");
+    const char *md = tmp_path("cafe.md");
+    write_file(md, "# Caf\xe9 tiling\n\nTiles of 32 r\xe9" "duce bank conflicts.\n");
+    avo_kb *kb = NULL;
+    char err[AVO_ERRLEN];
+    CHECK_INT(avo_kb_open(&kb, db, err, sizeof err), 0);
+    if (!kb)
+        return;
+    int changed = 0;
+    CHECK_INT(avo_kb_add_file(kb, md, NULL, &changed, err, sizeof err), 0);
+    CHECK_INT(changed, 1);
+    json_t *list = NULL;
+    CHECK_INT(avo_kb_list(kb, &list, err, sizeof err), 0);
+    CHECK_INT(array_len(list), 1);
+    CHECK_STR(json_string_value(json_object_get(json_array_get(list, 0), "title")), "Caf? tiling");
+    json_decref(list);
+    json_t *hits = NULL;
+    CHECK_INT(avo_kb_search(kb, "bank conflicts", 5, &hits, err, sizeof err), 0);
+    CHECK_INT(array_len(hits), 1);
+    CHECK_CONTAINS(json_string_value(json_object_get(json_array_get(hits, 0), "snippet")),
+                   "r?duce");
+    json_decref(hits);
+    json_t *doc = NULL;
+    CHECK_INT(avo_kb_read(kb, "cafe.md", &doc, err, sizeof err), 0);
+    CHECK_CONTAINS(json_string_value(json_object_get(doc, "text")), "# Caf? tiling");
+    json_decref(doc);
+    avo_kb_free(kb);
+}
+
+/* AVO_DB_TIMEOUT is read by the one SQL layer: a malformed value is refused
+ * by the KB with the archive's words, before any file is made. */
+static void test_db_timeout(void)
+{
+    const char *db = tmp_path("timeout.db");
+    char kb_err[AVO_ERRLEN] = "", ar_err[AVO_ERRLEN] = "";
+    setenv("AVO_DB_TIMEOUT", "abc", 1);
+    avo_kb *kb = (avo_kb *)1;
+    CHECK_INT(avo_kb_open(&kb, db, kb_err, sizeof kb_err), AVO_EINVAL);
+    CHECK(kb == NULL);
+    avo_archive *ar = (avo_archive *)1;
+    CHECK_INT(avo_archive_open(&ar, db, ar_err, sizeof ar_err), AVO_EINVAL);
+    CHECK(ar == NULL);
+    CHECK_STR(kb_err, ar_err);
+    CHECK_CONTAINS(kb_err, "AVO_DB_TIMEOUT='abc' is not a number of seconds");
+    CHECK(access(db, F_OK) != 0);
+    setenv("AVO_DB_TIMEOUT", "0.5", 1);
+    CHECK_INT(avo_kb_open(&kb, db, kb_err, sizeof kb_err), 0);
+    avo_kb_free(kb);
+    unsetenv("AVO_DB_TIMEOUT");
+}
+
+/*
+ * The KB of a run's archive on the archive's own connection: its writes
+ * are seen at once by the archive's handle, it outlives the archive's
+ * handle, and an archive from an older avo (schema 1) takes a KB beside
+ * its migrated tables.  Both sets keep their own version: the archive's in
+ * user_version, the KB's in kb_meta.
+ */
+static void test_on_archive(void)
+{
+    const char *db = tmp_path("shared.db");
+    char err[AVO_ERRLEN];
+    avo_archive *ar = NULL;
+    CHECK_INT(avo_archive_open(&ar, db, err, sizeof err), 0);
+    if (!ar)
+        return;
+    avo_kb *kb = (avo_kb *)1;
+    CHECK_INT(avo_kb_open_archive(&kb, NULL, err, sizeof err), AVO_EINVAL);
+    CHECK(kb == NULL);
+    CHECK_INT(avo_kb_open_archive(&kb, ar, err, sizeof err), 0);
+    if (!kb) {
+        avo_archive_free(ar);
+        return;
+    }
+    avo_run_info info = {.script_path = "x.lua", .seed = 3};
+    int64_t run_id = 0;
+    CHECK_INT(avo_archive_run_begin(ar, &info, &run_id, err, sizeof err), 0);
+    CHECK_INT(avo_kb_add_file(kb, "notes/gemm.md", gemm_md, NULL, err, sizeof err), 0);
+    avo_archive_free(ar);
+    json_t *hits = NULL;
+    CHECK_INT(avo_kb_search(kb, "bank conflicts", 5, &hits, err, sizeof err), 0);
+    CHECK_INT(array_len(hits), 1);
+    json_decref(hits);
+    avo_kb_free(kb);
+
+    sqlite3 *raw = NULL;
+    CHECK_INT(sqlite3_open(db, &raw), SQLITE_OK);
+    CHECK_INT(raw_int(raw, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
+    CHECK_INT(raw_int(raw, "SELECT value FROM kb_meta WHERE key = 'schema_version'"),
+              AVO_KB_SCHEMA_VERSION);
+    CHECK_INT(raw_int(raw, "SELECT count(*) FROM runs"), 1);
+    sqlite3_close(raw);
+
+    /* An archive of schema 1 (tests/unit/fixtures): migrated, then the KB. */
+    const char *root = getenv("AVO_SOURCE_ROOT");
+    CHECK(root != NULL);
+    if (!root)
+        return;
+    char fixture[1024];
+    snprintf(fixture, sizeof fixture, "%s/tests/unit/fixtures/archive-v1.sql", root);
+    FILE *f = fopen(fixture, "rb");
+    CHECK(f != NULL);
+    if (!f)
+        return;
+    static char sql[1 << 20];
+    size_t n = fread(sql, 1, sizeof sql - 1, f);
+    fclose(f);
+    sql[n] = '\0';
+    const char *old = tmp_path("old-v1.db");
+    CHECK_INT(sqlite3_open(old, &raw), SQLITE_OK);
+    CHECK_INT(sqlite3_exec(raw, sql, NULL, NULL, NULL), SQLITE_OK);
+    long long cands = raw_int(raw, "SELECT count(*) FROM candidates");
+    sqlite3_close(raw);
+    CHECK_INT(avo_archive_open(&ar, old, err, sizeof err), 0);
+    CHECK_INT(avo_archive_opened_version(ar), 1);
+    CHECK_INT(avo_kb_open_archive(&kb, ar, err, sizeof err), 0);
+    CHECK_INT(avo_kb_add_file(kb, "notes/softmax.md", softmax_md, NULL, err, sizeof err), 0);
+    avo_kb_free(kb);
+    avo_archive_free(ar);
+    CHECK_INT(sqlite3_open(old, &raw), SQLITE_OK);
+    CHECK_INT(raw_int(raw, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
+    CHECK_INT(raw_int(raw, "SELECT count(*) FROM candidates"), cands);
+    CHECK_INT(raw_int(raw, "SELECT count(*) FROM kb_docs"), 1);
+    sqlite3_close(raw);
+}
+
 int main(void)
 {
     if (!mkdtemp(tmpdir)) {
@@ -447,6 +582,9 @@ int main(void)
     test_add_search_read();
     test_add_dir();
     test_archive_coexistence();
+    test_not_utf8();
+    test_db_timeout();
+    test_on_archive();
     nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     return check_finish();
 }
