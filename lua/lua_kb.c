@@ -11,6 +11,7 @@
 #include <lauxlib.h>
 
 #include "avo.h"
+#include "binding.h"
 #include "kb.h"
 #include "luajson.h"
 
@@ -26,25 +27,18 @@ static avo_kb *check_kb(lua_State *L)
     return ud->kb;
 }
 
-/* [-0, +2] nil, message; returns 2. */
-static int push_fail(lua_State *L, const char *msg)
-{
-    lua_pushnil(L);
-    lua_pushstring(L, msg);
-    return 2;
-}
-
 /* [-0, +1 or +2] The JSON value (freed here), or nil, err when rc < 0. */
 static int push_result(lua_State *L, int rc, json_t *value, const char *err)
 {
     if (rc < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     avo_lua_push_json(L, value);
     json_decref(value);
     return 1;
 }
 
-int avo_lua_kb_open(lua_State *L)
+/* core.kb(path) -> Kb | nil, message */
+static int kb_open(lua_State *L)
 {
     const char *path = luaL_checkstring(L, 1);
     kb_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
@@ -52,7 +46,7 @@ int avo_lua_kb_open(lua_State *L)
     luaL_setmetatable(L, AVO_LUA_KB_MT);
     char err[AVO_ERRLEN];
     if (avo_kb_open(&ud->kb, path, err, sizeof err) < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     return 1;
 }
 
@@ -105,7 +99,7 @@ static int kb_add_dir(lua_State *L)
     avo_kb_stats s;
     char err[AVO_ERRLEN];
     if (avo_kb_add_dir(kb, dir, &s, err, sizeof err) < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_createtable(L, 0, 6);
     const struct {
         const char *name;
@@ -130,7 +124,7 @@ static int kb_add_file(lua_State *L)
     int changed = 0;
     char err[AVO_ERRLEN];
     if (avo_kb_add_file(kb, path, text, &changed, err, sizeof err) < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_pushboolean(L, changed);
     return 1;
 }
@@ -142,13 +136,7 @@ static const luaL_Reg kb_methods[] = {
 
 void avo_lua_kb_register(lua_State *L)
 {
-    luaL_newmetatable(L, AVO_LUA_KB_MT);
-    lua_newtable(L);
-    luaL_setfuncs(L, kb_methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, kb_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, kb_close);
-    lua_setfield(L, -2, "__close");
-    lua_pop(L, 1);
+    avo_lua_new_class(L, AVO_LUA_KB_MT, kb_methods, kb_close);
+    lua_pushcfunction(L, kb_open);
+    lua_setfield(L, -2, "kb");
 }

@@ -21,10 +21,7 @@
 
 #define AVO_LUA_KB_MT "avo.Kb"
 
-/* Create the metatable (once per state). */
+/* [-0, +0] Create avo.Kb and set core.kb into the table on top of the stack. */
 void avo_lua_kb_register(lua_State *L);
-
-/* core.kb(path) -> Kb | nil, message */
-int avo_lua_kb_open(lua_State *L);
 
 #endif
