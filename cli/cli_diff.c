@@ -120,8 +120,8 @@ int avo_cli_diff(const avo_cli_command *cmd, int argc, char **argv)
         rc = avo_cli_usage_error(cmd->usage, "%s", "expected two candidate ids");
     for (int i = 0; rc < 0 && i < 2; i++)
         if ((ids[i] = avo_cli_parse_id(argv[first + i])) < 0)
-            rc = avo_cli_usage_error(cmd->usage, "candidate id must be a positive integer, got '%s'",
-                                     argv[first + i]);
+            rc = avo_cli_usage_error(
+                cmd->usage, "candidate id must be a positive integer, got '%s'", argv[first + i]);
     if (rc < 0)
         rc = diff_candidates(avo_cli_opt_string(opts, "db", "avo.db"), ids,
                              json_is_true(json_object_get(opts, "json")));

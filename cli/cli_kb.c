@@ -184,7 +184,8 @@ int avo_cli_kb(const avo_cli_command *cmd, int argc, char **argv)
     /* Options may follow the subcommand and its operands (getopt permutes). */
     int rc = avo_cli_parse_options(argc, argv, kb_options, cmd->usage, opts, &first);
     if (rc < 0 && first >= argc)
-        rc = avo_cli_usage_error(cmd->usage, "%s", "kb needs a subcommand: add, search, read or list");
+        rc = avo_cli_usage_error(cmd->usage, "%s",
+                                 "kb needs a subcommand: add, search, read or list");
     if (rc < 0) {
         json_t *limit = json_object_get(opts, "limit");
         kb_opts o = {

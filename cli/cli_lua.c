@@ -159,8 +159,7 @@ out:
 }
 
 /* avo resume / replay / rebench: commands on an existing archive, in Lua. */
-static int recorded(const avo_cli_command *cmd, int argc, char **argv,
-                    const avo_cli_option *table)
+static int recorded(const avo_cli_command *cmd, int argc, char **argv, const avo_cli_option *table)
 {
     const char *command = cmd->name, *usage = cmd->usage;
     json_t *opts = json_object();

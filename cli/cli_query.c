@@ -361,7 +361,8 @@ static const json_t *find_node(const json_t *nodes, long long id)
 {
     size_t i;
     json_t *n;
-    json_array_foreach(nodes, i, n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
+    json_array_foreach(nodes, i,
+                       n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
     return NULL;
 }
 

@@ -10,8 +10,7 @@ int avo_lua_push_fail(lua_State *L, const char *msg)
     return 2;
 }
 
-void avo_lua_new_class(lua_State *L, const char *name, const luaL_Reg *methods,
-                       lua_CFunction close)
+void avo_lua_new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction close)
 {
     luaL_newmetatable(L, name);
     lua_newtable(L);

@@ -56,11 +56,8 @@ static int rng_state(lua_State *L)
 }
 
 static const luaL_Reg rng_methods[] = {
-    {"next", rng_next},
-    {"below", rng_below},
-    {"double", rng_double},
-    {"state", rng_state},
-    {NULL, NULL},
+    {"next", rng_next},   {"below", rng_below}, {"double", rng_double},
+    {"state", rng_state}, {NULL, NULL},
 };
 
 void avo_lua_pcg_register(lua_State *L)

@@ -118,7 +118,8 @@ static int core_exe(lua_State *L)
 {
     const char *path = avo_self_exe();
     if (!path)
-        return avo_lua_push_fail(L, "cannot find the avo binary (neither /proc/self/exe nor AT_EXECFN)");
+        return avo_lua_push_fail(
+            L, "cannot find the avo binary (neither /proc/self/exe nor AT_EXECFN)");
     lua_pushstring(L, path);
     return 1;
 }
