@@ -10,6 +10,14 @@ int avo_lua_push_fail(lua_State *L, const char *msg)
     return 2;
 }
 
+int avo_lua_push_done(lua_State *L, int rc, const char *err)
+{
+    if (rc < 0)
+        return avo_lua_push_fail(L, err);
+    lua_pushboolean(L, 1);
+    return 1;
+}
+
 void avo_lua_new_class(lua_State *L, const char *name, const luaL_Reg *methods, lua_CFunction close)
 {
     luaL_newmetatable(L, name);

@@ -17,6 +17,10 @@
 /* [-0, +2] Push nil and `msg`; returns 2, for `return avo_lua_push_fail(L, msg)`. */
 int avo_lua_push_fail(lua_State *L, const char *msg);
 
+/* [-0, +1 or +2] true, or nil and `err` when rc < 0: what a method that
+ * only acts returns. */
+int avo_lua_push_done(lua_State *L, int rc, const char *err);
+
 /*
  * [-0, +0] Create metatable `name` whose __index holds `methods`; with
  * `close`, that function is also __gc and __close (it must be idempotent:

@@ -154,10 +154,7 @@ static int archive_run_restore(lua_State *L)
     char err[AVO_ERRLEN];
     int rc = avo_archive_run_restore(ar, id, status, ended_at, owner, last_event, err, sizeof err);
     free(owner);
-    if (rc < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:run_live(run_id) -> boolean: claimed by a live process here */
@@ -228,10 +225,8 @@ static int archive_run_end(lua_State *L)
     lua_Integer id = luaL_checkinteger(L, 2);
     const char *status = luaL_checkstring(L, 3);
     char err[AVO_ERRLEN];
-    if (avo_archive_run_end(ar, id, status, err, sizeof err) < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    int rc = avo_archive_run_end(ar, id, status, err, sizeof err);
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:add{run_id=, generation=, operator=, source=, knobs=table, note=, key=, evaluator=,
@@ -298,10 +293,7 @@ static int archive_finish(lua_State *L)
         return luaL_argerror(L, 3, err);
     int rc = avo_archive_candidate_finish(ar, id, result, score, err, sizeof err);
     json_decref(result);
-    if (rc < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:event(run_id, kind, data_table_or_nil) */
@@ -314,10 +306,7 @@ static int archive_event(lua_State *L)
     char err[AVO_ERRLEN];
     int rc = avo_archive_event(ar, run_id, kind, data, err, sizeof err);
     free(data);
-    if (rc < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    return avo_lua_push_done(L, rc, err);
 }
 
 static int archive_get(lua_State *L)
@@ -421,10 +410,8 @@ static int archive_run_reopen(lua_State *L)
     avo_archive *ar = check_archive(L);
     lua_Integer run_id = luaL_checkinteger(L, 2);
     char err[AVO_ERRLEN];
-    if (avo_archive_run_reopen(ar, run_id, err, sizeof err) < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    int rc = avo_archive_run_reopen(ar, run_id, err, sizeof err);
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:rebench_begin(run_id, config_table) -> set_id */
@@ -455,10 +442,7 @@ static int archive_rebench_add(lua_State *L)
     char err[AVO_ERRLEN];
     int rc = avo_archive_rebench_add(ar, set_id, cand, (int)round, score, result, err, sizeof err);
     free(result);
-    if (rc < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:llm_record(run_id, call_table) -> id  (fields: avo_archive_llm_call_add) */
@@ -488,10 +472,8 @@ static int archive_attempt_update(lua_State *L)
     const char *reason = luaL_optstring(L, 4, NULL);
     lua_Integer candidate_id = luaL_optinteger(L, 5, 0);
     char err[AVO_ERRLEN];
-    if (avo_archive_attempt_update(ar, id, outcome, reason, candidate_id, err, sizeof err) < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    int rc = avo_archive_attempt_update(ar, id, outcome, reason, candidate_id, err, sizeof err);
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:attempts([run_id]) -> array of rows (0 or none: all runs) */
@@ -573,11 +555,9 @@ static int archive_experiment_cell_put(lua_State *L)
     lua_Integer exit_code = luaL_optinteger(L, -1, -1);
     luaL_argcheck(L, cell && status, 3, "cell and status are required");
     char err[AVO_ERRLEN];
-    if (avo_archive_experiment_cell_put(ar, experiment, cell, run_id, status, reason,
-                                        (int)exit_code, err, sizeof err) < 0)
-        return avo_lua_push_fail(L, err);
-    lua_pushboolean(L, 1);
-    return 1;
+    int rc = avo_archive_experiment_cell_put(ar, experiment, cell, run_id, status, reason,
+                                             (int)exit_code, err, sizeof err);
+    return avo_lua_push_done(L, rc, err);
 }
 
 /* archive:experiment_cells(experiment_id) -> array of cells */
