@@ -1,14 +1,15 @@
 /*
- * cli.h — the research-workflow commands of the avo CLI (runs, diff,
- * export, report), one file each (cli_<name>.c), and the helpers they
- * share.  Each command takes argv from the command name on and returns
- * the exit status: 0 success, 1 failure, 2 usage error.  These files print;
- * the work itself is in library modules (archive, diff, export, report).
+ * cli.h — the commands of the avo CLI, one file per command family
+ * (cli_<name>.c; cli_lua.c for those implemented in Lua), the table that
+ * names them (commands.c) and the helpers they share.  These files print;
+ * the work itself is in library modules (archive, diff, export, report)
+ * and in Lua (lua/avo/cli.lua).
  */
 #ifndef AVO_CLI_H
 #define AVO_CLI_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -16,17 +17,51 @@
 
 enum { AVO_CLI_EXIT_USAGE = 2 };
 
-int avo_cli_best(int argc, char **argv);
-int avo_cli_show(int argc, char **argv);
-int avo_cli_lineage(int argc, char **argv);
-int avo_cli_runs(int argc, char **argv);
-int avo_cli_diff(int argc, char **argv);
-int avo_cli_export(int argc, char **argv);
-int avo_cli_report(int argc, char **argv);
-int avo_cli_serve(int argc, char **argv);  /* the live view in a browser (serve.c) */
-int avo_cli_doctor(int argc, char **argv); /* CUDA toolkit, driver and GPUs found */
-int avo_cli_kb(int argc, char **argv);     /* knowledge base: add, search, read, list */
-int avo_cli_worker(int argc, char **argv); /* a worker: local (stdin/stdout) or --connect */
+/*
+ * One command of `avo`.  The table of them (avo_cli_commands, commands.c)
+ * is the one place that names a command, describes it in `avo --help` and
+ * holds its usage, which `avo NAME --help` prints and every usage error of
+ * the command repeats; the handler reads its usage from here, so help and
+ * errors cannot disagree.
+ */
+typedef struct avo_cli_command avo_cli_command;
+struct avo_cli_command {
+    const char *name;     /* argv[1] */
+    const char *synopsis; /* its entry in `avo --help` ("run SCRIPT.lua"); NULL: hidden */
+    const char *summary;  /* what it does, one line ('\n' continues it, indented) */
+    const char *usage;    /* `avo NAME --help` */
+    /* argv from the command name on; returns the exit status: 0 success,
+     * 1 failure, 2 usage error (more where the command's usage says so). */
+    int (*handler)(const avo_cli_command *cmd, int argc, char **argv);
+};
+
+/* The commands, ended by an entry with a NULL name. */
+extern const avo_cli_command avo_cli_commands[];
+
+/* The command called `name`, or NULL. */
+const avo_cli_command *avo_cli_command_find(const char *name);
+
+/* Print `avo --help` (the commands of the table with their summaries). */
+void avo_cli_print_usage(FILE *out);
+
+/* The handlers (one cli_<name>.c per command family). */
+int avo_cli_run(const avo_cli_command *cmd, int argc, char **argv);        /* cli_lua.c */
+int avo_cli_eval(const avo_cli_command *cmd, int argc, char **argv);       /* cli_lua.c */
+int avo_cli_resume(const avo_cli_command *cmd, int argc, char **argv);     /* cli_lua.c */
+int avo_cli_replay(const avo_cli_command *cmd, int argc, char **argv);     /* cli_lua.c */
+int avo_cli_rebench(const avo_cli_command *cmd, int argc, char **argv);    /* cli_lua.c */
+int avo_cli_experiment(const avo_cli_command *cmd, int argc, char **argv); /* cli_lua.c */
+int avo_cli_best(const avo_cli_command *cmd, int argc, char **argv);       /* cli_query.c */
+int avo_cli_show(const avo_cli_command *cmd, int argc, char **argv);       /* cli_query.c */
+int avo_cli_lineage(const avo_cli_command *cmd, int argc, char **argv);    /* cli_query.c */
+int avo_cli_runs(const avo_cli_command *cmd, int argc, char **argv);
+int avo_cli_diff(const avo_cli_command *cmd, int argc, char **argv);
+int avo_cli_export(const avo_cli_command *cmd, int argc, char **argv);
+int avo_cli_report(const avo_cli_command *cmd, int argc, char **argv);
+int avo_cli_serve(const avo_cli_command *cmd, int argc, char **argv);  /* cli_serve.c, serve.c */
+int avo_cli_doctor(const avo_cli_command *cmd, int argc, char **argv); /* toolkit, driver, GPUs */
+int avo_cli_kb(const avo_cli_command *cmd, int argc, char **argv);     /* add, search, read, list */
+int avo_cli_worker(const avo_cli_command *cmd, int argc, char **argv); /* local or --connect */
 
 /* One command-line option of a command (see avo_cli_parse_options). */
 typedef enum {
@@ -57,6 +92,11 @@ typedef struct avo_cli_option {
 int avo_cli_parse_options(int argc, char **argv, const avo_cli_option *table, const char *usage,
                           json_t *opts, int *ret_optind);
 
+/* avo_cli_parse_options for a command without operands: one is a usage
+ * error ("unexpected argument 'X'").  Same returns. */
+int avo_cli_parse_options_only(int argc, char **argv, const avo_cli_option *table,
+                               const char *usage, json_t *opts);
+
 /* String option `key` of a parsed options object, or `fallback`; the
  * pointer lives as long as `opts`. */
 const char *avo_cli_opt_string(const json_t *opts, const char *key, const char *fallback);
@@ -68,6 +108,9 @@ int avo_cli_not_utf8(const char *what, const char *arg);
 
 /* Print "avo: <fmt with arg>" and the usage to stderr; returns 2. */
 int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg);
+
+/* Print `value` to stdout as JSON (indented, keys sorted): what --json prints. */
+void avo_cli_print_json(const json_t *value);
 
 /* A positive id ("12" or "#12"), or -1. */
 int64_t avo_cli_parse_id(const char *s);

@@ -52,6 +52,14 @@ int avo_cli_fail(int rc, const char *err, const char *db)
     return 1;
 }
 
+void avo_cli_print_json(const json_t *value)
+{
+    char *text = json_dumps(value, JSON_INDENT(2) | JSON_SORT_KEYS);
+    if (text)
+        puts(text);
+    free(text);
+}
+
 const char *avo_cli_opt_string(const json_t *opts, const char *key, const char *fallback)
 {
     const char *s = json_string_value(json_object_get(opts, key));

@@ -12,15 +12,6 @@
 #include "cli.h"
 #include "diff.h"
 
-static const char usage_diff[] =
-    "usage: avo diff A B [--db FILE] [--json]\n"
-    "\n"
-    "Compare candidate B with candidate A: knob changes (NAME: old -> new), score\n"
-    "and per-config throughput deltas (B - A, ratio B/A), median times, and a\n"
-    "unified diff of the sources.\n"
-    "  --db FILE          archive (default avo.db)\n"
-    "  --json             print the comparison as JSON\n";
-
 /* A number or "-" for null, in a field of `width`. */
 static void print_num(const json_t *v, int width, const char *fmt)
 {
@@ -119,18 +110,18 @@ static const avo_cli_option diff_options[] = {
 
 static int diff_candidates(const char *db, const int64_t ids[2], int json);
 
-int avo_cli_diff(int argc, char **argv)
+int avo_cli_diff(const avo_cli_command *cmd, int argc, char **argv)
 {
     json_t *opts = json_object();
     int first;
-    int rc = avo_cli_parse_options(argc, argv, diff_options, usage_diff, opts, &first);
+    int rc = avo_cli_parse_options(argc, argv, diff_options, cmd->usage, opts, &first);
     int64_t ids[2] = {0, 0};
     if (rc < 0 && argc - first != 2)
-        rc = avo_cli_usage_error(usage_diff, "%s", "expected two candidate ids");
+        rc = avo_cli_usage_error(cmd->usage, "%s", "expected two candidate ids");
     for (int i = 0; rc < 0 && i < 2; i++)
         if ((ids[i] = avo_cli_parse_id(argv[first + i])) < 0)
-            rc = avo_cli_usage_error(usage_diff, "candidate id must be a positive integer, got '%s'",
-                                     argv[first + i]);
+            rc = avo_cli_usage_error(
+                cmd->usage, "candidate id must be a positive integer, got '%s'", argv[first + i]);
     if (rc < 0)
         rc = diff_candidates(avo_cli_opt_string(opts, "db", "avo.db"), ids,
                              json_is_true(json_object_get(opts, "json")));
@@ -159,14 +150,10 @@ static int diff_candidates(const char *db, const int64_t ids[2], int json)
     avo_archive_free(ar);
     if (rc < 0)
         return avo_cli_fail(rc, err, db);
-    if (json) {
-        char *text = json_dumps(d, JSON_INDENT(2) | JSON_SORT_KEYS);
-        if (text)
-            puts(text);
-        free(text);
-    } else {
+    if (json)
+        avo_cli_print_json(d);
+    else
         print_diff(d);
-    }
     json_decref(d);
     return 0;
 }

@@ -21,25 +21,6 @@
 #include "sandbox.h"
 #include "vendor.h"
 
-static const char usage_doctor[] =
-    "usage: avo doctor\n"
-    "\n"
-    "Report the CUDA toolkit (NVRTC), the NVIDIA driver and GPUs, and the host C\n"
-    "compiler that avo can use, and what to install for anything missing.\n"
-    "The sandbox line names the mechanism kernels run under (namespaces, landlock,\n"
-    "or unisolated; $AVO_SANDBOX forces one) and, for each stronger one missing,\n"
-    "why and how to enable it.\n"
-    "CPU kernels need only the C compiler; `avo eval --compile-only` needs NVRTC;\n"
-    "running CUDA kernels needs the driver and a GPU.  Each vendor baseline an\n"
-    "evaluator may name (`baselines = {...}`) is listed with its library's version\n"
-    "and path, or why it is unavailable ($AVO_CUBLASLT and $AVO_CUDNN name the\n"
-    "library files to use instead of the toolkit's).\n"
-    "\n"
-    "NVRTC is $AVO_NVRTC (a library file) when set, else the first found in a CUDA\n"
-    "toolkit (the loader's path, $CUDA_HOME/lib64, $CUDA_PATH/lib64,\n"
-    "/usr/local/cuda/lib64), else in NVIDIA's pip wheels ($AVO_CUDA_WHEELS, default\n"
-    "/opt/avo/cuda-wheels, where `tools/install-deps --tests` puts them).\n";
-
 static void report_compiler(void)
 {
     const char *cc = getenv("CC");
@@ -179,14 +160,14 @@ static void report_baselines(void)
     }
 }
 
-int avo_cli_doctor(int argc, char **argv)
+int avo_cli_doctor(const avo_cli_command *cmd, int argc, char **argv)
 {
     if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-        fputs(usage_doctor, stdout);
+        fputs(cmd->usage, stdout);
         return 0;
     }
     if (argc > 1)
-        return avo_cli_usage_error(usage_doctor, "unexpected argument '%s'", argv[1]);
+        return avo_cli_usage_error(cmd->usage, "unexpected argument '%s'", argv[1]);
     printf("avo doctor\n");
     report_compiler();
     report_sandbox();

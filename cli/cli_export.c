@@ -10,23 +10,6 @@
 #include "cli.h"
 #include "export.h"
 
-static const char usage_export[] =
-    "usage: avo export [--db FILE] [--run ID] (--csv FILE [--what WHAT] | --json FILE |\n"
-    "                  --git DIR)\n"
-    "\n"
-    "Export candidates (default: of every run).  FILE may be - for stdout; a\n"
-    "regular file is replaced atomically, anything else (a device, a FIFO, a\n"
-    "symlink) is written through.\n"
-    "  --csv FILE         one row per candidate and config (RFC 4180)\n"
-    "  --what WHAT        with --csv: candidates (default) or baselines (one row per\n"
-    "                     baseline, device and config: the evaluator's baselines)\n"
-    "  --json FILE        {\"runs\": [...], \"candidates\": [...], \"baselines\": [...]}\n"
-    "                     with sources\n"
-    "  --git DIR          a new git repository: one commit per candidate, crossovers\n"
-    "                     as merge commits, tags c<ID>, branches main and best\n"
-    "  --run ID           only this run\n"
-    "  --db FILE          archive (default avo.db)\n";
-
 static const avo_cli_option export_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 'r', "a run id"},
@@ -39,11 +22,11 @@ static const avo_cli_option export_options[] = {
 
 static int export_run(const char *db, int64_t run, int format, const char *target);
 
-int avo_cli_export(int argc, char **argv)
+int avo_cli_export(const avo_cli_command *cmd, int argc, char **argv)
 {
     json_t *opts = json_object();
-    int first;
-    int rc = avo_cli_parse_options(argc, argv, export_options, usage_export, opts, &first);
+    const char *usage = cmd->usage;
+    int rc = avo_cli_parse_options_only(argc, argv, export_options, usage, opts);
     static const struct {
         const char *key;
         int format;
@@ -59,20 +42,18 @@ int avo_cli_export(int argc, char **argv)
     }
     if (rc >= 0)
         ;
-    else if (first != argc)
-        rc = avo_cli_usage_error(usage_export, "unexpected argument '%s'", argv[first]);
     else if (given > 1)
-        rc = avo_cli_usage_error(usage_export, "%s", "give one of --csv, --json and --git");
+        rc = avo_cli_usage_error(usage, "%s", "give one of --csv, --json and --git");
     else if (!given)
-        rc = avo_cli_usage_error(usage_export, "%s", "export needs --csv, --json or --git");
+        rc = avo_cli_usage_error(usage, "%s", "export needs --csv, --json or --git");
     else if (!*target)
-        rc = avo_cli_usage_error(usage_export, "%s", "empty output path");
+        rc = avo_cli_usage_error(usage, "%s", "empty output path");
     else if (json_object_get(opts, "what") && format != 'C')
-        rc = avo_cli_usage_error(usage_export, "%s", "--what applies to --csv");
+        rc = avo_cli_usage_error(usage, "%s", "--what applies to --csv");
     else if (json_object_get(opts, "what") &&
              strcmp(avo_cli_opt_string(opts, "what", ""), "candidates") != 0 &&
              strcmp(avo_cli_opt_string(opts, "what", ""), "baselines") != 0)
-        rc = avo_cli_usage_error(usage_export, "--what must be candidates or baselines, got '%s'",
+        rc = avo_cli_usage_error(usage, "--what must be candidates or baselines, got '%s'",
                                  avo_cli_opt_string(opts, "what", ""));
     else if (avo_cli_check_output(target, avo_cli_opt_string(opts, "db", "avo.db"), "the export"))
         rc = AVO_CLI_EXIT_USAGE;

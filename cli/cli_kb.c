@@ -15,44 +15,11 @@
 #include "cli.h"
 #include "kb.h"
 
-static const char usage_kb[] =
-    "usage: avo kb add PATH... [--kb FILE]\n"
-    "       avo kb search QUERY... [--kb FILE] [--limit N] [--json]\n"
-    "       avo kb read DOC [--kb FILE] [--json]\n"
-    "       avo kb list [--kb FILE] [--json]\n"
-    "\n"
-    "The knowledge base: notes, text and source files indexed for ranked full-text\n"
-    "search, which agents consult while they optimise a kernel.\n"
-    "\n"
-    "  add PATH...        index directories recursively (.md .txt .c .h .cu .cuh\n"
-    "                     .lua .py; hidden entries skipped) or single files; adding\n"
-    "                     a directory again updates changed files and drops deleted ones\n"
-    "  search QUERY...    sections ranked by relevance (bm25) to any of the words,\n"
-    "                     more words matched ranking higher; the query is plain\n"
-    "                     words, never search syntax (a trailing * matches a prefix)\n"
-    "  read DOC           print a document: its path, a unique path suffix\n"
-    "                     (softmax.md) or its id\n"
-    "  list               the indexed documents\n"
-    "\n"
-    "  --kb FILE          SQLite file holding the knowledge base (default avo.db, the\n"
-    "                     default archive; `add` creates it)\n"
-    "  --limit N          results of a search (default 10)\n"
-    "  --json             print JSON\n";
-
 typedef struct kb_opts {
     const char *file;
     int limit;
     int json;
 } kb_opts;
-
-static void print_json(const json_t *value)
-{
-    char *text = json_dumps(value, JSON_INDENT(2) | JSON_SORT_KEYS);
-    if (text) {
-        puts(text);
-        free(text);
-    }
-}
 
 static const char *str(const json_t *obj, const char *key)
 {
@@ -133,7 +100,7 @@ static int kb_search(avo_kb *kb, const char *query, const kb_opts *o)
         return 1;
     }
     if (o->json) {
-        print_json(hits);
+        avo_cli_print_json(hits);
     } else if (json_array_size(hits) == 0) {
         printf("no match for '%s' in %s\n", query, o->file);
     } else {
@@ -165,7 +132,7 @@ static int kb_read(avo_kb *kb, const char *doc, const kb_opts *o)
         return 1;
     }
     if (o->json) {
-        print_json(d);
+        avo_cli_print_json(d);
     } else {
         const char *text = str(d, "text");
         fputs(text, stdout);
@@ -185,7 +152,7 @@ static int kb_list(avo_kb *kb, const kb_opts *o)
         return 1;
     }
     if (o->json) {
-        print_json(docs);
+        avo_cli_print_json(docs);
     } else if (json_array_size(docs) == 0) {
         printf("no documents in %s (add some with `avo kb add DIR --kb %s`)\n", o->file, o->file);
     } else {
@@ -207,16 +174,18 @@ static const avo_cli_option kb_options[] = {
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 
-static int kb_command(const kb_opts *o, const char *sub, int nargs, char **args);
+static int kb_command(const char *usage, const kb_opts *o, const char *sub, int nargs,
+                      char **args);
 
-int avo_cli_kb(int argc, char **argv)
+int avo_cli_kb(const avo_cli_command *cmd, int argc, char **argv)
 {
     json_t *opts = json_object();
     int first;
     /* Options may follow the subcommand and its operands (getopt permutes). */
-    int rc = avo_cli_parse_options(argc, argv, kb_options, usage_kb, opts, &first);
+    int rc = avo_cli_parse_options(argc, argv, kb_options, cmd->usage, opts, &first);
     if (rc < 0 && first >= argc)
-        rc = avo_cli_usage_error(usage_kb, "%s", "kb needs a subcommand: add, search, read or list");
+        rc = avo_cli_usage_error(cmd->usage, "%s",
+                                 "kb needs a subcommand: add, search, read or list");
     if (rc < 0) {
         json_t *limit = json_object_get(opts, "limit");
         kb_opts o = {
@@ -224,20 +193,21 @@ int avo_cli_kb(int argc, char **argv)
             .limit = limit ? (int)json_integer_value(limit) : 10,
             .json = json_is_true(json_object_get(opts, "json")),
         };
-        rc = kb_command(&o, argv[first], argc - first - 1, argv + first + 1);
+        rc = kb_command(cmd->usage, &o, argv[first], argc - first - 1, argv + first + 1);
     }
     json_decref(opts);
     return rc;
 }
 
 /* Run subcommand `sub` with its operands. */
-static int kb_command(const kb_opts *o_in, const char *sub, int nargs, char **args)
+static int kb_command(const char *usage, const kb_opts *o_in, const char *sub, int nargs,
+                      char **args)
 {
     kb_opts o = *o_in;
 
     if (!strcmp(sub, "add")) {
         if (nargs < 1)
-            return avo_cli_usage_error(usage_kb, "%s", "kb add needs a directory or file");
+            return avo_cli_usage_error(usage, "%s", "kb add needs a directory or file");
         avo_kb *kb = open_kb(o.file, 1);
         if (!kb)
             return 1;
@@ -247,7 +217,7 @@ static int kb_command(const kb_opts *o_in, const char *sub, int nargs, char **ar
     }
     if (!strcmp(sub, "search")) {
         if (nargs < 1)
-            return avo_cli_usage_error(usage_kb, "%s", "kb search needs a query");
+            return avo_cli_usage_error(usage, "%s", "kb search needs a query");
         /* The words of the query may come as one argument or several. */
         size_t len = 1;
         for (int i = 0; i < nargs; i++)
@@ -272,7 +242,7 @@ static int kb_command(const kb_opts *o_in, const char *sub, int nargs, char **ar
     }
     if (!strcmp(sub, "read")) {
         if (nargs != 1)
-            return avo_cli_usage_error(usage_kb, "%s", "kb read needs exactly one document");
+            return avo_cli_usage_error(usage, "%s", "kb read needs exactly one document");
         avo_kb *kb = open_kb(o.file, 0);
         if (!kb)
             return 1;
@@ -282,7 +252,7 @@ static int kb_command(const kb_opts *o_in, const char *sub, int nargs, char **ar
     }
     if (!strcmp(sub, "list")) {
         if (nargs != 0)
-            return avo_cli_usage_error(usage_kb, "unexpected argument '%s'", args[0]);
+            return avo_cli_usage_error(usage, "unexpected argument '%s'", args[0]);
         avo_kb *kb = open_kb(o.file, 0);
         if (!kb)
             return 1;
@@ -290,5 +260,5 @@ static int kb_command(const kb_opts *o_in, const char *sub, int nargs, char **ar
         avo_kb_free(kb);
         return rc;
     }
-    return avo_cli_usage_error(usage_kb, "unknown kb subcommand '%s'", sub);
+    return avo_cli_usage_error(usage, "unknown kb subcommand '%s'", sub);
 }

@@ -153,3 +153,13 @@ int avo_cli_parse_options(int argc, char **argv, const avo_cli_option *table, co
     *ret_optind = optind;
     return -1;
 }
+
+int avo_cli_parse_options_only(int argc, char **argv, const avo_cli_option *table,
+                               const char *usage, json_t *opts)
+{
+    int first;
+    int rc = avo_cli_parse_options(argc, argv, table, usage, opts, &first);
+    if (rc < 0 && first != argc)
+        return avo_cli_usage_error(usage, "unexpected argument '%s'", argv[first]);
+    return rc;
+}

@@ -12,22 +12,6 @@
 #include "compare.h"
 #include "diff.h"
 
-static const char usage_best[] =
-    "usage: avo best [--db FILE] [--run ID] [--json]\n"
-    "\n"
-    "Print the best verified candidate of a run (default: the latest run).\n";
-
-static const char usage_show[] =
-    "usage: avo show ID [--db FILE] [--source] [--json]\n"
-    "\n"
-    "Print a candidate: status, score, knobs, parents, per-config results.\n"
-    "  --source           also print its kernel source\n";
-
-static const char usage_lineage[] =
-    "usage: avo lineage ID [--db FILE] [--json]\n"
-    "\n"
-    "Print the ancestry of a candidate as a tree, back to the seed.\n";
-
 
 typedef struct query_opts {
     const char *db;
@@ -84,15 +68,6 @@ static const char *str(const json_t *obj, const char *key)
 {
     const char *s = json_string_value(json_object_get(obj, key));
     return s ? s : "";
-}
-
-static void print_json(const json_t *value)
-{
-    char *text = json_dumps(value, JSON_INDENT(2) | JSON_SORT_KEYS);
-    if (text) {
-        puts(text);
-        free(text);
-    }
 }
 
 static void print_knobs(const json_t *knobs)
@@ -268,7 +243,6 @@ static void print_candidate(const json_t *c, int with_source)
  * there is nothing, and how it prints a found value for people.
  */
 typedef struct query_command {
-    const char *usage;
     int need_id;
     int (*fetch)(avo_archive *ar, const query_opts *q, json_t **ret, char *err, size_t errlen);
     const char *missing; /* printf format taking the id (or nothing) and the db */
@@ -298,12 +272,12 @@ static void attach_baselines(avo_archive *ar, json_t *value)
 }
 
 /* Parse, open the archive, fetch, print: the shape every query shares. */
-static int run_query(const query_command *cmd, int argc, char **argv)
+static int run_query(const query_command *cmd, const char *usage, int argc, char **argv)
 {
     query_opts q;
     json_t *opts, *value = NULL;
     avo_archive *ar = NULL;
-    int rc = parse_query(argc, argv, cmd->usage, cmd->need_id, &q, &opts);
+    int rc = parse_query(argc, argv, usage, cmd->need_id, &q, &opts);
     if (rc >= 0)
         goto out;
     rc = 1;
@@ -323,7 +297,7 @@ static int run_query(const query_command *cmd, int argc, char **argv)
         fprintf(stderr, "avo: %s\n", err);
     } else {
         if (q.json) {
-            print_json(value);
+            avo_cli_print_json(value);
         } else {
             attach_baselines(ar, value);
             cmd->print(value, &q);
@@ -359,11 +333,10 @@ static void print_best(const json_t *c, const query_opts *q)
     print_candidate(c, 0);
 }
 
-int avo_cli_best(int argc, char **argv)
+int avo_cli_best(const avo_cli_command *cmd, int argc, char **argv)
 {
-    static const query_command cmd = {usage_best, 0, fetch_best,
-                                      "no verified candidate in %s", print_best};
-    return run_query(&cmd, argc, argv);
+    static const query_command best = {0, fetch_best, "no verified candidate in %s", print_best};
+    return run_query(&best, cmd->usage, argc, argv);
 }
 
 static int fetch_candidate(avo_archive *ar, const query_opts *q, json_t **ret, char *err,
@@ -377,18 +350,19 @@ static void print_shown(const json_t *c, const query_opts *q)
     print_candidate(c, q->source);
 }
 
-int avo_cli_show(int argc, char **argv)
+int avo_cli_show(const avo_cli_command *cmd, int argc, char **argv)
 {
-    static const query_command cmd = {usage_show, 1, fetch_candidate,
-                                      "no candidate #%lld in %s", print_shown};
-    return run_query(&cmd, argc, argv);
+    static const query_command show = {1, fetch_candidate, "no candidate #%lld in %s",
+                                       print_shown};
+    return run_query(&show, cmd->usage, argc, argv);
 }
 
 static const json_t *find_node(const json_t *nodes, long long id)
 {
     size_t i;
     json_t *n;
-    json_array_foreach(nodes, i, n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
+    json_array_foreach(nodes, i,
+                       n) if (json_integer_value(json_object_get(n, "id")) == id) return n;
     return NULL;
 }
 
@@ -447,9 +421,9 @@ static void print_lineage(const json_t *nodes, const query_opts *q)
     json_decref(seen);
 }
 
-int avo_cli_lineage(int argc, char **argv)
+int avo_cli_lineage(const avo_cli_command *cmd, int argc, char **argv)
 {
-    static const query_command cmd = {usage_lineage, 1, fetch_lineage,
-                                      "no candidate #%lld in %s", print_lineage};
-    return run_query(&cmd, argc, argv);
+    static const query_command lineage = {1, fetch_lineage, "no candidate #%lld in %s",
+                                          print_lineage};
+    return run_query(&lineage, cmd->usage, argc, argv);
 }

@@ -9,20 +9,6 @@
 #include "export.h"
 #include "report.h"
 
-static const char usage_report[] =
-    "usage: avo report [--db FILE] [--run ID] -o FILE.html\n"
-    "\n"
-    "Write one self-contained HTML page about a run (default: the latest): score\n"
-    "trajectory (with the baselines measured in the run as reference lines), the\n"
-    "baselines against the best per config, scores per generation, the best\n"
-    "candidate's lineage, the top versions with sources and diffs, run metadata\n"
-    "and LLM spend.\n"
-    "  -o, --output FILE  where to write the page (required; - for stdout; a regular\n"
-    "                     file is replaced atomically, anything else (a device, a\n"
-    "                     FIFO, a symlink) is written through)\n"
-    "  --run ID           the run to report on\n"
-    "  --db FILE          archive (default avo.db)\n";
-
 static const avo_cli_option report_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},
     {"run", AVO_OPT_INT, "run", 1, AVO_OPT_UNBOUNDED, 'r', "a run id"},
@@ -32,18 +18,15 @@ static const avo_cli_option report_options[] = {
 
 static int write_report(const char *db, int64_t run, const char *output);
 
-int avo_cli_report(int argc, char **argv)
+int avo_cli_report(const avo_cli_command *cmd, int argc, char **argv)
 {
     json_t *opts = json_object();
-    int first;
-    int rc = avo_cli_parse_options(argc, argv, report_options, usage_report, opts, &first);
+    int rc = avo_cli_parse_options_only(argc, argv, report_options, cmd->usage, opts);
     const char *output = avo_cli_opt_string(opts, "output", "");
     if (rc >= 0)
         ;
-    else if (first != argc)
-        rc = avo_cli_usage_error(usage_report, "unexpected argument '%s'", argv[first]);
     else if (!*output)
-        rc = avo_cli_usage_error(usage_report, "%s", "report needs -o FILE.html");
+        rc = avo_cli_usage_error(cmd->usage, "%s", "report needs -o FILE.html");
     else if (avo_cli_check_output(output, avo_cli_opt_string(opts, "db", "avo.db"), "the report"))
         rc = AVO_CLI_EXIT_USAGE;
     else

@@ -13,20 +13,6 @@
 #include "cli.h"
 #include "compare.h"
 
-static const char usage_runs[] =
-    "usage: avo runs [--db FILE] [--json]\n"
-    "\n"
-    "List the runs in an archive: script, seed, status, start and end, candidates\n"
-    "(ok/failed), the best candidate and its score (with its unit when the run\n"
-    "recorded one), the budgets and, for runs with an agent, its attempts:\n"
-    "directions explored / versions committed, and the best against the strongest\n"
-    "baseline measured in the run (\"0.41x cublas\"; a baseline that did not\n"
-    "measure shows its status, e.g. \"cublas unavailable\"; - without baselines).\n"
-    "Candidates not evaluated yet (left pending by lost workers or infrastructure\n"
-    "faults) are named below the table; `avo resume` evaluates them.\n"
-    "  --db FILE          archive (default avo.db)\n"
-    "  --json             print the runs as JSON\n";
-
 static void print_time(double t, const char *fmt)
 {
     char buf[64] = "-";
@@ -43,27 +29,23 @@ static void print_time(double t, const char *fmt)
  * run config. */
 static void budgets(const json_t *config, char *buf, size_t n)
 {
-    const json_t *jobs = json_object_get(config, "jobs");
-    const json_t *evals = json_object_get(config, "max_evals");
-    const json_t *secs = json_object_get(config, "max_time");
+    static const struct {
+        const char *key, *label, *unit;
+    } fields[] = {
+        {"jobs", "jobs", ""},
+        {"max_evals", "max-evals", ""},
+        {"max_time", "max-time", "s"},
+        {"max_tokens", "max-tokens", ""},
+        {"max_usd", "max-usd", ""},
+    };
     size_t len = 0;
     buf[0] = '\0';
-    if (json_is_number(jobs))
-        len += snprintf(buf + len, n - len, "jobs %g", json_number_value(jobs));
-    if (json_is_number(evals) && len < n)
-        len += snprintf(buf + len, n - len, "%smax-evals %g", len ? ", " : "",
-                        json_number_value(evals));
-    if (json_is_number(secs) && len < n)
-        len += snprintf(buf + len, n - len, "%smax-time %gs", len ? ", " : "",
-                        json_number_value(secs));
-    const json_t *tokens = json_object_get(config, "max_tokens");
-    const json_t *usd = json_object_get(config, "max_usd");
-    if (json_is_number(tokens) && len < n)
-        len += snprintf(buf + len, n - len, "%smax-tokens %g", len ? ", " : "",
-                        json_number_value(tokens));
-    if (json_is_number(usd) && len < n)
-        len += snprintf(buf + len, n - len, "%smax-usd %g", len ? ", " : "",
-                        json_number_value(usd));
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        const json_t *value = json_object_get(config, fields[i].key);
+        if (json_is_number(value) && len < n)
+            len += snprintf(buf + len, n - len, "%s%s %g%s", len ? ", " : "", fields[i].label,
+                            json_number_value(value), fields[i].unit);
+    }
     if (!len)
         snprintf(buf, n, "-");
 }
@@ -83,14 +65,11 @@ static const avo_cli_option runs_options[] = {
 
 static int list_runs(const char *db, int json);
 
-int avo_cli_runs(int argc, char **argv)
+int avo_cli_runs(const avo_cli_command *cmd, int argc, char **argv)
 {
     json_t *opts = json_object();
-    int first;
-    int rc = avo_cli_parse_options(argc, argv, runs_options, usage_runs, opts, &first);
-    if (rc < 0 && first != argc)
-        rc = avo_cli_usage_error(usage_runs, "unexpected argument '%s'", argv[first]);
-    else if (rc < 0)
+    int rc = avo_cli_parse_options_only(argc, argv, runs_options, cmd->usage, opts);
+    if (rc < 0)
         rc = list_runs(avo_cli_opt_string(opts, "db", "avo.db"),
                        json_is_true(json_object_get(opts, "json")));
     json_decref(opts);
@@ -111,10 +90,7 @@ static int list_runs(const char *db, int json)
         return avo_cli_fail(rc, err, db);
 
     if (json) {
-        char *text = json_dumps(runs, JSON_INDENT(2) | JSON_SORT_KEYS);
-        if (text)
-            puts(text);
-        free(text);
+        avo_cli_print_json(runs);
         json_decref(runs);
         return 0;
     }

@@ -12,25 +12,6 @@
 #include "cli.h"
 #include "serve.h"
 
-static const char usage_serve[] =
-    "usage: avo serve [--db FILE ...] [--listen HOST:PORT] [--refresh SECONDS]\n"
-    "\n"
-    "Serve a live view of archives to a browser while runs write them: an index of\n"
-    "each archive's runs and experiments; per run the report's sections (trajectory,\n"
-    "scores per generation, baselines, lineage, top versions, LLM spend) updated as\n"
-    "candidates arrive, with the candidates in flight, workers, spend against the\n"
-    "run's budgets, the agent's latest steps and tool calls, recent failures and log\n"
-    "lines; per candidate its source, diff to each parent, per-config results and\n"
-    "log.  Archives are only read (a read-only copy works).  Prints the URL to open\n"
-    "and serves until interrupted (Ctrl-C, SIGTERM).\n"
-    "  --db FILE          an archive to serve; repeat for several (default avo.db)\n"
-    "  --listen HOST:PORT where to listen (default " AVO_SERVE_DEFAULT_LISTEN "; port 0: any\n"
-    "                     free port).  On an address other than loopback every\n"
-    "                     request needs the access token in the printed URL (then a\n"
-    "                     cookie): anyone who can reach the port sees kernels and logs\n"
-    "  --refresh SECONDS  how often a page refreshes itself without JavaScript\n"
-    "                     (default 5; with JavaScript the server pushes changes)\n";
-
 static const avo_cli_option serve_options[] = {
     {"db", AVO_OPT_LIST, "db", 0, 0, 'd', NULL},
     {"listen", AVO_OPT_STRING, "listen", 0, 0, 'l', NULL},
@@ -76,11 +57,11 @@ static int serve(const char *const *dbs, size_t n, const char *listen, double re
     return 0;
 }
 
-int avo_cli_serve(int argc, char **argv)
+int avo_cli_serve(const avo_cli_command *cmd, int argc, char **argv)
 {
     json_t *opts = json_object();
     int first;
-    int rc = avo_cli_parse_options(argc, argv, serve_options, usage_serve, opts, &first);
+    int rc = avo_cli_parse_options(argc, argv, serve_options, cmd->usage, opts, &first);
     const json_t *list = json_object_get(opts, "db");
     size_t n = json_array_size(list);
     const char **dbs = calloc(n ? n : 1, sizeof *dbs);
@@ -91,12 +72,12 @@ int avo_cli_serve(int argc, char **argv)
     if (rc >= 0)
         ;
     else if (!dbs)
-        rc = avo_cli_usage_error(usage_serve, "%s", "out of memory");
+        rc = avo_cli_usage_error(cmd->usage, "%s", "out of memory");
     else if (first != argc)
-        rc = avo_cli_usage_error(usage_serve, "unexpected argument '%s'", argv[first]);
+        rc = avo_cli_usage_error(cmd->usage, "unexpected argument '%s'", argv[first]);
     else if (listen &&
              avo_serve_parse_listen(listen, host, sizeof host, &port, err, sizeof err) < 0)
-        rc = avo_cli_usage_error(usage_serve, "%s", err);
+        rc = avo_cli_usage_error(cmd->usage, "%s", err);
     else {
         for (size_t i = 0; i < n; i++)
             dbs[i] = json_string_value(json_array_get(list, i));

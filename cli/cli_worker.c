@@ -50,24 +50,6 @@ static void find_own_cache(void)
     free(dir);
 }
 
-static const char usage_worker[] =
-    "usage: avo worker [--connect HOST:PORT [--run ID] [--fingerprint FP] [--retry S]]\n"
-    "\n"
-    "Serve evaluation jobs.  Without --connect, on stdin/stdout (the engine starts\n"
-    "workers this way itself).  With --connect, dial an engine started with\n"
-    "`avo run --listen` (or --slurm) and serve its jobs over TCP.\n"
-    "\n"
-    "  --connect H:P      the engine's address\n"
-    "  --run ID           serve only this run (the engine prints its id); default any\n"
-    "  --fingerprint FP   serve only jobs of this evaluator fingerprint; default any\n"
-    "  --retry S          keep trying to reach the engine for S seconds (default 30)\n"
-    "\n"
-    "The run's secret comes from AVO_WORKER_SECRET or AVO_WORKER_SECRET_FILE (a\n"
-    "file of mode 0600).  Under Slurm with GPUs, without AVO_CUDA_DEVICE, the worker\n"
-    "uses GPU number SLURM_LOCALID among CUDA_VISIBLE_DEVICES.  Exit status: 0 when\n"
-    "the engine ended the run, 1 when it cannot be reached, 2 without a usable\n"
-    "secret, 3 when it refused us.\n";
-
 static const avo_cli_option worker_options[] = {
     {"connect", AVO_OPT_STRING, "connect", 0, 0, 0, NULL},
     {"run", AVO_OPT_STRING, "run", 0, 0, 0, NULL},
@@ -371,32 +353,27 @@ static int remote_main(const char *address, const char *run, const char *fingerp
     }
 }
 
-int avo_cli_worker(int argc, char **argv)
+int avo_cli_worker(const avo_cli_command *cmd, int argc, char **argv)
 {
     if (argc <= 1) {
         avo_sandbox_scrub_environment();
         return avo_worker_main(0, 1);
     }
     json_t *opts = json_object();
-    int optind_ = 0;
-    int rc = avo_cli_parse_options(argc, argv, worker_options, usage_worker, opts, &optind_);
+    int rc = avo_cli_parse_options_only(argc, argv, worker_options, cmd->usage, opts);
     if (rc >= 0) {
         json_decref(opts);
         return rc;
     }
-    if (optind_ < argc) {
-        json_decref(opts);
-        return avo_cli_usage_error(usage_worker, "unexpected argument '%s'", argv[optind_]);
-    }
     const char *address = avo_cli_opt_string(opts, "connect", NULL);
     if (!address) {
         json_decref(opts);
-        return avo_cli_usage_error(usage_worker, "%s needs --connect HOST:PORT", "avo worker");
+        return avo_cli_usage_error(cmd->usage, "%s needs --connect HOST:PORT", "avo worker");
     }
     char host[256], port[16], err[AVO_ERRLEN];
     if (avo_transport_split(address, host, sizeof host, port, sizeof port, err, sizeof err) < 0) {
         json_decref(opts);
-        return avo_cli_usage_error(usage_worker, "%s", err);
+        return avo_cli_usage_error(cmd->usage, "%s", err);
     }
     json_t *retry = json_object_get(opts, "retry");
     rc = remote_main(address, avo_cli_opt_string(opts, "run", ""),

@@ -5,9 +5,10 @@
  * A host is one lua_State with the standard libraries, the C module
  * `avo.core`, and the engine's Lua modules (embedded in the binary) on the
  * require path, followed by modules under the avo roots ($AVO_PATH, ".",
- * the source tree; avo.paths.searcher).  Commands implemented in Lua (run, eval, bench) are called as
- * `require("avo.cli")[command](options)` under lua_pcall with a traceback
- * handler.
+ * the source tree; avo.paths.searcher).  The commands implemented in Lua
+ * (run, eval, resume, replay, rebench, experiment; their options parsed by
+ * cli/cli_lua.c) are called as `require("avo.cli")[command](options)` under
+ * lua_pcall with a traceback handler.
  */
 #ifndef AVO_HOST_H
 #define AVO_HOST_H

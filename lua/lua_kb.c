@@ -12,7 +12,9 @@
 
 #include "archive.h"
 #include "avo.h"
+#include "binding.h"
 #include "kb.h"
+#include "lua_archive.h"
 #include "luajson.h"
 
 typedef struct kb_ud {
@@ -27,25 +29,18 @@ static avo_kb *check_kb(lua_State *L)
     return ud->kb;
 }
 
-/* [-0, +2] nil, message; returns 2. */
-static int push_fail(lua_State *L, const char *msg)
-{
-    lua_pushnil(L);
-    lua_pushstring(L, msg);
-    return 2;
-}
-
 /* [-0, +1 or +2] The JSON value (freed here), or nil, err when rc < 0. */
 static int push_result(lua_State *L, int rc, json_t *value, const char *err)
 {
     if (rc < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     avo_lua_push_json(L, value);
     json_decref(value);
     return 1;
 }
 
-int avo_lua_kb_open(lua_State *L)
+/* core.kb(path | archive) -> Kb | nil, message */
+static int kb_open(lua_State *L)
 {
     avo_archive *ar = avo_lua_to_archive(L, 1);
     const char *path = ar ? NULL : luaL_checkstring(L, 1);
@@ -56,7 +51,7 @@ int avo_lua_kb_open(lua_State *L)
     int rc = ar ? avo_kb_open_archive(&ud->kb, ar, err, sizeof err)
                 : avo_kb_open(&ud->kb, path, err, sizeof err);
     if (rc < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     return 1;
 }
 
@@ -109,7 +104,7 @@ static int kb_add_dir(lua_State *L)
     avo_kb_stats s;
     char err[AVO_ERRLEN];
     if (avo_kb_add_dir(kb, dir, &s, err, sizeof err) < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_createtable(L, 0, 6);
     const struct {
         const char *name;
@@ -134,7 +129,7 @@ static int kb_add_file(lua_State *L)
     int changed = 0;
     char err[AVO_ERRLEN];
     if (avo_kb_add_file(kb, path, text, &changed, err, sizeof err) < 0)
-        return push_fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_pushboolean(L, changed);
     return 1;
 }
@@ -146,13 +141,7 @@ static const luaL_Reg kb_methods[] = {
 
 void avo_lua_kb_register(lua_State *L)
 {
-    luaL_newmetatable(L, AVO_LUA_KB_MT);
-    lua_newtable(L);
-    luaL_setfuncs(L, kb_methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, kb_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, kb_close);
-    lua_setfield(L, -2, "__close");
-    lua_pop(L, 1);
+    avo_lua_new_class(L, AVO_LUA_KB_MT, kb_methods, kb_close);
+    lua_pushcfunction(L, kb_open);
+    lua_setfield(L, -2, "kb");
 }

@@ -23,13 +23,7 @@
 
 #define AVO_LUA_KB_MT "avo.Kb"
 
-/* Create the metatable (once per state). */
+/* [-0, +0] Create avo.Kb and set core.kb into the table on top of the stack. */
 void avo_lua_kb_register(lua_State *L);
-
-/* core.kb(path | archive) -> Kb | nil, message */
-int avo_lua_kb_open(lua_State *L);
-
-/* The open archive at idx, or NULL when idx is no avo.Archive (lua/core.c). */
-struct avo_archive *avo_lua_to_archive(lua_State *L, int idx);
 
 #endif

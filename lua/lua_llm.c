@@ -13,6 +13,7 @@
 
 #include "llm.h"
 #include "avo.h"
+#include "binding.h"
 #include "luajson.h"
 
 typedef struct llm_ud {
@@ -27,18 +28,16 @@ static avo_llm *check_llm(lua_State *L)
     return ud->llm;
 }
 
-int avo_lua_llm_new(lua_State *L)
+/* core.llm(seed) -> Llm | nil, message */
+static int llm_new(lua_State *L)
 {
     lua_Integer seed = luaL_checkinteger(L, 1);
     llm_ud *ud = lua_newuserdatauv(L, sizeof *ud, 0);
     ud->llm = NULL;
     luaL_setmetatable(L, AVO_LUA_LLM_MT);
     char err[AVO_ERRLEN];
-    if (avo_llm_new(&ud->llm, (uint64_t)seed, err, sizeof err) < 0) {
-        lua_pushnil(L);
-        lua_pushstring(L, err);
-        return 2;
-    }
+    if (avo_llm_new(&ud->llm, (uint64_t)seed, err, sizeof err) < 0)
+        return avo_lua_push_fail(L, err);
     return 1;
 }
 
@@ -91,15 +90,9 @@ static const luaL_Reg llm_methods[] = {
 
 void avo_lua_llm_register(lua_State *L)
 {
-    luaL_newmetatable(L, AVO_LUA_LLM_MT);
-    lua_newtable(L);
-    luaL_setfuncs(L, llm_methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, llm_close);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, llm_close);
-    lua_setfield(L, -2, "__close");
-    lua_pop(L, 1);
+    avo_lua_new_class(L, AVO_LUA_LLM_MT, llm_methods, llm_close);
+    lua_pushcfunction(L, llm_new);
+    lua_setfield(L, -2, "llm");
 }
 
 avo_loop_source avo_lua_llm_source(void *ud)

@@ -17,11 +17,8 @@
 
 #define AVO_LUA_LLM_MT "avo.Llm"
 
-/* Create the metatable (once per state). */
+/* [-0, +0] Create avo.Llm and set core.llm into the table on top of the stack. */
 void avo_lua_llm_register(lua_State *L);
-
-/* core.llm(seed) -> Llm | nil, message */
-int avo_lua_llm_new(lua_State *L);
 
 /* The event-loop source of an open Llm userdata (its block pointer). */
 avo_loop_source avo_lua_llm_source(void *ud);

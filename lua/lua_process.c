@@ -147,7 +147,7 @@ static int core_lock(lua_State *L)
     return 1;
 }
 
-void avo_lua_process_functions(lua_State *L)
+void avo_lua_process_register(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"spawn", core_spawn}, {"reap", core_reap}, {"signal", core_signal},

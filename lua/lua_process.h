@@ -19,7 +19,7 @@
 
 #include <lua.h>
 
-/* Set the core.* functions above into the table on top of the stack. */
-void avo_lua_process_functions(lua_State *L);
+/* [-0, +0] Set the core.* functions above into the table on top of the stack. */
+void avo_lua_process_register(lua_State *L);
 
 #endif

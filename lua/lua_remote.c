@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "avo.h"
+#include "binding.h"
 #include "pool.h"
 #include "slurm.h"
 #include "transport.h"
@@ -22,14 +23,6 @@
 #define SLURM_MT "avo.Slurm"
 
 static const char *pool_mt_name;
-
-/* [-0, +2] */
-static int fail(lua_State *L, const char *msg)
-{
-    lua_pushnil(L);
-    lua_pushstring(L, msg);
-    return 2;
-}
 
 /* The avo_pool of argument 1 (an open avo.Pool; its userdata's first field). */
 static avo_pool *check_pool(lua_State *L)
@@ -100,7 +93,7 @@ static int pool_listen(lua_State *L)
         return luaL_error(L, "pool:listen: field 'secret' is required");
     avo_transport_secret secret;
     if (len < AVO_TRANSPORT_SECRET_MIN || len >= sizeof secret.bytes)
-        return fail(L, "the worker secret must be 16 to 511 bytes");
+        return avo_lua_push_fail(L, "the worker secret must be 16 to 511 bytes");
     memcpy(secret.bytes, text, len);
     secret.len = len;
     lua_pop(L, 1);
@@ -109,7 +102,7 @@ static int pool_listen(lua_State *L)
     int port = avo_pool_listen(pool, address, &secret, &me, err, sizeof err);
     memset(&secret, 0, sizeof secret);
     if (port < 0)
-        return fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_pushinteger(L, port);
     return 1;
 }
@@ -227,7 +220,7 @@ static int slurm_open(lua_State *L)
     char err[AVO_ERRLEN];
     if (avo_slurm_start(&ud->slurm, options ? options : "", (int)ntasks, name, argv, secret, log,
                         err, sizeof err) < 0)
-        return fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_pop(L, 6);
     return 1;
 }
@@ -309,7 +302,7 @@ static int core_secret_from_env(lua_State *L)
     avo_transport_secret secret;
     char err[AVO_ERRLEN];
     if (avo_transport_secret_from_env(&secret, err, sizeof err) < 0)
-        return fail(L, err);
+        return avo_lua_push_fail(L, err);
     lua_pushlstring(L, (const char *)secret.bytes, secret.len);
     memset(&secret, 0, sizeof secret);
     return 1;
@@ -327,7 +320,7 @@ static int core_write_private(lua_State *L)
         snprintf(msg, sizeof msg, "cannot write %s: %s", path, strerror(errno));
         if (fd >= 0)
             close(fd);
-        return fail(L, msg);
+        return avo_lua_push_fail(L, msg);
     }
     close(fd);
     lua_pushboolean(L, 1);
@@ -341,20 +334,8 @@ void avo_lua_remote_register(lua_State *L, const char *pool_mt)
     lua_getfield(L, -1, "__index");
     luaL_setfuncs(L, pool_methods, 0);
     lua_pop(L, 2);
+    avo_lua_new_class(L, SLURM_MT, slurm_methods, slurm_stop);
 
-    luaL_newmetatable(L, SLURM_MT);
-    lua_newtable(L);
-    luaL_setfuncs(L, slurm_methods, 0);
-    lua_setfield(L, -2, "__index");
-    lua_pushcfunction(L, slurm_stop);
-    lua_setfield(L, -2, "__gc");
-    lua_pushcfunction(L, slurm_stop);
-    lua_setfield(L, -2, "__close");
-    lua_pop(L, 1);
-}
-
-void avo_lua_remote_functions(lua_State *L)
-{
     static const luaL_Reg functions[] = {
         {"worker_secret", core_worker_secret},
         {"cuda_devices", core_cuda_devices},

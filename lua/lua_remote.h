@@ -25,10 +25,9 @@
 
 #include <lua.h>
 
-/* Add the pool methods to `pool_mt`'s __index and create avo.Slurm. */
+/* [-0, +0] Add the pool methods to `pool_mt`'s __index (created before),
+ * create avo.Slurm and set the core.* functions above into the table on top
+ * of the stack. */
 void avo_lua_remote_register(lua_State *L, const char *pool_mt);
-
-/* Set the core.* functions above into the table on top of the stack. */
-void avo_lua_remote_functions(lua_State *L);
 
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "avo.h"
+#include "binding.h"
 
 void avo_lua_push_json(lua_State *L, const json_t *value)
 {
@@ -32,7 +33,7 @@ void avo_lua_push_json(lua_State *L, const json_t *value)
         lua_createtable(L, (int)json_array_size(value), 0);
         if (json_array_size(value) == 0) {
             /* keep [] an array on the way back to JSON */
-            luaL_getmetatable(L, "avo.json.array");
+            luaL_getmetatable(L, AVO_LUA_JSON_ARRAY_MT);
             lua_setmetatable(L, -2);
         }
         json_array_foreach(value, i, item)
@@ -115,7 +116,7 @@ static json_t *to_json(lua_State *L, int idx, int depth, char *err, size_t errle
         lua_Integer n = sequence_length(L, idx);
         int want_array = 0;
         if (n == 0 && lua_getmetatable(L, idx)) {
-            luaL_getmetatable(L, "avo.json.array");
+            luaL_getmetatable(L, AVO_LUA_JSON_ARRAY_MT);
             want_array = lua_rawequal(L, -1, -2);
             lua_pop(L, 2);
         }
@@ -171,4 +172,52 @@ static json_t *to_json(lua_State *L, int idx, int depth, char *err, size_t errle
 json_t *avo_lua_to_json(lua_State *L, int idx, char *err, size_t errlen)
 {
     return to_json(L, idx, 0, err, errlen);
+}
+
+char *avo_lua_check_json_text(lua_State *L, int idx)
+{
+    char err[AVO_ERRLEN];
+    json_t *value = avo_lua_to_json(L, idx, err, sizeof err);
+    if (!value)
+        luaL_argerror(L, idx, err);
+    char *text = json_dumps(value, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    json_decref(value);
+    if (!text)
+        luaL_error(L, "out of memory");
+    return text;
+}
+
+/* core.json_encode(value) -> compact JSON text with sorted keys */
+static int core_json_encode(lua_State *L)
+{
+    luaL_checkany(L, 1);
+    char *text = avo_lua_check_json_text(L, 1);
+    lua_pushstring(L, text);
+    free(text);
+    return 1;
+}
+
+static int core_json_decode(lua_State *L)
+{
+    size_t len;
+    const char *s = luaL_checklstring(L, 1, &len);
+    json_error_t jerr;
+    json_t *value = json_loadb(s, len, JSON_DECODE_ANY, &jerr);
+    if (!value)
+        return avo_lua_push_fail(L, jerr.text);
+    avo_lua_push_json(L, value);
+    json_decref(value);
+    return 1;
+}
+
+void avo_lua_json_register(lua_State *L)
+{
+    static const luaL_Reg functions[] = {
+        {"json_encode", core_json_encode},
+        {"json_decode", core_json_decode},
+        {NULL, NULL},
+    };
+    luaL_setfuncs(L, functions, 0);
+    luaL_newmetatable(L, AVO_LUA_JSON_ARRAY_MT); /* the mark of an empty array */
+    lua_setfield(L, -2, "json_array_mt");
 }

@@ -8,6 +8,10 @@
  * converted with tostring); an empty table becomes an empty object unless it
  * carries the metatable avo.json.array (then []).  Functions, userdata and
  * threads are errors.
+ *
+ * Lua sees this file as core.json_encode(value) -> compact JSON text with
+ * sorted keys (raises on a value JSON cannot hold), core.json_decode(text)
+ * -> value | nil, message, and core.json_array_mt.
  */
 #ifndef AVO_LUAJSON_H
 #define AVO_LUAJSON_H
@@ -15,11 +19,22 @@
 #include <jansson.h>
 #include <lua.h>
 
+/* The metatable that marks an empty table as the JSON array [] (core.json_array_mt). */
+#define AVO_LUA_JSON_ARRAY_MT "avo.json.array"
+
 /* [-0, +1] Push `value` (borrowed; NULL pushes nil). */
 void avo_lua_push_json(lua_State *L, const json_t *value);
 
 /* [-0, +0] Convert the value at idx; NULL and a message in err on failure.
  * The caller owns the result. */
 json_t *avo_lua_to_json(lua_State *L, int idx, char *err, size_t errlen);
+
+/* Convert argument idx to compact JSON text with sorted keys; raises "bad
+ * argument" when it cannot be converted.  The caller frees the text. */
+char *avo_lua_check_json_text(lua_State *L, int idx);
+
+/* [-0, +0] Set core.json_encode, core.json_decode and core.json_array_mt
+ * into the table on top of the stack. */
+void avo_lua_json_register(lua_State *L);
 
 #endif

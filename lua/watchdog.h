@@ -3,7 +3,7 @@
  * process when script code cannot be stopped any other way, after
  * recording the run's final status in the archive.
  *
- * The count hook in lua/core.c stops script code that keeps executing Lua
+ * The count hook in lua/lua_watch.c stops script code that keeps executing Lua
  * past --max-time or a signal to stop.  It never fires inside one long call
  * of a C function (a string.find that backtracks for minutes), and a second
  * SIGINT/SIGTERM/SIGHUP must end the process at once.  In both cases this

@@ -18,6 +18,19 @@ expect_exit 2 "$AVO" show abc;          expect_in "$tmp/err" "positive integer"
 expect_exit 1 "$AVO" best --db "$tmp/none.db"; expect_in "$tmp/err" "cannot open archive"
 [ ! -e "$tmp/none.db" ] || fail "a query created an archive"
 
+# Help and errors cannot disagree: every command `avo --help` lists prints,
+# after a usage error, exactly the usage its --help prints (one table,
+# cli/commands.c, holds both).
+commands=$("$AVO" --help | sed -n '/^commands:/,/^$/p' | sed -n 's/^  \([a-z][a-z-]*\).*/\1/p')
+[ "$(echo "$commands" | wc -l)" -ge 16 ] || fail "avo --help lists too few commands: $commands"
+for cmd in $commands; do
+    expect_exit 0 "$AVO" "$cmd" --help
+    mv "$tmp/out" "$tmp/help"
+    expect_exit 2 "$AVO" "$cmd" --no-such-option
+    tail -n +3 "$tmp/err" | cmp -s - "$tmp/help" ||
+        fail "avo $cmd: the usage after an error is not the one --help prints"
+done
+
 # A newer archive schema is refused with a clear message.
 sqlite3 "$tmp/new.db" "PRAGMA user_version = 99; CREATE TABLE x(y);"
 expect_exit 1 "$AVO" best --db "$tmp/new.db"; expect_in "$tmp/err" "99"
