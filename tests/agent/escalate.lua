@@ -1,0 +1,24 @@
+-- One agent step against the loopback fake server with escalation
+-- (tests/agent/escalate.sh).  Args: base=URL (the fake server's root with
+-- its path segments), model=NAME, escalate_after=K, max_turns=N,
+-- force_with=auto|tool_choice|schema (default auto), knobs=1 (the kernel
+-- declares a knob, VEC 1 2 4, so a forced change is set_knobs).
+-- Prints "step: committed #ID (evaluations E)" or "step: WHY (evaluations E)".
+local avo = require "avo"
+local t = dofile("tests/agent/lib.lua")
+local args = ...
+
+local seed = t.seed()
+local source = seed.source .. "// " .. args.model .. "\n"
+if args.knobs == "1" then source = "// avo:param VEC 1 2 4\n" .. source end
+local start = avo.evaluate(t.ev, { source = source, knobs = args.knobs == "1" and { VEC = 1 } or {},
+  operator = "manual", parents = { { id = seed.id, role = "parent" } } })
+assert(start.status == "ok", start.reason)
+local rec, why, lineage = t.step({ provider = "openai", base_url = args.base .. "/v1",
+  model = args.model, retries = 0, max_tokens = 512,
+  escalate_after = math.tointeger(tonumber(args.escalate_after or "3")),
+  max_turns = math.tointeger(tonumber(args.max_turns or "12")),
+  force_with = args.force_with }, start)
+io.stderr:write(("step: %s (unevaluated steps %d)\n"):format(
+  rec and ("committed #" .. rec.id .. " knobs " .. require("avo.core").json_encode(rec.knobs or {}))
+  or why, lineage.unevaluated_steps or 0))

@@ -1,0 +1,109 @@
+#!/bin/sh
+# Escalation (issue 24): a model that only looks around (the fake server's
+# "idle" model, as SmolLM2-135M behaved) is made to change, evaluate and
+# commit; each server gets the forced request in the shape it understands:
+#   - an OpenAI-compatible server: a named tool_choice after K idle turns,
+#     then evaluate and commit, driven;
+#   - llama-server (answers /props, takes no named tool_choice): an answer
+#     constrained to the tool's argument schema (response_format json_object
+#     + schema, no tools), edit's `search` one of the kernel's own lines;
+#   - llama-cpp-python (answers /extras/tokenize): a named tool_choice,
+#     streamed (only "auto" cannot stream there);
+#   - set_knobs forced with a schema of the knobs' other values;
+#   - force_with=schema on a generic server: response_format json_schema;
+#   - the step's last turns force an evaluation even before K idle turns;
+#   - escalate_after=0: nothing is forced, and the step that measured
+#     nothing says so (log, event, the avo strategy's summary count).
+. "$(dirname "$0")/../e2e/lib.sh"
+. "$(dirname "$0")/../llm/server.sh"
+unset AVO_LLM_REPLAY AVO_LLM_PROVIDER AVO_LLM_MODEL AVO_LLM_SCRIPT AVO_LLM_BASE_URL \
+    AVO_LLM_CONTEXT_WINDOW AVO_LLM_STREAM
+export FAKE_LLM_LOG="$tmp/requests.jsonl"
+start_fake_server
+export AVO_LLM_API_KEY="$FAKE_LLM_KEY"
+
+run() { # run NAME ARGS...: one step into $tmp/NAME.db, requests in $tmp/NAME.jsonl
+    name=$1; shift
+    : > "$FAKE_LLM_LOG"
+    expect_exit 0 "$AVO" run tests/agent/escalate.lua --db "$tmp/$name.db" --jobs 1 "$@"
+    cp "$FAKE_LLM_LOG" "$tmp/$name.jsonl"
+}
+forced() { # forced DB: the tools forced, in order
+    q "$1" "SELECT group_concat(json_extract(data, '$.tool'), ',') FROM events WHERE kind = 'agent_forced'"
+}
+chat() { grep '"status": 200' "$1"; }
+
+# An OpenAI-compatible server: two idle turns, then edit, evaluate, commit forced.
+run plain base="$FAKE_BASE" model=idle-openai escalate_after=2
+expect_in "$tmp/err" "step: committed"
+expect_in "$tmp/err" "forcing edit (2 turns without a change to the working copy; named tool_choice)"
+expect_in "$tmp/err" "forcing evaluate (the forced change is evaluated"
+[ "$(forced "$tmp/plain.db")" = "edit,evaluate,commit" ] || fail "plain: forced $(forced "$tmp/plain.db")"
+[ "$(chat "$tmp/plain.jsonl" | head -2 | grep -c '"tool_choice": "auto"')" -eq 2 ] \
+    || fail "plain: the first two turns were not the model's own: $(head -2 "$tmp/plain.jsonl")"
+for tool in edit evaluate commit; do
+    grep -q "\"tool_choice\": {\"function\": {\"name\": \"$tool\"}, \"type\": \"function\"}" \
+        "$tmp/plain.jsonl" || fail "plain: no named tool_choice $tool: $(cat "$tmp/plain.jsonl")"
+done
+if grep -q response_format "$tmp/plain.jsonl"; then fail "plain: a schema sent to a server of no known family"; fi
+[ "$(q "$tmp/plain.db" "SELECT json_extract(data, '$.forced') || ' ' || json_extract(data, '$.evaluations')
+     FROM events WHERE kind = 'agent_step'")" = "3 1" ] || fail "plain: agent_step forced/evaluations"
+
+# llama-server: the window from /props; forced calls constrained by a schema.
+run lcpp base="$FAKE_BASE/ctx8192" model=lcpp-idle-openai escalate_after=2
+expect_in "$tmp/err" "step: committed"
+expect_in "$tmp/err" "forcing edit (2 turns without a change to the working copy; answer constrained to its argument schema)"
+[ "$(forced "$tmp/lcpp.db")" = "edit,evaluate,commit" ] || fail "lcpp: forced $(forced "$tmp/lcpp.db")"
+if grep -q '"tool_choice": {' "$tmp/lcpp.jsonl"; then fail "lcpp: a named tool_choice sent to llama-server"; fi
+n=$(chat "$tmp/lcpp.jsonl" | grep '"response_format": {"schema": .*"type": "json_object"}' | grep -c '"tools": 0,')
+[ "$n" -eq 3 ] || fail "lcpp: $n schema-constrained requests without tools, not 3: $(cat "$tmp/lcpp.jsonl")"
+chat "$tmp/lcpp.jsonl" | grep '"response_format"' | head -1 | grep -q '"enum": \[.*"#define SPEED 1.0"' \
+    || fail "lcpp: edit's search is not one of the kernel's lines: $(grep response_format "$tmp/lcpp.jsonl" | head -1)"
+
+# llama-cpp-python: named tool_choice, streamed.
+run lcpy base="$FAKE_BASE/xtok" model=lcpy-idle-openai escalate_after=2
+expect_in "$tmp/err" "step: committed"
+expect_in "$tmp/err" "named tool_choice"
+[ "$(chat "$tmp/lcpy.jsonl" | grep '"tool_choice": {' | grep -c '"stream": true')" -eq 3 ] \
+    || fail "lcpy: forced requests not streamed: $(cat "$tmp/lcpy.jsonl")"
+
+# set_knobs: a kernel with knobs; the schema offers only the other values.
+run knobs base="$FAKE_BASE/ctx8192" model=lcpp-idle-openai escalate_after=1 knobs=1
+expect_in "$tmp/err" "forcing set_knobs"
+chat "$tmp/knobs.jsonl" | grep '"response_format"' | head -1 \
+    | grep -q '"anyOf": \[{"additionalProperties": false, "properties": {"VEC": {"enum": \[2, 4\]}}' \
+    || fail "knobs: set_knobs schema: $(grep response_format "$tmp/knobs.jsonl" | head -1)"
+expect_in "$tmp/err" 'knobs {"VEC":2}'
+expect_in "$tmp/err" "forcing set_knobs (1 turn without a change to the working copy"
+expect_in "$tmp/err" "forcing commit (the working copy measured at least as fast as the best" 
+
+# force_with=schema on a server of no known family: OpenAI's json_schema.
+run schema base="$FAKE_BASE" model=idle-openai escalate_after=2 force_with=schema
+expect_in "$tmp/err" "step: committed"
+grep -q '"response_format": {"json_schema": {"name": "answer", "schema": .*"type": "json_schema"}' "$tmp/schema.jsonl" \
+    || fail "schema: no json_schema response_format: $(cat "$tmp/schema.jsonl")"
+
+# The last turns of a step force an evaluation before K idle turns.
+run last base="$FAKE_BASE" model=idle-openai escalate_after=50 max_turns=4
+[ "$(forced "$tmp/last.db")" = "edit,evaluate" ] || fail "last: forced $(forced "$tmp/last.db")"
+expect_in "$tmp/err" "forcing edit (the step would end without an evaluation"
+[ "$(q "$tmp/last.db" "SELECT json_extract(data, '$.evaluations') FROM events WHERE kind = 'agent_step'")" -eq 1 ] \
+    || fail "last: no evaluation"
+
+# No escalation: nothing forced, and the step says it measured nothing.
+run off base="$FAKE_BASE" model=idle-openai escalate_after=0 max_turns=4
+expect_in "$tmp/err" "agent main step 1: no evaluation in this step (4 turns, 4 tool calls, 0 errors)"
+expect_in "$tmp/err" "unevaluated steps 1"
+[ "$(forced "$tmp/off.db")" = "" ] || fail "off: forced $(forced "$tmp/off.db")"
+if grep -q '"tool_choice": {' "$tmp/off.jsonl"; then fail "off: a forced request"; fi
+[ "$(q "$tmp/off.db" "SELECT json_extract(data, '$.unevaluated') FROM events WHERE kind = 'agent_step'")" -eq 1 ] \
+    || fail "off: agent_step does not say unevaluated"
+
+# Through strategies/avo: the summary counts the steps without an evaluation.
+: > "$FAKE_LLM_LOG"
+AVO_LLM_PROVIDER=openai AVO_LLM_BASE_URL="$FAKE_BASE/v1" AVO_LLM_MODEL=idle-openai \
+    expect_exit 0 "$AVO" run tests/agent/escalate_avo.lua --db "$tmp/avo.db" --jobs 1
+expect_in "$tmp/err" "avo: 2 steps (2 without an evaluation)"
+[ "$(q "$tmp/avo.db" "SELECT json_extract(data, '$.unevaluated_steps') FROM events WHERE kind = 'avo_summary'")" -eq 2 ] \
+    || fail "avo_summary: unevaluated_steps"
+echo "agent escalate: ok"
