@@ -823,6 +823,8 @@ end
 -- tool_choice, or an answer constrained to the tool's argument schema,
 -- force_with = "schema"), the answer comes back as that tool call.
 -- Returns the response as avo.llm.chat does, or nil and why.
+local force_fallback = {} -- server -> true once it ignored a named tool_choice
+
 function Step:forced_call(chat, messages, tool, why)
   local note = { role = "user", content = self:forced_message(tool, why) }
   messages[#messages + 1] = note
@@ -833,7 +835,21 @@ function Step:forced_call(chat, messages, tool, why)
   if tool ~= "edit" then req.max_tokens = math.min(chat.max_tokens or 4096, 512) end
   if self.force_with == "tool_choice" then
     req.tool_choice = { name = tool }
-    return avo.llm.chat(req)
+    local resp, err = avo.llm.chat(req)
+    local obeyed = not resp
+    for _, tc in ipairs(resp and resp.tool_calls or {}) do obeyed = obeyed or tc.name == tool end
+    if not obeyed and self.cfg.force_with == "auto" and self.can_schema then
+      -- The server ignores a named tool_choice (older Ollama): from now
+      -- on its forced calls are answers constrained to the schema.
+      avo.log("agent %s: the server answered a request that forces %s without calling it (it " ..
+        "ignores a named tool_choice); forced calls go as answers constrained to the tool's " ..
+        "schema from now on", self.lineage.name, tool)
+      avo.event("agent_force_fallback", { lineage = self.lineage.name, step = self.lineage.step,
+        tool = tool })
+      self.force_with = "schema"
+      force_fallback[self.server_key] = true
+    end
+    return resp, err
   end
   req.tools, req.tool_choice = nil, nil
   req.schema = self:forced_schema(tool)
@@ -1032,11 +1048,16 @@ function M.step(ctx, lineage)
   -- server understands one, else an answer constrained to the tool's
   -- argument schema (llama-server: a grammar), else not at all.
   if cfg.escalate_after > 0 then
+    local chat_opts = llm.chat_options(cfg)
+    self.server_key = tostring(chat_opts.base_url or os.getenv("AVO_LLM_BASE_URL")) .. " " ..
+      tostring(chat_opts.model or os.getenv("AVO_LLM_MODEL"))
     if cfg.force_with ~= "auto" then
       self.force_with = cfg.force_with
     else
-      local caps = avo.llm.capabilities(llm.chat_options(cfg))
-      self.force_with = caps.named_tool_choice and "tool_choice" or caps.schema and "schema" or nil
+      local caps = avo.llm.capabilities(chat_opts)
+      self.can_schema = caps.schema
+      self.force_with = caps.named_tool_choice and not force_fallback[self.server_key] and
+        "tool_choice" or caps.schema and "schema" or nil
     end
   end
   for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end

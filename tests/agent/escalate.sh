@@ -8,9 +8,11 @@
 #     constrained to the tool's argument schema (response_format json_object
 #     + schema, no tools), edit's `search` one of the kernel's own lines;
 #   - llama-cpp-python (answers /extras/tokenize): a named tool_choice,
-#     streamed (only "auto" cannot stream there);
+#     streamed (only "auto" cannot stream there), tool results as user
+#     messages;
 #   - set_knobs forced with a schema of the knobs' other values;
 #   - force_with=schema on a generic server: response_format json_schema;
+#   - a server that ignores a named tool_choice: schema answers from then on;
 #   - the step's last turns force an evaluation even before K idle turns;
 #   - escalate_after=0: nothing is forced, and the step that measured
 #     nothing says so (log, event, the avo strategy's summary count).
@@ -67,6 +69,12 @@ expect_in "$tmp/err" "named tool_choice"
 [ "$(chat "$tmp/lcpy.jsonl" | grep '"tool_choice": {' | grep -c '"stream": true')" -eq 3 ] \
     || fail "lcpy: forced requests not streamed: $(cat "$tmp/lcpy.jsonl")"
 
+# ... and its tool results go as user messages (chatml-function-calling
+# renders no tool message), said once; elsewhere they stay tool messages.
+expect_in "$tmp/err" "is llama-cpp-python: tool results go to the model as user messages"
+if grep -q '"tool_messages": [1-9]' "$tmp/lcpy.jsonl"; then fail "lcpy: tool messages sent"; fi
+grep -q '"tool_messages": [1-9]' "$tmp/plain.jsonl" || fail "plain: no tool messages"
+
 # set_knobs: a kernel with knobs; the schema offers only the other values.
 run knobs base="$FAKE_BASE/ctx8192" model=lcpp-idle-openai escalate_after=1 knobs=1
 expect_in "$tmp/err" "forcing set_knobs"
@@ -82,6 +90,14 @@ run schema base="$FAKE_BASE" model=idle-openai escalate_after=2 force_with=schem
 expect_in "$tmp/err" "step: committed"
 grep -q '"response_format": {"json_schema": {"name": "answer", "schema": .*"type": "json_schema"}' "$tmp/schema.jsonl" \
     || fail "schema: no json_schema response_format: $(cat "$tmp/schema.jsonl")"
+
+# A server that ignores a named tool_choice: said once, then schema answers.
+run notc base="$FAKE_BASE" model=idlenotc-openai escalate_after=2
+expect_in "$tmp/err" "without calling it (it ignores a named tool_choice); forced calls go as answers constrained"
+expect_in "$tmp/err" "step: committed"
+[ "$(q "$tmp/notc.db" "SELECT count(*) FROM events WHERE kind = 'agent_force_fallback'")" -eq 1 ] \
+    || fail "notc: no agent_force_fallback event"
+grep -q '"response_format": {"json_schema"' "$tmp/notc.jsonl" || fail "notc: no schema after the fallback"
 
 # The last turns of a step force an evaluation before K idle turns.
 run last base="$FAKE_BASE" model=idle-openai escalate_after=50 max_turns=4

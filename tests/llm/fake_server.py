@@ -47,13 +47,15 @@ counters are kept per full model name, so a test picks a fresh name such as
 
     idle...       a model that only looks around: every answer to a request
                   with tools is a list_lineage call (SmolLM2-135M did that)
+    idlenotc...   as idle, and a named tool_choice is ignored (a schema in
+                  response_format is not)
     A request of an agent... or idle... model that forces a tool (a named
     tool_choice, or response_format with a schema and "call NAME now" in the
     last user message: the agent's escalation) is answered with that tool
     and willing arguments (edit raises the synth kernel's SPEED by 0.25,
     set_knobs changes one knob, commit has a message), as a tool call or as
     the JSON text of the arguments.  Logged requests carry their tools
-    count, stream, tool_choice and response_format.
+    count, stream, tool messages, tool_choice and response_format.
 
     runon...      ignores max_tokens, as llama-cpp-python does while it writes
                   tool arguments: 3000 tokens of "tok " (streamed one a
@@ -616,7 +618,8 @@ class Handler(BaseHTTPRequestHandler):
                 "n_prompt_tokens": counted, "n_ctx": n_ctx}})
             return
         shape_of = {"model": model, "prompt_tokens": counted, "status": 200,
-                    "tools": len(req.get("tools") or []), "stream": bool(req.get("stream"))}
+                    "tools": len(req.get("tools") or []), "stream": bool(req.get("stream")),
+                    "tool_messages": sum(1 for m in req.get("messages") or [] if m.get("role") == "tool")}
         if "tool_choice" in req:
             shape_of["tool_choice"] = req["tool_choice"]
         if "response_format" in req:
@@ -677,6 +680,8 @@ class Handler(BaseHTTPRequestHandler):
             self.send_json(400, error_body(shape, "invalid_request_error", "compaction refused"))
             return
         forced, how = forced_tool(shape, req)
+        if scenario.startswith("idlenotc") and how == "tool_choice":
+            forced = None  # ignores a named tool_choice (older Ollama)
         if forced and (scenario.startswith("agent") or scenario.startswith("idle")):
             self.send_json(200, forced_answer(shape, req, forced, how))
             return
