@@ -44,6 +44,16 @@
 -- notes_read/notes_append) are shared by all lineages and recorded as events
 -- "agent_note".
 --
+-- Escalation (small models): after `escalate_after` turns without a change
+-- to the working copy or a measurement, or in a step's last turns without
+-- an evaluation, the next request forces the tool that moves the step on
+-- (Step:escalation: evaluate, commit, else set_knobs/edit), by a named
+-- tool_choice or an answer constrained to the tool's argument schema
+-- (llama-server, which takes no named tool_choice; a server seen to ignore
+-- it; force_with = "schema").  Each forced call is logged and an event
+-- "agent_forced"; a step without an evaluation is logged and marked in its
+-- "agent_step" event (unevaluated), never silent.
+--
 -- Use: inside strategies/avo.lua (one or more lineages), or in ga as one
 -- operator among others: operators = { agent = 1, param_tweak = 1 }; there
 -- apply(ctx, parents) returns the committed version as a candidate (already
@@ -61,6 +71,10 @@
 --   context_window   the model's context window in tokens, where the server
 --                    does not say (else AVO_LLM_CONTEXT_WINDOW)
 --   retime_rounds    interleaved re-timings of each side (default 3)
+--   escalate_after   idle turns before the next tool is forced (default 3;
+--                    0: never)
+--   force_with       "auto" (default: named tool_choice where the server
+--                    takes it, else a schema), "tool_choice" or "schema"
 --   noise            relative noise threshold instead of the measured spread
 --   kb               knowledge-base file (avo.kb.open); default: the run's
 --                    archive (avo.kb.search / avo.kb.read)

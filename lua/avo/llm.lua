@@ -1064,7 +1064,7 @@ end
 local function learned(srv, model, what)
   local data = { base_url = srv.base_url, model = model, from = what.from,
                  context_tokens = what.context_tokens, slots = what.slots,
-                 tokens_per_char = what.tokens_per_char }
+                 tokens_per_char = what.tokens_per_char, family = srv.family }
   if state.event then state.event("llm_server", data) end
   if state.log and what.context_tokens and what.from == "default" then
     state.log(("llm: %s%s says nothing of its context window; assuming %d tokens (set " ..
@@ -1275,14 +1275,20 @@ which answers /extras/tokenize; nil otherwise), named_tool_choice (whether
 tool_choice = {name = TOOL} is understood: not by llama-server, which takes
 only "auto", "required" and "none"), schema (whether an answer may be
 constrained to a JSON schema, opts.schema: llama.cpp family and OpenAI-
-compatible servers; not Anthropic; not under --llm-replay or a script,
-where it is whatever the agent options say).  The task may yield (the
-server is asked on first use).
+compatible servers; not Anthropic).  Under --llm-replay: what the recorded
+run found (event llm_server, family).  The task may yield (the server is
+asked on first use).
 ]]
 function M.capabilities(opts)
   if not state then error("avo.llm.capabilities: only available inside 'avo run'", 2) end
   local cfg, cerr = resolve(opts or {})
   if not cfg then error("avo.llm: " .. cerr, 2) end
+  if cfg.provider == "replay" then
+    -- As the recorded run found its server, so that forced calls go the
+    -- same way (the requests, and so their hashes, are the same).
+    local family = state.replay_family
+    return { family = family, named_tool_choice = family ~= "llama.cpp", schema = true }
+  end
   if not cfg.base_url then
     return { named_tool_choice = true, schema = cfg.provider ~= "anthropic" }
   end
@@ -1692,6 +1698,7 @@ function M._begin(run, hooks)
       if d.model and type(d.tokens_per_char) == "number" then
         learn_ratio(d.model, d.tokens_per_char, 1)
       end
+      if type(d.family) == "string" then state.replay_family = d.family end
     end
     if ar then ar:close() end
   end

@@ -62,6 +62,15 @@ n=$(chat "$tmp/lcpp.jsonl" | grep '"response_format": {"schema": .*"type": "json
 chat "$tmp/lcpp.jsonl" | grep '"response_format"' | head -1 | grep -q '"enum": \[.*"#define SPEED 1.0"' \
     || fail "lcpp: edit's search is not one of the kernel's lines: $(grep response_format "$tmp/lcpp.jsonl" | head -1)"
 
+# ... and replays offline: the forced calls go the same way (the family
+# the recorded run found), no request reaches the server.
+: > "$FAKE_LLM_LOG"
+expect_exit 0 "$AVO" run tests/agent/escalate.lua --db "$tmp/lcpp-again.db" --jobs 1 \
+    --llm-replay "$tmp/lcpp.db" base="$FAKE_BASE/ctx8192" model=lcpp-idle-openai escalate_after=2
+expect_in "$tmp/err" "step: committed"
+[ "$(forced "$tmp/lcpp-again.db")" = "edit,evaluate,commit" ] || fail "lcpp replay: forced $(forced "$tmp/lcpp-again.db")"
+if grep -q chat "$FAKE_LLM_LOG" || grep -q '"status"' "$FAKE_LLM_LOG"; then fail "lcpp replay: asked the server"; fi
+
 # llama-cpp-python: named tool_choice, streamed.
 run lcpy base="$FAKE_BASE/xtok" model=lcpy-idle-openai escalate_after=2
 expect_in "$tmp/err" "step: committed"
