@@ -732,7 +732,7 @@ end
 function Step:escalation()
   local k = self.cfg.escalate_after
   if k == 0 or not self.force_with then return nil end
-  local left = self.cfg.max_turns - self.turns -- this turn included
+  local left = self:turns_left()
   local idle = self.idle >= k
   if self:unevaluated() then
     if idle or self.driven or left <= 1 then
@@ -753,12 +753,28 @@ function Step:escalation()
     end
     local why = idle and ("%d turn%s without a change to the working copy"):format(self.idle,
       self.idle == 1 and "" or "s")
-      or "the step would end without an evaluation"
+      or ("the step would end without an evaluation: about %d turn%s left"):format(left,
+        left == 1 and "" or "s")
     -- An edit needs the source in view (compaction and elision take it away).
     if tool == "edit" and not self.source_shown then return "read_source", why end
     return tool, why
   end
   return nil
+end
+
+-- Turns the step has left, this one included: of its turn budget, and of
+-- its time (and the run's --max-time) at the pace of its turns so far, so
+-- that a slow model is made to evaluate before the clock ends the step.
+function Step:turns_left()
+  local left = self.cfg.max_turns - self.turns
+  if self.turns > 0 then
+    local b = avo.budget()
+    local spent = b.elapsed - self.started
+    local secs = self.cfg.max_seconds - spent
+    if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
+    if spent > 0 then left = math.min(left, math.floor(secs / (spent / self.turns))) end
+  end
+  return left
 end
 
 -- The schema of the forced call's arguments, tighter than the tool's own
@@ -1077,6 +1093,7 @@ function M.step(ctx, lineage)
   for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end
 
   local started = avo.budget().elapsed
+  self.started = started
   local chat = self:chat_options()
   chat.system = prompt.system
   chat.tools = tools

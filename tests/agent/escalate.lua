@@ -2,7 +2,8 @@
 -- (tests/agent/escalate.sh).  Args: base=URL (the fake server's root with
 -- its path segments), model=NAME, escalate_after=K, max_turns=N,
 -- force_with=auto|tool_choice|schema (default auto), knobs=1 (the kernel
--- declares a knob, VEC 1 2 4, so a forced change is set_knobs).
+-- declares a knob, VEC 1 2 4, so a forced change is set_knobs),
+-- max_seconds=S (the step's time).
 -- Prints "step: committed #ID (evaluations E)" or "step: WHY (evaluations E)".
 local avo = require "avo"
 local t = dofile("tests/agent/lib.lua")
@@ -18,7 +19,7 @@ local rec, why, lineage = t.step({ provider = "openai", base_url = args.base .. 
   model = args.model, retries = 0, max_tokens = 512,
   escalate_after = math.tointeger(tonumber(args.escalate_after or "3")),
   max_turns = math.tointeger(tonumber(args.max_turns or "12")),
-  force_with = args.force_with }, start)
+  max_seconds = tonumber(args.max_seconds or "1800"), force_with = args.force_with }, start)
 io.stderr:write(("step: %s (unevaluated steps %d)\n"):format(
   rec and ("committed #" .. rec.id .. " knobs " .. require("avo.core").json_encode(rec.knobs or {}))
   or why, lineage.unevaluated_steps or 0))

@@ -13,7 +13,8 @@
 #   - set_knobs forced with a schema of the knobs' other values;
 #   - force_with=schema on a generic server: response_format json_schema;
 #   - a server that ignores a named tool_choice: schema answers from then on;
-#   - the step's last turns force an evaluation even before K idle turns;
+#   - the step's last turns (by its turn budget, or its time at the pace
+#     of its turns) force an evaluation even before K idle turns;
 #   - escalate_after=0: nothing is forced, and the step that measured
 #     nothing says so (log, event, the avo strategy's summary count).
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -114,6 +115,13 @@ run last base="$FAKE_BASE" model=idle-openai escalate_after=50 max_turns=4
 expect_in "$tmp/err" "forcing edit (the step would end without an evaluation"
 [ "$(q "$tmp/last.db" "SELECT json_extract(data, '$.evaluations') FROM events WHERE kind = 'agent_step'")" -eq 1 ] \
     || fail "last: no evaluation"
+
+# ... and before its time runs out, at the pace of its turns so far (1 s a
+# turn, 12 s a step: the evaluation comes before the clock ends the step).
+run slow base="$FAKE_BASE" model=idleslow-openai escalate_after=50 max_turns=50 max_seconds=12
+expect_in "$tmp/err" "forcing edit (the step would end without an evaluation: about"
+[ "$(q "$tmp/slow.db" "SELECT json_extract(data, '$.evaluations') FROM events WHERE kind = 'agent_step'")" -ge 1 ] \
+    || fail "slow: no evaluation before the step's time ran out"
 
 # No escalation: nothing forced, and the step says it measured nothing.
 run off base="$FAKE_BASE" model=idle-openai escalate_after=0 max_turns=4

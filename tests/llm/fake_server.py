@@ -49,6 +49,7 @@ counters are kept per full model name, so a test picks a fresh name such as
                   with tools is a list_lineage call (SmolLM2-135M did that)
     idlenotc...   as idle, and a named tool_choice is ignored (a schema in
                   response_format is not)
+    idleslow...   as idle, each answer after 1 s
     A request of an agent... or idle... model that forces a tool (a named
     tool_choice, or response_format with a schema and "call NAME now" in the
     last user message: the agent's escalation) is answered with that tool
@@ -679,6 +680,8 @@ class Handler(BaseHTTPRequestHandler):
         if scenario.startswith("agentnocompact") and "condense" in json.dumps(req.get("messages")[:1]):
             self.send_json(400, error_body(shape, "invalid_request_error", "compaction refused"))
             return
+        if scenario.startswith("idleslow"):
+            time.sleep(1)
         forced, how = forced_tool(shape, req)
         if scenario.startswith("idlenotc") and how == "tool_choice":
             forced = None  # ignores a named tool_choice (older Ollama)
