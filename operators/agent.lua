@@ -655,7 +655,10 @@ end
 
 function H.commit(self, args)
   local rec, err = self:commit(args.message)
-  if not rec then return nil, err end
+  if not rec then
+    self.commit_refused = self.measured -- not forced to commit it again
+    return nil, err
+  end
   self.result = rec
   self.done = true
   return ("committed as #%d (%.6g %s)%s"):format(rec.id, rec.score, self.ev.unit or "",
@@ -713,10 +716,12 @@ function Step:unevaluated()
 end
 
 -- Whether the working copy was measured correct and at least as fast as
--- the best, and differs from it: what commit would accept.
+-- the best, and differs from it: what commit would accept (unless its
+-- re-timing already refused it).
 function Step:committable()
   local m, inc = self.measured, self.lineage.incumbent
-  return m and not self:unevaluated() and m.m.status == "ok" and (m.m.score or 0) >= (inc.score or 0)
+  return m and m ~= self.commit_refused and not self:unevaluated() and m.m.status == "ok"
+    and (m.m.score or 0) >= (inc.score or 0)
     and not (m.source == inc.source and same_knobs(m.knobs, inc.knobs)) or false
 end
 
@@ -849,12 +854,12 @@ function Step:forced_message(tool, why)
   return text
 end
 
+local force_fallback = {} -- server -> true once it ignored a named tool_choice
+
 -- One forced turn: the request makes the model call `tool` (a named
 -- tool_choice, or an answer constrained to the tool's argument schema,
 -- force_with = "schema"), the answer comes back as that tool call.
 -- Returns the response as avo.llm.chat does, or nil and why.
-local force_fallback = {} -- server -> true once it ignored a named tool_choice
-
 function Step:forced_call(chat, messages, tool, why)
   local note = { role = "user", content = self:forced_message(tool, why) }
   messages[#messages + 1] = note

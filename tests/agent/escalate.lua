@@ -3,7 +3,7 @@
 -- its path segments), model=NAME, escalate_after=K, max_turns=N,
 -- force_with=auto|tool_choice|schema (default auto), knobs=1 (the kernel
 -- declares a knob, VEC 1 2 4, so a forced change is set_knobs),
--- max_seconds=S (the step's time).
+-- max_seconds=S (the step's time), noise=X (the kernel's NOISE line).
 -- Prints "step: committed #ID (evaluations E)" or "step: WHY (evaluations E)".
 local avo = require "avo"
 local t = dofile("tests/agent/lib.lua")
@@ -11,6 +11,7 @@ local args = ...
 
 local seed = t.seed()
 local source = seed.source .. "// " .. args.model .. "\n"
+if args.noise then source = source:gsub("#define NOISE 0.0", "#define NOISE " .. args.noise) end
 if args.knobs == "1" then source = "// avo:param VEC 1 2 4\n" .. source end
 local start = avo.evaluate(t.ev, { source = source, knobs = args.knobs == "1" and { VEC = 1 } or {},
   operator = "manual", parents = { { id = seed.id, role = "parent" } } })

@@ -15,6 +15,7 @@
 #   - a server that ignores a named tool_choice: schema answers from then on;
 #   - the step's last turns (by its turn budget, or its time at the pace
 #     of its turns) force an evaluation even before K idle turns;
+#   - a commit refused by re-timing is not forced again;
 #   - escalate_after=0: nothing is forced, and the step that measured
 #     nothing says so (log, event, the avo strategy's summary count).
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -122,6 +123,18 @@ run slow base="$FAKE_BASE" model=idleslow-openai escalate_after=50 max_turns=50 
 expect_in "$tmp/err" "forcing edit (the step would end without an evaluation: about"
 [ "$(q "$tmp/slow.db" "SELECT json_extract(data, '$.evaluations') FROM events WHERE kind = 'agent_step'")" -ge 1 ] \
     || fail "slow: no evaluation before the step's time ran out"
+
+# A commit that re-timing refused is not forced again: the next forced
+# call is a new change.
+run lucky base="$FAKE_BASE" model=idlelucky-openai escalate_after=2 max_turns=8 noise=0.05
+case "$(forced "$tmp/lucky.db")" in
+    edit,evaluate,commit,edit*) ;;
+    *) fail "lucky: forced $(forced "$tmp/lucky.db")" ;;
+esac
+[ "$(q "$tmp/lucky.db" "SELECT count(*) FROM attempts WHERE outcome = 'rejected_noise'")" -eq 1 ] \
+    || fail "lucky: the commit was not refused by re-timing once"
+[ "$(q "$tmp/lucky.db" "SELECT count(*) FROM events WHERE kind = 'agent_forced'
+     AND json_extract(data, '$.tool') = 'commit'")" -eq 1 ] || fail "lucky: a refused commit forced again"
 
 # No escalation: nothing forced, and the step says it measured nothing.
 run off base="$FAKE_BASE" model=idle-openai escalate_after=0 max_turns=4

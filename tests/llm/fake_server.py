@@ -50,6 +50,8 @@ counters are kept per full model name, so a test picks a fresh name such as
     idlenotc...   as idle, and a named tool_choice is ignored (a schema in
                   response_format is not)
     idleslow...   as idle, each answer after 1 s
+    idlelucky...  as idle, a forced edit marks its line LUCKY (measured 3%
+                  fast once, then 3% slow: a commit re-timing refuses)
     A request of an agent... or idle... model that forces a tool (a named
     tool_choice, or response_format with a schema and "call NAME now" in the
     last user message: the agent's escalation) is answered with that tool
@@ -250,7 +252,7 @@ def forced_tool(shape, req):
     return None, None
 
 
-def forced_args(name, req):
+def forced_args(name, req, lucky=False):
     """Arguments a willing model gives the forced tool `name`: the synth
     kernel's SPEED raised by 0.25 (edit), one knob changed (set_knobs), a
     message (commit), nothing otherwise.  From the schema where the request
@@ -271,6 +273,8 @@ def forced_args(name, req):
             line = "#define SPEED " + speeds[-1]
         m = re.match(r"#define SPEED ([0-9.]+)", line or "")
         new = "#define SPEED %g" % (float(m.group(1)) + 0.25) if m else (line or "") + " "
+        if lucky:
+            new = (line or "") + " // LUCKY"
         return {"search": line or "", "replace": new}
     if name == "set_knobs":
         choices = ((schema.get("properties") or {}).get("knobs") or {}).get("anyOf")
@@ -287,8 +291,8 @@ def forced_args(name, req):
     return {}
 
 
-def forced_answer(shape, req, name, how):
-    args = forced_args(name, req)
+def forced_answer(shape, req, name, how, lucky=False):
+    args = forced_args(name, req, lucky)
     if how == "schema":
         return openai_text(json.dumps(args)) if shape == "openai" else anthropic_text(json.dumps(args))
     if shape == "openai":
@@ -686,7 +690,7 @@ class Handler(BaseHTTPRequestHandler):
         if scenario.startswith("idlenotc") and how == "tool_choice":
             forced = None  # ignores a named tool_choice (older Ollama)
         if forced and (scenario.startswith("agent") or scenario.startswith("idle")):
-            self.send_json(200, forced_answer(shape, req, forced, how))
+            self.send_json(200, forced_answer(shape, req, forced, how, scenario.startswith("idlelucky")))
             return
         if scenario.startswith("idle"):
             if "tools" in req:
