@@ -768,16 +768,21 @@ function Step:escalation()
 end
 
 -- Turns the step has left, this one included: of its turn budget, and of
--- its time (and the run's --max-time) at the pace of its turns so far, so
--- that a slow model is made to evaluate before the clock ends the step.
+-- its time (and the run's --max-time) at the pace of its turns so far (of
+-- the lineage's earlier steps before its first), so that a slow model is
+-- made to evaluate before the clock ends the step.
 function Step:turns_left()
   local left = self.cfg.max_turns - self.turns
-  if self.turns > 0 then
-    local b = avo.budget()
-    local spent = b.elapsed - self.started
+  local b = avo.budget()
+  local spent = b.elapsed - self.started
+  -- The pace: this step's turns so far, else the lineage's earlier steps.
+  local lin = self.lineage
+  local pace = self.turns > 0 and spent / self.turns
+    or (lin.turns_done or 0) > 0 and lin.turn_seconds / lin.turns_done or nil
+  if pace and pace > 0 then
     local secs = self.cfg.max_seconds - spent
     if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
-    if spent > 0 then left = math.min(left, math.floor(secs / (spent / self.turns))) end
+    left = math.min(left, math.floor(secs / pace))
   end
   return left
 end
@@ -1227,6 +1232,8 @@ function M.step(ctx, lineage)
     if moved then self.driven = force ~= nil end
   end
   progress()
+  lineage.turns_done = (lineage.turns_done or 0) + self.turns
+  lineage.turn_seconds = (lineage.turn_seconds or 0) + (avo.budget().elapsed - started)
   if self.evaluations == 0 then
     -- Never silent: a step that measured nothing says so (and why it ended).
     avo.log("agent %s step %d: no evaluation in this step (%d turns, %d tool calls, %d errors%s): %s",

@@ -3,7 +3,8 @@
 -- its path segments), model=NAME, escalate_after=K, max_turns=N,
 -- force_with=auto|tool_choice|schema (default auto), knobs=1 (the kernel
 -- declares a knob, VEC 1 2 4, so a forced change is set_knobs),
--- max_seconds=S (the step's time), noise=X (the kernel's NOISE line).
+-- max_seconds=S (the step's time), noise=X (the kernel's NOISE line),
+-- max_seconds2=S (then a second step of the lineage, with S seconds).
 -- Prints "step: committed #ID (evaluations E)" or "step: WHY (evaluations E)".
 local avo = require "avo"
 local t = dofile("tests/agent/lib.lua")
@@ -16,11 +17,18 @@ if args.knobs == "1" then source = "// avo:param VEC 1 2 4\n" .. source end
 local start = avo.evaluate(t.ev, { source = source, knobs = args.knobs == "1" and { VEC = 1 } or {},
   operator = "manual", parents = { { id = seed.id, role = "parent" } } })
 assert(start.status == "ok", start.reason)
-local rec, why, lineage = t.step({ provider = "openai", base_url = args.base .. "/v1",
+local opts = { provider = "openai", base_url = args.base .. "/v1",
   model = args.model, retries = 0, max_tokens = 512,
   escalate_after = math.tointeger(tonumber(args.escalate_after or "3")),
   max_turns = math.tointeger(tonumber(args.max_turns or "12")),
-  max_seconds = tonumber(args.max_seconds or "1800"), force_with = args.force_with }, start)
+  max_seconds = tonumber(args.max_seconds or "1800"), force_with = args.force_with }
+local rec, why, lineage = t.step(opts, start)
+if args.max_seconds2 then
+  -- A second step of the same lineage with that much time.
+  io.stderr:write(("step 1: %s\n"):format(rec and "committed" or why))
+  opts.max_seconds = tonumber(args.max_seconds2)
+  rec, why = t.step(opts, lineage.incumbent, lineage)
+end
 io.stderr:write(("step: %s (unevaluated steps %d)\n"):format(
   rec and ("committed #" .. rec.id .. " knobs " .. require("avo.core").json_encode(rec.knobs or {}))
   or why, lineage.unevaluated_steps or 0))

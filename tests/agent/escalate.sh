@@ -124,6 +124,13 @@ expect_in "$tmp/err" "forcing edit (the step would end without an evaluation: ab
 [ "$(q "$tmp/slow.db" "SELECT json_extract(data, '$.evaluations') FROM events WHERE kind = 'agent_step'")" -ge 1 ] \
     || fail "slow: no evaluation before the step's time ran out"
 
+# A step's first turn already knows the pace of the lineage's earlier
+# steps (1 s a turn): with 2.5 s it forces a change at once.
+run pace base="$FAKE_BASE" model=idleslow-openai escalate_after=50 max_turns=4 max_seconds2=2.5
+[ "$(q "$tmp/pace.db" "SELECT min(json_extract(data, '$.turn')) FROM events WHERE kind = 'agent_forced'
+     AND json_extract(data, '$.step') = 2")" = 1 ] \
+    || fail "pace: step 2 did not force at its first turn: $(q "$tmp/pace.db" "SELECT data FROM events WHERE kind = 'agent_forced'")"
+
 # A commit that re-timing refused is not forced again: the next forced
 # call is a new change.
 run lucky base="$FAKE_BASE" model=idlelucky-openai escalate_after=2 max_turns=8 noise=0.05
