@@ -1055,7 +1055,25 @@ function M.step(ctx, lineage)
   local history_tokens = M.estimate_tokens(lineage.messages, cfg)
   if #lineage.messages > 0 and (history_tokens > threshold or
       (plan and first_request(message) > plan.room)) then
-    if M.compact(lineage, cfg, prompt, threshold, window, nil, plan) then message = step_message() end
+    -- A compaction call costs about a turn; with the time for fewer than
+    -- four turns left (at the lineage's pace) the step needs it for
+    -- changing and evaluating: the conversation is dropped instead (the
+    -- summary of earlier compactions is kept), and said.
+    local b = avo.budget()
+    local secs = cfg.max_seconds
+    if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
+    local pace = (lineage.turns_done or 0) > 0 and lineage.turn_seconds / lineage.turns_done
+    if pace and cfg.escalate_after > 0 and secs < 4 * pace then
+      avo.log("agent %s step %d: no time for a compaction call (%.0f s left, %.0f s a turn): " ..
+        "the conversation of earlier steps is dropped%s", lineage.name, lineage.step, secs, pace,
+        lineage.summary and ", their summary kept" or "")
+      avo.event("agent_compaction_skipped", { lineage = lineage.name, step = lineage.step,
+        seconds_left = secs, turn_seconds = pace, tokens_before = history_tokens })
+      lineage.messages = {}
+      message = step_message()
+    elseif M.compact(lineage, cfg, prompt, threshold, window, nil, plan) then
+      message = step_message()
+    end
   end
   local omitted
   if plan and first_request(message) > plan.room then

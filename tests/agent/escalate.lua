@@ -4,7 +4,8 @@
 -- force_with=auto|tool_choice|schema (default auto), knobs=1 (the kernel
 -- declares a knob, VEC 1 2 4, so a forced change is set_knobs),
 -- max_seconds=S (the step's time), noise=X (the kernel's NOISE line),
--- max_seconds2=S (then a second step of the lineage, with S seconds).
+-- max_seconds2=S (then a second step of the lineage, with S seconds),
+-- big=1 (a 9 KB kernel: the second step needs a compaction in 8k).
 -- Prints "step: committed #ID (evaluations E)" or "step: WHY (evaluations E)".
 local avo = require "avo"
 local t = dofile("tests/agent/lib.lua")
@@ -12,6 +13,14 @@ local args = ...
 
 local seed = t.seed()
 local source = seed.source .. "// " .. args.model .. "\n"
+if args.big == "1" then
+  -- A 9 KB kernel, as tests/agent/window.lua: steps need compaction in 8k.
+  local pad = {}
+  for i = 1, 160 do
+    pad[i] = ("// acc%d += a[(size_t)i * K + k] * b[k * N + j]; /* %03d */"):format(i % 8, i)
+  end
+  source = source .. table.concat(pad, "\n") .. "\n"
+end
 if args.noise then source = source:gsub("#define NOISE 0.0", "#define NOISE " .. args.noise) end
 if args.knobs == "1" then source = "// avo:param VEC 1 2 4\n" .. source end
 local start = avo.evaluate(t.ev, { source = source, knobs = args.knobs == "1" and { VEC = 1 } or {},

@@ -131,6 +131,16 @@ run pace base="$FAKE_BASE" model=idleslow-openai escalate_after=50 max_turns=4 m
      AND json_extract(data, '$.step') = 2")" = 1 ] \
     || fail "pace: step 2 did not force at its first turn: $(q "$tmp/pace.db" "SELECT data FROM events WHERE kind = 'agent_forced'")"
 
+# ... and a step that would need a compaction call but has time for fewer
+# than four turns drops the old conversation instead, and says so.
+run nocompact base="$FAKE_BASE/ctx8192" model=idleslow-openai escalate_after=50 max_turns=6 \
+    max_seconds2=2.5 big=1
+expect_in "$tmp/err" "agent main step 2: no time for a compaction call"
+[ "$(q "$tmp/nocompact.db" "SELECT count(*) FROM events WHERE kind = 'agent_compaction_skipped'")" -eq 1 ] \
+    || fail "nocompact: no agent_compaction_skipped event"
+[ "$(q "$tmp/nocompact.db" "SELECT count(*) FROM events WHERE kind = 'agent_compaction'
+     AND json_extract(data, '$.during_step') IS NULL")" -eq 0 ] || fail "nocompact: compacted at the start anyway"
+
 # A commit that re-timing refused is not forced again: the next forced
 # call is a new change.
 run lucky base="$FAKE_BASE" model=idlelucky-openai escalate_after=2 max_turns=8 noise=0.05
