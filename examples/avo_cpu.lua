@@ -19,7 +19,7 @@
 -- max_tokens=N, context_tokens=N, max_turns=N (LLM calls per step, 30),
 -- stall=K (supervisor after K steps without a commit, default 3),
 -- escalate_after=K (force the next tool after K turns without progress,
--- default 3; 0: never), force_with=auto|tool_choice|schema (how),
+-- default 3 for a small model window, else 8; 0: never), force_with=auto|tool_choice|schema (how),
 -- kb=FILE (knowledge base, default: the run's archive; kernels/kb is indexed
 -- into it),
 -- evaluator=NAME (default cpu/sgemm).

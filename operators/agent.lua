@@ -71,8 +71,9 @@
 --   context_window   the model's context window in tokens, where the server
 --                    does not say (else AVO_LLM_CONTEXT_WINDOW)
 --   retime_rounds    interleaved re-timings of each side (default 3)
---   escalate_after   idle turns before the next tool is forced (default 3;
---                    0: never)
+--   escalate_after   idle turns before the next tool is forced (default 3
+--                    where the model's window is known and <= 32k tokens,
+--                    else 8; 0: never)
 --   force_with       "auto" (default: named tool_choice where the server
 --                    takes it, else a schema), "tool_choice" or "schema"
 --   noise            relative noise threshold instead of the measured spread
@@ -94,7 +95,9 @@ M.concurrent = false
 
 M.DEFAULTS = {
   max_turns = 24, max_step_tokens = 400000, max_evaluations = 8, max_seconds = 1800,
-  context_tokens = 60000, retime_rounds = 3, escalate_after = 3, force_with = "auto",
+  context_tokens = 60000, retime_rounds = 3, force_with = "auto",
+  -- escalate_after: 3 turns for a model with a small window (<= 32k, a
+  -- small local model), else 8 (a capable model explores first).
 }
 
 local function array(t) return setmetatable(t or {}, core.json_array_mt) end
@@ -108,7 +111,8 @@ local function read_options(o)
   for _, k in ipairs({ "max_turns", "max_step_tokens", "max_evaluations", "context_tokens",
                        "retime_rounds", "escalate_after" }) do
     local least = (k == "retime_rounds" or k == "escalate_after") and 0 or 1
-    if math.type(cfg[k]) ~= "integer" or cfg[k] < least then
+    local given = k ~= "escalate_after" or cfg[k] ~= nil -- (escalate_after: nil, the default)
+    if given and (math.type(cfg[k]) ~= "integer" or cfg[k] < least) then
       error(("agent: option '%s' must be an integer >= %d, got %s"):format(k, least,
         tostring(cfg[k])), 0)
     end
@@ -1014,6 +1018,7 @@ function M.step(ctx, lineage)
   lineage.step = lineage.step + 1
 
   local plan = M.window_plan(cfg)
+  if cfg.escalate_after == nil then cfg.escalate_after = plan and plan.window <= 32768 and 3 or 8 end
   local tools = M.tools_for(inc.source)
   local overhead = M.estimate_tokens({}, cfg, prompt.system, tools)
   local threshold, window = M.compaction_threshold(cfg, overhead)

@@ -1,6 +1,6 @@
 -- One agent step against the loopback fake server with escalation
 -- (tests/agent/escalate.sh).  Args: base=URL (the fake server's root with
--- its path segments), model=NAME, escalate_after=K, max_turns=N,
+-- its path segments), model=NAME, escalate_after=K (default: the agent's), max_turns=N,
 -- force_with=auto|tool_choice|schema (default auto), knobs=1 (the kernel
 -- declares a knob, VEC 1 2 4, so a forced change is set_knobs),
 -- max_seconds=S (the step's time), noise=X (the kernel's NOISE line),
@@ -28,7 +28,7 @@ local start = avo.evaluate(t.ev, { source = source, knobs = args.knobs == "1" an
 assert(start.status == "ok", start.reason)
 local opts = { provider = "openai", base_url = args.base .. "/v1",
   model = args.model, retries = 0, max_tokens = 512,
-  escalate_after = math.tointeger(tonumber(args.escalate_after or "3")),
+  escalate_after = args.escalate_after and math.tointeger(tonumber(args.escalate_after)),
   max_turns = math.tointeger(tonumber(args.max_turns or "12")),
   max_seconds = tonumber(args.max_seconds or "1800"), force_with = args.force_with }
 local rec, why, lineage = t.step(opts, start)

@@ -16,6 +16,7 @@
 #   - the step's last turns (by its turn budget, or its time at the pace
 #     of its turns) force an evaluation even before K idle turns;
 #   - a commit refused by re-timing is not forced again;
+#   - the default K: 3 for a small window, 8 for a large one;
 #   - escalate_after=0: nothing is forced, and the step that measured
 #     nothing says so (log, event, the avo strategy's summary count).
 . "$(dirname "$0")/../e2e/lib.sh"
@@ -152,6 +153,13 @@ esac
     || fail "lucky: the commit was not refused by re-timing once"
 [ "$(q "$tmp/lucky.db" "SELECT count(*) FROM events WHERE kind = 'agent_forced'
      AND json_extract(data, '$.tool') = 'commit'")" -eq 1 ] || fail "lucky: a refused commit forced again"
+
+# The default: 3 idle turns for a small window (8192 assumed here), 8 for
+# a large one (a capable model explores first).
+run small base="$FAKE_BASE" model=idle-openai
+expect_in "$tmp/err" "turn 4: forcing edit (3 turns without a change"
+run large base="$FAKE_BASE/ctx65536" model=idle-openai
+expect_in "$tmp/err" "turn 9: forcing edit (8 turns without a change"
 
 # No escalation: nothing forced, and the step says it measured nothing.
 run off base="$FAKE_BASE" model=idle-openai escalate_after=0 max_turns=4
