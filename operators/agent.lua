@@ -120,7 +120,8 @@ local function read_options(o)
   if type(cfg.max_seconds) ~= "number" or cfg.max_seconds <= 0 then
     error("agent: option 'max_seconds' must be a number > 0", 0)
   end
-  if cfg.force_with ~= "auto" and cfg.force_with ~= "tool_choice" and cfg.force_with ~= "schema" then
+  local fw = cfg.force_with
+  if fw ~= "auto" and fw ~= "tool_choice" and fw ~= "schema" then
     error(("agent: option 'force_with' must be \"auto\", \"tool_choice\" or \"schema\", got %s")
       :format(tostring(cfg.force_with)), 0)
   end
@@ -273,7 +274,8 @@ function M.tools_for(source)
     out[i] = t
     if t.name == "set_knobs" then
       out[i] = { name = t.name, description = t.description, parameters = { type = "object",
-        properties = { knobs = { type = "object", properties = props, additionalProperties = false } },
+        properties = { knobs = { type = "object", properties = props,
+                                 additionalProperties = false } },
         required = array{ "knobs" } } }
     end
   end
@@ -745,8 +747,8 @@ function Step:escalation()
   local idle = self.idle >= k
   if self:unevaluated() then
     if idle or self.driven or left <= 1 then
-      return "evaluate", idle and ("%d turn%s without an evaluation of the change"):format(self.idle,
-        self.idle == 1 and "" or "s")
+      return "evaluate", idle and ("%d turn%s without an evaluation of the change"):format(
+        self.idle, self.idle == 1 and "" or "s")
         or self.driven and "the forced change is evaluated" or "the step's last turn"
     end
   elseif self:committable() then
@@ -1018,7 +1020,9 @@ function M.step(ctx, lineage)
   lineage.step = lineage.step + 1
 
   local plan = M.window_plan(cfg)
-  if cfg.escalate_after == nil then cfg.escalate_after = plan and plan.window <= 32768 and 3 or 8 end
+  if cfg.escalate_after == nil then
+    cfg.escalate_after = plan and plan.window <= 32768 and 3 or 8
+  end
   local tools = M.tools_for(inc.source)
   local overhead = M.estimate_tokens({}, cfg, prompt.system, tools)
   local threshold, window = M.compaction_threshold(cfg, overhead)
@@ -1259,7 +1263,8 @@ function M.step(ctx, lineage)
   lineage.turn_seconds = (lineage.turn_seconds or 0) + (avo.budget().elapsed - started)
   if self.evaluations == 0 then
     -- Never silent: a step that measured nothing says so (and why it ended).
-    avo.log("agent %s step %d: no evaluation in this step (%d turns, %d tool calls, %d errors%s): %s",
+    avo.log("agent %s step %d: no evaluation in this step (%d turns, %d tool calls, " ..
+      "%d errors%s): %s",
       lineage.name, lineage.step, self.turns, self.tool_calls, self.errors,
       self.forced > 0 and (", %d forced"):format(self.forced) or "",
       self.result and "committed" or (self.why or why or "no commit"))

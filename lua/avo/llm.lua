@@ -158,7 +158,8 @@ end
 local function check_tool_choice(choice, tools)
   if choice == nil or choice == "auto" or choice == "required" or choice == "none" then return end
   if type(choice) ~= "table" or type(choice.name) ~= "string" then
-    error("avo.llm.chat: 'tool_choice' must be \"auto\", \"required\", \"none\" or {name = TOOL}", 3)
+    error("avo.llm.chat: 'tool_choice' must be \"auto\", \"required\", \"none\" or " ..
+      "{name = TOOL}", 3)
   end
   for _, t in ipairs(tools or {}) do
     if t.name == choice.name then return end
@@ -359,8 +360,8 @@ function openai.request(c, cfg)
     if m.role == "tool" and cfg.tool_results_as_user then
       -- llama-cpp-python's chatml-function-calling renders no tool
       -- messages at all: the model would never see a result.
-      out = { role = "user", content = ("[result of %s]\n%s"):format(called[m.tool_call_id] or "the tool",
-        m.content or "") }
+      out = { role = "user", content = ("[result of %s]\n%s"):format(
+        called[m.tool_call_id] or "the tool", m.content or "") }
     end
     if m.tool_calls then
       out.tool_calls = array()
