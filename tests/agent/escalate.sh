@@ -177,4 +177,13 @@ AVO_LLM_PROVIDER=openai AVO_LLM_BASE_URL="$FAKE_BASE/v1" AVO_LLM_MODEL=idle-open
 expect_in "$tmp/err" "avo: 2 steps (2 without an evaluation)"
 [ "$(q "$tmp/avo.db" "SELECT json_extract(data, '$.unevaluated_steps') FROM events WHERE kind = 'avo_summary'")" -eq 2 ] \
     || fail "avo_summary: unevaluated_steps"
+# Bad options are refused, naming them.
+expect_exit 1 "$AVO" run tests/agent/escalate.lua --db "$tmp/bad.db" --jobs 1 base="$FAKE_BASE" \
+    model=idle-openai force_with=grammar
+expect_in "$tmp/err" "agent: option 'force_with' must be \"auto\", \"tool_choice\" or \"schema\", got grammar"
+expect_exit 1 "$AVO" run tests/agent/escalate.lua --db "$tmp/bad2.db" --jobs 1 base="$FAKE_BASE" \
+    model=idle-openai escalate_after=-1
+expect_in "$tmp/err" "agent: option 'escalate_after' must be an integer >= 0, got -1"
+expect_exit 0 "$AVO" run tests/agent/escalate_api.lua --db "$tmp/api.db" --jobs 1
+expect_in "$tmp/err" "escalate api: ok"
 echo "agent escalate: ok"
