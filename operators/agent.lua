@@ -52,7 +52,9 @@
 -- (llama-server, which takes no named tool_choice; a server seen to ignore
 -- it; force_with = "schema").  Each forced call is logged and an event
 -- "agent_forced"; a step without an evaluation is logged and marked in its
--- "agent_step" event (unevaluated), never silent.
+-- "agent_step" event (unevaluated), never silent.  Some of these decisions
+-- follow the clock (the pace of turns); `avo replay` takes them from the
+-- recorded events instead (avo.recorded_events).
 --
 -- Use: inside strategies/avo.lua (one or more lineages), or in ga as one
 -- operator among others: operators = { agent = 1, param_tweak = 1 }; there
@@ -743,6 +745,13 @@ end
 function Step:escalation()
   local k = self.cfg.escalate_after
   if k == 0 or not self.force_with then return nil end
+  if self.replayed then
+    -- Replay: what the recorded run forced (its pace was its own clock's).
+    local e = self.replayed[("%s/%d/%d"):format(self.lineage.name, self.lineage.step,
+      self.turns + 1)]
+    if e then return e.tool, e.why end
+    return nil
+  end
   local left = self:turns_left()
   local idle = self.idle >= k
   if self:unevaluated() then
@@ -1072,7 +1081,18 @@ function M.step(ctx, lineage)
     local secs = cfg.max_seconds
     if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
     local pace = (lineage.turns_done or 0) > 0 and lineage.turn_seconds / lineage.turns_done
-    if pace and cfg.escalate_after > 0 and secs < 4 * pace then
+    local short = pace and cfg.escalate_after > 0 and secs < 4 * pace
+    local recorded = avo.recorded_events and avo.recorded_events("agent_compaction_skipped")
+    if recorded then
+      -- Replay: as the recorded run decided by its clock.
+      short = false
+      for _, e in ipairs(recorded) do
+        if e.lineage == lineage.name and e.step == lineage.step then
+          short, secs, pace = true, e.seconds_left, e.turn_seconds
+        end
+      end
+    end
+    if short then
       avo.log("agent %s step %d: no time for a compaction call (%.0f s left, %.0f s a turn): " ..
         "the conversation of earlier steps is dropped%s", lineage.name, lineage.step, secs, pace,
         lineage.summary and ", their summary kept" or "")
@@ -1128,6 +1148,13 @@ function M.step(ctx, lineage)
     end
   end
   for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end
+  local forced_before = avo.recorded_events and avo.recorded_events("agent_forced")
+  if forced_before then
+    self.replayed = {}
+    for _, e in ipairs(forced_before) do
+      self.replayed[("%s/%s/%s"):format(e.lineage, e.step, e.turn)] = e
+    end
+  end
 
   local started = avo.budget().elapsed
   self.started = started

@@ -1253,7 +1253,16 @@ function M.context_window(opts)
   local srv = server_of(cfg, model)
   local n = model and srv.contexts[model]
   if n then return n, cfg.max_tokens, "the server" end
-  if user then return user, cfg.max_tokens, "the user" end
+  if user then
+    -- Recorded once, so that --llm-replay and `avo replay` use it too
+    -- without the setting.
+    srv.user_said = srv.user_said or {}
+    if model and srv.user_said[model] ~= user then
+      srv.user_said[model] = user
+      learned(srv, model, { context_tokens = user, from = "the user" })
+    end
+    return user, cfg.max_tokens, "the user"
+  end
   -- A self-hosted server that says nothing: assume a small window (said
   -- once, and recorded so that --llm-replay assumes it too).
   if cfg.provider == "openai" and cfg.base_url ~= DEFAULT_BASE.openai then

@@ -87,6 +87,18 @@ expect_in "$tmp/err" "is llama-cpp-python: tool results go to the model as user 
 if grep -q '"tool_messages": [1-9]' "$tmp/lcpy.jsonl"; then fail "lcpy: tool messages sent"; fi
 grep -q '"tool_messages": [1-9]' "$tmp/plain.jsonl" || fail "plain: no tool messages"
 
+# ... and `avo replay` of it is identical without the server, and without
+# the window setting of the recorded run (AVO_LLM_CONTEXT_WINDOW, recorded).
+export AVO_LLM_CONTEXT_WINDOW=6000
+run lcpyw base="$FAKE_BASE/xtok" model=lcpy-idle-openai
+unset AVO_LLM_CONTEXT_WINDOW
+expect_in "$tmp/err" "has a context window of 6000 tokens (from the user)"
+: > "$FAKE_LLM_LOG"
+expect_exit 0 "$AVO" replay --db "$tmp/lcpyw.db" --out "$tmp/lcpyw-again.db"
+cat "$tmp/out" "$tmp/err" > "$tmp/both"
+expect_in "$tmp/both" "replay identical"
+if grep -q '"status"' "$FAKE_LLM_LOG"; then fail "lcpyw replay: asked the server"; fi
+
 # set_knobs: a kernel with knobs; the schema offers only the other values.
 run knobs base="$FAKE_BASE/ctx8192" model=lcpp-idle-openai escalate_after=1 knobs=1
 expect_in "$tmp/err" "forcing set_knobs"
@@ -124,6 +136,11 @@ run slow base="$FAKE_BASE" model=idleslow-openai escalate_after=50 max_turns=50 
 expect_in "$tmp/err" "forcing edit (the step would end without an evaluation: about"
 [ "$(q "$tmp/slow.db" "SELECT json_extract(data, '$.evaluations') FROM events WHERE kind = 'agent_step'")" -ge 1 ] \
     || fail "slow: no evaluation before the step's time ran out"
+# Replayed, the clock runs differently: the forced calls are the recorded ones.
+expect_exit 0 "$AVO" replay --db "$tmp/slow.db" --out "$tmp/slow-again.db"
+cat "$tmp/out" "$tmp/err" > "$tmp/both"
+expect_in "$tmp/both" "replay identical"
+[ "$(forced "$tmp/slow-again.db")" = "$(forced "$tmp/slow.db")" ] || fail "slow replay: other forced calls"
 
 # A step's first turn already knows the pace of the lineage's earlier
 # steps (1 s a turn): with 2.5 s it forces a change at once.
