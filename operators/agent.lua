@@ -265,20 +265,25 @@ for _, t in ipairs(TOOLS) do TOOL_BY_NAME[t.name] = t end
 function M.tools_for(source)
   local ok, domain = pcall(avo.knobs, source)
   if not ok or type(domain) ~= "table" or #domain == 0 then return TOOLS end
-  local props = {}
+  local props, names = {}, array()
   for _, k in ipairs(domain) do
     local values = array()
     for i, v in ipairs(k.values) do values[i] = v end
     props[k.name] = { enum = values }
+    names[#names + 1] = k.name
   end
   local out = array()
   for i, t in ipairs(TOOLS) do
     out[i] = t
     if t.name == "set_knobs" then
-      out[i] = { name = t.name, description = t.description, parameters = { type = "object",
-        properties = { knobs = { type = "object", properties = props,
-                                 additionalProperties = false } },
-        required = array{ "knobs" } } }
+      -- Every knob required: a grammar cannot ask for "at least one", and
+      -- an empty object or the current values change nothing (the handler
+      -- takes fewer all the same).
+      out[i] = { name = t.name, description = t.description .. " Give every knob a value.",
+        parameters = { type = "object",
+          properties = { knobs = { type = "object", properties = props, required = names,
+                                   additionalProperties = false } },
+          required = array{ "knobs" } } }
     end
   end
   return out
@@ -1073,15 +1078,16 @@ function M.step(ctx, lineage)
   local history_tokens = M.estimate_tokens(lineage.messages, cfg)
   if #lineage.messages > 0 and (history_tokens > threshold or
       (plan and first_request(message) > plan.room)) then
-    -- A compaction call costs about a turn; with the time for fewer than
-    -- four turns left (at the lineage's pace) the step needs it for
-    -- changing and evaluating: the conversation is dropped instead (the
-    -- summary of earlier compactions is kept), and said.
+    -- A compaction call costs about three turns (its prompt is all new to
+    -- the server: measured 155 s beside 50 s turns); with the time for
+    -- fewer than six turns left (at the lineage's pace) the step needs it
+    -- for changing and evaluating: the conversation is dropped instead
+    -- (the summary of earlier compactions is kept), and said.
     local b = avo.budget()
     local secs = cfg.max_seconds
     if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
     local pace = (lineage.turns_done or 0) > 0 and lineage.turn_seconds / lineage.turns_done
-    local short = pace and cfg.escalate_after > 0 and secs < 4 * pace
+    local short = pace and cfg.escalate_after > 0 and secs < 6 * pace
     local recorded = avo.recorded_events and avo.recorded_events("agent_compaction_skipped")
     if recorded then
       -- Replay: as the recorded run decided by its clock.

@@ -150,7 +150,7 @@ run pace base="$FAKE_BASE" model=idleslow-openai escalate_after=50 max_turns=4 m
     || fail "pace: step 2 did not force at its first turn: $(q "$tmp/pace.db" "SELECT data FROM events WHERE kind = 'agent_forced'")"
 
 # ... and a step that would need a compaction call but has time for fewer
-# than four turns drops the old conversation instead, and says so.
+# than six turns drops the old conversation instead, and says so.
 run nocompact base="$FAKE_BASE/ctx8192" model=idleslow-openai escalate_after=50 max_turns=6 \
     max_seconds2=2.5 big=1
 expect_in "$tmp/err" "agent main step 2: no time for a compaction call"
