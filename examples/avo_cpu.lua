@@ -18,6 +18,8 @@
 -- Arguments: steps=N (default 10 when no budget is given), lineages=N,
 -- max_tokens=N, context_tokens=N, max_turns=N (LLM calls per step, 30),
 -- stall=K (supervisor after K steps without a commit, default 3),
+-- escalate_after=K (force the next tool after K turns without progress,
+-- default 3 for a small model window, else 8; 0: never), force_with=auto|tool_choice|schema (how),
 -- kb=FILE (knowledge base, default: the run's archive; kernels/kb is indexed
 -- into it),
 -- evaluator=NAME (default cpu/sgemm).
@@ -31,6 +33,8 @@ local args = avo.options(..., {
   max_tokens = { type = "integer", min = 1 },
   context_tokens = { type = "integer", min = 1 },
   stall = { type = "integer", default = 3, min = 0 },
+  escalate_after = { type = "integer", min = 0 },
+  force_with = { type = "string" },
 })
 
 local ok, why = avo.llm.configured()
@@ -50,6 +54,7 @@ return avo.strategy("avo").run{
   lineages = args.lineages,
   kb = args.kb, kb_dirs = { "kernels/kb" },
   agent = { max_turns = args.max_turns, max_evaluations = 8, retime_rounds = 3,
-            max_tokens = args.max_tokens, context_tokens = args.context_tokens },
+            max_tokens = args.max_tokens, context_tokens = args.context_tokens,
+            escalate_after = args.escalate_after, force_with = args.force_with },
   supervisor = { stall_steps = args.stall, directions = 4 },
 }

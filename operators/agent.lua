@@ -44,6 +44,18 @@
 -- notes_read/notes_append) are shared by all lineages and recorded as events
 -- "agent_note".
 --
+-- Escalation (small models): after `escalate_after` turns without a change
+-- to the working copy or a measurement, or in a step's last turns without
+-- an evaluation, the next request forces the tool that moves the step on
+-- (Step:escalation: evaluate, commit, else set_knobs/edit), by a named
+-- tool_choice or an answer constrained to the tool's argument schema
+-- (llama-server, which takes no named tool_choice; a server seen to ignore
+-- it; force_with = "schema").  Each forced call is logged and an event
+-- "agent_forced"; a step without an evaluation is logged and marked in its
+-- "agent_step" event (unevaluated), never silent.  Some of these decisions
+-- follow the clock (the pace of turns); `avo replay` takes them from the
+-- recorded events instead (avo.recorded_events).
+--
 -- Use: inside strategies/avo.lua (one or more lineages), or in ga as one
 -- operator among others: operators = { agent = 1, param_tweak = 1 }; there
 -- apply(ctx, parents) returns the committed version as a candidate (already
@@ -61,6 +73,11 @@
 --   context_window   the model's context window in tokens, where the server
 --                    does not say (else AVO_LLM_CONTEXT_WINDOW)
 --   retime_rounds    interleaved re-timings of each side (default 3)
+--   escalate_after   idle turns before the next tool is forced (default 3
+--                    where the model's window is known and <= 32k tokens,
+--                    else 8; 0: never)
+--   force_with       "auto" (default: named tool_choice where the server
+--                    takes it, else a schema), "tool_choice" or "schema"
 --   noise            relative noise threshold instead of the measured spread
 --   kb               knowledge-base file (avo.kb.open); default: the run's
 --                    archive (avo.kb.search / avo.kb.read)
@@ -81,7 +98,9 @@ M.concurrent = false
 
 M.DEFAULTS = {
   max_turns = 24, max_step_tokens = 400000, max_evaluations = 8, max_seconds = 1800,
-  context_tokens = 60000, retime_rounds = 3,
+  context_tokens = 60000, retime_rounds = 3, force_with = "auto",
+  -- escalate_after: 3 turns for a model with a small window (<= 32k, a
+  -- small local model), else 8 (a capable model explores first).
 }
 
 local array = avo.json.array
@@ -93,14 +112,21 @@ local function read_options(o)
   for k, v in pairs(M.DEFAULTS) do cfg[k] = v end
   for k, v in pairs(o or {}) do cfg[k] = v end
   for _, k in ipairs({ "max_turns", "max_step_tokens", "max_evaluations", "context_tokens",
-                       "retime_rounds" }) do
-    if math.type(cfg[k]) ~= "integer" or cfg[k] < (k == "retime_rounds" and 0 or 1) then
-      error(("agent: option '%s' must be a positive integer, got %s"):format(k,
+                       "retime_rounds", "escalate_after" }) do
+    local least = (k == "retime_rounds" or k == "escalate_after") and 0 or 1
+    local given = k ~= "escalate_after" or cfg[k] ~= nil -- (escalate_after: nil, the default)
+    if given and (math.type(cfg[k]) ~= "integer" or cfg[k] < least) then
+      error(("agent: option '%s' must be an integer >= %d, got %s"):format(k, least,
         tostring(cfg[k])), 0)
     end
   end
   if type(cfg.max_seconds) ~= "number" or cfg.max_seconds <= 0 then
     error("agent: option 'max_seconds' must be a number > 0", 0)
+  end
+  local fw = cfg.force_with
+  if fw ~= "auto" and fw ~= "tool_choice" and fw ~= "schema" then
+    error(("agent: option 'force_with' must be \"auto\", \"tool_choice\" or \"schema\", got %s")
+      :format(tostring(cfg.force_with)), 0)
   end
   if cfg.noise ~= nil and (type(cfg.noise) ~= "number" or cfg.noise < 0) then
     error("agent: option 'noise' must be a number >= 0", 0)
@@ -231,6 +257,38 @@ M.TOOLS = TOOLS
 
 local TOOL_BY_NAME = {}
 for _, t in ipairs(TOOLS) do TOOL_BY_NAME[t.name] = t end
+
+-- The tools of a step from `source`: set_knobs's schema names the kernel's
+-- knobs and their values (a server that constrains tool arguments to the
+-- schema, as llama-cpp-python does, then writes only valid settings).  The
+-- list stays the same through the step, so a server's prompt cache keeps
+-- its prefix.
+function M.tools_for(source)
+  local ok, domain = pcall(avo.knobs, source)
+  if not ok or type(domain) ~= "table" or #domain == 0 then return TOOLS end
+  local props, names = {}, array()
+  for _, k in ipairs(domain) do
+    local values = array()
+    for i, v in ipairs(k.values) do values[i] = v end
+    props[k.name] = { enum = values }
+    names[#names + 1] = k.name
+  end
+  local out = array()
+  for i, t in ipairs(TOOLS) do
+    out[i] = t
+    if t.name == "set_knobs" then
+      -- Every knob required: a grammar cannot ask for "at least one", and
+      -- an empty object or the current values change nothing (the handler
+      -- takes fewer all the same).
+      out[i] = { name = t.name, description = t.description .. " Give every knob a value.",
+        parameters = { type = "object",
+          properties = { knobs = { type = "object", properties = props, required = names,
+                                   additionalProperties = false } },
+          required = array{ "knobs" } } }
+    end
+  end
+  return out
+end
 
 local JSON_TYPES = { integer = "integer", string = "string", object = "table" }
 
@@ -518,6 +576,7 @@ function H.notes_append(self, args)
 end
 
 function H.read_source(self)
+  self.source_shown = true
   return ("knobs: %s\n%s"):format(knob_text(self.work.knobs), self.work.source)
 end
 
@@ -581,6 +640,9 @@ function H.set_knobs(self, args)
     end
     knobs[name] = found
   end
+  if same_knobs(knobs, self.work.knobs) then
+    return nil, ("the knobs are unchanged (%s); choose other values"):format(knob_text(knobs))
+  end
   self.work.knobs = knobs
   return "knobs: " .. knob_text(knobs)
 end
@@ -607,7 +669,10 @@ end
 
 function H.commit(self, args)
   local rec, err = self:commit(args.message)
-  if not rec then return nil, err end
+  if not rec then
+    self.commit_refused = self.measured -- not forced to commit it again
+    return nil, err
+  end
   self.result = rec
   self.done = true
   return ("committed as #%d (%.6g %s)%s"):format(rec.id, rec.score, self.ev.unit or "",
@@ -652,6 +717,216 @@ function Step:call_tool(tc)
     return ("error: %s: %s"):format(tc.name, tostring(err))
   end
   return out
+end
+
+------------------------------------------------------------------ escalation
+
+-- Whether the working copy differs from what was last measured (from the
+-- step's starting version when nothing was).
+function Step:unevaluated()
+  local work, m = self.work, self.measured
+  local ref = m or self.lineage.incumbent
+  return not (ref.source == work.source and same_knobs(ref.knobs, work.knobs))
+end
+
+-- Whether the working copy was measured correct and at least as fast as
+-- the best, and differs from it: what commit would accept (unless its
+-- re-timing already refused it).
+function Step:committable()
+  local m, inc = self.measured, self.lineage.incumbent
+  return m and m ~= self.commit_refused and not self:unevaluated() and m.m.status == "ok"
+    and (m.m.score or 0) >= (inc.score or 0)
+    and not (m.source == inc.source and same_knobs(m.knobs, inc.knobs)) or false
+end
+
+-- The tool the next request forces, and why, or nil (the model chooses).
+-- A model that has gone `escalate_after` turns without changing the
+-- working copy or measuring it, or whose step is about to end without an
+-- evaluation, is made to take the next step of edit -> evaluate -> commit:
+-- evaluate an unmeasured change, commit a measured improvement, else make
+-- a change (set_knobs where the kernel declares knobs, else edit; with
+-- force_with = "schema" the two alternate, edit's `search` being one of the
+-- working copy's own lines).  Once forced, the model is driven: a change
+-- it was made to make is evaluated next, an improvement committed.
+function Step:escalation()
+  local k = self.cfg.escalate_after
+  if k == 0 or not self.force_with then return nil end
+  if self.replayed then
+    -- Replay: what the recorded run forced (its pace was its own clock's).
+    local e = self.replayed[("%s/%d/%d"):format(self.lineage.name, self.lineage.step,
+      self.turns + 1)]
+    if e then return e.tool, e.why end
+    return nil
+  end
+  local left = self:turns_left()
+  local idle = self.idle >= k
+  if self:unevaluated() then
+    if idle or self.driven or left <= 1 then
+      return "evaluate", idle and ("%d turn%s without an evaluation of the change"):format(
+        self.idle, self.idle == 1 and "" or "s")
+        or self.driven and "the forced change is evaluated" or "the step's last turn"
+    end
+  elseif self:committable() then
+    if idle or self.driven or left <= 1 then
+      return "commit", "the working copy measured at least as fast as the best"
+    end
+  elseif idle or (self.evaluations == 0 and left <= 2) then
+    local tool = "edit"
+    local knobs = select(2, pcall(avo.knobs, self.work.source))
+    if type(knobs) == "table" and #knobs > 0 and not (self.force_with == "schema" and
+        self.forced_edits % 2 == 1) then
+      tool = "set_knobs"
+    end
+    local why = idle and ("%d turn%s without a change to the working copy"):format(self.idle,
+      self.idle == 1 and "" or "s")
+      or ("the step would end without an evaluation: about %d turn%s left"):format(left,
+        left == 1 and "" or "s")
+    -- An edit needs the source in view (compaction and elision take it away).
+    if tool == "edit" and not self.source_shown then return "read_source", why end
+    return tool, why
+  end
+  return nil
+end
+
+-- Turns the step has left, this one included: of its turn budget, and of
+-- its time (and the run's --max-time) at the pace of its turns so far (of
+-- the lineage's earlier steps before its first), so that a slow model is
+-- made to evaluate before the clock ends the step.
+function Step:turns_left()
+  local left = self.cfg.max_turns - self.turns
+  local b = avo.budget()
+  local spent = b.elapsed - self.started
+  -- The pace: this step's turns so far, else the lineage's earlier steps.
+  local lin = self.lineage
+  local pace = self.turns > 0 and spent / self.turns
+    or (lin.turns_done or 0) > 0 and lin.turn_seconds / lin.turns_done or nil
+  if pace and pace > 0 then
+    local secs = self.cfg.max_seconds - spent
+    if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
+    left = math.min(left, math.floor(secs / pace))
+  end
+  return left
+end
+
+-- The schema of the forced call's arguments, tighter than the tool's own
+-- where constrained decoding can use it: set_knobs sets one knob to a value
+-- other than its current one, edit's `search` is a line that occurs once in
+-- the working copy (inside an evolve region where the kernel marks them).
+function Step:forced_schema(tool)
+  if tool == "set_knobs" then
+    local ok, domain = pcall(avo.knobs, self.work.source)
+    local choices = array()
+    for _, kn in ipairs(ok and domain or {}) do
+      local values = array()
+      for _, v in ipairs(kn.values) do
+        if tostring(v) ~= tostring(self.work.knobs[kn.name]) then values[#values + 1] = v end
+      end
+      if #values > 0 then
+        choices[#choices + 1] = { type = "object", properties = { [kn.name] = { enum = values } },
+          required = array{ kn.name }, additionalProperties = false }
+      end
+    end
+    if #choices > 0 then
+      return { type = "object", properties = { knobs = { anyOf = choices } },
+               required = array{ "knobs" }, additionalProperties = false }
+    end
+  elseif tool == "edit" then
+    local lines, seen = {}, {}
+    local inside = not self.regions
+    for line in (self.work.source .. "\n"):gmatch("([^\n]*)\n") do
+      if line:find(patch.BEGIN_MARK, 1, true) then inside = true
+      elseif line:find(patch.END_MARK, 1, true) then inside = not self.regions
+      elseif inside and line:match("%S") and #line <= 200 then
+        seen[line] = (seen[line] or 0) + 1
+        if seen[line] == 1 then lines[#lines + 1] = line end
+      end
+    end
+    local once = array()
+    for _, line in ipairs(lines) do
+      if seen[line] == 1 and #once < 400 then once[#once + 1] = line end
+    end
+    if #once > 0 then
+      return { type = "object", properties = { search = { enum = once },
+        replace = { type = "string", maxLength = 2000 } },
+        required = array{ "search", "replace" }, additionalProperties = false }
+    end
+  end
+  return TOOL_BY_NAME[tool].parameters
+end
+
+-- What the forced request adds to the conversation: which tool, and for
+-- set_knobs the knobs and their values (the model cannot see the
+-- constrained schema in tool_choice mode: the tools it is shown stay the
+-- same, so that a server's prompt cache keeps its prefix).
+function Step:forced_message(tool, why)
+  local text = ("The step must go on (%s): call %s now."):format(why, tool)
+  if tool == "set_knobs" then
+    local ok, domain = pcall(avo.knobs, self.work.source)
+    local parts = {}
+    for _, kn in ipairs(ok and domain or {}) do
+      local vals = {}
+      for i, v in ipairs(kn.values) do vals[i] = tostring(v) end
+      parts[#parts + 1] = ("%s in {%s} (now %s)"):format(kn.name, table.concat(vals, ", "),
+        tostring(self.work.knobs[kn.name]))
+    end
+    text = text .. " Change one knob to another of its values. Knobs: " ..
+      table.concat(parts, "; ") .. "."
+  elseif tool == "edit" then
+    text = text .. " `search` is one line of the working copy, copied exactly; `replace` " ..
+      "is what it becomes."
+  elseif tool == "commit" then
+    text = text .. " `message` says what changed and why it is faster."
+  end
+  return text
+end
+
+local force_fallback = {} -- server -> true once it ignored a named tool_choice
+
+-- One forced turn: the request makes the model call `tool` (a named
+-- tool_choice, or an answer constrained to the tool's argument schema,
+-- force_with = "schema"), the answer comes back as that tool call.
+-- Returns the response as avo.llm.chat does, or nil and why.
+function Step:forced_call(chat, messages, tool, why)
+  local note = { role = "user", content = self:forced_message(tool, why) }
+  messages[#messages + 1] = note
+  local req = {}
+  for k, v in pairs(chat) do req[k] = v end
+  req.messages = messages
+  -- An answer that is only arguments is short (a change, a message).
+  if tool ~= "edit" then req.max_tokens = math.min(chat.max_tokens or 4096, 512) end
+  if self.force_with == "tool_choice" then
+    req.tool_choice = { name = tool }
+    local resp, err = avo.llm.chat(req)
+    local obeyed = not resp
+    for _, tc in ipairs(resp and resp.tool_calls or {}) do obeyed = obeyed or tc.name == tool end
+    if not obeyed and self.cfg.force_with == "auto" and self.can_schema then
+      -- The server ignores a named tool_choice (older Ollama): from now
+      -- on its forced calls are answers constrained to the schema.
+      avo.log("agent %s: the server answered a request that forces %s without calling it (it " ..
+        "ignores a named tool_choice); forced calls go as answers constrained to the tool's " ..
+        "schema from now on", self.lineage.name, tool)
+      avo.event("agent_force_fallback", { lineage = self.lineage.name, step = self.lineage.step,
+        tool = tool })
+      self.force_with = "schema"
+      force_fallback[self.server_key] = true
+    end
+    return resp, err
+  end
+  req.tools, req.tool_choice = nil, nil
+  req.schema = self:forced_schema(tool)
+  local resp, err = avo.llm.chat(req)
+  if not resp then return nil, err end
+  local args, derr = core.json_decode(resp.content ~= "" and resp.content or "{}")
+  local call = { id = ("forced_%d_%d"):format(self.lineage.step, self.turns + 1), name = tool,
+                 arguments = type(args) == "table" and args or {} }
+  if type(args) ~= "table" then
+    call.error = ("malformed arguments (%s): %s"):format(derr or "not a JSON object",
+      excerpt(resp.content, 200))
+  end
+  resp.tool_calls = array{ call }
+  resp.message = { role = "assistant", content = "", tool_calls = array{ { id = call.id,
+    name = tool, arguments = call.arguments } } }
+  return resp
 end
 
 ------------------------------------------------------------------ memory
@@ -760,7 +1035,11 @@ function M.step(ctx, lineage)
   lineage.step = lineage.step + 1
 
   local plan = M.window_plan(cfg)
-  local overhead = M.estimate_tokens({}, cfg, prompt.system, TOOLS)
+  if cfg.escalate_after == nil then
+    cfg.escalate_after = plan and plan.window <= 32768 and 3 or 8
+  end
+  local tools = M.tools_for(inc.source)
+  local overhead = M.estimate_tokens({}, cfg, prompt.system, tools)
   local threshold, window = M.compaction_threshold(cfg, overhead)
 
   local history = {}
@@ -794,13 +1073,43 @@ function M.step(ctx, lineage)
     local msgs = {}
     for i, m in ipairs(lineage.messages) do msgs[i] = m end
     msgs[#msgs + 1] = { role = "user", content = message }
-    return M.estimate_tokens(msgs, cfg, prompt.system, TOOLS)
+    return M.estimate_tokens(msgs, cfg, prompt.system, tools)
   end
   local message = step_message()
   local history_tokens = M.estimate_tokens(lineage.messages, cfg)
   if #lineage.messages > 0 and (history_tokens > threshold or
       (plan and first_request(message) > plan.room)) then
-    if M.compact(lineage, cfg, prompt, threshold, window, nil, plan) then message = step_message() end
+    -- A compaction call costs about three turns (its prompt is all new to
+    -- the server: measured 155 s beside 50 s turns); with the time for
+    -- fewer than six turns left (at the lineage's pace) the step needs it
+    -- for changing and evaluating: the conversation is dropped instead
+    -- (the summary of earlier compactions is kept), and said.
+    local b = avo.budget()
+    local secs = cfg.max_seconds
+    if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
+    local pace = (lineage.turns_done or 0) > 0 and lineage.turn_seconds / lineage.turns_done
+    local short = pace and cfg.escalate_after > 0 and secs < 6 * pace
+    local recorded = avo.recorded_events and avo.recorded_events("agent_compaction_skipped")
+    if recorded then
+      -- Replay: as the recorded run decided by its clock.
+      short = false
+      for _, e in ipairs(recorded) do
+        if e.lineage == lineage.name and e.step == lineage.step then
+          short, secs, pace = true, e.seconds_left, e.turn_seconds
+        end
+      end
+    end
+    if short then
+      avo.log("agent %s step %d: no time for a compaction call (%.0f s left, %.0f s a turn): " ..
+        "the conversation of earlier steps is dropped%s", lineage.name, lineage.step, secs, pace,
+        lineage.summary and ", their summary kept" or "")
+      avo.event("agent_compaction_skipped", { lineage = lineage.name, step = lineage.step,
+        seconds_left = secs, turn_seconds = pace, tokens_before = history_tokens })
+      lineage.messages = {}
+      message = step_message()
+    elseif M.compact(lineage, cfg, prompt, threshold, window, nil, plan) then
+      message = step_message()
+    end
   end
   local omitted
   if plan and first_request(message) > plan.room then
@@ -813,8 +1122,9 @@ function M.step(ctx, lineage)
       "%s; about %d needed of %d left beside the answer and a margin): set a larger window " ..
       "on the server"):format(plan.window, plan.from, first_request(message), plan.room)
     avo.log("agent %s: %s", lineage.name, why)
+    lineage.unevaluated_steps = (lineage.unevaluated_steps or 0) + 1
     avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = 0, tokens = 0,
-      evaluations = 0, tool_calls = 0, tool_errors = 0, why = why })
+      evaluations = 0, tool_calls = 0, tool_errors = 0, unevaluated = true, why = why })
     return nil, why
   end
   lineage.events = {}
@@ -825,24 +1135,51 @@ function M.step(ctx, lineage)
     ctx = ctx, cfg = cfg, ev = ev, lineage = lineage, evaluations = 0, turns = 0,
     tokens = 0, tool_calls = 0, errors = 0, done = false, compactions = 0,
     work = { source = inc.source, knobs = {} },
+    idle = 0, forced = 0, forced_edits = 0, forced_by_tool = {}, source_shown = not omitted,
+    regions = patch.fixed_segments(inc.source) ~= nil,
   }, Step)
+  -- How a call is forced (escalation): a named tool_choice where the
+  -- server understands one, else an answer constrained to the tool's
+  -- argument schema (llama-server: a grammar), else not at all.
+  if cfg.escalate_after > 0 then
+    local chat_opts = llm.chat_options(cfg)
+    self.server_key = tostring(chat_opts.base_url or os.getenv("AVO_LLM_BASE_URL")) .. " " ..
+      tostring(chat_opts.model or os.getenv("AVO_LLM_MODEL"))
+    if cfg.force_with ~= "auto" then
+      self.force_with = cfg.force_with
+    else
+      local caps = avo.llm.capabilities(chat_opts)
+      self.can_schema = caps.schema
+      self.force_with = caps.named_tool_choice and not force_fallback[self.server_key] and
+        "tool_choice" or caps.schema and "schema" or nil
+    end
+  end
   for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end
+  local forced_before = avo.recorded_events and avo.recorded_events("agent_forced")
+  if forced_before then
+    self.replayed = {}
+    for _, e in ipairs(forced_before) do
+      self.replayed[("%s/%s/%s"):format(e.lineage, e.step, e.turn)] = e
+    end
+  end
 
   local started = avo.budget().elapsed
+  self.started = started
   local chat = self:chat_options()
   chat.system = prompt.system
-  chat.tools = TOOLS
+  chat.tools = tools
   if plan then chat.max_tokens = plan.answer end
   -- Prompt tokens of the next turn as things stand.
   local function prompt_tokens()
-    return M.estimate_tokens(messages, cfg, prompt.system, TOOLS)
+    return M.estimate_tokens(messages, cfg, prompt.system, tools)
   end
   -- The status line: step, turn, tool calls and errors of this lineage.
   local function progress()
     if avo.llm.set_progress then
       avo.llm.set_progress("agent/" .. lineage.name, ("agent %s step %d turn %d/%d, %d tool " ..
-        "calls (%d errors), %d evals"):format(lineage.name, lineage.step, self.turns,
-        cfg.max_turns, self.tool_calls, self.errors, self.evaluations))
+        "calls (%d errors%s), %d evals"):format(lineage.name, lineage.step, self.turns,
+        cfg.max_turns, self.tool_calls, self.errors,
+        self.forced > 0 and (", %d forced"):format(self.forced) or "", self.evaluations))
     end
   end
   local why
@@ -864,6 +1201,7 @@ function M.step(ctx, lineage)
             "tool again to see it]"):format(#m.content)
           m.elided = true
           self.elided = (self.elided or 0) + 1
+          self.source_shown = false
           if prompt_tokens() <= plan.room then break end
         end
       end
@@ -876,6 +1214,7 @@ function M.step(ctx, lineage)
       end
       self.compactions = self.compactions + 1
       local ok = M.compact(lineage, cfg, prompt, threshold, window, true, plan)
+      self.source_shown = false
       if ok then
         messages = lineage.messages
         messages[1] = { role = "user", content = ("Your conversation so far was compacted " ..
@@ -891,7 +1230,22 @@ function M.step(ctx, lineage)
       end
     end
     chat.messages = messages
-    local resp, err = avo.llm.chat(chat)
+    local resp, err
+    local before = { evaluations = self.evaluations, source = self.work.source,
+                     knobs = knob_text(self.work.knobs) }
+    local force, force_why = self:escalation()
+    if force then
+      self.forced = self.forced + 1
+      self.forced_by_tool[force] = (self.forced_by_tool[force] or 0) + 1
+      avo.log("agent %s step %d turn %d: forcing %s (%s; %s)", lineage.name, lineage.step,
+        self.turns + 1, force, force_why, self.force_with == "tool_choice" and "named tool_choice"
+        or "answer constrained to its argument schema")
+      avo.event("agent_forced", { lineage = lineage.name, step = lineage.step,
+        turn = self.turns + 1, tool = force, why = force_why, with = self.force_with })
+      resp, err = self:forced_call(chat, messages, force, force_why)
+    else
+      resp, err = avo.llm.chat(chat)
+    end
     self.turns = self.turns + 1
     if not resp then why = "llm: " .. err break end
     self.tokens = self.tokens + resp.usage.input_tokens + resp.usage.output_tokens
@@ -927,14 +1281,37 @@ function M.step(ctx, lineage)
         progress()
       end
     end
+    -- Progress of the turn: the working copy changed or was measured.
+    local moved = self.evaluations > before.evaluations or self.work.source ~= before.source
+      or knob_text(self.work.knobs) ~= before.knobs
+    if force and moved and (force == "set_knobs" or force == "edit") then
+      self.forced_edits = self.forced_edits + 1
+    end
+    self.idle = moved and 0 or self.idle + 1
+    -- A forced step that moved drives the next (evaluate, then commit);
+    -- the model's own progress hands it the wheel again.
+    if moved then self.driven = force ~= nil end
   end
   progress()
+  lineage.turns_done = (lineage.turns_done or 0) + self.turns
+  lineage.turn_seconds = (lineage.turn_seconds or 0) + (avo.budget().elapsed - started)
+  if self.evaluations == 0 then
+    -- Never silent: a step that measured nothing says so (and why it ended).
+    avo.log("agent %s step %d: no evaluation in this step (%d turns, %d tool calls, " ..
+      "%d errors%s): %s",
+      lineage.name, lineage.step, self.turns, self.tool_calls, self.errors,
+      self.forced > 0 and (", %d forced"):format(self.forced) or "",
+      self.result and "committed" or (self.why or why or "no commit"))
+    lineage.unevaluated_steps = (lineage.unevaluated_steps or 0) + 1
+  end
   lineage.tokens = lineage.tokens + self.tokens
   avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = self.turns,
     tokens = self.tokens, evaluations = self.evaluations, tool_calls = self.tool_calls,
     tool_errors = self.errors, committed = self.result and self.result.id or nil,
     compactions = self.compactions > 0 and self.compactions or nil, source_omitted = omitted,
-    elided = self.elided,
+    elided = self.elided, forced = self.forced > 0 and self.forced or nil,
+    forced_tools = self.forced > 0 and self.forced_by_tool or nil,
+    unevaluated = self.evaluations == 0 or nil,
     why = self.result and nil or (self.why or why) })
   if self.result then
     local rec = self.result

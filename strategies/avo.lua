@@ -316,11 +316,15 @@ function M.run(opts)
     if cfg.lineages > 1 then migrate(state) end
   end
 
-  local committed, attempts = 0, #avo.attempts.list()
-  for _, l in ipairs(state.lineages) do committed = committed + #l.committed end
+  local committed, attempts, unevaluated = 0, #avo.attempts.list(), 0
+  for _, l in ipairs(state.lineages) do
+    committed = committed + #l.committed
+    unevaluated = unevaluated + (l.unevaluated_steps or 0)
+  end
   avo.event("avo_summary", { steps = state.steps, committed = committed, attempts = attempts,
-    best = state.best.id, best_score = state.best.score })
-  avo.log("avo: %d steps, %d attempts, %d versions committed; best #%d (%.6g %s)", state.steps,
+    best = state.best.id, best_score = state.best.score, unevaluated_steps = unevaluated })
+  avo.log("avo: %d steps%s, %d attempts, %d versions committed; best #%d (%.6g %s)", state.steps,
+    unevaluated > 0 and (" (%d without an evaluation)"):format(unevaluated) or "",
     attempts, committed, state.best.id, state.best.score, ev.unit or "")
   return state.best
 end

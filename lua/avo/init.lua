@@ -375,6 +375,21 @@ function avo.event(kind, data)
   return true
 end
 
+-- Under `avo replay`: the payloads of the recorded run's events of `kind`,
+-- in order (for decisions a re-execution cannot make again by itself, such
+-- as those that depend on the clock: the agent's forced calls); nil in any
+-- other run.
+function avo.recorded_events(kind)
+  local r = need_run("recorded_events")
+  local rec = r.recorded
+  if not (rec and rec.mode == "replay" and rec.events) then return nil end
+  local out = {}
+  for _, e in ipairs(rec.events) do
+    if e.kind == kind then out[#out + 1] = e.data or {} end
+  end
+  return out
+end
+
 -- What one call of operator `op` (its module) came to: a child, or nil and
 -- why.  Counted per operator (avo.outcomes(), the status line) and, for
 -- operators that call a language model (op.llm) or that failed, written as

@@ -153,6 +153,21 @@ local function check_messages(messages)
   end
 end
 
+-- tool_choice: nil or "auto" (the model decides), "required", "none", or
+-- { name = TOOL } (that tool, one of `tools`, must be called).
+local function check_tool_choice(choice, tools)
+  if choice == nil or choice == "auto" or choice == "required" or choice == "none" then return end
+  if type(choice) ~= "table" or type(choice.name) ~= "string" then
+    error("avo.llm.chat: 'tool_choice' must be \"auto\", \"required\", \"none\" or " ..
+      "{name = TOOL}", 3)
+  end
+  for _, t in ipairs(tools or {}) do
+    if t.name == choice.name then return end
+  end
+  error(("avo.llm.chat: tool_choice names '%s', which is not one of the request's tools")
+    :format(choice.name), 3)
+end
+
 local function check_tools(tools)
   if tools == nil then return end
   if type(tools) ~= "table" then error("avo.llm.chat: 'tools' must be an array", 3) end
@@ -322,7 +337,13 @@ local function canonical(opts, model, cfg)
                    parameters = t.parameters or { type = "object", properties = {} } }
     end
   end
+  -- (tool_choice "auto" is every request's default and is not stored, so
+  -- that the hashes of calls recorded before it existed stay the same.)
+  local choice = opts.tool_choice
+  if choice == "auto" or not tools then choice = nil end
+  if type(choice) == "table" then choice = { name = choice.name } end
   return { model = model, system = opts.system, messages = messages, tools = tools,
+           tool_choice = choice, schema = opts.schema,
            temperature = cfg.temperature, max_tokens = cfg.max_tokens }
 end
 
@@ -331,9 +352,17 @@ local openai = {}
 function openai.request(c, cfg)
   local messages = array()
   if c.system then messages[1] = { role = "system", content = c.system } end
+  local called = {} -- tool_call_id -> name, for tool results sent as user messages
   for _, m in ipairs(c.messages) do
     local out = { role = m.role, content = m.content }
     if m.role == "tool" then out.tool_call_id = m.tool_call_id end
+    for _, tc in ipairs(m.tool_calls or {}) do called[tc.id] = tc.name end
+    if m.role == "tool" and cfg.tool_results_as_user then
+      -- llama-cpp-python's chatml-function-calling renders no tool
+      -- messages at all: the model would never see a result.
+      out = { role = "user", content = ("[result of %s]\n%s"):format(
+        called[m.tool_call_id] or "the tool", m.content or "") }
+    end
     if m.tool_calls then
       out.tool_calls = array()
       for j, tc in ipairs(m.tool_calls) do
@@ -354,8 +383,25 @@ function openai.request(c, cfg)
         description = t.description, parameters = t.parameters } }
     end
     -- Servers of the llama.cpp family ignore `tools` unless tool_choice is
-    -- given; "auto" is also every hosted API's default.
-    body.tool_choice = "auto"
+    -- given; "auto" is also every hosted API's default.  A named tool is
+    -- OpenAI's {type = "function", function = {name}} (llama-cpp-python's
+    -- chatml-function-calling then writes its arguments under a grammar
+    -- made from the tool's schema).
+    body.tool_choice = c.tool_choice or "auto"
+    if type(c.tool_choice) == "table" then
+      body.tool_choice = { type = "function", ["function"] = { name = c.tool_choice.name } }
+    end
+  end
+  if c.schema then
+    -- An answer constrained to a JSON schema: the llama.cpp family (its
+    -- server and llama-cpp-python) takes {type = "json_object", schema}
+    -- and turns it into a grammar; OpenAI, vLLM and Ollama take json_schema.
+    if cfg.schema_format == "json_object" then
+      body.response_format = { type = "json_object", schema = c.schema }
+    else
+      body.response_format = { type = "json_schema",
+        json_schema = { name = "answer", schema = c.schema, strict = true } }
+    end
   end
   local headers = { "Content-Type: application/json" }
   if cfg.key then headers[#headers + 1] = "Authorization: Bearer " .. cfg.key end
@@ -433,6 +479,13 @@ function anthropic.request(c, cfg)
       body.tools[i] = { name = t.name, description = t.description, input_schema = t.parameters }
     end
     body.tool_choice = { type = "auto" }
+    if type(c.tool_choice) == "table" then
+      body.tool_choice = { type = "tool", name = c.tool_choice.name }
+    elseif c.tool_choice == "required" then
+      body.tool_choice = { type = "any" }
+    elseif c.tool_choice == "none" then
+      body.tool_choice = { type = "none" }
+    end
   end
   local headers = { "Content-Type: application/json",
                     "anthropic-version: " .. M.ANTHROPIC_VERSION }
@@ -1012,7 +1065,7 @@ end
 local function learned(srv, model, what)
   local data = { base_url = srv.base_url, model = model, from = what.from,
                  context_tokens = what.context_tokens, slots = what.slots,
-                 tokens_per_char = what.tokens_per_char }
+                 tokens_per_char = what.tokens_per_char, family = srv.family }
   if state.event then state.event("llm_server", data) end
   if state.log and what.context_tokens and what.from == "default" then
     state.log(("llm: %s%s says nothing of its context window; assuming %d tokens (set " ..
@@ -1106,6 +1159,13 @@ local function server_of(cfg, model)
   local ctx, trained, owner = models_context(models, model)
   if type(owner) == "string" and owner:lower():find("vllm", 1, true) then srv.batching = true end
   local from = ctx and "GET /models"
+  -- The llama.cpp family: its server answers /props, llama-cpp-python
+  -- /extras/tokenize (M.capabilities).
+  if type(props) == "table" then
+    srv.family = "llama.cpp"
+  elseif type(xtok) == "table" and type(xtok.tokens) == "table" then
+    srv.family = "llama-cpp-python"
+  end
   if type(props) == "table" then
     local slots = math.tointeger(props.total_slots)
     local gen = type(props.default_generation_settings) == "table"
@@ -1193,7 +1253,16 @@ function M.context_window(opts)
   local srv = server_of(cfg, model)
   local n = model and srv.contexts[model]
   if n then return n, cfg.max_tokens, "the server" end
-  if user then return user, cfg.max_tokens, "the user" end
+  if user then
+    -- Recorded once, so that --llm-replay and `avo replay` use it too
+    -- without the setting.
+    srv.user_said = srv.user_said or {}
+    if model and srv.user_said[model] ~= user then
+      srv.user_said[model] = user
+      learned(srv, model, { context_tokens = user, from = "the user" })
+    end
+    return user, cfg.max_tokens, "the user"
+  end
   -- A self-hosted server that says nothing: assume a small window (said
   -- once, and recorded so that --llm-replay assumes it too).
   if cfg.provider == "openai" and cfg.base_url ~= DEFAULT_BASE.openai then
@@ -1206,6 +1275,36 @@ function M.context_window(opts)
     return M.DEFAULT_WINDOW, cfg.max_tokens, "default"
   end
   return nil, cfg.max_tokens
+end
+
+--[[
+avo.llm.capabilities{ provider = ?, base_url = ?, model = ? } -> table
+How a call may force the model's hand, as far as the server says: family
+("llama.cpp" for llama-server, which answers /props; "llama-cpp-python",
+which answers /extras/tokenize; nil otherwise), named_tool_choice (whether
+tool_choice = {name = TOOL} is understood: not by llama-server, which takes
+only "auto", "required" and "none"), schema (whether an answer may be
+constrained to a JSON schema, opts.schema: llama.cpp family and OpenAI-
+compatible servers; not Anthropic).  Under --llm-replay: what the recorded
+run found (event llm_server, family).  The task may yield (the server is
+asked on first use).
+]]
+function M.capabilities(opts)
+  if not state then error("avo.llm.capabilities: only available inside 'avo run'", 2) end
+  local cfg, cerr = resolve(opts or {})
+  if not cfg then error("avo.llm: " .. cerr, 2) end
+  if cfg.provider == "replay" then
+    -- As the recorded run found its server, so that forced calls go the
+    -- same way (the requests, and so their hashes, are the same).
+    local family = state.replay_family
+    return { family = family, named_tool_choice = family ~= "llama.cpp", schema = true }
+  end
+  if not cfg.base_url then
+    return { named_tool_choice = true, schema = cfg.provider ~= "anthropic" }
+  end
+  if cfg.provider ~= "openai" then return { named_tool_choice = true, schema = false } end
+  local srv = server_of(cfg, #cfg.models == 1 and cfg.models[1].model or nil)
+  return { family = srv.family, named_tool_choice = srv.family ~= "llama.cpp", schema = true }
 end
 
 -------------------------------------------------------------- reservations
@@ -1354,6 +1453,10 @@ function M.chat(opts)
   if type(opts) ~= "table" then error("avo.llm.chat: expected a table of options", 2) end
   check_messages(opts.messages)
   check_tools(opts.tools)
+  check_tool_choice(opts.tool_choice, opts.tools)
+  if opts.schema ~= nil and (type(opts.schema) ~= "table" or opts.tools) then
+    error("avo.llm.chat: 'schema' must be a JSON schema table, in a request without tools", 2)
+  end
   if opts.system ~= nil and type(opts.system) ~= "string" then
     error("avo.llm.chat: 'system' must be a string", 2)
   end
@@ -1382,6 +1485,10 @@ function M.chat(opts)
     for _, m in ipairs(cfg.models) do allowed = allowed or m.model == recorded end
     if recorded and allowed then model = recorded end
     if model == false then model = "?" end
+  end
+  if opts.schema and cfg.provider == "anthropic" then
+    error("avo.llm.chat: 'schema' (a JSON-constrained answer) needs an OpenAI-compatible " ..
+      "provider; with Anthropic force a tool (tool_choice) instead", 2)
   end
   local c = canonical(opts, model, cfg)
   local hash = core.hash(core.json_encode(c))
@@ -1416,7 +1523,28 @@ function M.chat(opts)
     -- with tools and tool_choice "auto" (it answers 200 with a stream that
     -- has no event, maybe a ping comment): such a server gets its tool
     -- requests unstreamed.
-    if cfg.sse and c.tools and srv and srv.no_tool_stream then cfg.sse = false end
+    -- A named tool_choice streams there (its arguments are written under
+    -- a grammar, without the "auto" choice's first pass).
+    if cfg.sse and c.tools and srv and srv.no_tool_stream and type(c.tool_choice) ~= "table" then
+      cfg.sse = false
+    end
+    -- Tool results as user messages (AVO_LLM_TOOL_RESULTS=user|tool): by
+    -- default for llama-cpp-python, whose chatml-function-calling format
+    -- (the one that yields tool calls) shows the model no tool message.
+    local as = env("AVO_LLM_TOOL_RESULTS")
+    if as == "user" or (as ~= "tool" and srv and srv.family == "llama-cpp-python") then
+      cfg.tool_results_as_user = true
+      if srv and not srv.said_tool_results and state.log and as ~= "user" then
+        srv.said_tool_results = true
+        state.log(("llm: %s is llama-cpp-python: tool results go to the model as user messages " ..
+          "(its chatml-function-calling format shows no tool messages; " ..
+          "AVO_LLM_TOOL_RESULTS=tool sends them as tool messages)"):format(cfg.base_url))
+      end
+    end
+    if c.schema then
+      srv = server_of(cfg, model)
+      cfg.schema_format = srv.family and "json_object" or "json_schema"
+    end
     while not value do
       local slot, serr = acquire(cfg, c)
       if not slot then return nil, serr end
@@ -1580,6 +1708,7 @@ function M._begin(run, hooks)
       if d.model and type(d.tokens_per_char) == "number" then
         learn_ratio(d.model, d.tokens_per_char, 1)
       end
+      if type(d.family) == "string" then state.replay_family = d.family end
     end
     if ar then ar:close() end
   end

@@ -45,6 +45,21 @@ counters are kept per full model name, so a test picks a fresh name such as
                   connection closed without an answer (never with
                   FAKE_LLM_UP=1 in the environment: the server is back)
 
+    idle...       a model that only looks around: every answer to a request
+                  with tools is a list_lineage call (SmolLM2-135M did that)
+    idlenotc...   as idle, and a named tool_choice is ignored (a schema in
+                  response_format is not)
+    idleslow...   as idle, each answer after 1 s
+    idlelucky...  as idle, a forced edit marks its line LUCKY (measured 3%
+                  fast once, then 3% slow: a commit re-timing refuses)
+    A request of an agent... or idle... model that forces a tool (a named
+    tool_choice, or response_format with a schema and "call NAME now" in the
+    last user message: the agent's escalation) is answered with that tool
+    and willing arguments (edit raises the synth kernel's SPEED by 0.25,
+    set_knobs changes one knob, commit has a message), as a tool call or as
+    the JSON text of the arguments.  Logged requests carry their tools
+    count, stream, tool messages, tool_choice and response_format.
+
     runon...      ignores max_tokens, as llama-cpp-python does while it writes
                   tool arguments: 3000 tokens of "tok " (streamed one a
                   chunk, the connection held open; the count of chunks it
@@ -74,7 +89,9 @@ Server metadata, as llama.cpp's server and vLLM give it:
     GET .../v1/models           one model entry
     GET .../props               llama.cpp's {total_slots, default_generation_settings.n_ctx}
 
-chosen by path segments before /v1 (also accepted, and ignored, on POSTs):
+chosen by path segments before /v1 (also accepted, and ignored, on POSTs;
+"xtok" makes POST /extras/tokenize answer, as llama-cpp-python does, with
+no /props):
 "slotsN" makes /props answer N slots, "ctxN" a context window of N tokens
 (in /props, and in /v1/models as llama.cpp's meta.n_ctx_train); "vllmN"
 makes /v1/models answer as vLLM (owned_by vllm, max_model_len N).  Without
@@ -100,6 +117,7 @@ wrong shape are answered 400 naming what is wrong.
 """
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -215,6 +233,98 @@ AGENT_SCRIPT = [
     ("evaluate", {}),
     ("commit", {"message": "raise SPEED to 1.25"}),
 ]
+
+
+def forced_tool(shape, req):
+    """The tool a request forces, as avo's agent escalation sends it: a named
+    tool_choice (OpenAI {"type": "function", "function": {"name"}},
+    Anthropic {"type": "tool", "name"}), or a response_format schema with the
+    tool named in the last user message ("call NAME now"); None otherwise."""
+    choice = req.get("tool_choice")
+    if isinstance(choice, dict):
+        if shape == "openai":
+            return (choice.get("function") or {}).get("name"), "tool_choice"
+        return choice.get("name"), "tool_choice"
+    if isinstance(req.get("response_format"), dict):
+        text, _ = last_user_text(shape, req)
+        m = re.search(r"call (\w+) now", text or "")
+        return (m.group(1) if m else None), "schema"
+    return None, None
+
+
+def forced_args(name, req, lucky=False):
+    """Arguments a willing model gives the forced tool `name`: the synth
+    kernel's SPEED raised by 0.25 (edit), one knob changed (set_knobs), a
+    message (commit), nothing otherwise.  From the schema where the request
+    constrains the answer, else from the conversation's text."""
+    schema = ((req.get("response_format") or {}).get("schema")) or {}
+    # What the model was shown (prompts, tool results), not what it said:
+    # the latest whole kernel source in the conversation.
+    text = json.dumps([m.get("content") for m in req.get("messages") or []
+                       if m.get("role") in ("user", "tool") and "void kernel(" in (m.get("content") or "")
+                       or "Knobs: " in (m.get("content") or "")])
+    if name == "edit":
+        lines = ((schema.get("properties") or {}).get("search") or {}).get("enum")
+        speeds = re.findall(r"#define SPEED ([0-9.]+)", text)
+        line = None
+        if lines is not None:
+            line = next((l for l in lines if l.startswith("#define SPEED")), lines[0])
+        elif speeds:
+            line = "#define SPEED " + speeds[-1]
+        m = re.match(r"#define SPEED ([0-9.]+)", line or "")
+        new = "#define SPEED %g" % (float(m.group(1)) + 0.25) if m else (line or "") + " "
+        if lucky:
+            new = (line or "") + " // LUCKY"
+        return {"search": line or "", "replace": new}
+    if name == "set_knobs":
+        choices = ((schema.get("properties") or {}).get("knobs") or {}).get("anyOf")
+        if choices:
+            knob, spec = next(iter(choices[0]["properties"].items()))
+            return {"knobs": {knob: spec["enum"][0]}}
+        m = re.search(r"Knobs: (\w+) in \{([^}]*)\} \(now ([^)]*)\)", text)
+        if m:
+            other = [v.strip() for v in m.group(2).split(",") if v.strip() != m.group(3)]
+            return {"knobs": {m.group(1): int(other[0]) if other[0].isdigit() else other[0]}}
+        return {"knobs": {}}
+    if name == "commit":
+        return {"message": "forced commit"}
+    return {}
+
+
+def forced_answer(shape, req, name, how, lucky=False):
+    args = forced_args(name, req, lucky)
+    if how == "schema":
+        return openai_text(json.dumps(args)) if shape == "openai" else anthropic_text(json.dumps(args))
+    if shape == "openai":
+        return {"id": "chatcmpl-f", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls",
+                             "message": {"role": "assistant", "content": None,
+                                         "tool_calls": [{"id": "call_f%d" % bump("forced-ids"),
+                                                         "type": "function",
+                                                         "function": {"name": name,
+                                                                      "arguments": json.dumps(args)}}]}}],
+                "usage": {"prompt_tokens": 30, "completion_tokens": 10}}
+    return {"id": "msg_f", "type": "message", "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_f%d" % bump("forced-ids"), "name": name,
+                         "input": args}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 30, "output_tokens": 10}}
+
+
+def idle_answer(shape, req):
+    """A model that only ever looks around (as SmolLM2-135M did): list_lineage."""
+    if shape == "openai":
+        return {"id": "chatcmpl-i", "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls",
+                             "message": {"role": "assistant", "content": None,
+                                         "tool_calls": [{"id": "call_i%d" % bump("idle-ids"),
+                                                         "type": "function",
+                                                         "function": {"name": "list_lineage",
+                                                                      "arguments": "{}"}}]}}],
+                "usage": {"prompt_tokens": 30, "completion_tokens": 10}}
+    return {"id": "msg_i", "type": "message", "role": "assistant",
+            "content": [{"type": "tool_use", "id": "toolu_i%d" % bump("idle-ids"),
+                         "name": "list_lineage", "input": {}}],
+            "stop_reason": "tool_use", "usage": {"input_tokens": 30, "output_tokens": 10}}
 
 
 def tool_results(shape, req):
@@ -446,6 +556,8 @@ class Handler(BaseHTTPRequestHandler):
                 n_ctx, tokenizer = int(seg[3:]), True
             if seg.startswith("limit") and seg[5:].isdigit():
                 n_ctx = int(seg[5:])
+            if seg == "xtok" and self.path.endswith("/extras/tokenize"):
+                tokenizer = True  # llama-cpp-python: a tokenizer, no /props
         if tokenizer and (self.path.endswith("/tokenize") or self.path.endswith("/extras/tokenize")):
             doc = json.loads(raw or b"{}")
             text = doc.get("content") if self.path.endswith("/tokenize") and \
@@ -510,7 +622,14 @@ class Handler(BaseHTTPRequestHandler):
                 "message": "the request exceeds the available context size, try increasing it",
                 "n_prompt_tokens": counted, "n_ctx": n_ctx}})
             return
-        log_request({"model": model, "prompt_tokens": counted, "status": 200})
+        shape_of = {"model": model, "prompt_tokens": counted, "status": 200,
+                    "tools": len(req.get("tools") or []), "stream": bool(req.get("stream")),
+                    "tool_messages": sum(1 for m in req.get("messages") or [] if m.get("role") == "tool")}
+        if "tool_choice" in req:
+            shape_of["tool_choice"] = req["tool_choice"]
+        if "response_format" in req:
+            shape_of["response_format"] = req["response_format"]
+        log_request(shape_of)
         n = bump(model)
         text, tool_result = last_user_text(shape, req)
         if counted is not None:
@@ -564,6 +683,20 @@ class Handler(BaseHTTPRequestHandler):
             return
         if scenario.startswith("agentnocompact") and "condense" in json.dumps(req.get("messages")[:1]):
             self.send_json(400, error_body(shape, "invalid_request_error", "compaction refused"))
+            return
+        if scenario.startswith("idleslow"):
+            time.sleep(1)
+        forced, how = forced_tool(shape, req)
+        if scenario.startswith("idlenotc") and how == "tool_choice":
+            forced = None  # ignores a named tool_choice (older Ollama)
+        if forced and (scenario.startswith("agent") or scenario.startswith("idle")):
+            self.send_json(200, forced_answer(shape, req, forced, how, scenario.startswith("idlelucky")))
+            return
+        if scenario.startswith("idle"):
+            if "tools" in req:
+                self.send_json(200, idle_answer(shape, req))
+            else:
+                self.send_json(200, openai_text("I looked.") if shape == "openai" else anthropic_text("I looked."))
             return
         if scenario.startswith("agent"):
             self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))
