@@ -559,6 +559,12 @@ static int finish_synthetic(avo_pool *pool, pool_job *j, const char *status, con
     return finish_with(pool, ticket, res);
 }
 
+/*
+ * A worker's death, in the words `avo run` has always printed ("worker died
+ * with signal 9 (Killed)", which users and tests/faults/infra.sh match):
+ * not avo_supervise_death's "SIGKILL (Killed)", which names the deaths of
+ * the untrusted children a worker supervises.
+ */
 static void describe_exit(int status, char *buf, size_t len)
 {
     if (WIFSIGNALED(status))

@@ -99,6 +99,8 @@ int avo_slurm_start(avo_slurm **ret, const char *options, int ntasks, const char
     return 0;
 }
 
+/* How srun ended, in the words of pool.c's describe_exit (see there why
+ * not avo_supervise_death's), with exit 127 read as "not installed". */
 static void describe(int status, char *what, size_t len)
 {
     if (WIFSIGNALED(status))
