@@ -818,7 +818,18 @@ local function resumed_answer(hash)
     state.reasked = (state.reasked or 0) + 1
     return nil
   end
-  if row.status ~= "ok" then return { err = row.error or "recorded call failed" } end
+  if row.status ~= "ok" then
+    if type(row.response) == "table" and row.response.cut then
+      -- Cut at its reserve: charged what it was charged.
+      local t = state.totals
+      t.calls, t.cut = t.calls + 1, t.cut + 1
+      t.input_tokens = t.input_tokens + (row.input_tokens or 0)
+      t.output_tokens = t.output_tokens + (row.output_tokens or 0)
+      t.cost_usd = t.cost_usd + (row.cost_usd or 0)
+      return { err = row.error or "recorded call cut", cut = true }
+    end
+    return { err = row.error or "recorded call failed" }
+  end
   local r = row.response or {}
   local resp = {
     content = r.content or "", tool_calls = array(r.tool_calls or {}),
@@ -1401,12 +1412,19 @@ local function release(slot)
 end
 
 -- Account one call, record it, and return the value chat() returns.
-local function settle(provider, c, hash, resp, err, latency, attempts, cost_override, fault)
+-- `cut`, for a call cut at its reserve (see cut_after): the tokens it is
+-- charged ({input_tokens, output_tokens}); it is counted apart from the
+-- failed calls.
+local function settle(provider, c, hash, resp, err, latency, attempts, cost_override, fault, cut)
   local t = state.totals
-  local usage = resp and resp.usage or { input_tokens = 0, output_tokens = 0 }
+  local usage = resp and resp.usage or cut or { input_tokens = 0, output_tokens = 0 }
   local cost = cost_override or cost_of(c.model, usage.input_tokens, usage.output_tokens)
   t.calls = t.calls + 1
-  if not resp then t.failed = t.failed + 1 end
+  if cut then
+    t.cut = t.cut + 1
+  elseif not resp then
+    t.failed = t.failed + 1
+  end
   t.input_tokens = t.input_tokens + usage.input_tokens
   t.output_tokens = t.output_tokens + usage.output_tokens
   t.cost_usd = t.cost_usd + cost
@@ -1416,6 +1434,7 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
   -- A call the infrastructure failed is marked so that `avo resume` asks
   -- it again instead of answering with the failure.
   if fault then stored = { infrastructure = true } end
+  if cut then stored = { cut = true } end
   local id, rerr = state.run.archive:llm_record(state.run.run_id, {
     provider = provider, model = c.model, request_hash = hash, request = c,
     response = stored, status = resp and "ok" or "error", error = err,
@@ -1423,7 +1442,7 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
     cost_usd = cost, latency_s = latency or 0, attempts = attempts or 1,
   })
   if not id then error("avo: cannot record an LLM call in the archive: " .. rerr, 0) end
-  if not resp then return { err = err, fault = fault } end
+  if not resp then return { err = err, fault = fault, cut = cut and true or nil } end
   resp.model, resp.provider, resp.cost_usd = c.model, provider, cost
   resp.latency_s, resp.attempts, resp.call_id = latency or 0, attempts or 1, id
   resp.message = { role = "assistant", content = resp.content,
@@ -1432,6 +1451,48 @@ local function settle(provider, c, hash, resp, err, latency, attempts, cost_over
 end
 
 ---------------------------------------------------------------- the call
+
+-- Conservative rates for a server whose speed nothing has shown yet
+-- (AVO_LLM_MIN_TOKENS_PER_S, AVO_LLM_MIN_PROMPT_TOKENS_PER_S): a CPU
+-- server running a small model writes a few tokens a second.
+M.MIN_TOKENS_PER_S = 2
+M.MIN_PROMPT_TOKENS_PER_S = 50
+
+local function rate_setting(name, default)
+  local v = tonumber(env(name) or "")
+  if v and v > 0 then return v end
+  return default
+end
+
+-- Learn server `srv`'s output rate from an answer: its output tokens over
+-- its latency less the prompt's time at the prompt rate.  Short answers
+-- (their time is mostly the prompt's) teach nothing.
+local function learn_rate(srv, resp, latency)
+  if not srv or not resp or not latency or latency <= 0 then return end
+  local out = resp.usage.output_tokens or 0
+  if out < 16 then return end
+  local prompt_s = (resp.usage.input_tokens or 0) /
+    rate_setting("AVO_LLM_MIN_PROMPT_TOKENS_PER_S", M.MIN_PROMPT_TOKENS_PER_S)
+  local gen_s = math.max(latency - prompt_s, latency / 4)
+  srv.rate_tokens = (srv.rate_tokens or 0) + out
+  srv.rate_seconds = (srv.rate_seconds or 0) + gen_s
+end
+
+-- Seconds after which an unstreamed call `c` to server `srv` is cut at its
+-- reserve, and the output rate that bound comes from; nil when the call is
+-- bounded otherwise (streamed answers are read up to max_tokens; a server
+-- that honours max_tokens stops there itself).  Its prompt (`prompt`
+-- tokens) at the prompt rate, its max_tokens at the server's observed
+-- output rate (the conservative default before any answer showed it), a
+-- quarter more and 2 s for the unevenness of the server's pace.
+local function cut_after(cfg, srv, c, prompt)
+  if cfg.sse or not srv or not (srv.no_tool_stream or srv.ignores_max_tokens) then return nil end
+  local rate = srv.rate_seconds and srv.rate_seconds > 0 and srv.rate_tokens / srv.rate_seconds
+    or rate_setting("AVO_LLM_MIN_TOKENS_PER_S", M.MIN_TOKENS_PER_S)
+  local prompt_s = prompt / rate_setting("AVO_LLM_MIN_PROMPT_TOKENS_PER_S",
+    M.MIN_PROMPT_TOKENS_PER_S)
+  return (prompt_s + c.max_tokens / rate) * 1.25 + 2, rate
+end
 
 --[[
 avo.llm.chat{ messages = {...}, system = ?, tools = ?, model = ?, provider = ?,
@@ -1512,8 +1573,12 @@ function M.chat(opts)
     if resp and row.provider ~= "scripted" then
       learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
     end
+    -- A call the recorded run cut at its reserve is cut again, charged
+    -- what it was charged.
+    local cut = not resp and type(row.response) == "table" and row.response.cut and
+      { input_tokens = row.input_tokens or 0, output_tokens = row.output_tokens or 0 } or nil
     value = settle("replay", c, hash, resp, err, row.latency_s, row.attempts, row.cost_usd,
-      not resp and recorded_fault(row))
+      not resp and not cut and recorded_fault(row), cut)
   elseif cfg.provider == "scripted" then
     local resp, err = scripted_answer(c)
     value = settle("scripted", c, hash, resp, err, 0, 1)
@@ -1548,12 +1613,20 @@ function M.chat(opts)
     while not value do
       local slot, serr = acquire(cfg, c)
       if not slot then return nil, serr end
+      srv = state.servers[cfg.provider .. " " .. cfg.base_url]
+      -- An unstreamed call to a server that ignores max_tokens has a
+      -- deadline from its reserve instead (within --max-time): cut there,
+      -- it is charged its reserve, so "budget plus one call" holds.
+      local prompt = slot.tokens - c.max_tokens
+      local cut_s, rate = cut_after(cfg, srv, c, prompt)
+      local left = time_left()
+      local own = cut_s and (not left or cut_s < left)
       local url, headers, body = SHAPES[cfg.provider].request(c, cfg)
       local llm = client()
       local ticket = llm:submit{
         url = url, headers = headers, body = body, timeout = cfg.timeout,
         connect_timeout = cfg.connect_timeout, max_attempts = cfg.retries + 1,
-        backoff = cfg.backoff, deadline = time_left(),
+        backoff = cfg.backoff, deadline = own and cut_s or left,
         -- A streamed answer is read up to max_tokens (a chunk is about a
         -- token; a few more for the role, finish and usage chunks; what is
         -- read past max_tokens is dropped).
@@ -1570,10 +1643,31 @@ function M.chat(opts)
           release(slot)
           return { plain_again = true }
         end
+        if own and result.status ~= "ok" and result.cancelled then
+          local why = srv.no_tool_stream and "the server does not stream tool calls and " ..
+            "ignores max_tokens" or "the server ignores max_tokens and this call is unstreamed"
+          local msg = ("llm: %s cut a call at its reserve of %d tokens (~%.0f s at %.1f tok/s): " ..
+            "%s"):format(cfg.base_url, c.max_tokens, cut_s, rate, why)
+          if state.log and not srv.said_cut then
+            srv.said_cut = true
+            state.log(msg)
+          end
+          local v = settle(cfg.provider, c, hash, nil, (msg:gsub("^llm: ", cfg.provider .. ": ")),
+            result.latency_s, result.attempts, nil, false,
+            { input_tokens = prompt, output_tokens = c.max_tokens })
+          release(slot)
+          return v
+        end
         local resp, err = read_http(cfg, result, c)
         if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
         if resp and not resp.usage_estimated then
           learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
+        end
+        if resp and srv then
+          if result.stopped or resp.usage.output_tokens > c.max_tokens + 8 then
+            srv.ignores_max_tokens = true
+          end
+          learn_rate(srv, resp, result.latency_s)
         end
         local v = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
           nil, not resp and M.is_fault(result))
@@ -1587,8 +1681,8 @@ function M.chat(opts)
         if srv then srv.no_tool_stream = true end
         if state.log then
           state.log(("llm: %s streams no answer to a request with tools; such requests go " ..
-            "unstreamed (their max_tokens then rests with the server, their time with " ..
-            "--max-time and AVO_LLM_TIMEOUT)"):format(cfg.base_url))
+            "unstreamed, each cut at its reserve of max_tokens at the server's observed " ..
+            "pace, since such a server ignores max_tokens)"):format(cfg.base_url))
         end
       end
     end
@@ -1604,7 +1698,8 @@ end
 
 -------------------------------------------------------------- run hooks
 
--- Totals of the current run: calls, failed, faults (failed for the
+-- Totals of the current run: calls, failed, cut (cut at their reserve:
+-- not failed, not faults), faults (failed for the
 -- infrastructure), fault_streak (the last calls, in a row), input_tokens,
 -- output_tokens, cost_usd, latency_s.
 function M.totals()
@@ -1630,8 +1725,11 @@ function M.status_text(outcomes)
   if not state then return nil end
   local t, parts = state.totals, {}
   if t.calls > 0 then
+    local odd = {}
+    if t.failed > 0 then odd[#odd + 1] = ("%d failed"):format(t.failed) end
+    if t.cut > 0 then odd[#odd + 1] = ("%d cut at their reserve"):format(t.cut) end
     parts[1] = ("llm %d calls%s, %d tok, $%.4f"):format(t.calls,
-      t.failed > 0 and (" (%d failed)"):format(t.failed) or "", t.input_tokens + t.output_tokens,
+      #odd > 0 and (" (%s)"):format(table.concat(odd, ", ")) or "", t.input_tokens + t.output_tokens,
       t.cost_usd)
   end
   local n, waiting, age = M.in_flight()
@@ -1679,7 +1777,7 @@ function M._begin(run, hooks)
     stop_reason = hooks.stop_reason, progress = {},
     warned = {},
     -- faults: calls the infrastructure failed; fault_streak: in a row
-    totals = { calls = 0, failed = 0, faults = 0, fault_streak = 0, input_tokens = 0,
+    totals = { calls = 0, failed = 0, cut = 0, faults = 0, fault_streak = 0, input_tokens = 0,
                output_tokens = 0, cost_usd = 0, latency_s = 0 },
     model_rngs = {}, -- stream -> random stream of its model draws
     model_bias = {}, -- model -> factor on its weight (set_model_bias)

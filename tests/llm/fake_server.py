@@ -65,6 +65,11 @@ counters are kept per full model name, so a test picks a fresh name such as
                   chunk, the connection held open; the count of chunks it
                   got to write is logged as {"runon_sent": N} to
                   $FAKE_LLM_LOG)
+    slowtools...  a request with tools is answered after FAKE_LLM_SLOW_S
+                  seconds (default 20) with a tool call of 3000 tokens
+                  whatever max_tokens says (llama-cpp-python on a CPU; with
+                  "lcpy-" it streams no tool request, so avo asks unstreamed);
+                  {"slow_answered": true} is logged once it has answered
     slowrunon...  as runon, a token every 50 ms (a call read to max_tokens 64
                   takes ~3 s: the status line shows the tokens streamed)
 
@@ -700,6 +705,18 @@ class Handler(BaseHTTPRequestHandler):
             return
         if scenario.startswith("agent"):
             self.send_json(200, agent_answer(shape, req, scenario.startswith("agentbadargs")))
+            return
+        if scenario.startswith("slowtools") and tool_result is None and "tools" in req:
+            # llama-cpp-python on a CPU writing tool arguments: slow, and
+            # deaf to max_tokens (what it sends, if the client still waits).
+            time.sleep(float(os.environ.get("FAKE_LLM_SLOW_S", "20")))
+            doc = openai_tool(json.dumps({"city": "Paris " * 1500}))
+            doc["usage"]["completion_tokens"] = 3000
+            try:
+                self.send_json(200, doc)
+            except OSError:
+                pass
+            log_request({"model": model, "slow_answered": True})
             return
         if scenario.startswith("tools") and tool_result is None and "tools" in req:
             if shape == "openai":

@@ -1,6 +1,7 @@
 -- Per-call limits against a server that ignores max_tokens (tests/llm/
 -- stream.sh): answers are streamed and read only up to the call's
--- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget|progress.
+-- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget|progress|cut
+-- (replay=1: under --llm-replay).
 local avo = require "avo"
 local core = require "avo.core"
 local args = ...
@@ -33,6 +34,36 @@ if args.mode == "one" then
     assert(r and r.tool_calls[1] and r.tool_calls[1].name == "get_weather", tostring(err))
   end
   io.stderr:write("stream one: ok\n")
+elseif args.mode == "cut" then
+  -- A server that streams no tool call and ignores max_tokens, slowly
+  -- (base .../slow): each unstreamed call is cut at its reserve of 64
+  -- tokens (AVO_LLM_MIN_TOKENS_PER_S=50: ~1.3 s, a quarter more and 2 s),
+  -- charged the reserve, and the run goes on.  The same under replay.
+  local weather = { { name = "get_weather", parameters = { type = "object",
+    properties = { city = { type = "string" } } } } }
+  local t0 = core.monotonic()
+  local r, err = ask{ base_url = args.base .. "/slow/v1", model = "lcpy-slowtools-openai",
+                      tools = weather }
+  local took = core.monotonic() - t0
+  assert(not r, "the slow call was not cut")
+  assert(not avo.llm.is_refusal(err), err)
+  assert(err:find("cut a call at its reserve of 64 tokens", 1, true), err)
+  assert(args.replay or (took > 3 and took < 8), ("cut after %.1f s"):format(took))
+  local t = avo.llm.totals()
+  assert(t.cut == 1 and t.failed == 0 and t.faults == 0 and t.fault_streak == 0,
+    ("cut %d failed %d faults %d streak %d"):format(t.cut, t.failed, t.faults, t.fault_streak))
+  assert(t.output_tokens == 64, "charged output " .. t.output_tokens)
+  assert(t.input_tokens > 0, "no prompt charged")
+  assert(avo.llm.status_text():find("1 cut at their reserve", 1, true), avo.llm.status_text())
+  -- A fast server of the same kind (base .../fast): unstreamed, never cut.
+  for _ = 1, 3 do
+    r, err = ask{ base_url = args.base .. "/fast/v1", model = "lcpy-tools-openai",
+                  tools = weather }
+    assert(r and r.tool_calls[1] and r.tool_calls[1].name == "get_weather", tostring(err))
+  end
+  t = avo.llm.totals()
+  assert(t.cut == 1 and t.failed == 0, ("cut %d failed %d"):format(t.cut, t.failed))
+  io.stderr:write(("stream cut: ok, %d tokens\n"):format(t.input_tokens + t.output_tokens))
 elseif args.mode == "progress" then
   -- A slow answer in flight: the status line counts its streamed tokens.
   local r, err = ask{ model = "slowrunon-openai" }

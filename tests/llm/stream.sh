@@ -18,6 +18,24 @@ expect_in "$tmp/err" "streams no answer to a request with tools; such requests g
 sent=$(sed -n 's/.*"runon_sent": \([0-9]*\).*/\1/p' "$FAKE_LLM_LOG" | sort -n | head -1)
 [ -n "$sent" ] && [ "$sent" -lt 1500 ] || fail "the server wrote $sent chunks: the client read on"
 
+# A server that cannot stream tool calls and ignores max_tokens, slowly
+# (llama-cpp-python on a CPU): its unstreamed calls are cut at their
+# reserve, charged it, counted apart from failures and faults; a fast
+# server's are not.  Replayed: cut again, same tokens.
+AVO_LLM_MIN_TOKENS_PER_S=50 FAKE_LLM_SLOW_S=20 expect_exit 0 "$AVO" run tests/llm/stream.lua \
+    --db "$tmp/cut.db" base="$FAKE_BASE" mode=cut
+expect_in "$tmp/err" "stream cut: ok"
+expect_in "$tmp/err" "/slow/v1 cut a call at its reserve of 64 tokens (~"
+expect_in "$tmp/err" "tok/s): the server does not stream tool calls and ignores max_tokens"
+if grep -q "infrastructure fault" "$tmp/err"; then fail "a cut counted as an outage"; fi
+[ "$(grep -c 'cut a call' "$tmp/err")" -eq 1 ] || fail "the cut was not logged once"
+[ "$(q "$tmp/cut.db" "SELECT count(*) FROM llm_calls WHERE json_extract(response, '$.cut')")" \
+    -eq 1 ] || fail "the cut call is not recorded as cut"
+used=$(sed -n 's/.*stream cut: ok, \([0-9]*\) tokens.*/\1/p' "$tmp/err")
+expect_exit 0 "$AVO" run tests/llm/stream.lua --db "$tmp/cutr.db" --llm-replay "$tmp/cut.db" \
+    base="$FAKE_BASE" mode=cut replay=1
+expect_in "$tmp/err" "stream cut: ok, $used tokens"
+
 # A slow streamed answer shows its progress on the status line (heartbeat
 # lines without a terminal): the count of tokens read so far.
 AVO_STATUS_INTERVAL=0.5 expect_exit 0 "$AVO" run tests/llm/stream.lua --db "$tmp/p.db" \
