@@ -1681,8 +1681,8 @@ function M.chat(opts)
         if srv then srv.no_tool_stream = true end
         if state.log then
           state.log(("llm: %s streams no answer to a request with tools; such requests go " ..
-            "unstreamed, each cut at its reserve of max_tokens at the server's observed " ..
-            "pace, since such a server ignores max_tokens)"):format(cfg.base_url))
+            "unstreamed (such a server ignores their max_tokens: each is cut at its reserve, " ..
+            "timed at the server's observed pace)"):format(cfg.base_url))
         end
       end
     end

@@ -350,9 +350,10 @@ function S.summarise(run, final, db)
     S.format_duration(core.monotonic() - run.started))
   local llm = run.llm
   if llm and llm.calls > 0 then
-    S.eprintf("avo: %d LLM calls (%d failed%s), %d tokens in, %d out, $%.4f\n", llm.calls,
+    S.eprintf("avo: %d LLM calls (%d failed%s%s), %d tokens in, %d out, $%.4f\n", llm.calls,
       llm.failed, (llm.faults or 0) > 0 and (", %d of them infrastructure faults"):format(
-        llm.faults) or "", llm.input_tokens, llm.output_tokens, llm.cost_usd)
+        llm.faults) or "", (llm.cut or 0) > 0 and ("; %d cut at their reserve"):format(llm.cut)
+        or "", llm.input_tokens, llm.output_tokens, llm.cost_usd)
   end
   local best = run.best
   if best then

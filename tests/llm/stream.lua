@@ -1,7 +1,6 @@
 -- Per-call limits against a server that ignores max_tokens (tests/llm/
 -- stream.sh): answers are streamed and read only up to the call's
--- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget|progress|cut
--- (replay=1: under --llm-replay).
+-- max_tokens.  Args: base=URL (the fake server's root), mode=one|budget|progress|cut.
 local avo = require "avo"
 local core = require "avo.core"
 local args = ...
@@ -48,7 +47,7 @@ elseif args.mode == "cut" then
   assert(not r, "the slow call was not cut")
   assert(not avo.llm.is_refusal(err), err)
   assert(err:find("cut a call at its reserve of 64 tokens", 1, true), err)
-  assert(args.replay or (took > 3 and took < 8), ("cut after %.1f s"):format(took))
+  assert(took < 8, ("cut after %.1f s"):format(took)) -- (stream.sh checks the recorded time)
   local t = avo.llm.totals()
   assert(t.cut == 1 and t.failed == 0 and t.faults == 0 and t.fault_streak == 0,
     ("cut %d failed %d faults %d streak %d"):format(t.cut, t.failed, t.faults, t.fault_streak))

@@ -25,16 +25,21 @@ sent=$(sed -n 's/.*"runon_sent": \([0-9]*\).*/\1/p' "$FAKE_LLM_LOG" | sort -n | 
 AVO_LLM_MIN_TOKENS_PER_S=50 FAKE_LLM_SLOW_S=20 expect_exit 0 "$AVO" run tests/llm/stream.lua \
     --db "$tmp/cut.db" base="$FAKE_BASE" mode=cut
 expect_in "$tmp/err" "stream cut: ok"
+expect_in "$tmp/err" "LLM calls (0 failed; 1 cut at their reserve)"
 expect_in "$tmp/err" "/slow/v1 cut a call at its reserve of 64 tokens (~"
 expect_in "$tmp/err" "tok/s): the server does not stream tool calls and ignores max_tokens"
 if grep -q "infrastructure fault" "$tmp/err"; then fail "a cut counted as an outage"; fi
 [ "$(grep -c 'cut a call' "$tmp/err")" -eq 1 ] || fail "the cut was not logged once"
 [ "$(q "$tmp/cut.db" "SELECT count(*) FROM llm_calls WHERE json_extract(response, '$.cut')")" \
     -eq 1 ] || fail "the cut call is not recorded as cut"
+took=$(q "$tmp/cut.db" "SELECT CAST(latency_s * 10 AS INTEGER) FROM llm_calls WHERE json_extract(response, '$.cut')")
+[ "$took" -ge 30 ] && [ "$took" -lt 80 ] || fail "the cut came after $took tenths of a second, not near ~4.6 s"
 used=$(sed -n 's/.*stream cut: ok, \([0-9]*\) tokens.*/\1/p' "$tmp/err")
 expect_exit 0 "$AVO" run tests/llm/stream.lua --db "$tmp/cutr.db" --llm-replay "$tmp/cut.db" \
-    base="$FAKE_BASE" mode=cut replay=1
+    base="$FAKE_BASE" mode=cut
 expect_in "$tmp/err" "stream cut: ok, $used tokens"
+expect_exit 0 "$AVO" replay --db "$tmp/cut.db" --out "$tmp/cutrr.db"
+expect_in "$tmp/out" "replay identical"
 
 # A slow streamed answer shows its progress on the status line (heartbeat
 # lines without a terminal): the count of tokens read so far.
