@@ -1646,8 +1646,8 @@ function M.chat(opts)
         if own and result.status ~= "ok" and result.cancelled then
           local why = srv.no_tool_stream and "the server does not stream tool calls and " ..
             "ignores max_tokens" or "the server ignores max_tokens and this call is unstreamed"
-          local msg = ("llm: %s cut a call at its reserve of %d tokens (~%.0f s at %.1f tok/s): " ..
-            "%s"):format(cfg.base_url, c.max_tokens, cut_s, rate, why)
+          local msg = ("llm: %s cut a call at its reserve of %d tokens (~%.0f s at %.1f " ..
+            "tok/s): %s"):format(cfg.base_url, c.max_tokens, cut_s, rate, why)
           if state.log and not srv.said_cut then
             srv.said_cut = true
             state.log(msg)
@@ -1729,8 +1729,8 @@ function M.status_text(outcomes)
     if t.failed > 0 then odd[#odd + 1] = ("%d failed"):format(t.failed) end
     if t.cut > 0 then odd[#odd + 1] = ("%d cut at their reserve"):format(t.cut) end
     parts[1] = ("llm %d calls%s, %d tok, $%.4f"):format(t.calls,
-      #odd > 0 and (" (%s)"):format(table.concat(odd, ", ")) or "", t.input_tokens + t.output_tokens,
-      t.cost_usd)
+      #odd > 0 and (" (%s)"):format(table.concat(odd, ", ")) or "",
+      t.input_tokens + t.output_tokens, t.cost_usd)
   end
   local n, waiting, age = M.in_flight()
   if n > 0 then
