@@ -142,13 +142,14 @@ function M.of(rows, evaluator)
   return out
 end
 
--- Local: a config entry's throughput: GFLOP/s, else GB/s, else 1/time.
+-- A config entry's throughput: GFLOP/s, else GB/s, else 1/time (and which).
 local function rate(c)
   if type(c.gflops) == "number" and c.gflops > 0 then return c.gflops, "gflops" end
   if type(c.gbs) == "number" and c.gbs > 0 then return c.gbs, "gbs" end
   if type(c.median_s) == "number" and c.median_s > 0 then return 1 / c.median_s, "time" end
   return nil
 end
+M.rate = rate
 
 -- The per-config ratios of record `rec` (its configs) to baseline `row`
 -- (its result's configs), as text: "128x128x128 0.05x, 256x256x256 0.02x";

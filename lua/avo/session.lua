@@ -80,7 +80,13 @@ function Status:line()
     ("evals %d (%d running)"):format(r.finished, running),
     ("failed %d"):format(r.failed),
   }
-  if r.best then
+  local first = r.retimed and r.retimed.ranked[1]
+  if first then
+    -- After the re-timing: its #1 and the paired ratios (avo.retime).
+    local text = retime.paired_text(first)
+    parts[#parts + 1] = ("best #%d %.4g %s re-timed%s"):format(first.id, first.median, self.unit,
+      text ~= "" and (", " .. text .. " (paired)") or "")
+  elseif r.best then
     local best = ("best %.4g %s"):format(r.best.score, self.unit)
     if r.seed_record and r.seed_record.score > 0 then
       best = best .. (" (%.2fx seed)"):format(r.best.score / r.seed_record.score)
@@ -275,10 +281,14 @@ function S.execute(ctx)
       not (rec and (rec.mode == "replay" or rec.origin)) then
     local want = run.retime_script or {}
     local rok, rerr = pcall(sched.run, function()
-      run.retimed = retime.run(run, { top = ctx.retime or want.top,
+      run.retimed, run.retime_why = retime.run(run, { top = ctx.retime or want.top,
         rounds = ctx.retime_rounds or want.rounds, log = function(msg) status:log(msg) end })
+      -- The final status line gives the re-timed best.
+      if run.retimed and run.retimed.ranked[1] then status:log(status:line()) end
     end)
     if not rok then ok, result = false, rerr end
+  elseif rec and (rec.mode == "replay" or rec.origin) then
+    run.retime_why = "a replay measures nothing"
   end
   if not ok then result = S.script_error(result) end
   -- An error raised for the script from the engine's call of it names the
@@ -306,12 +316,13 @@ end
 -- (overall and per config), or its status and reason (never a zero for one
 -- that did not measure).  Only baselines of the best's own evaluator are
 -- compared with; another evaluator's are listed as such.
-function S.print_baselines(rows, unit, best)
+function S.print_baselines(rows, unit, best, indent)
+  local out = { write = function(_, ...) io.stdout:write(indent or "", ...) end }
   for _, row in ipairs(rows or {}) do
     local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
     local mine = not best or baselines.owned(row, best.evaluator)
     if not mine then
-      io.stdout:write(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
+      out:write(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
         :format(row.name, where, row.evaluator or "unknown", best.evaluator or "unknown"))
     elseif row.status == "ok" and row.score then
       local result = type(row.result) == "table" and row.result or {}
@@ -325,16 +336,59 @@ function S.print_baselines(rows, unit, best)
         what[#what + 1] = ("%d thread%s"):format(lib.threads, lib.threads == 1 and "" or "s")
       end
       what[#what + 1] = where
-      io.stdout:write(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
+      out:write(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
         table.concat(what, ", "), row.score, unit,
         best and (", best is %.2fx"):format(best.score / row.score) or ""))
       local per = best and baselines.config_text(best, row) or ""
-      if per ~= "" then io.stdout:write("  best per config: ", per, "\n") end
+      if per ~= "" then out:write("  best per config: ", per, "\n") end
     else
-      io.stdout:write(("baseline %s (%s): %s\n"):format(row.name, where,
+      out:write(("baseline %s (%s): %s\n"):format(row.name, where,
         (baselines.describe(row, unit):gsub("^[^:]*: ", ""))))
     end
   end
+end
+
+-- Run `run`'s record of candidate `id` (a verified one), or nil.
+function S.record_of(run, id)
+  for _, rec in ipairs(run.ok_records or {}) do
+    if rec.id == id then return rec end
+  end
+  return nil
+end
+
+-- Why run `run`'s figures are not paired (it was not re-timed).
+function S.unpaired_why(run)
+  local why = run.retime_why
+  if why == "off" then return "re-timing is off (--retime 0 or avo.retime{top = 0})" end
+  if why then return "not re-timed (" .. why .. ")" end
+  return "not re-timed (the run did not end, or a replay)"
+end
+
+-- The knob space that bounds a best which differs from its seed in knobs
+-- only: the knobs its kernel declares (`// avo:param`), their combinations,
+-- and the knobs the best has at the last value declared (where the space
+-- ends).  nil when the best's source is not the seed's (the search edited
+-- the code, so the knobs do not bound it) or the kernel declares none.
+function S.knob_space(run, best)
+  local ev = run.evaluator_objects and run.evaluator_objects[best.evaluator]
+  if not ev or not ev.knobs or #ev.knobs == 0 or best.source ~= ev.kernel_source then
+    return nil
+  end
+  local names, combinations, at_end = {}, 1, {}
+  for _, k in ipairs(ev.knobs) do
+    names[#names + 1] = k.name
+    combinations = combinations * #k.values
+    local v = (best.knobs or {})[k.name]
+    if #k.values > 1 and v ~= nil and tostring(v) == tostring(k.values[#k.values]) then
+      at_end[#at_end + 1] = ("%s=%s"):format(k.name, tostring(v))
+    end
+  end
+  return ("knob space: #%d is the seed's source with other knob values, so the %d knobs %s " ..
+    "declares (%s: %d combinations) bound the climb; what its code does not write, no knob " ..
+    "reaches%s"):format(best.id, #names, ((ev.kernel_path or ev.kernel or "its kernel"):gsub("^%./", "")),
+    table.concat(names, " "), combinations,
+    #at_end > 0 and ("; at #%d, %s %s the last value declared"):format(best.id,
+      table.concat(at_end, ", "), #at_end == 1 and "is" or "are") or "")
 end
 
 -- The closing lines of a run.
@@ -357,17 +411,35 @@ function S.summarise(run, final, db)
   end
   local best = run.best
   if best then
-    io.stdout:write("best ", S.describe(best, unit), "\n")
+    -- The re-timed #1 heads the summary with its paired ratios; the
+    -- search's own (recorded, maximum of noisy) figures follow, labelled.
+    local retimed = run.retimed
+    local first = retimed and retimed.ranked[1]
+    local shown = first and S.record_of(run, first.id) or best
+    local head = first and retime.headline(retimed, S.describe(shown, unit):match("^(.-): "))
+    if head then
+      for _, line in ipairs(head) do io.stdout:write(line, "\n") end
+      local limit = S.knob_space(run, shown)
+      if limit then io.stdout:write(limit, "\n") end
+      io.stdout:write("recorded in the search (maximum of noisy measurements, unpaired):\n")
+    else
+      io.stdout:write(("unpaired: %s; the figures below are the search's own measurements " ..
+        "(maximum of noisy ones), not timed in the same rounds\n"):format(S.unpaired_why(run)))
+    end
+    local indent = head and "  " or ""
+    io.stdout:write(indent, "best ", S.describe(best, unit), "\n")
     local seed_rec = run.seed_record
     if seed_rec and seed_rec.score > 0 then
-      io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
+      io.stdout:write(indent, ("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
-    S.print_baselines(run.baseline_rows, unit, best)
-    if run.retimed then
-      for _, line in ipairs(retime.lines(run.retimed)) do io.stdout:write(line, "\n") end
+    S.print_baselines(run.baseline_rows, unit, best, indent)
+    local limit = not head and S.knob_space(run, shown)
+    if limit then io.stdout:write(limit, "\n") end
+    if retimed then
+      for _, line in ipairs(retime.lines(retimed)) do io.stdout:write(line, "\n") end
     end
-    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
+    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(shown.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)
     io.stdout:write("no candidate was evaluated\n")
