@@ -81,6 +81,7 @@ static const avo_cli_option rebench_options[] = {
     {"top", AVO_OPT_INT, "top", 1, 1000, 0, NULL},
     {"rounds", AVO_OPT_INT, "rounds", 1, 1000, 0, NULL},
     {"devices", AVO_OPT_STRING, "devices", 0, 0, 0, NULL},
+    {"json", AVO_OPT_FLAG, "json", 0, 0, 0, NULL},
     {NULL, 0, NULL, 0, 0, 0, NULL},
 };
 

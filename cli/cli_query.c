@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "diff.h"
+#include "paired.h"
 
 
 typedef struct query_opts {
@@ -133,14 +134,24 @@ static void print_retimed(const json_t *c, const json_t *data)
         printf("  %lld. #%lld %.4g [%.4g, %.4g] (recorded %.4g)",
                (long long)json_integer_value(json_object_get(e, "rank")), (long long)eid,
                num(e, "median"), num(e, "low"), num(e, "high"), num(e, "recorded"));
-        const char *name;
-        const json_t *ratio;
-        json_object_foreach(json_object_get(e, "vs"), name, ratio)
-            printf(", %.2fx %s", json_number_value(ratio), name);
-        printf("%s\n", eid == id ? "  <- this candidate" : "");
+        avo_strbuf ratios = {0};
+        avo_paired_text(&ratios, e);
+        printf("%s%s%s\n", ratios.len ? ", " : "", avo_strbuf_text(&ratios),
+               eid == id ? "  <- this candidate" : "");
+        avo_strbuf_free(&ratios);
         found |= eid == id;
     }
-    /* The evaluator's baselines, timed in the same rounds. */
+    /* The seed and the evaluator's baselines, timed in the same rounds. */
+    const json_t *seed = json_object_get(data, "seed");
+    if (seed && !avo_paired_entry(data, json_integer_value(json_object_get(seed, "id")))) {
+        if (json_object_get(seed, "median"))
+            printf("  seed #%lld in the same rounds: %.4g [%.4g, %.4g] (recorded %.4g)\n",
+                   (long long)json_integer_value(json_object_get(seed, "id")), num(seed, "median"),
+                   num(seed, "low"), num(seed, "high"), num(seed, "recorded"));
+        else
+            printf("  seed #%lld in the same rounds: %s\n",
+                   (long long)json_integer_value(json_object_get(seed, "id")), str(seed, "why"));
+    }
     json_array_foreach(json_object_get(data, "baselines"), i, e)
     {
         if (json_object_get(e, "median"))
@@ -173,7 +184,28 @@ static void print_candidate(const json_t *c, int with_source)
     printf("status   %s", str(c, "status"));
     if (*str(c, "reason"))
         printf(" — %s", str(c, "reason"));
-    printf("\nscore    %.6g\n", num(c, "score"));
+    printf("\nscore    %.6g (recorded in the search)\n", num(c, "score"));
+    if (json_object_get(c, "retimed") && strcmp(str(c, "status"), "ok") == 0) {
+        /* The figure that holds: re-timed in fresh processes, paired with
+         * the seed and the baselines round by round (paired.h). */
+        avo_strbuf text = {0};
+        avo_paired_lines(&text, json_object_get(c, "run_retimed"),
+                         json_integer_value(json_object_get(c, "id")),
+                         json_string_value(json_object_get(c, "unit")));
+        fputs(avo_strbuf_text(&text), stdout);
+        avo_strbuf_free(&text);
+    }
+    const json_t *recorded_best = json_object_get(c, "recorded_best");
+    if (recorded_best) {
+        printf("the search's recorded best is #%lld (%.6g), ",
+               (long long)json_integer_value(json_object_get(recorded_best, "id")),
+               num(recorded_best, "score"));
+        if (json_is_integer(json_object_get(recorded_best, "rank")))
+            printf("re-timed #%lld\n",
+                   (long long)json_integer_value(json_object_get(recorded_best, "rank")));
+        else
+            printf("not re-timed ok\n");
+    }
     printf("knobs    ");
     print_knobs(json_object_get(c, "knobs"));
     printf("\nsource   %s\n", str(c, "source_hash"));
@@ -207,7 +239,7 @@ static void print_candidate(const json_t *c, int with_source)
     if (json_array_size(baselines) > 0) {
         /* The run's baselines: the candidate's ratio to each one that measured,
          * the status and reason of each one that did not. */
-        printf("\nbaselines of run %lld:\n",
+        printf("\nbaselines of run %lld (measured beside the search; ratios unpaired):\n",
                (long long)json_integer_value(json_object_get(c, "run_id")));
         const char *evaluator = json_string_value(json_object_get(c, "evaluator"));
         json_array_foreach(baselines, i, item)
@@ -260,15 +292,31 @@ static void attach_baselines(avo_archive *ar, json_t *value)
     char err[AVO_ERRLEN];
     if (avo_archive_baselines(ar, json_integer_value(run), &rows, err, sizeof err) == 0)
         json_object_set_new(value, "run_baselines", rows);
-    /* The last re-timing of the bests in the run, if any (lua/avo/retime.lua). */
-    json_t *events = NULL;
-    if (avo_archive_events(ar, json_integer_value(run), "retimed", &events, err, sizeof err) == 0) {
-        const json_t *last = json_array_get(events, json_array_size(events) - 1);
-        const json_t *data = json_object_get(last, "data");
-        if (json_is_object(data))
-            json_object_set(value, "run_retimed", (json_t *)data);
-    }
-    json_decref(events);
+}
+
+/*
+ * A candidate's re-timed figures (paired.h) as its "retimed" ({paired:
+ * false, why} when its run was not re-timed or it was not re-timed ok), the
+ * run's unit as "unit", and for the text the run's whole re-timing as
+ * "run_retimed".
+ */
+static void attach_retimed(avo_archive *ar, json_t *value, int json)
+{
+    const json_t *run = json_object_get(value, "run_id");
+    if (!json_is_object(value) || !json_is_integer(run) || !json_object_get(value, "score"))
+        return;
+    json_t *data = avo_paired_load(ar, json_integer_value(run));
+    json_object_set_new(value, "retimed",
+                        avo_paired_json(data, json_integer_value(json_object_get(value, "id"))));
+    if (data && !json)
+        json_object_set(value, "run_retimed", data);
+    json_t *summary = NULL;
+    char err[AVO_ERRLEN];
+    if (!json && avo_archive_run_summary(ar, json_integer_value(run), &summary, err, sizeof err) == 0 &&
+        json_is_string(json_object_get(summary, "unit")))
+        json_object_set(value, "unit", json_object_get(summary, "unit"));
+    json_decref(summary);
+    json_decref(data);
 }
 
 /* Parse, open the archive, fetch, print: the shape every query shares. */
@@ -296,6 +344,7 @@ static int run_query(const query_command *cmd, const char *usage, int argc, char
     } else if (found < 0) {
         fprintf(stderr, "avo: %s\n", err);
     } else {
+        attach_retimed(ar, value, q.json); /* candidates only */
         if (q.json) {
             avo_cli_print_json(value);
         } else {
@@ -324,7 +373,27 @@ static int fetch_best(avo_archive *ar, const query_opts *q, json_t **ret, char *
         if (rc < 0)
             return rc;
     }
-    return avo_archive_best(ar, q->run, ret, err, errlen);
+    int rc = avo_archive_best(ar, q->run, ret, err, errlen);
+    if (rc < 0)
+        return rc;
+    /* The best is the re-timed #1 where the run was re-timed (paired.h);
+     * the search's recorded best is named beside it. */
+    json_t *data = avo_paired_load(ar, json_integer_value(json_object_get(*ret, "run_id")));
+    json_int_t recorded = json_integer_value(json_object_get(*ret, "id"));
+    json_int_t first = avo_paired_best(data);
+    json_t *retimed = NULL;
+    if (first && first != recorded &&
+        avo_archive_candidate_get(ar, first, 0, &retimed, err, errlen) == 0) {
+        const json_t *e = avo_paired_entry(data, recorded);
+        json_object_set_new(retimed, "recorded_best",
+                            json_pack("{sIsfso}", "id", recorded, "score",
+                                      json_number_value(json_object_get(*ret, "score")), "rank",
+                                      e ? json_incref(json_object_get(e, "rank")) : json_null()));
+        json_decref(*ret);
+        *ret = retimed;
+    }
+    json_decref(data);
+    return 0;
 }
 
 static void print_best(const json_t *c, const query_opts *q)

@@ -289,11 +289,15 @@ const avo_cli_command avo_cli_commands[] = {
         .handler = avo_cli_rebench,
         .usage =
             "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N] [--devices LIST]\n"
+            "                   [--json]\n"
             "\n"
-            "Re-time the top K verified candidates of a run (default 5) and its seed,\n"
-            "interleaved in N rounds (default 5) on one worker, each round in a fresh\n"
-            "order, and report mean +- std and paired speedups over the seed.  The\n"
-            "measurements are stored in the archive as a new evaluation set.  CUDA with\n"
+            "Re-time the top K verified candidates of a run (default 5), its seed and\n"
+            "the evaluator's baselines, interleaved in N rounds (default 5) on one\n"
+            "worker, each round in a fresh order, and report each median with its\n"
+            "interval and the paired ratios to the seed and to each baseline (per\n"
+            "round, median and 95% interval).  The measurements are stored in the\n"
+            "archive as a new evaluation set and a \"rebenched\" event (--json prints\n"
+            "that event's data).  CUDA with\n"
             "several GPUs: every candidate is timed on each GPU (or each of --devices\n"
             "0,2) and a per-device table compares them.\n",
     },

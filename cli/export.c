@@ -23,6 +23,7 @@
 #include "avo.h"
 #include "compare.h"
 #include "diff.h"
+#include "paired.h"
 
 /* ------------------------------------------------------------------- CSV */
 
@@ -246,14 +247,38 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
         rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
     if (rc == 0)
         rc = avo_archive_baselines(ar, run_id, &baselines, err, errlen);
-    /* Each candidate's ratios to its own evaluator's baselines. */
+    /* Each run's re-timing (the last "retimed" event's data, null when it
+     * was not re-timed) and its re-timed #1 as "retimed_best" (paired.h). */
     size_t i;
-    json_t *c;
-    json_array_foreach(rc == 0 ? all : NULL, i, c)
+    json_t *c, *run;
+    json_t *by_run = json_object();
+    if (rc == 0 && !by_run)
+        rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    json_array_foreach(rc == 0 ? runs : NULL, i, run)
     {
-        if (json_object_set_new(c, "vs_baselines", avo_compare_ratios(c, baselines)) != 0)
+        json_int_t id = json_integer_value(json_object_get(run, "id"));
+        json_t *data = avo_paired_load(ar, id);
+        json_int_t first = avo_paired_best(data);
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)id);
+        if (json_object_set_new(run, "retimed", data ? json_incref(data) : json_null()) != 0 ||
+            json_object_set_new(run, "retimed_best", first ? json_integer(first) : json_null()) ||
+            (data && json_object_set_new(by_run, key, data) != 0))
             rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     }
+    /* Each candidate's ratios to its own evaluator's baselines (measured
+     * beside the search) and its re-timed, paired figures. */
+    json_array_foreach(rc == 0 ? all : NULL, i, c)
+    {
+        char key[32];
+        snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(c, "run_id")));
+        if (json_object_set_new(c, "vs_baselines", avo_compare_ratios(c, baselines)) != 0 ||
+            json_object_set_new(c, "retimed",
+                                avo_paired_json(json_object_get(by_run, key),
+                                                json_integer_value(json_object_get(c, "id")))) != 0)
+            rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    json_decref(by_run);
     if (rc == 0) {
         doc = json_pack("{sOsOsO}", "runs", runs, "candidates", all, "baselines", baselines);
         char *text = doc ? json_dumps(doc, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
@@ -528,9 +553,26 @@ static int tag_candidate(git_repository *repo, int64_t id, const git_oid *oid, c
     return grc < 0 ? export_git_error(grc, name, err, errlen) : 0;
 }
 
-/* Index in `all` of the best ok candidate (highest score, lowest id); -1. */
-static long best_index(const json_t *all)
+/* Index in `all` of the best ok candidate: the re-timed #1 of `run_id`'s
+ * re-timing where it has one (paired.h), else the highest score, lowest
+ * id; -1.  (For every run at once, run_id 0: the latest run's re-timed #1.) */
+static long best_index(avo_archive *ar, int64_t run_id, const json_t *all)
 {
+    json_t *one = NULL;
+    char err[AVO_ERRLEN];
+    if (!run_id && avo_archive_best(ar, 0, &one, err, sizeof err) == 0)
+        run_id = json_integer_value(json_object_get(one, "run_id"));
+    json_decref(one);
+    json_t *data = run_id ? avo_paired_load(ar, run_id) : NULL;
+    json_int_t first = avo_paired_best(data);
+    json_decref(data);
+    size_t k;
+    json_t *item;
+    json_array_foreach(first ? all : NULL, k, item)
+    {
+        if (json_integer_value(json_object_get(item, "id")) == first)
+            return (long)k;
+    }
     long best = -1;
     double best_score = 0;
     size_t i;
@@ -594,7 +636,7 @@ int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret
         if (rc == 0)
             map.ids[map.len++] = id;
     }
-    long best = best_index(all);
+    long best = best_index(ar, run_id, all);
     if (rc == 0)
         rc = set_branch(repo, "main", &map.oids[map.len - 1], err, errlen);
     if (rc == 0 && best >= 0)

@@ -18,6 +18,7 @@
 #include "avo.h"
 #include "avo_config.h"
 #include "compare.h"
+#include "paired.h"
 #include "diff.h"
 
 #define TOP_N 10
@@ -1262,7 +1263,8 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
                       integer(data, "rounds"));
     avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
                          "<th>interval</th><th>recorded</th><th>change</th>"
-                         "<th>vs baselines (same rounds)</th></tr>\n");
+                         "<th>paired per round vs the seed and baselines (median [95% interval])</th>"
+                         "</tr>\n");
     size_t i;
     const json_t *e;
     json_array_foreach(json_object_get(data, "ranked"), i, e)
@@ -1281,15 +1283,10 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
                           num(e, "recorded") > 0
                               ? (num(e, "median") / num(e, "recorded") - 1) * 100
                               : 0);
-        const char *name;
-        const json_t *ratio;
-        const char *sep = "";
-        json_object_foreach(json_object_get(e, "vs"), name, ratio)
-        {
-            avo_strbuf_printf(out, "%s%.2fx ", sep, json_number_value(ratio));
-            avo_strbuf_html(out, name);
-            sep = ", ";
-        }
+        avo_strbuf text = {0};
+        avo_paired_text(&text, e);
+        avo_strbuf_html(out, avo_strbuf_text(&text));
+        avo_strbuf_free(&text);
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     json_array_foreach(json_object_get(data, "baselines"), i, e)
@@ -1394,6 +1391,12 @@ int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_repor
     }
     qsort(r->ranked, r->n_ok, sizeof *r->ranked, cmp_score_desc);
     r->best = r->n_ok ? r->ranked[0] : NULL;
+    /* The best of a re-timed run is its re-timed #1 (paired.h). */
+    json_int_t first = avo_paired_best(
+        json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1), "data"));
+    for (i = 0; first && i < r->n_ok; i++)
+        if (integer(r->ranked[i], "id") == first)
+            r->best = r->ranked[i];
     if (r->best &&
         (rc = avo_archive_lineage(ar, integer(r->best, "id"), &r->nodes, err, errlen)) < 0)
         goto fail;
@@ -1424,8 +1427,32 @@ void avo_report_summary(avo_strbuf *out, const avo_report_run *r)
         cand_ref(out, integer(best, "id"), r);
         avo_strbuf_puts(out, " (");
         avo_strbuf_html(out, str(best, "operator"));
-        avo_strbuf_printf(out, ", generation %lld): score %.4g", integer(best, "generation"),
-                          num(best, "score"));
+        avo_strbuf_printf(out, ", generation %lld)", integer(best, "generation"));
+        const json_t *data =
+            json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1), "data");
+        const json_t *e = avo_paired_entry(data, integer(best, "id"));
+        if (e) {
+            /* The re-timed figures first, paired round by round. */
+            avo_strbuf_printf(out, ", re-timed: <span class=\"retimed\">%.4g [%.4g, %.4g]</span>"
+                                   " (median of %lld rounds, each a fresh process)",
+                              num(e, "median"), num(e, "low"), num(e, "high"),
+                              integer(data, "rounds"));
+            avo_strbuf text = {0};
+            avo_paired_text(&text, e);
+            if (text.len) {
+                avo_strbuf_puts(out, json_is_true(json_object_get(data, "paired"))
+                                         ? "; paired per round (median [95% interval]): "
+                                         : "; re-timed before pairing: ");
+                avo_strbuf_puts(out, "<span class=\"paired\">");
+                avo_strbuf_html(out, avo_strbuf_text(&text));
+                avo_strbuf_puts(out, "</span>");
+            }
+            avo_strbuf_free(&text);
+            avo_strbuf_printf(out, ". Recorded in the search (unpaired): score %.4g",
+                              num(best, "score"));
+        } else {
+            avo_strbuf_printf(out, ": score %.4g", num(best, "score"));
+        }
         if (seed && num(seed, "score") > 0)
             avo_strbuf_printf(out, ", %.2fx the seed (#%lld: %.4g)",
                               num(best, "score") / num(seed, "score"), integer(seed, "id"),
@@ -1439,6 +1466,11 @@ void avo_report_summary(avo_strbuf *out, const avo_report_run *r)
             avo_strbuf_printf(out, " (the strongest baseline: %.4g)", num(strongest, "score"));
         }
         json_decref(own);
+        if (!e) {
+            avo_strbuf_puts(out, " (<span class=\"unpaired\">");
+            avo_strbuf_html(out, AVO_PAIRED_NONE);
+            avo_strbuf_puts(out, "</span>)");
+        }
         avo_strbuf_puts(out, ". ");
     } else {
         avo_strbuf_puts(out, "no verified candidate. ");

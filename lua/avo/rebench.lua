@@ -13,7 +13,7 @@ local M = {}
 ---------------------------------------------------------------- avo rebench
 
 -- The statistics the end-of-run re-timing uses too (avo.retime).
-local median, mean_std = retime.median, retime.mean_std
+local mean_std = retime.mean_std
 
 -- The evaluator a run used, reloaded from where it was found then.
 local function run_evaluator(archive, run_id)
@@ -115,41 +115,56 @@ function M.rebench(opts)
     end
   end
   local order_rng = avo.rng("rebench")
-  -- failed[id]: the first round (and device) a candidate was not ok, with
+  -- The run's baselines of this evaluator that measured are timed in the
+  -- same rounds (avo.retime), so every ratio below is paired by round.
+  local extra = retime.baseline_entries(ev, assert(archive:baselines(info.id)))
+  local entries = { table.unpack(chosen) }
+  for _, e in ipairs(extra) do entries[#entries + 1] = e end
+  -- failed[id]: the first round (and device) an entry was not ok, with
   -- its status and reason; such a candidate is shown failed, never ranked.
-  local scores, by_device, failed = {}, {}, {}
-  for _, c in ipairs(chosen) do
-    scores[c.id], by_device[c.id] = {}, {}
+  local scores, per_config, by_device, failed = {}, {}, {}, {}
+  for _, c in ipairs(entries) do
+    scores[c.id], per_config[c.id], by_device[c.id] = {}, {}, {}
     for k = 1, #devices do by_device[c.id][k] = {} end
   end
-  S.eprintf("avo: rebench of run %d: %d candidates x %d rounds, interleaved, one at a time%s\n",
-    info.id, #chosen, rounds, devices[1] and (" on each of %d GPUs"):format(#devices) or "")
+  S.eprintf("avo: rebench of run %d: %d candidates%s x %d rounds, interleaved, one at a time%s\n",
+    info.id, #chosen, #extra > 0 and (" and %d baseline(s)"):format(#extra) or "", rounds,
+    devices[1] and (" on each of %d GPUs"):format(#devices) or "")
   local ok, rerr = pcall(sched.run, function()
     for round = 1, rounds do
       -- A fresh order each round, so drift over time falls on all alike.
-      local order = order_rng:shuffle({ table.unpack(chosen) })
+      local order = order_rng:shuffle({ table.unpack(entries) })
       for _, c in ipairs(order) do
-        local cand = { source = c.source, knobs = c.knobs }
         local seed_value = run.inputs:next() << 21 ~ run.inputs:next()
         local tickets = {}
         for k, d in ipairs(devices) do
-          local job = ev:job(cand, seed_value, run.cache_dir)
+          local job = c.baseline and ev:baseline_job(c.baseline, seed_value, run.cache_dir)
+            or ev:job({ source = c.source, knobs = c.knobs }, seed_value, run.cache_dir)
           if d then job.device = d end
           tickets[k] = sched.submit(job, ev:deadline())
         end
         local sum = 0
         for k, ticket in ipairs(tickets) do
           local result = sched.await(ticket)
-          local score = ev:score_of(result)
-          if result.status ~= "ok" and not failed[c.id] then
+          local score
+          if c.baseline then
+            local status, reason, v = ev:baseline_verdict(result)
+            result.status, result.reason, score = status, reason, v or 0
+          else
+            score = ev:score_of(result)
+          end
+          if (result.status ~= "ok" or not (score > 0)) and not failed[c.id] then
             failed[c.id] = ("%s in round %d%s: %s"):format(result.status, round,
               devices[k] and (" on gpu " .. devices[k]) or "",
               tostring(result.reason or ""):gsub("%s+", " "):sub(1, 160))
           end
           by_device[c.id][k][round] = score
           sum = sum + score
+          if k == 1 then per_config[c.id][round] = retime.config_rates(result) end
           result.id = nil
-          assert(archive:rebench_add(set_id, c.id, (round - 1) * #devices + k, score, result))
+          if not c.baseline then
+            assert(archive:rebench_add(set_id, c.id, (round - 1) * #devices + k, score, result))
+          end
         end
         scores[c.id][round] = sum / #devices
       end
@@ -164,45 +179,47 @@ function M.rebench(opts)
   end
 
   -- Ranked by the median of the rounds, only candidates ok in every round
-  -- (and on every device); the paired speedup needs an ok seed too.
+  -- (and on every device); each paired per round with the seed and the
+  -- baselines (avo.retime computes the figures, as at the end of a run).
+  local data = retime.collect(ev, chosen, seed, extra, scores, per_config, failed,
+    { set = set_id, top = top, rounds = rounds, rebench = true })
+  assert(archive:event(info.id, "rebenched", data))
+  local by_id = {}
+  for _, c in ipairs(chosen) do by_id[c.id] = c end
   local unit = ev.unit
-  local ranked, dropped = {}, {}
-  for _, c in ipairs(chosen) do
-    if failed[c.id] then dropped[#dropped + 1] = c else ranked[#ranked + 1] = c end
+  if opts.json then
+    io.stdout:write(core.json_encode(data), "\n")
+    archive:close()
+    return 0
   end
-  local medians = {}
-  for _, c in ipairs(ranked) do medians[c.id] = median(scores[c.id]) end
-  table.sort(ranked, function(a, b)
-    if medians[a.id] ~= medians[b.id] then return medians[a.id] > medians[b.id] end
-    return a.id < b.id
-  end)
-  local base_ok = seed and not failed[seed.id]
   io.stdout:write(("rebench set %d of run %d (%s, %d rounds)\n"):format(set_id, info.id, ev.name,
     rounds))
-  io.stdout:write(("%-5s %-7s %-22s %12s %14s %22s %20s\n"):format("rank", "cand", "operator",
-    "recorded", "median " .. unit, "mean +- std", "speedup vs seed"))
-  for rank, c in ipairs(ranked) do
-    local mean, std = mean_std(scores[c.id])
-    local speedup = "-"
-    if base_ok then
-      local ratios = {}
-      for r = 1, rounds do
-        local base = scores[seed.id][r]
-        if base and base > 0 then ratios[#ratios + 1] = scores[c.id][r] / base end
-      end
-      local m, sd = mean_std(ratios)
-      speedup = ("%.2fx +- %.2f"):format(m, sd)
+  io.stdout:write(("%-5s %-7s %-22s %12s %14s %22s  %s\n"):format("rank", "cand", "operator",
+    "recorded", "median " .. unit, "interval", "paired per round (median [95% interval])"))
+  for _, e in ipairs(data.ranked) do
+    local c = by_id[e.id]
+    local text = retime.paired_text(e)
+    if seed and e.id == seed.id then text = "the seed" .. (text ~= "" and (", " .. text) or "") end
+    io.stdout:write(("%-5s %-7s %-22s %12.4g %14.4g %22s  %s\n"):format(e.rank, "#" .. e.id,
+      c.operator:sub(1, 22), c.score, e.median, ("[%.4g, %.4g]"):format(e.low, e.high), text))
+  end
+  for _, e in ipairs(data.dropped) do
+    io.stdout:write(("%-5s %-7s %-22s %12.4g failed: %s\n"):format("-", "#" .. e.id,
+      by_id[e.id].operator:sub(1, 22), e.recorded, e.why))
+  end
+  for _, b in ipairs(data.baselines) do
+    if b.median then
+      io.stdout:write(("baseline %s in the same rounds: %.4g %s [%.4g, %.4g]\n"):format(b.name,
+        b.median, unit, b.low, b.high))
+    else
+      io.stdout:write(("baseline %s in the same rounds: %s\n"):format(b.name, b.why))
     end
-    io.stdout:write(("%-5s %-7s %-22s %12.4g %14.4g %22s %20s\n"):format(rank, "#" .. c.id,
-      c.operator:sub(1, 22), c.score, medians[c.id], ("%.4g +- %.2g"):format(mean, std), speedup))
   end
-  for _, c in ipairs(dropped) do
-    io.stdout:write(("%-5s %-7s %-22s %12.4g failed: %s\n"):format("-", "#" .. c.id,
-      c.operator:sub(1, 22), c.score, failed[c.id]))
+  if #data.dropped > 0 then
+    io.stdout:write(("%d candidate(s) not ok in every round: not ranked\n"):format(#data.dropped))
   end
-  if #dropped > 0 then
-    io.stdout:write(("%d candidate(s) not ok in every round: not ranked\n"):format(#dropped))
-  end
+  local ranked = {}
+  for _, e in ipairs(data.ranked) do ranked[#ranked + 1] = by_id[e.id] end
   if #devices > 1 then
     -- The same candidates on each GPU: the ratio to the first GPU shows a
     -- device that is slower (clocks, thermals, a neighbour) for all alike.

@@ -100,7 +100,7 @@ end
 
 -- Per-config throughput of a result (baselines.rate: GFLOP/s, else GB/s,
 -- else 1/time), by config name; {} when it has none.
-local function config_rates(result)
+function M.config_rates(result)
   local out = {}
   for _, c in ipairs(type(result.configs) == "table" and result.configs or {}) do
     local v = baselines.rate(c)
@@ -231,7 +231,7 @@ function M.time_rounds(ev, entries, rounds, rng, cache_dir, store)
             (tostring(result.reason or ""):gsub("%s+", " ")):sub(1, 160))
         end
         scores[c.id][round] = score
-        per_config[c.id][round] = config_rates(result)
+        per_config[c.id][round] = M.config_rates(result)
         result.id = nil
         if store then store(c, round, score, result) end
       end
