@@ -1,15 +1,18 @@
 #!/bin/sh
-# avo rebench: re-times the top K and the seed in interleaved rounds, ranks
-# by median (only candidates ok in every round), prints mean +- std and
-# paired speedups, and stores a new evaluation set.
+# avo rebench: re-times the top K, the seed and the evaluator's baselines in
+# interleaved rounds, ranks by median (only candidates ok in every round),
+# prints each median with its interval and the paired ratios (per round) to
+# the seed and the baselines, and stores a new evaluation set.
 . "$(dirname "$0")/lib.sh"
 db="$tmp/r.db"
 # --retime 0: the run's own re-timing at its end (tests/e2e/retime.sh) would be set 1
 expect_exit 0 "$AVO" run examples/quickstart.lua --db "$db" --jobs 2 generations=1 population=4 --retime 0
 expect_exit 0 "$AVO" rebench --db "$db" --top 2 --rounds 2
 expect_in "$tmp/out" "rebench set 1 of run 1 (sgemm, 2 rounds)"
-expect_in "$tmp/out" "speedup vs seed"
-expect_in "$tmp/out" "1.00x +- 0.00"
+expect_in "$tmp/out" "paired per round (median [95% interval])"
+grep -q "^[0-9]  *#[0-9]*  *seed .*  the seed, [0-9.]*x openblas \[" "$tmp/out" ||
+    { cat "$tmp/out"; fail "the seed is not timed with openblas in the rounds"; }
+expect_in "$tmp/out" "baseline openblas in the same rounds: "
 rows=$(q "$db" "SELECT count(*) FROM rebench_results WHERE set_id = 1")
 seed_top=$(q "$db" "SELECT count(*) FROM (SELECT id, operator FROM candidates WHERE status = 'ok'
                     ORDER BY score DESC, id LIMIT 2) WHERE operator = 'seed'")

@@ -40,9 +40,14 @@ first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["ranked"
 expect_exit 0 "$AVO" best --db "$db"
 expect_in "$tmp/out" "re-timed at the end of run 1: top 4 of axpy, 3 rounds interleaved"
 expect_in "$tmp/out" "  1. #$first "
+# avo best is the re-timed #1 (issue 30), naming the search's recorded best beside it.
+head -1 "$tmp/out" | grep -q "^candidate #$first " || fail "avo best is not the re-timed #1"
+expect_in "$tmp/out" "  1. #$first "
+grep -q "^  1\. #$first .*<- this candidate" "$tmp/out" || fail "the re-timed #1 is not marked"
 best=$(q "$db" "SELECT id FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1")
-if [ "$best" != "$first" ]; then expect_in "$tmp/out" "after re-timing the fastest is #$first"
-else expect_in "$tmp/out" "<- this candidate"; fi
+if [ "$best" != "$first" ]; then expect_in "$tmp/out" "the search's recorded best is #$best "; fi
+expect_exit 0 "$AVO" show "$best" --db "$db"
+if [ "$best" != "$first" ]; then expect_in "$tmp/out" "after re-timing the fastest is #$first"; fi
 expect_exit 0 "$AVO" report --db "$db" -o "$tmp/r.html"
 expect_in "$tmp/r.html" "<h2 id=\"retimed\">Re-timed bests</h2>"
 expect_in "$tmp/r.html" "<td class=\"num\">1</td><td><a href=\"#c$first\">#$first</a>"
