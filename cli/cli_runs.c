@@ -12,6 +12,7 @@
 #include "avo.h"
 #include "cli.h"
 #include "compare.h"
+#include "paired.h"
 
 static void print_time(double t, const char *fmt)
 {
@@ -85,6 +86,19 @@ static int list_runs(const char *db, int json)
     json_t *runs = NULL;
     char err[AVO_ERRLEN];
     int rc = avo_archive_runs(ar, &runs, err, sizeof err);
+    /* Each re-timed run's best is its re-timed #1 (paired.h): "retimed_best"
+     * and its figures as "retimed" (null and {paired: false} otherwise);
+     * best_id and best_score stay the search's recorded best. */
+    size_t k;
+    json_t *item;
+    json_array_foreach(rc < 0 ? NULL : runs, k, item)
+    {
+        json_t *data = avo_paired_load(ar, json_integer_value(json_object_get(item, "id")));
+        json_int_t first = avo_paired_best(data);
+        json_object_set_new(item, "retimed_best", first ? json_integer(first) : json_null());
+        json_object_set_new(item, "retimed", avo_paired_json(data, first));
+        json_decref(data);
+    }
     avo_archive_free(ar);
     if (rc < 0)
         return avo_cli_fail(rc, err, db);
@@ -119,7 +133,14 @@ static int list_runs(const char *db, int json)
         if (unit && strcmp(unit, "score") == 0)
             unit = NULL; /* a plain score has no unit worth a column's room */
         char best_text[96] = "-", attempts_text[48] = "-", budget_text[96];
-        if (json_is_integer(best))
+        const json_t *retimed = json_object_get(r, "retimed");
+        int paired = json_is_integer(json_object_get(r, "retimed_best"));
+        if (paired) /* the re-timed #1 and its median (marked "rt") */
+            snprintf(best_text, sizeof best_text, "#%lld %.4g%s%s rt",
+                     (long long)json_integer_value(json_object_get(r, "retimed_best")),
+                     json_number_value(json_object_get(retimed, "median")), unit ? " " : "",
+                     unit ? unit : "");
+        else if (json_is_integer(best))
             snprintf(best_text, sizeof best_text, "#%lld %.4g%s%s",
                      (long long)json_integer_value(best),
                      json_number_value(json_object_get(r, "best_score")), unit ? " " : "",
@@ -153,6 +174,21 @@ static int list_runs(const char *db, int json)
         avo_compare_column(own, json_number_value(json_object_get(r, "best_score")),
                            json_is_integer(best), vs_text, sizeof vs_text);
         json_decref(own);
+        /* A re-timed run: the paired ratios to the baselines (not the seed). */
+        size_t j;
+        const json_t *p;
+        avo_strbuf pairs = {0};
+        json_array_foreach(paired ? json_object_get(retimed, "ratios") : NULL, j, p)
+        {
+            const char *against = json_string_value(json_object_get(p, "against"));
+            if (!against || strcmp(against, "seed") == 0)
+                continue;
+            avo_strbuf_printf(&pairs, "%s%.2fx %s", pairs.len ? ", " : "",
+                              json_number_value(json_object_get(p, "median")), against);
+        }
+        if (pairs.len)
+            snprintf(vs_text, sizeof vs_text, "%s paired", avo_strbuf_text(&pairs));
+        avo_strbuf_free(&pairs);
         printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
     }
     /* Candidates neither ok nor failed: say so, as the run's summary did. */

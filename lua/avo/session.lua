@@ -415,11 +415,14 @@ function S.summarise(run, final, db)
     -- search's own (recorded, maximum of noisy) figures follow, labelled.
     local retimed = run.retimed
     local first = retimed and retimed.ranked[1]
+    -- (The record of the re-timed #1 is in the run; if not, its id names it.)
     local shown = first and S.record_of(run, first.id) or best
-    local head = first and retime.headline(retimed, S.describe(shown, unit):match("^(.-): "))
+    local described = first and (shown.id == first.id
+      and S.describe(shown, unit):match("^(.-): ") or ("#%d"):format(first.id))
+    local head = first and retime.headline(retimed, described)
     if head then
       for _, line in ipairs(head) do io.stdout:write(line, "\n") end
-      local limit = S.knob_space(run, shown)
+      local limit = shown.id == first.id and S.knob_space(run, shown)
       if limit then io.stdout:write(limit, "\n") end
       io.stdout:write("recorded in the search (maximum of noisy measurements, unpaired):\n")
     else
@@ -439,7 +442,8 @@ function S.summarise(run, final, db)
     if retimed then
       for _, line in ipairs(retime.lines(retimed)) do io.stdout:write(line, "\n") end
     end
-    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(shown.id, db))
+    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(
+      first and first.id or best.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)
     io.stdout:write("no candidate was evaluated\n")
