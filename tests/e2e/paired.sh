@@ -116,6 +116,18 @@ expect_exit 0 "$AVO" export --db "$db" --git "$tmp/g"
 [ "$(git -C "$tmp/g" rev-parse best)" = "$(git -C "$tmp/g" rev-parse "c$first")" ] ||
     fail "the git export's best branch is not the re-timed #1"
 
+# avo runs: the re-timed #1 with its median, the paired ratio to openblas.
+expect_exit 0 "$AVO" runs --db "$db"
+expect_in "$tmp/out" "#$first $med GFLOP/s rt"
+blas_median=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print("%.2f" % [p for p in d["ranked"][0]["paired"] if p["against"] == "openblas"][0]["median"])' "$tmp/ev.json")
+expect_in "$tmp/out" "${blas_median}x openblas paired"
+expect_exit 0 "$AVO" runs --db "$db" --json
+python3 - "$tmp/out" "$tmp/ev.json" <<'PY' || fail "avo runs --json does not carry the paired figures"
+import json, sys
+r = json.load(open(sys.argv[1]))[0]; d = json.load(open(sys.argv[2]))
+assert r["retimed_best"] == d["ranked"][0]["id"] and r["retimed"]["ratios"] == d["ranked"][0]["paired"], r
+PY
+
 # avo rebench: the seed and OpenBLAS in its rounds, the same paired figures.
 expect_exit 0 "$AVO" rebench --db "$db" --top 2 --rounds 2
 expect_in "$tmp/out" "paired per round (median [95% interval])"
