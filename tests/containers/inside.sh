@@ -63,7 +63,7 @@ echo "containers $case_name: avo run examples/quickstart.lua --max-evals 10 (exp
 rc=$?
 cat quick.out
 [ $rc = 0 ] || fail "the quickstart exited $rc"
-speedup=$(sed -n 's/^speedup over the seed kernel: \([0-9.]*\)x.*/\1/p' quick.out)
+speedup=$(sed -n 's/^ *speedup over the seed kernel: \([0-9.]*\)x.*/\1/p' quick.out)
 [ -n "$speedup" ] || fail "the quickstart printed no speedup over the seed"
 ok=$(sqlite3 q.db "SELECT count(*) FROM candidates WHERE status = 'ok'")
 [ "${ok:-0}" -ge 2 ] || fail "$ok ok candidates (want at least 2): $(sqlite3 q.db \
