@@ -27,8 +27,10 @@ return avo.strategy("ga").run{
 }
 
 -- The evaluator's baseline is OpenBLAS's cblas_sgemm on one thread, timed
--- by the same judge in the same run: the summary prints the best's ratio to
--- it (overall and per config), and at the end the top 5 are re-timed in
--- fresh processes with OpenBLAS in the same rounds, which gives the ratio
--- to read (docs/baselines-retime.md: about 0.7x; the naive seed's knobs do
--- not reach the library).
+-- by the same judge in the same run.  At the end the top 5, the seed and
+-- OpenBLAS are re-timed in the same interleaved rounds, each a fresh
+-- process: the summary leads with the re-timed best, its ratios to the seed
+-- and to OpenBLAS paired round by round (overall and per config), and the
+-- knob space that bounds it (the naive seed's knobs do not reach the
+-- library: docs/baselines-retime.md); the search's own figures follow,
+-- labelled "recorded".
