@@ -1,28 +1,38 @@
 -- avo.retime — re-timing the bests at the end of every run (and resume):
--- the top k verified candidates of the best's evaluator are timed again in
--- `rounds` interleaved rounds, one evaluation at a time, each in a fresh
--- worker process (a new judge and candidate), each round in a fresh order.
--- The search keeps the maximum of noisy measurements (the winner's curse);
--- the re-timed medians, and the spread between processes, are what the
--- summary, `avo best` and the report give.  Measurements land in the
--- archive as a rebench set (as `avo rebench` stores them) and the ranking as
--- an event of kind "retimed":
+-- the top k verified candidates of the best's evaluator, its seed and its
+-- baselines are timed again in `rounds` interleaved rounds, one evaluation
+-- at a time, each in a fresh worker process (a new judge and candidate),
+-- each round in a fresh order.  The search keeps the maximum of noisy
+-- measurements (the winner's curse); the re-timed #1 is the run's best in
+-- every view (the summary, the status line, `avo best`/`show`/`runs`, the
+-- report, the exports: cli/paired.c reads what this module stores), with
+-- its ratios to the seed and to each baseline *paired*: candidate/baseline
+-- within each round, then the median and 95% interval over the rounds,
+-- overall and per config (M.paired, M.pair_all; `avo rebench` uses the same
+-- functions).  Measurements land in the archive as a rebench set (as `avo
+-- rebench` stores them) and the figures as an event of kind "retimed":
 --
---   {set = id, evaluator = name, unit =, top =, rounds =,
+--   {set = id, evaluator = name, unit =, top =, rounds =, paired = true,
+--    best = the re-timed #1's id,
 --    ranked = {{id, rank, recorded, median, mean, sd, low, high, scores,
---               vs = {baseline = median / its median}}, ...},
+--               configs = {{name, scores}, ...},
+--               paired = {{against = "seed" | baseline name, id (the seed's),
+--                          median, low, high, ratios,
+--                          configs = {{name, median, low, high}, ...}}, ...},
+--               vs = {baseline = paired median}}, ...},
 --    dropped = {{id, recorded, why}, ...},
---    baselines = {{name, median, low, high, scores} or {name, why}, ...}}
+--    seed = {id, recorded, median, low, high, scores, configs} or {id, recorded, why},
+--    baselines = {{name, median, low, high, scores, configs} or {name, why}, ...}}
 --
--- The evaluator's baselines that measured in the run are timed in the same
--- rounds (not stored as rebench results, which are candidates'), so the
--- ratio of a re-timed best to a library is measured under one load.
+-- (Events from before pairing lack `paired` and `seed`, and their `vs` is a
+-- ratio of medians; the views say so.)  Baselines are not stored as rebench
+-- results, which are candidates'.
 --
 -- A candidate not ok in every round is dropped (never ranked).  `low` and
 -- `high` bound where another process's measurement is expected to fall
 -- (95% prediction interval from the rounds: mean +- t * sd * sqrt(1 + 1/n)),
 -- so the interval reflects variation between processes, not the spread of
--- samples within one.
+-- samples within one; for a paired ratio, where another round's ratio falls.
 
 local core = require "avo.core"
 local avo = require "avo"
