@@ -1289,6 +1289,27 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
         avo_strbuf_free(&text);
         avo_strbuf_puts(out, "</td></tr>\n");
     }
+    /* The seed, timed in the same rounds (when it is not ranked above). */
+    const json_t *seed = json_object_get(data, "seed");
+    if (json_is_object(seed) && !avo_paired_entry(data, integer(seed, "id"))) {
+        avo_strbuf_puts(out, "<tr><td>seed</td><td>");
+        cand_ref(out, integer(seed, "id"), shown);
+        if (json_object_get(seed, "median")) {
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(seed, "median"));
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(seed, "low"));
+            avo_strbuf_puts(out, " – ");
+            html_number(out, num(seed, "high"));
+            avo_strbuf_puts(out, "</td><td class=\"num\">");
+            html_number(out, num(seed, "recorded"));
+            avo_strbuf_puts(out, "</td><td colspan=\"2\">timed in the same rounds</td></tr>\n");
+        } else {
+            avo_strbuf_puts(out, "</td><td colspan=\"5\">");
+            avo_strbuf_html(out, str(seed, "why"));
+            avo_strbuf_puts(out, "</td></tr>\n");
+        }
+    }
     json_array_foreach(json_object_get(data, "baselines"), i, e)
     {
         avo_strbuf_puts(out, "<tr><td>baseline</td><td>");
@@ -1316,6 +1337,23 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
+    /* The re-timed #1's paired ratio to each baseline per config. */
+    const json_t *p;
+    json_array_foreach(json_object_get(json_array_get(json_object_get(data, "ranked"), 0), "paired"),
+                       i, p)
+    {
+        const char *against = str(p, "against");
+        if (strcmp(against, "seed") == 0 || json_array_size(json_object_get(p, "configs")) == 0)
+            continue;
+        avo_strbuf text = {0};
+        avo_paired_configs_text(&text, p);
+        avo_strbuf_puts(out, "<p class=\"per-config\">");
+        avo_strbuf_html(out, against);
+        avo_strbuf_puts(out, " per config, paired: ");
+        avo_strbuf_html(out, avo_strbuf_text(&text));
+        avo_strbuf_puts(out, "</p>\n");
+        avo_strbuf_free(&text);
+    }
 }
 
 /* ------------------------------------------------------ the shared parts */

@@ -62,6 +62,13 @@ head -1 "$tmp/summary" | grep -qF "best #$first (" || { cat "$tmp/summary"; fail
 expect_in "$tmp/summary" ", re-timed: $med GFLOP/s $int (median of 3 rounds"
 expect_in "$tmp/summary" "  paired per round (median [95% interval]): $ratios"
 expect_in "$tmp/summary" "  openblas per config, paired: 128x128x128 "
+# The per-config ratios (point 4: per shape, paired), from the event.
+per_config=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = [p for p in d["ranked"][0]["paired"] if p["against"] == "openblas"][0]
+print(", ".join("%s %.2fx [%.2f, %.2f]" % (c["name"], c["median"], c["low"], c["high"]) for c in p["configs"]))' "$tmp/ev.json")
+expect_in "$tmp/summary" "  openblas per config, paired: $per_config"
 expect_in "$tmp/summary" "recorded in the search (maximum of noisy measurements, unpaired):"
 expect_in "$tmp/summary" "knob space: #$first is the seed's source with other knob values, so the 7 knobs kernels/cpu/sgemm.c declares (ORDER BM BN BK UNROLL TILE PACK"
 expect_in "$tmp/summary" "inspect it: avo show $first --db $db --source"
@@ -78,7 +85,7 @@ expect_in "$tmp/out" "paired per round (median [95% interval]): $ratios"
 expect_in "$tmp/out" "(recorded in the search)"
 expect_exit 0 "$AVO" show "$first" --db "$db"
 expect_in "$tmp/out" "paired per round (median [95% interval]): $ratios"
-expect_in "$tmp/out" "  openblas per config, paired: 128x128x128 "
+expect_in "$tmp/out" "  openblas per config, paired: $per_config"
 for cmd in best "show $first"; do
     expect_exit 0 "$AVO" $cmd --db "$db" --json
     python3 - "$tmp/out" "$tmp/ev.json" <<'PY' || fail "$cmd --json does not carry the event's paired figures"
@@ -98,6 +105,7 @@ expect_in "$tmp/r.html" "best <a href=\"#c$first\">#$first</a>"
 expect_in "$tmp/r.html" "re-timed: <span class=\"retimed\">$med $int</span>"
 expect_in "$tmp/r.html" "paired per round (median [95% interval]): <span class=\"paired\">$ratios</span>"
 expect_in "$tmp/r.html" "Recorded in the search (unpaired)"
+expect_in "$tmp/r.html" "openblas per config, paired: $per_config"
 python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$tmp/r.html" || fail "the report is not well-formed"
 expect_exit 0 "$AVO" export --db "$db" --json "$tmp/e.json"
 python3 - "$tmp/e.json" "$tmp/ev.json" <<'PY' || fail "the JSON export does not carry the paired figures"
