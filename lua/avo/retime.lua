@@ -123,7 +123,7 @@ local function array(t) return setmetatable(t, core.json_array_mt) end
 
 -- The paired ratio of `xs` to `ys`, two lists of scores by round: the ratio
 -- xs[r] / ys[r] in each round r where both measured, and the median and the
--- 95% interval (M.interval) of those per-round ratios:
+-- 95% prediction interval of those per-round ratios (of another round's):
 -- {median, low, high, ratios}, or nil when no round has both.  Pairing by
 -- round cancels what a round's load does to both (the noisy neighbour, the
 -- turbo state), which a ratio of two medians does not.
@@ -136,8 +136,16 @@ function M.paired(xs, ys)
     end
   end
   if #ratios == 0 then return nil end
-  local low, high = M.interval(ratios)
-  return { median = M.median(ratios), low = low, high = high, ratios = array(ratios) }
+  -- The interval of a ratio is taken on its logarithm (M.interval there,
+  -- then back): a ratio is multiplicative, so 0.5x and 2x are as far from
+  -- 1x, and the bounds stay positive.
+  local logs = {}
+  for i, x in ipairs(ratios) do logs[i] = math.log(x) end
+  local mean, sd = M.mean_std(logs)
+  local half = 0
+  if #logs > 1 then half = (T95[#logs - 1] or 1.96) * sd * math.sqrt(1 + 1 / #logs) end
+  return { median = M.median(ratios), low = math.exp(mean - half), high = math.exp(mean + half),
+           ratios = array(ratios) }
 end
 
 -- The summary of one entry's rounds: {median, mean, sd, low, high, scores,
