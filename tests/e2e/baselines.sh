@@ -38,7 +38,12 @@ if grep -q "x broken" "$tmp/err" "$tmp/out"; then fail "a wrong baseline was com
 # avo runs: the column; avo best: the run's baselines.
 expect_exit 0 "$AVO" runs --db "$db"
 expect_in "$tmp/out" "vs baseline"
-expect_in "$tmp/out" "${ratio}x plain"
+# (avo runs: the re-timed #1 and its paired ratio, from the retimed event.)
+paired=$(q "$db" "SELECT data FROM events WHERE kind = 'retimed'" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("%.2f" % [p for p in d["ranked"][0]["paired"] if p["against"] == sys.argv[1]][0]["median"])' plain)
+expect_in "$tmp/out" "${paired}x plain paired"
 # (avo best is the re-timed #1; the search's recorded best is shown by id.)
 recorded=$(q "$db" "SELECT id FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1")
 expect_exit 0 "$AVO" show "$recorded" --db "$db"
@@ -51,7 +56,11 @@ expect_in "$tmp/out" "this candidate ${ratio}x"
 expect_exit 0 "$AVO" report --db "$db" -o "$tmp/r.html"
 expect_in "$tmp/r.html" "<h2 id=\"baselines\">Baselines</h2>"
 expect_in "$tmp/r.html" "plain (cpu)</text>"
-expect_in "$tmp/r.html" "${ratio}x plain (the strongest baseline"
+# (the report's best is the re-timed #1; its recorded ratio follows, labelled)
+first=$(q "$db" "SELECT json_extract(data, '$.ranked[0].id') FROM events WHERE kind = 'retimed'")
+rratio=$(python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" \
+    "$(q "$db" "SELECT score FROM candidates WHERE id = $first")" "$plain")
+expect_in "$tmp/r.html" "${rratio}x plain (the strongest baseline"
 expect_in "$tmp/r.html" "<td>wrong (config n1000"
 if grep -q "broken (cpu)</text>" "$tmp/r.html"; then fail "a wrong baseline got a reference line"; fi
 python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$tmp/r.html" ||

@@ -59,7 +59,12 @@ expect_exit 0 "$AVO" show "$recorded" --db "$db"
 expect_in "$tmp/out" "this candidate ${ratio}x; per config 128x128x128 "
 expect_in "$tmp/out" "  baseline openblas in the same rounds: "
 expect_exit 0 "$AVO" runs --db "$db"
-expect_in "$tmp/out" "${ratio}x openblas"
+# (avo runs: the re-timed #1 and its paired ratio, from the retimed event.)
+paired=$(q "$db" "SELECT data FROM events WHERE kind = 'retimed'" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print("%.2f" % [p for p in d["ranked"][0]["paired"] if p["against"] == sys.argv[1]][0]["median"])' openblas)
+expect_in "$tmp/out" "${paired}x openblas paired"
 expect_exit 0 "$AVO" report --db "$db" -o "$tmp/r.html"
 first=$(q "$db" "SELECT json_extract(data, '$.ranked[0].id') FROM events WHERE kind = 'retimed'")
 rratio=$(python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" \
