@@ -312,7 +312,8 @@ static void attach_retimed(avo_archive *ar, json_t *value, int json)
         json_object_set(value, "run_retimed", data);
     json_t *summary = NULL;
     char err[AVO_ERRLEN];
-    if (!json && avo_archive_run_summary(ar, json_integer_value(run), &summary, err, sizeof err) == 0 &&
+    if (!json &&
+        avo_archive_run_summary(ar, json_integer_value(run), &summary, err, sizeof err) == 0 &&
         json_is_string(json_object_get(summary, "unit")))
         json_object_set(value, "unit", json_object_get(summary, "unit"));
     json_decref(summary);

@@ -271,7 +271,8 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     json_array_foreach(rc == 0 ? all : NULL, i, c)
     {
         char key[32];
-        snprintf(key, sizeof key, "%lld", (long long)json_integer_value(json_object_get(c, "run_id")));
+        snprintf(key, sizeof key, "%lld",
+                 (long long)json_integer_value(json_object_get(c, "run_id")));
         if (json_object_set_new(c, "vs_baselines", avo_compare_ratios(c, baselines)) != 0 ||
             json_object_set_new(c, "retimed",
                                 avo_paired_json(json_object_get(by_run, key),

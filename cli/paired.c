@@ -102,12 +102,15 @@ void avo_paired_lines(avo_strbuf *out, const json_t *data, json_int_t id, const 
     size_t of = json_array_size(json_object_get(data, "ranked")) +
                 json_array_size(json_object_get(data, "dropped"));
     if (!e) {
-        avo_strbuf_printf(out, "not re-timed ok in every round of the run's re-timing (top %zu);"
-                               " its score is the search's own, unpaired\n", of);
+        avo_strbuf_printf(out,
+                          "not re-timed ok in every round of the run's re-timing (top %zu);"
+                          " its score is the search's own, unpaired\n",
+                          of);
         return;
     }
-    avo_strbuf_printf(out, "re-timed %.4g%s%s [%.4g, %.4g] (median of %lld rounds, each a fresh"
-                           " process), #%lld of %zu\n",
+    avo_strbuf_printf(out,
+                      "re-timed %.4g%s%s [%.4g, %.4g] (median of %lld rounds, each a fresh"
+                      " process), #%lld of %zu\n",
                       num(e, "median"), unit ? " " : "", unit ? unit : "", num(e, "low"),
                       num(e, "high"), (long long)integer(data, "rounds"),
                       (long long)integer(e, "rank"), of);
@@ -125,7 +128,8 @@ void avo_paired_lines(avo_strbuf *out, const json_t *data, json_int_t id, const 
     json_array_foreach(json_object_get(e, "paired"), i, p)
     {
         const char *name = json_string_value(json_object_get(p, "against"));
-        if (!name || strcmp(name, "seed") == 0 || json_array_size(json_object_get(p, "configs")) == 0)
+        if (!name || strcmp(name, "seed") == 0 ||
+            json_array_size(json_object_get(p, "configs")) == 0)
             continue;
         avo_strbuf_printf(out, "  %s per config, paired: ", name);
         avo_paired_configs_text(out, p);
@@ -139,15 +143,15 @@ json_t *avo_paired_json(const json_t *data, json_int_t id)
     if (!e)
         return json_pack("{sbss}", "paired", 0, "why",
                          data ? "not re-timed ok in every round" : "the run was not re-timed");
-    json_t *out = json_pack("{sbsIsOsIsIsbsfsfsfsf}", "paired",
-                            json_is_true(json_object_get(data, "paired")), "rounds",
-                            integer(data, "rounds"), "set", json_object_get(data, "set") ? json_object_get(data, "set") : json_null(),
-                            "rank", integer(e, "rank"), "of",
-                            (json_int_t)(json_array_size(json_object_get(data, "ranked")) +
-                                         json_array_size(json_object_get(data, "dropped"))),
-                            "best", avo_paired_best(data) == id, "median", num(e, "median"),
-                            "low", num(e, "low"), "high", num(e, "high"), "recorded",
-                            num(e, "recorded"));
+    json_t *out =
+        json_pack("{sbsIsOsIsIsbsfsfsfsf}", "paired", json_is_true(json_object_get(data, "paired")),
+                  "rounds", integer(data, "rounds"), "set",
+                  json_object_get(data, "set") ? json_object_get(data, "set") : json_null(), "rank",
+                  integer(e, "rank"), "of",
+                  (json_int_t)(json_array_size(json_object_get(data, "ranked")) +
+                               json_array_size(json_object_get(data, "dropped"))),
+                  "best", avo_paired_best(data) == id, "median", num(e, "median"), "low",
+                  num(e, "low"), "high", num(e, "high"), "recorded", num(e, "recorded"));
     if (!out)
         return NULL;
     const json_t *ratios = json_object_get(e, "paired");

@@ -23,7 +23,7 @@
 
 /* What a view says where a run has no re-timing. */
 #define AVO_PAIRED_NONE                                                                            \
-    "unpaired: the run was not re-timed (--retime 0, the evaluator times nothing, or the run "  \
+    "unpaired: the run was not re-timed (--retime 0, the evaluator times nothing, or the run "     \
     "did not end); these are the search's own measurements"
 
 /* The data of run_id's last "retimed" event (a new reference the caller

@@ -1263,7 +1263,8 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
                       integer(data, "rounds"));
     avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
                          "<th>interval</th><th>recorded</th><th>change</th>"
-                         "<th>paired per round vs the seed and baselines (median [95% interval])</th>"
+                         "<th>paired per round vs the seed and baselines"
+                         " (median [95% interval])</th>"
                          "</tr>\n");
     size_t i;
     const json_t *e;
@@ -1339,8 +1340,8 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
     avo_strbuf_puts(out, "</table>\n");
     /* The re-timed #1's paired ratio to each baseline per config. */
     const json_t *p;
-    json_array_foreach(json_object_get(json_array_get(json_object_get(data, "ranked"), 0), "paired"),
-                       i, p)
+    const json_t *first = json_array_get(json_object_get(data, "ranked"), 0);
+    json_array_foreach(json_object_get(first, "paired"), i, p)
     {
         const char *against = str(p, "against");
         if (strcmp(against, "seed") == 0 || json_array_size(json_object_get(p, "configs")) == 0)

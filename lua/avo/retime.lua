@@ -386,8 +386,10 @@ end
 
 -- The lines that give the re-timed best (data.ranked[1]) first in a
 -- summary, `described` its "#7 (param_tweak, generation 2)":
---   best #7 (...), re-timed: 23.34 GFLOP/s [17.3, 28.36] (median of 3 rounds, each a fresh process); recorded 22.63 GFLOP/s
---     paired per round (median [95% interval]): 8.13x seed #1 [7.90, 8.40], 0.22x openblas [0.20, 0.24]
+--   best #7 (...), re-timed: 23.34 GFLOP/s [17.3, 28.36] (median of 3 rounds, each a
+--     fresh process); recorded 22.63 GFLOP/s
+--     paired per round (median [95% interval]): 8.13x seed #1 [7.90, 8.40],
+--     0.22x openblas [0.20, 0.24]
 --     openblas per config, paired: 128x128x128 0.24x [0.21, 0.27], ...
 -- nil when no candidate re-timed ok in every round.
 function M.headline(data, described)

@@ -385,8 +385,9 @@ function S.knob_space(run, best)
   end
   return ("knob space: #%d is the seed's source with other knob values, so the %d knobs %s " ..
     "declares (%s: %d combinations) bound the climb; what its code does not write, no knob " ..
-    "reaches%s"):format(best.id, #names, ((ev.kernel_path or ev.kernel or "its kernel"):gsub("^%./", "")),
-    table.concat(names, " "), combinations,
+    "reaches%s"):format(best.id, #names,
+    ((ev.kernel_path or ev.kernel or "its kernel"):gsub("^%./", "")), table.concat(names, " "),
+    combinations,
     #at_end > 0 and ("; at #%d, %s %s the last value declared"):format(best.id,
       table.concat(at_end, ", "), #at_end == 1 and "is" or "are") or "")
 end
