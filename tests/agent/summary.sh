@@ -43,7 +43,7 @@ expect_exit 0 "$AVO" runs --db "$db"
 expect_in "$tmp/out" "explored/committed"
 grep "tests/agent/retime.lua" "$tmp/out" | grep -qF " $counts " || fail "no '$counts' on the agent run's line"
 ! grep "tests/agent/retime.lua" "$tmp/out" | grep -q " score " || fail "plain scores have no unit to show"
-grep "axpy.lua" "$tmp/out" | grep -q "GFLOP/s  *- " || fail "CPU run: unit, then no attempts"
+grep "axpy.lua" "$tmp/out" | grep -q "GFLOP/s\( rt\)\{0,1\}  *- " || fail "CPU run: unit (re-timed: rt), then no attempts"
 
 # The report: attempts in the run section, the unit on the score axes.
 expect_exit 0 "$AVO" report --db "$db" --run 1 -o "$tmp/r1.html"
