@@ -291,15 +291,15 @@ const avo_cli_command avo_cli_commands[] = {
             "usage: avo rebench --db FILE [--run ID] [--top K] [--rounds N] [--devices LIST]\n"
             "                   [--json]\n"
             "\n"
-            "Re-time the top K verified candidates of a run (default 5), its seed and\n"
-            "the evaluator's baselines, interleaved in N rounds (default 5) on one\n"
-            "worker, each round in a fresh order, and report each median with its\n"
-            "interval and the paired ratios to the seed and to each baseline (per\n"
-            "round, median and 95% interval).  The measurements are stored in the\n"
-            "archive as a new evaluation set and a \"rebenched\" event (--json prints\n"
-            "that event's data).  CUDA with\n"
-            "several GPUs: every candidate is timed on each GPU (or each of --devices\n"
-            "0,2) and a per-device table compares them.\n",
+            "Re-time the top K verified candidates of a run (default 5; and its re-timed\n"
+            "best), its seed and the evaluator's baselines, interleaved in N rounds\n"
+            "(default 5) on one worker, each round in a fresh order, and report each\n"
+            "median with its interval and the paired ratios to the seed and to each\n"
+            "baseline (per round, median and 95% interval).  The measurements are\n"
+            "stored in the archive as a new evaluation set and a \"rebenched\" event\n"
+            "(--json prints that event's data).  CUDA with several GPUs: every\n"
+            "candidate is timed on each GPU (or each of --devices 0,2) and a per-device\n"
+            "table compares them.\n",
     },
     {
         .name = "worker",

@@ -388,8 +388,9 @@ function S.knob_space(run, best)
     "reaches%s"):format(best.id, #names,
     ((ev.kernel_path or ev.kernel or "its kernel"):gsub("^%./", "")), table.concat(names, " "),
     combinations,
-    #at_end > 0 and ("; at #%d, %s %s the last value declared"):format(best.id,
-      table.concat(at_end, ", "), #at_end == 1 and "is" or "are") or "")
+    #at_end > 0 and ("; at #%d, %s %s declared"):format(best.id,
+      table.concat(at_end, ", "), #at_end == 1 and "is the last value" or "are the last values")
+      or "")
 end
 
 -- The closing lines of a run.
