@@ -590,7 +590,8 @@ end
 -- DIR/<cell>.db and say which reproduce decision for decision.
 local function replay(opts)
   local db = opts.db or "avo.db"
-  local archive, exp = M.open_selected(db, opts.experiment, core.archive)
+  -- read only: a missing archive is named, never created
+  local archive, exp = M.open_selected(db, opts.experiment, core.archive_read)
   if not archive then return 1 end
   local runs = cell_runs(archive, exp.id)
   archive:close()

@@ -26,6 +26,12 @@ if [ -f "$tmp/bad.db" ]; then
 fi
 expect_exit 2 "$AVO" experiment
 expect_exit 2 "$AVO" experiment report --new
+# report and replay only read: a missing archive is named, never created
+for cmd in report replay; do
+    expect_exit 1 "$AVO" experiment $cmd --db "$tmp/missing.db"
+    expect_in "$tmp/err" "avo: cannot open archive $tmp/missing.db: No such file or directory"
+    [ ! -e "$tmp/missing.db" ] || fail "avo experiment $cmd created the missing archive"
+done
 
 # --- a grid on the test backend
 db="$tmp/grid.db"
