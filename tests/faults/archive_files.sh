@@ -181,6 +181,9 @@ for cmd in runs "runs --json" best "best --json" "show 1 --json" "lineage 2" "di
     [ "$(md5sum < "$tmp/hurt.db")" = "$sum" ] || fail "avo $cmd wrote into a damaged archive"
 done
 [ -d "$tmp/hurt.git/.git" ] || fail "the git export of a damaged archive made nothing"
+expect_exit 1 "$AVO" experiment report --db "$tmp/hurt.db" --out "$tmp/hurt"
+expect_in "$tmp/err" "avo: warning: archive $tmp/hurt.db is damaged (PRAGMA quick_check: "
+expect_in "$tmp/err" "holds no experiment"
 # a whole archive: no warning
 expect_exit 0 "$AVO" runs --db "$tmp/own/a.db"
 grep -q "warning" "$tmp/err" && fail "a whole archive was warned about: $(cat "$tmp/err")"
