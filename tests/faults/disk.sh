@@ -5,8 +5,8 @@
 #    cache finishes every evaluation;
 #  - a full archive disk stops the run with SQLite's message, the archive
 #    stays whole, and resume (with room) completes the same lineage;
-#  - export (git, CSV, JSON) and report onto a full disk fail with the
-#    reason and leave nothing half-made;
+#  - export (git, CSV, JSON), report and experiment report onto a full
+#    disk fail with the reason and leave nothing half-made;
 #  - an archive on a read-only mount is readable by every read command,
 #    older schemas included, and resume is refused clearly.
 . "$(dirname "$0")/lib.sh"
@@ -76,6 +76,17 @@ done
 expect_exit 1 "$AVO" report --db "$tmp/full.db" -o "$tmp/xfull/r.html"
 expect_in "$tmp/err" "No space left on device"
 [ "$(ls -A "$tmp/xfull")" = filler ] || fail "report on a full disk left: $(ls -A "$tmp/xfull")"
+# ... and an experiment's report (three files: all or none)
+sed 's/seeds = 3/seeds = 1/; s/^  budgets = .*/  budgets = { { max_evals = 6 } },/' \
+    tests/e2e/experiment/grid.lua >"$tmp/grid1.lua"
+expect_exit 0 "$AVO" experiment "$tmp/grid1.lua" --db "$tmp/exp.db"
+expect_exit 1 "$AVO" experiment report --db "$tmp/exp.db" --out "$tmp/xfull/rep"
+expect_in "$tmp/err" "avo: cannot write $tmp/xfull/rep."
+expect_in "$tmp/err" ": No space left on device"
+[ "$(ls -A "$tmp/xfull")" = filler ] || fail "experiment report on a full disk left: $(ls -A "$tmp/xfull")"
+expect_exit 0 "$AVO" experiment report --db "$tmp/exp.db" --out "$tmp/rep"
+[ -s "$tmp/rep.html" ] && [ -s "$tmp/rep.csv" ] && [ -s "$tmp/rep.json" ] || fail "experiment report with room"
+ls "$tmp" | grep -q '\.tmp\.' && fail "the experiment report left a temporary"
 # ... into an existing empty directory (here the mount point of a disk too
 # small for it): it is left empty, and with room the export fills it whole
 tmpfs "$tmp/xsmall" 40k
