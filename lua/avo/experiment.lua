@@ -72,13 +72,16 @@ end
 
 -- Paths in an experiment file are relative to the file.  `dir` (the
 -- file's directory, absolute; nil: leave paths as written) and a relative
--- path `p`: the absolute path of dir/p when that exists, else nil.
+-- path `p`: the absolute path of dir/p when that is a readable file, else
+-- nil.
 local function beside(dir, p)
   if not dir or p:sub(1, 1) == "/" then return nil end
   local full = dir .. "/" .. p
   local f = io.open(full, "r")
   if not f then return nil end
+  local _, rerr = f:read(1) -- a directory opens, then fails here
   f:close()
+  if rerr then return nil end
   return core.realpath(full) or full
 end
 
@@ -104,7 +107,6 @@ local function dir_of(path)
   if d == "" then d = "/" end
   return core.realpath(d) or d
 end
-M.dir_of = dir_of
 
 -- Check and complete the table an experiment file returned.  Raises a
 -- message naming what is wrong.  `dir`: the file's directory, against which
