@@ -551,8 +551,8 @@ static long best_index(const json_t *all)
 
 /* Fill the repository at `path` (made here) with the commits of `all`
  * (count > 0 candidates), as export.h describes. */
-static int build_repository(const char *path, const json_t *all, size_t count,
-                            size_t *ret_commits, char *err, size_t errlen)
+static int build_repository(const char *path, const json_t *all, size_t count, size_t *ret_commits,
+                            char *err, size_t errlen)
 {
     int rc = 0;
     git_repository *repo = NULL;
@@ -663,8 +663,8 @@ static int move_entries(const char *from, const char *to, char *err, size_t errl
  * temporary inside whose entries are moved up at the end.  A failure (a
  * full disk) removes the temporary, leaving `dir` as it was.
  */
-int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
-                   char *err, size_t errlen)
+int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits, char *err,
+                   size_t errlen)
 {
     if (!ar || !dir || !*dir)
         return avo_error(err, errlen, AVO_EINVAL, "export_git: missing argument");

@@ -1090,8 +1090,11 @@ static int valid_utf8(const unsigned char *s, size_t n)
     size_t i = 0;
     while (i < n) {
         unsigned c = s[i];
-        size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3
-                                 : (c & 0xf8) == 0xf0 ? 4 : 0;
+        size_t len = c < 0x80             ? 1
+                     : (c & 0xe0) == 0xc0 ? 2
+                     : (c & 0xf0) == 0xe0 ? 3
+                     : (c & 0xf8) == 0xf0 ? 4
+                                          : 0;
         if (!len || i + len > n || (len == 2 && c < 0xc2) || (len == 4 && c > 0xf4))
             return 0;
         for (size_t j = 1; j < len; j++)
@@ -1099,7 +1102,8 @@ static int valid_utf8(const unsigned char *s, size_t n)
                 return 0;
         if ((len == 3 && c == 0xe0 && s[i + 1] < 0xa0) ||
             (len == 3 && c == 0xed && s[i + 1] >= 0xa0) ||
-            (len == 4 && c == 0xf0 && s[i + 1] < 0x90) || (len == 4 && c == 0xf4 && s[i + 1] >= 0x90))
+            (len == 4 && c == 0xf0 && s[i + 1] < 0x90) ||
+            (len == 4 && c == 0xf4 && s[i + 1] >= 0x90))
             return 0;
         i += len;
     }
