@@ -40,6 +40,15 @@ avo_archive *avo_cli_open_archive(const char *db)
         fprintf(stderr, "avo: %s\n", err);
         return NULL;
     }
+    /* A damaged file is still read (what it holds may be what the user
+     * needs), but never silently: the answers may be incomplete. */
+    char problem[256];
+    if (avo_archive_quick_check(ar, problem, sizeof problem) == 0)
+        fprintf(stderr,
+                "avo: warning: archive %s is damaged (PRAGMA quick_check: %s); what follows"
+                " is what could be read of it, and may be incomplete (README, \"A damaged"
+                " archive\")\n",
+                db, problem);
     return ar;
 }
 

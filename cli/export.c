@@ -11,7 +11,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <git2.h>
+#include <limits.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -590,36 +592,15 @@ static long best_index(avo_archive *ar, int64_t run_id, const json_t *all)
     return best;
 }
 
-/*
- * The git export (see export.h).  The target is checked before anything is
- * created, and candidates are read before the repository is made, so the
- * usual mistakes (existing directory, unknown run, empty run) leave nothing
- * behind.
- */
-int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
-                   char *err, size_t errlen)
+/* Fill the repository at `path` (made here) with the commits of `all`
+ * (count > 0 candidates), as export.h describes. */
+static int build_repository(const char *path, const json_t *all, size_t count, size_t *ret_commits,
+                            char *err, size_t errlen)
 {
-    if (!ar || !dir || !*dir)
-        return avo_error(err, errlen, AVO_EINVAL, "export_git: missing argument");
-    pthread_once(&export_once, export_init);
-    if (export_init_rc < 0)
-        return export_git_error(export_init_rc, "libgit2 init", err, errlen);
-    int rc = check_target_dir(dir, err, errlen);
-    if (rc < 0)
-        return rc;
-    json_t *all = NULL;
-    rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
-    if (rc < 0)
-        return rc;
-    size_t count = json_array_size(all);
-    if (count == 0) {
-        json_decref(all);
-        return avo_error(err, errlen, AVO_ENOTFOUND, "git export: no candidates to export");
-    }
-
+    int rc = 0;
     git_repository *repo = NULL;
     commit_map map = {calloc(count, sizeof(int64_t)), calloc(count, sizeof(git_oid)), 0};
-    int grc = git_repository_init(&repo, dir, 0);
+    int grc = git_repository_init(&repo, path, 0);
     if (grc < 0)
         rc = export_git_error(grc, "create repository", err, errlen);
     if (rc == 0 && (!map.ids || !map.oids))
@@ -656,7 +637,123 @@ int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret
     git_repository_free(repo);
     free(map.ids);
     free(map.oids);
+    return rc;
+}
+
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    remove(path);
+    return 0; /* go on: remove what can be removed */
+}
+
+/* Remove the tree at path (a half-made export), not following symlinks. */
+static void remove_tree(const char *path)
+{
+    nftw(path, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/*
+ * Move every entry of `from` into `to` (an empty directory on the same
+ * file system) and remove `from`.  On failure what was moved is removed
+ * from `to` again, so `to` is left empty.
+ */
+static int move_entries(const char *from, const char *to, char *err, size_t errlen)
+{
+    DIR *d = opendir(from);
+    if (!d)
+        return avo_error(err, errlen, AVO_EIO, "git export: cannot read '%s': %s", from,
+                         strerror(errno));
+    int rc = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        char src[PATH_MAX + 512], dst[PATH_MAX + 512];
+        snprintf(src, sizeof src, "%s/%s", from, e->d_name);
+        snprintf(dst, sizeof dst, "%s/%s", to, e->d_name);
+        if (rename(src, dst) != 0)
+            rc = avo_error(err, errlen, AVO_EIO, "git export: cannot move %s into %s: %s",
+                           e->d_name, to, strerror(errno));
+    }
+    closedir(d);
+    if (rc == 0 && rmdir(from) != 0)
+        rc = avo_error(err, errlen, AVO_EIO, "git export: cannot remove '%s': %s", from,
+                       strerror(errno));
+    if (rc < 0 && (d = opendir(to))) {
+        while ((e = readdir(d))) {
+            char path[PATH_MAX + 512];
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            snprintf(path, sizeof path, "%s/%s", to, e->d_name);
+            remove_tree(path);
+        }
+        closedir(d);
+    }
+    return rc;
+}
+
+/*
+ * The git export (see export.h).  The target is checked before anything is
+ * created, and candidates are read before the repository is made, so the
+ * usual mistakes (existing directory, unknown run, empty run) leave nothing
+ * behind.  The repository is built under a temporary name and appears
+ * under `dir` only when whole: a new directory is built beside it
+ * (DIR.tmp.XXXXXX) and renamed into place; an existing empty one (perhaps
+ * a mount point, or in a directory we cannot write) gets a hidden
+ * temporary inside whose entries are moved up at the end.  A failure (a
+ * full disk) removes the temporary, leaving `dir` as it was.
+ */
+int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits, char *err,
+                   size_t errlen)
+{
+    if (!ar || !dir || !*dir)
+        return avo_error(err, errlen, AVO_EINVAL, "export_git: missing argument");
+    pthread_once(&export_once, export_init);
+    if (export_init_rc < 0)
+        return export_git_error(export_init_rc, "libgit2 init", err, errlen);
+    int rc = check_target_dir(dir, err, errlen);
+    if (rc < 0)
+        return rc;
+    json_t *all = NULL;
+    rc = avo_archive_candidates(ar, run_id, 1, &all, err, errlen);
+    if (rc < 0)
+        return rc;
+    size_t count = json_array_size(all);
+    if (count == 0) {
+        json_decref(all);
+        return avo_error(err, errlen, AVO_ENOTFOUND, "git export: no candidates to export");
+    }
+
+    /* dir without trailing slashes: "out/" is built as "out.tmp.XXXXXX" */
+    char target[PATH_MAX], build[PATH_MAX + 32];
+    snprintf(target, sizeof target, "%s", dir);
+    for (size_t n = strlen(target); n > 1 && target[n - 1] == '/'; n--)
+        target[n - 1] = 0;
+    struct stat st;
+    int exists = stat(target, &st) == 0;
+    snprintf(build, sizeof build, exists ? "%s/.avo-export.tmp.XXXXXX" : "%s.tmp.XXXXXX", target);
+    if (!mkdtemp(build)) {
+        json_decref(all);
+        return avo_error(err, errlen, AVO_EIO, "git export: cannot create a directory for %s: %s",
+                         target, strerror(errno));
+    }
+    /* mkdtemp makes it 0700; the repository gets the mode mkdir would give */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (!exists)
+        chmod(build, 0777 & ~mask);
+    rc = build_repository(build, all, count, ret_commits, err, errlen);
     json_decref(all);
+    if (rc == 0 && exists)
+        rc = move_entries(build, target, err, errlen);
+    else if (rc == 0 && rename(build, target) != 0)
+        rc = avo_error(err, errlen, AVO_EIO, "git export: cannot rename %s to %s: %s", build,
+                       target, strerror(errno));
+    if (rc < 0)
+        remove_tree(build);
     return rc;
 }
 

@@ -59,6 +59,9 @@ int avo_export_json(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
  * time its created_at.  Branch `main` points at the last candidate, `best`
  * at the best ok one, and lightweight tag c<id> at each; HEAD is main, and
  * its tree is checked out.  *ret_commits (may be NULL) gets the commit count.
+ * The repository is built under a temporary name (DIR.tmp.XXXXXX beside a
+ * new DIR; a hidden .avo-export.tmp.XXXXXX inside an existing empty one)
+ * and appears under dir only when whole; on failure nothing is left.
  */
 int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret_commits,
                    char *err, size_t errlen);

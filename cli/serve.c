@@ -1081,6 +1081,84 @@ static void cache_put(avo_serve *s, const char *key, const page *p)
     pthread_mutex_unlock(&s->cache_lock);
 }
 
+/* What a percent-encoding that must not be decoded becomes: one byte no
+ * decoded URL holds (unescape below turns every control byte into it), so
+ * handle() answers 400 however the rest of the URL reads. */
+#define BAD_ESCAPE '\x7f'
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Whether s[0..n) is well-formed UTF-8 (no overlong forms, surrogates or
+ * code points past U+10FFFF). */
+static int valid_utf8(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned c = s[i];
+        size_t len = c < 0x80             ? 1
+                     : (c & 0xe0) == 0xc0 ? 2
+                     : (c & 0xf0) == 0xe0 ? 3
+                     : (c & 0xf8) == 0xf0 ? 4
+                                          : 0;
+        if (!len || i + len > n || (len == 2 && c < 0xc2) || (len == 4 && c > 0xf4))
+            return 0;
+        for (size_t j = 1; j < len; j++)
+            if ((s[i + j] & 0xc0) != 0x80)
+                return 0;
+        if ((len == 3 && c == 0xe0 && s[i + 1] < 0xa0) ||
+            (len == 3 && c == 0xed && s[i + 1] >= 0xa0) ||
+            (len == 4 && c == 0xf0 && s[i + 1] < 0x90) ||
+            (len == 4 && c == 0xf4 && s[i + 1] >= 0x90))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+/*
+ * libmicrohttpd's unescape callback, for the path and every argument:
+ * decode %XX in place.  MHD's own decoder hands "/a/0/c/1%00" on as
+ * "/a/0/c/1" (the NUL ends the C string), so a page would be served for a
+ * URL that names something else.  A malformed escape, a decoded control
+ * byte (NUL included) or a result that is not UTF-8 leaves the one byte
+ * BAD_ESCAPE instead.  Returns the new length.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *text)
+{
+    (void)cls;
+    (void)conn;
+    char *out = text;
+    int bad = 0;
+    for (const char *in = text; *in; out++) {
+        if (*in == '%') {
+            int hi = hex_digit(in[1]), lo = hi < 0 ? -1 : hex_digit(in[2]);
+            if (lo < 0) {
+                bad = 1;
+                break;
+            }
+            *out = (char)(hi * 16 + lo);
+            in += 3;
+        } else {
+            *out = *in++;
+        }
+        if ((unsigned char)*out < 0x20 || *out == BAD_ESCAPE)
+            bad = 1;
+    }
+    if (bad || !valid_utf8((const unsigned char *)text, (size_t)(out - text))) {
+        text[0] = BAD_ESCAPE;
+        text[1] = 0;
+        return 1;
+    }
+    *out = 0;
+    return (size_t)(out - text);
+}
+
 /*
  * One request: check the method, the Host (loopback) or the token
  * (elsewhere), then route.  Event streams answer with a callback response
@@ -1101,6 +1179,11 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     }
     if (*upload_data_size)
         return MHD_NO;
+    if (strchr(url, BAD_ESCAPE)) {
+        static const char msg[] = "avo serve: the URL's percent-encoding is malformed or"
+                                  " decodes to a control byte or to text that is not UTF-8\n";
+        return send_text(conn, MHD_HTTP_BAD_REQUEST, plain, msg, sizeof msg - 1, NULL);
+    }
 
     /* Static assets carry nothing from an archive: no token needed. */
     if (!strncmp(url, "/assets/", 8)) {
@@ -1352,7 +1435,8 @@ int avo_serve_start(avo_serve **ret, const avo_serve_options *opt, char *err, si
                                      (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0),
                                  0, NULL, NULL, handle, s, MHD_OPTION_LISTEN_SOCKET, s->fd,
                                  MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120, MHD_OPTION_END);
+                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+                                 MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_END);
     if (!s->daemon) {
         rc = avo_error(err, errlen, AVO_EIO, "cannot start the HTTP server on %s:%u", host, bound);
         goto fail;

@@ -568,6 +568,19 @@ static int archive_experiment_cell_put(lua_State *L)
     return avo_lua_push_done(L, rc, err);
 }
 
+/* archive:quick_check() -> true | false, first problem (PRAGMA quick_check) */
+static int archive_quick_check(lua_State *L)
+{
+    avo_archive *ar = check_archive(L);
+    char problem[256];
+    int whole = avo_archive_quick_check(ar, problem, sizeof problem);
+    lua_pushboolean(L, whole == 1);
+    if (whole == 1)
+        return 1;
+    lua_pushstring(L, problem);
+    return 2;
+}
+
 /* archive:experiment_cells(experiment_id) -> array of cells */
 static int archive_experiment_cells(lua_State *L)
 {
@@ -608,6 +621,7 @@ static const luaL_Reg archive_methods[] = {
     {"run_get", archive_run_get},
     {"source", archive_source},
     {"close", archive_close},
+    {"quick_check", archive_quick_check},
     {NULL, NULL},
 };
 

@@ -6,8 +6,11 @@
  */
 #include "lua_util.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <lauxlib.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "avo.h"
@@ -137,6 +140,49 @@ static int core_exe(lua_State *L)
     return 1;
 }
 
+/* core.list_dir(path) -> {name, ...} sorted, without . and .. | nil, message */
+static int core_list_dir(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    DIR *d = opendir(path);
+    if (!d) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_newtable(L);
+    lua_Integer n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            lua_pushstring(L, e->d_name);
+            lua_rawseti(L, -2, ++n);
+        }
+    closedir(d);
+    /* sorted with table.sort: the listing's order is the filesystem's */
+    lua_getglobal(L, "table");
+    lua_getfield(L, -1, "sort");
+    lua_remove(L, -2);
+    lua_pushvalue(L, -2);
+    lua_call(L, 1, 0);
+    return 1;
+}
+
+/* core.realpath(path) -> the absolute path with no symlink, . or .. | nil, message */
+static int core_realpath(lua_State *L)
+{
+    const char *path = luaL_checkstring(L, 1);
+    char *abs = realpath(path, NULL);
+    if (!abs) {
+        lua_pushnil(L);
+        lua_pushfstring(L, "%s: %s", path, strerror(errno));
+        return 2;
+    }
+    lua_pushstring(L, abs);
+    free(abs);
+    return 1;
+}
+
 void avo_lua_util_register(lua_State *L)
 {
     static const luaL_Reg functions[] = {
@@ -151,6 +197,8 @@ void avo_lua_util_register(lua_State *L)
         {"hostname", core_hostname},
         {"cache_dir", core_cache_dir},
         {"exe", core_exe},
+        {"list_dir", core_list_dir},
+        {"realpath", core_realpath},
         {NULL, NULL},
     };
     luaL_setfuncs(L, functions, 0);

@@ -7,6 +7,8 @@
  *   core.isatty(fd), core.now(), core.monotonic(), core.cores(), core.hostname()
  *   core.baselines()              -> {{name, backend, library, summary}, ...}
  *   core.exe()                    -> path of the running avo binary | nil, message
+ *   core.list_dir(path)           -> sorted names in a directory | nil, message
+ *   core.realpath(path)           -> absolute path, symlinks resolved | nil, message
  */
 #ifndef AVO_LUA_UTIL_H
 #define AVO_LUA_UTIL_H

@@ -92,6 +92,15 @@ int avo_archive_open_read(avo_archive **ret, const char *path, char *err, size_t
  */
 int avo_archive_open_watch(avo_archive **ret, const char *path, char *err, size_t errlen);
 
+/*
+ * PRAGMA quick_check(1) of the archive: 1 when it answers "ok", 0 when the
+ * file is damaged, with quick_check's first problem (or SQLite's error when
+ * the check itself cannot run) on one line in the caller's `problem`;
+ * AVO_EINVAL for a missing argument.  Reads every page: as long as the
+ * file is large.
+ */
+int avo_archive_quick_check(avo_archive *ar, char *problem, size_t problem_len);
+
 /* Whether the archive was opened read-only by avo_archive_open_read. */
 int avo_archive_readonly(const avo_archive *ar);
 

@@ -360,6 +360,25 @@ static int writable(const char *path)
     return access(dirname(copy), W_OK) == 0;
 }
 
+int avo_archive_quick_check(avo_archive *ar, char *problem, size_t problem_len)
+{
+    if (!ar || !problem || !problem_len)
+        return AVO_EINVAL;
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(ar->db->sql, "PRAGMA quick_check(1)", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    const char *answer = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int whole = answer && strcmp(answer, "ok") == 0;
+    /* the first problem on one line */
+    snprintf(problem, problem_len, "%s", answer ? answer : sqlite3_errmsg(ar->db->sql));
+    for (char *c = problem; *c; c++)
+        if (*c == '\n')
+            *c = ' ';
+    sqlite3_finalize(st);
+    return whole;
+}
+
 /*
  * PRAGMA quick_check on an archive about to be written: writing a run into
  * a damaged file buries the damage under new rows (and can spread it), so
@@ -368,26 +387,15 @@ static int writable(const char *path)
  */
 static int check_whole(avo_archive *ar, char *err, size_t errlen)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(ar->db->sql, "PRAGMA quick_check(1)", -1, &st, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_step(st);
-    const char *answer = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
-    int whole = answer && strcmp(answer, "ok") == 0;
-    char first[256]; /* the first problem on one line */
-    snprintf(first, sizeof first, "%s", answer ? answer : sqlite3_errmsg(ar->db->sql));
-    for (char *c = first; *c; c++)
-        if (*c == '\n')
-            *c = ' ';
-    if (!whole)
-        avo_error(err, errlen, AVO_ESQL,
-                  "archive %s is damaged (PRAGMA quick_check: %s); nothing was written to it."
-                  " Run into a new archive (--db another file); what this one holds may"
-                  " still be shown by the read commands, or copied into a new file to read"
-                  " (README, \"A damaged archive\")",
-                  ar->db->path, first);
-    sqlite3_finalize(st);
-    return whole ? 0 : AVO_ESQL;
+    char first[256];
+    if (avo_archive_quick_check(ar, first, sizeof first) == 1)
+        return 0;
+    return avo_error(err, errlen, AVO_ESQL,
+                     "archive %s is damaged (PRAGMA quick_check: %s); nothing was written to it."
+                     " Run into a new archive (--db another file); what this one holds may"
+                     " still be shown by the read commands, or copied into a new file to read"
+                     " (README, \"A damaged archive\")",
+                     ar->db->path, first);
 }
 
 /* How open_writable was asked to open: for a command that writes (creates

@@ -11,8 +11,9 @@ return {
   name = "agent-vs-tweaks",
   description = "AVO agent (scripted LLM answers) vs parameter tweaks on CPU sgemm",
   arms = {
-    { name = "agent", script = "examples/avo_cpu.lua", args = { steps = 4, stall = 2 },
-      env = { AVO_LLM_PROVIDER = "scripted", AVO_LLM_SCRIPT = "examples/avo_cpu.jsonl" } },
+    -- paths are relative to this file (an env value when it starts ./ or ../)
+    { name = "agent", script = "../avo_cpu.lua", args = { steps = 4, stall = 2 },
+      env = { AVO_LLM_PROVIDER = "scripted", AVO_LLM_SCRIPT = "../avo_cpu.jsonl" } },
     { name = "tweaks", strategy = "ga",
       options = { population = 4, generations = 1000, operators = { param_tweak = 1 } } },
   },

@@ -578,8 +578,7 @@ function M.load(spec)
   elseif type(spec) == "string" then
     local path = paths.find("evaluators", spec)
     if not path then
-      error(("evaluator '%s' not found (looked in %s)"):format(spec,
-        table.concat(paths.search_dirs("evaluators"), ", ")), 0)
+      error(paths.not_found("evaluators", spec), 0)
     end
     if path:match("_common%.lua$") then
       error(("%s: a *_common.lua file is code shared by evaluators (load it with require), "

@@ -70,15 +70,56 @@ local function budget_name(b)
   return #parts > 0 and table.concat(parts, "-") or "unbounded"
 end
 
+-- Paths in an experiment file are relative to the file.  `dir` (the
+-- file's directory, absolute; nil: leave paths as written) and a relative
+-- path `p`: the absolute path of dir/p when that is a readable file, else
+-- nil.
+local function beside(dir, p)
+  if not dir or p:sub(1, 1) == "/" then return nil end
+  local full = dir .. "/" .. p
+  local f = io.open(full, "r")
+  if not f then return nil end
+  local _, rerr = f:read(1) -- a directory opens, then fails here
+  f:close()
+  if rerr then return nil end
+  return core.realpath(full) or full
+end
+
+-- An env table with each value starting "./" or "../" made an absolute
+-- path relative to `dir` (the experiment file's directory; nil: as is).
+local function env_beside(env, dir)
+  if type(env) ~= "table" or not dir then return env end
+  local out = {}
+  for k, v in pairs(env) do
+    if type(v) == "string" and (v:sub(1, 2) == "./" or v:sub(1, 3) == "../") then
+      out[k] = core.realpath(dir .. "/" .. v) or (dir .. "/" .. v)
+    else
+      out[k] = v
+    end
+  end
+  return out
+end
+
+-- The directory of the experiment file at `path`, absolute when it can be
+-- found (a cell records it, so it reads the same from any directory).
+local function dir_of(path)
+  local d = path:match("^(.*)/[^/]*$") or "."
+  if d == "" then d = "/" end
+  return core.realpath(d) or d
+end
+
 -- Check and complete the table an experiment file returned.  Raises a
--- message naming what is wrong.
-local function normalise(def, path)
+-- message naming what is wrong.  `dir`: the file's directory, against which
+-- its relative paths are resolved (an arm's script, a workload's evaluator
+-- path when a file is there, env values starting ./ or ../); nil keeps
+-- every path as written (what the experiment's hash covers).
+local function normalise(def, path, dir)
   if type(def) ~= "table" then error("must return a table (the experiment)", 0) end
   local out = {
     name = def.name or (path:match("([^/]+)%.lua$") or path),
     description = def.description,
     jobs = def.jobs, run_jobs = def.run_jobs or 1,
-    env = def.env or {},
+    env = env_beside(def.env or {}, dir),
     slurm = def.slurm, listen = def.listen,
   }
   if out.slurm ~= nil and type(out.slurm) ~= "string" then
@@ -99,15 +140,19 @@ local function normalise(def, path)
     if a.run and type(a.run) ~= "function" then
       error(("arm '%s': run must be a function"):format(name), 0)
     end
-    return { strategy = a.strategy, script = a.script, run = a.run,
-      options = a.options or {}, args = a.args or {}, env = a.env or {} }
+    if a.script ~= nil and type(a.script) ~= "string" then
+      error(("arm '%s': script must be a path"):format(name), 0)
+    end
+    return { strategy = a.strategy, script = a.script and (beside(dir, a.script) or a.script),
+      run = a.run, options = a.options or {}, args = a.args or {},
+      env = env_beside(a.env or {}, dir) }
   end)
   out.workloads = named_list(def.workloads, "workloads", function(name, w)
     if type(w) == "string" then w = { evaluator = w } end
     if type(w) ~= "table" or type(w.evaluator) ~= "string" then
       error(("workload '%s' needs an evaluator (name or path)"):format(name), 0)
     end
-    return { evaluator = w.evaluator, options = w.options or {} }
+    return { evaluator = beside(dir, w.evaluator) or w.evaluator, options = w.options or {} }
   end)
   local seeds = def.seeds or 1
   if math.type(seeds) == "integer" then
@@ -157,13 +202,14 @@ local function normalise(def, path)
   return out
 end
 
--- Load an experiment definition from its text.  Returns def or nil, message.
-local function load_definition(source, path)
+-- Load an experiment definition from its text; `dir` as normalise's.
+-- Returns def or nil, message.
+local function load_definition(source, path, dir)
   local chunk, err = load(source, "@" .. path, "t")
   if not chunk then return nil, err end
   local ok, def = pcall(chunk)
   if not ok then return nil, tostring(def) end
-  local nok, out = pcall(normalise, def, path)
+  local nok, out = pcall(normalise, def, path, dir)
   if not nok then return nil, path .. ": " .. tostring(out) end
   return out
 end
@@ -191,7 +237,7 @@ M.plan = plan
 -- Refuse before anything runs: each arm's strategy must load, each script
 -- read and compile, each workload's evaluator load.  Returns the texts of
 -- script arms (by arm name) or nil, message naming the culprit.
-local function check_loadable(def)
+local function check_loadable(def, dir)
   local scripts = {}
   for _, a in ipairs(def.arms) do
     if a.strategy then
@@ -199,7 +245,10 @@ local function check_loadable(def)
       if not ok then return nil, ("arm '%s': %s"):format(a.name, tostring(err)) end
     elseif a.script then
       local text, rerr = S.read_file(a.script)
-      if not text then return nil, ("arm '%s': cannot read script %s"):format(a.name, rerr) end
+      if not text then
+        return nil, ("arm '%s': cannot read script %s (a relative path is read beside the " ..
+          "experiment file, in %s, then in the current directory)"):format(a.name, rerr, dir)
+      end
       local chunk, lerr = load(text, "@" .. a.script, "t")
       if not chunk then return nil, ("arm '%s': %s"):format(a.name, lerr) end
       scripts[a.name] = text
@@ -227,7 +276,8 @@ local function cell_script(exp, cell, scripts)
   return table.concat({
     ("-- avo experiment %q (#%d), cell %s\n"):format(exp.name, exp.id, cell.key),
     "return require(\"avo.experiment\").cell{\n",
-    ("  path = %q, arm = %q, workload = %q,\n"):format(exp.path, cell.arm, cell.workload),
+    ("  path = %q, dir = %q, arm = %q, workload = %q,\n"):format(exp.path, exp.dir,
+      cell.arm, cell.workload),
     "  source = ", long_string(exp.source), ",\n",
     arm_script and ("  script = " .. long_string(arm_script) .. ",\n") or "",
     "}\n",
@@ -240,7 +290,8 @@ end
 -- args (evaluator too) as `...`, and a strategy they return is run with the
 -- options; function arms are called as run(options, {arm=, workload=}).
 function M.cell(spec)
-  local def, err = load_definition(spec.source, spec.path)
+  -- cells written before `dir` was recorded resolve against the path as given
+  local def, err = load_definition(spec.source, spec.path, spec.dir or dir_of(spec.path))
   if not def then error(err, 0) end
   local arm, workload
   for _, a in ipairs(def.arms) do if a.name == spec.arm then arm = a end end
@@ -309,6 +360,12 @@ function M.open_selected(db, id, open)
     S.eprintf("avo: %s\n", err)
     return nil
   end
+  local whole, problem = archive:quick_check()
+  if not whole then
+    S.eprintf("avo: warning: archive %s is damaged (PRAGMA quick_check: %s); what follows is " ..
+      "what could be read of it, and may be incomplete (README, \"A damaged archive\")\n", db,
+      problem)
+  end
   local exp, serr = M.select(archive, id)
   if not exp then
     S.eprintf("avo: %s: %s\n", db, serr)
@@ -348,6 +405,44 @@ end
 
 local FINISHED = { done = true, stopped = true, failed = true }
 
+-- How a cell stands once its process ended with exit status `code`, its run
+-- left with `run_status` (nil: no run): a run still `running` was cut short
+-- (interrupted); any other end with a non-zero status is a failure.
+-- Returns the cell's status and whether it failed.
+local function outcome(run_status, code)
+  local status = run_status or "failed"
+  if status == "running" then status = "interrupted" end
+  local failed = status == "failed" or code ~= 0 and status ~= "interrupted"
+  return failed and "failed" or status, failed
+end
+
+-- Called by a cell's own `avo run`/`avo resume` as it ends (avo.session):
+-- record its exit status in experiment_cells at once, so a runner killed
+-- before it reaps the cell (or while the cell shuts down) loses nothing.
+-- The runner, when it reaps the cell, records the same with the reason.
+-- Does nothing for a run that is not a cell of an experiment in `archive`
+-- (a replay's archive).  Returns true, or nil and why.
+function M.record_exit(archive, run_id, args, code)
+  local id, key = tonumber(args.avo_experiment), args.avo_cell
+  if not id or type(key) ~= "string" then return true end
+  local exps, err = archive:experiments()
+  if not exps then return nil, err end
+  local exp
+  for _, e in ipairs(exps) do if e.id == id then exp = e end end
+  if not exp then return true end
+  local run_status
+  for _, r in ipairs(assert(archive:runs())) do
+    if r.id == run_id then run_status = r.status end
+  end
+  local status = outcome(run_status, code)
+  local reason
+  for _, rc in ipairs(assert(archive:experiment_cells(id))) do
+    if rc.cell == key and rc.run_id == run_id then reason = rc.reason end
+  end
+  return archive:experiment_cell_put(id, { cell = key, run_id = run_id, status = status,
+    reason = reason, exit_code = code })
+end
+
 -- opts: file, db, jobs, new, retry_failed
 local function run_experiment(opts)
   local path = opts.file
@@ -356,12 +451,13 @@ local function run_experiment(opts)
     S.eprintf("avo: cannot read experiment %s\n", rerr)
     return 2
   end
-  local def, derr = load_definition(source, path)
+  local file_dir = dir_of(path)
+  local def, derr = load_definition(source, path, file_dir)
   if not def then
     S.eprintf("avo: experiment %s\n", derr)
     return 2
   end
-  local scripts, lerr = check_loadable(def)
+  local scripts, lerr = check_loadable(def, file_dir)
   if not scripts then
     S.eprintf("avo: experiment %s: %s; nothing was run\n", path, lerr)
     return 2
@@ -373,11 +469,13 @@ local function run_experiment(opts)
     if scripts[a.name] then hashed[#hashed + 1] = a.name .. "\0" .. scripts[a.name] end
   end
   -- ... and what the file declared once evaluated (a file that reads the
-  -- environment may declare another grid from the same text).
-  local declared = { name = def.name, env = def.env, run_jobs = def.run_jobs,
-    slurm = def.slurm, listen = def.listen,
-    budgets = def.budgets, seeds = def.seeds, arms = {}, workloads = def.workloads }
-  for i, a in ipairs(def.arms) do
+  -- environment may declare another grid from the same text), its paths
+  -- as written: the same file run from another directory is the same.
+  local written = assert(load_definition(source, path, nil))
+  local declared = { name = written.name, env = written.env, run_jobs = written.run_jobs,
+    slurm = written.slurm, listen = written.listen,
+    budgets = written.budgets, seeds = written.seeds, arms = {}, workloads = written.workloads }
+  for i, a in ipairs(written.arms) do
     declared.arms[i] = { name = a.name, strategy = a.strategy, script = a.script,
       run = a.run and "function" or nil, options = a.options, args = a.args, env = a.env }
   end
@@ -421,6 +519,7 @@ local function run_experiment(opts)
     S.eprintf("avo: experiment '%s' #%d: resuming (%d cells) in %s\n", def.name, exp.id,
       #cells, db)
   end
+  exp.dir = file_dir
 
   local exe = assert(core.exe())
   local dir = ("%s.cells/e%d"):format(db, exp.id)
@@ -452,10 +551,20 @@ local function run_experiment(opts)
       rec and rec.status == "failed" and rec.run_id == r.id)
     if r and FINISHED[r.status] and not (failed_before and opts.retry_failed) then
       kept = kept + 1
-      -- a run that ended `stopped` with an error (a strategy refusing its
-      -- options exits 2) stays failed, with its reason
-      if not (rec and rec.status == "failed" and rec.run_id == r.id) then
-        archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = r.status })
+      -- What was recorded of this run (its exit status above all, written
+      -- by the cell as it ended) is kept; a run that ended `stopped` with an
+      -- error (a strategy refusing its options exits 2) stays failed, and a
+      -- failure the runner never saw gets its reason from the log.
+      local same = rec and rec.run_id == r.id
+      local status = same and rec.status == "failed" and "failed" or r.status
+      local reason = same and rec.reason or nil
+      if status == "failed" and not reason then
+        reason = log_tail(dir .. "/" .. safe(c.key) .. ".log", 3)
+        if reason == "" then reason = nil end
+      end
+      if not (same and rec.status == status and rec.reason == reason) then
+        archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = status,
+          reason = reason, exit_code = same and rec.exit_code or nil })
       end
     else
       -- a failed run is not continued: a retry is a new run of the cell
@@ -541,14 +650,12 @@ local function run_experiment(opts)
     running[pid] = nil
     local c = job.cell
     local r = cell_runs(archive, exp.id)[c.key]
-    local status = r and r.status or "failed"
+    local status, cell_failed = outcome(r and r.status, code)
     local reason
-    if status == "running" then status = "interrupted" end
     if status == "interrupted" and code ~= 0 then unfinished = unfinished + 1 end
-    if status == "failed" or code ~= 0 and status ~= "interrupted" then
+    if cell_failed then
       reason = log_tail(job.log, 3)
       if reason == "" then reason = ("exit status %d"):format(code) end
-      if status ~= "failed" and code ~= 0 then status = "failed" end
       failed = failed + 1
     end
     archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r and r.id, status = status,
@@ -590,7 +697,8 @@ end
 -- DIR/<cell>.db and say which reproduce decision for decision.
 local function replay(opts)
   local db = opts.db or "avo.db"
-  local archive, exp = M.open_selected(db, opts.experiment, core.archive)
+  -- read only: a missing archive is named, never created
+  local archive, exp = M.open_selected(db, opts.experiment, core.archive_read)
   if not archive then return 1 end
   local runs = cell_runs(archive, exp.id)
   archive:close()

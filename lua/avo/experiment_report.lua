@@ -602,11 +602,38 @@ local function csv(groups)
   return table.concat(o)
 end
 
-local function write(path, text)
-  local f, err = io.open(path, "w")
-  if not f then return nil, err end
-  f:write(text)
-  f:close()
+-- The reason in a Lua I/O error "PATH: reason", for a message naming the
+-- path the user gave rather than a temporary's.
+local function io_reason(err) return tostring(err):match(": ([^:]*)$") or tostring(err) end
+
+-- Write each {path, text} of `files` whole or not at all: every text goes
+-- to a temporary beside its path first (checked through write and close:
+-- a full disk fails there), and only when all are written are they
+-- renamed into place; a failure removes the temporaries, leaving any old
+-- files as they were.  Returns true, or nil and "PATH: reason".
+local function write_all(files)
+  local temps, failure = {}, nil
+  for i, f in ipairs(files) do
+    local tmp = ("%s.tmp.%s"):format(f[1], core.hash(f[1] .. core.now()):sub(1, 12))
+    local out, err = io.open(tmp, "wb")
+    if out then
+      temps[i] = tmp
+      local ok, werr = out:write(f[2])
+      local cok, cerr = out:close()
+      if not ok or not cok then err = werr or cerr end
+    end
+    if err then
+      failure = ("%s: %s"):format(f[1], io_reason(err))
+      break
+    end
+  end
+  for i, f in ipairs(files) do
+    if failure then break end
+    local ok, err = os.rename(temps[i], f[1])
+    if ok then temps[i] = nil else failure = ("%s: %s"):format(f[1], io_reason(err)) end
+  end
+  for _, tmp in pairs(temps) do os.remove(tmp) end
+  if failure then return nil, failure end
   return true
 end
 
@@ -681,16 +708,14 @@ function M.main(opts)
     methods = methods_text, counts = counts, llm = llm, groups = array(jgroups),
     cells = array(jcells), bootstrap_resamples = BOOTSTRAP,
   }
-  for _, f in ipairs({
+  local ok, werr = write_all({
     { prefix .. ".html", html(exp, def, cells, groups, methods_text, counts) },
     { prefix .. ".csv", csv(groups) },
     { prefix .. ".json", json .. "\n" },
-  }) do
-    local ok, werr = write(f[1], f[2])
-    if not ok then
-      S.eprintf("avo: cannot write %s\n", werr)
-      return 1
-    end
+  })
+  if not ok then
+    S.eprintf("avo: cannot write %s\n", werr)
+    return 1
   end
   -- A short table on stdout too.
   for _, g in ipairs(groups) do

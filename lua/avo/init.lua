@@ -25,16 +25,17 @@ end
 
 local loaded = { strategies = {}, operators = {} }
 
+local SINGULAR = { strategies = "strategy", operators = "operator" }
+
 local function load_part(kind, name)
   if type(name) ~= "string" then
-    error(("expected a %s name, got %s"):format(kind:sub(1, -2), type(name)), 3)
+    error(("expected a %s name, got %s"):format(SINGULAR[kind], type(name)), 3)
   end
   local cache = loaded[kind]
   if cache[name] then return cache[name] end
   local path = paths.find(kind, name)
   if not path then
-    error(("%s '%s' not found (looked in %s)"):format(kind:sub(1, -2), name,
-      table.concat(paths.search_dirs(kind), ", ")), 3)
+    error(paths.not_found(kind, name), 3)
   end
   local chunk, err = loadfile(path, "t")
   if not chunk then error(err, 0) end

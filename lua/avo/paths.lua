@@ -53,6 +53,45 @@ function M.find(kind, spec)
   return nil
 end
 
+-- The names `find(kind, name)` can find, sorted: <dir>/<kind>/NAME.lua
+-- for each search dir, and one level down (cpu/sgemm) where a kind keeps
+-- its parts in folders; *_common.lua files (shared code) are left out.
+function M.available(kind)
+  local seen, names = {}, {}
+  local function add(name)
+    if not seen[name] and not name:match("_common$") then
+      seen[name] = true
+      names[#names + 1] = name
+    end
+  end
+  for _, dir in ipairs(M.search_dirs(kind)) do
+    for _, entry in ipairs(core.list_dir(dir) or {}) do
+      local base = entry:match("^(.+)%.lua$")
+      if base then
+        add(base)
+      elseif kind == "evaluators" then
+        for _, sub in ipairs(core.list_dir(dir .. "/" .. entry) or {}) do
+          local b = sub:match("^(.+)%.lua$")
+          if b then add(entry .. "/" .. b) end
+        end
+      end
+    end
+  end
+  table.sort(names)
+  return names
+end
+
+-- "strategy 'x' not found (looked in ...); strategies here: a, b" for a
+-- name find(kind, name) did not find; `kind` is plural ("strategies").
+function M.not_found(kind, name)
+  local singular = ({ strategies = "strategy", operators = "operator",
+    evaluators = "evaluator" })[kind] or kind
+  local names = M.available(kind)
+  return ("%s '%s' not found (looked in %s); %s"):format(singular, name,
+    table.concat(M.search_dirs(kind), ", "),
+    #names > 0 and (kind .. " there: " .. table.concat(names, ", ")) or ("no " .. kind .. " there"))
+end
+
 -- A directory named relative to the avo roots, as evaluators are: as given
 -- when it exists (or is absolute), else <root>/dir for the first root that
 -- has it, else nil.  So `kernels/kb` in an example works from any directory.

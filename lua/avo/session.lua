@@ -596,6 +596,15 @@ function S.run_to_end(ctx, scale, refused)
     return code
   end
   local code = S.finish(archive, ctx.run_id, ok, result, run, ctx.db, pool:gone())
+  if type(ctx.args) == "table" and ctx.args.avo_experiment then
+    -- a cell of an experiment records its own exit status (docs/experiments.md)
+    local pok, rok, rerr = pcall(require("avo.experiment").record_exit, archive, ctx.run_id,
+      ctx.args, code)
+    if not (pok and rok) then
+      S.eprintf("avo: cannot record the cell's exit status: %s\n", S.error_string(pok and rerr
+        or rok))
+    end
+  end
   pool:close()
   scaleout.stop(st)
   archive:close()

@@ -4,8 +4,11 @@
 # runs, resumes as a no-op, refuses a changed file unless --new, reports
 # numbers an independent computation (python3 + sqlite3) recomputes from the
 # archive, and replays cell for cell; a failing arm is reported with its
-# reason; a grid with real workers killed with -9 in the middle leaves no
-# process behind, reports itself incomplete, and resumes to the end.
+# reason; paths in the file are relative to it (the shipped examples run
+# from /); every finished cell has its exit status, even one that ended
+# while its runner was stopped and then killed; a grid with real workers
+# killed with -9 in the middle leaves no process behind, reports itself
+# incomplete, and resumes to the end.
 . "$(dirname "$0")/lib.sh"
 check=tests/e2e/experiment/check_report.py
 
@@ -26,6 +29,58 @@ if [ -f "$tmp/bad.db" ]; then
 fi
 expect_exit 2 "$AVO" experiment
 expect_exit 2 "$AVO" experiment report --new
+# report and replay only read: a missing archive is named, never created
+for cmd in report replay; do
+    expect_exit 1 "$AVO" experiment $cmd --db "$tmp/missing.db"
+    expect_in "$tmp/err" "avo: cannot open archive $tmp/missing.db: No such file or directory"
+    [ ! -e "$tmp/missing.db" ] || fail "avo experiment $cmd created the missing archive"
+done
+
+# --- paths in an experiment file are relative to the file: a script arm, a
+# workload's evaluator and an env value beside it, run from / and again
+# (the same experiment) from another directory by a relative path
+mkdir "$tmp/expdir"
+cp bench/landscape.lua "$tmp/expdir/nk.lua"
+echo beside >"$tmp/expdir/data.txt"
+cat >"$tmp/expdir/arm.lua" <<'LUA'
+local avo = require "avo"
+local file = assert(os.getenv("AVO_TEST_FILE"), "AVO_TEST_FILE is not set")
+assert(file:sub(1, 1) == "/", "the env path was not made absolute: " .. file)
+local f = assert(io.open(file, "r"))
+assert(f:read("l") == "beside", "read the wrong file")
+f:close()
+return avo.strategy("ga")
+LUA
+cat >"$tmp/expdir/paths.lua" <<'LUA'
+return {
+  name = "paths",
+  arms = {
+    { name = "script", script = "arm.lua", env = { AVO_TEST_FILE = "./data.txt" },
+      options = { population = 4, generations = 1000 } },
+    { name = "ga", strategy = "ga", options = { population = 4, generations = 1000 } },
+  },
+  workloads = { nk = "nk.lua" },
+  budgets = { { max_evals = 6 } },
+  jobs = 1,
+}
+LUA
+from_root() { (cd / && "$@"); }
+expect_exit 0 from_root "$AVO" experiment "$tmp/expdir/paths.lua" --db "$tmp/paths.db"
+[ "$(q "$tmp/paths.db" "SELECT count(*) FROM experiment_cells WHERE status = 'done'")" = 2 ] ||
+    fail "paths beside the experiment file: $(q "$tmp/paths.db" "SELECT * FROM experiment_cells")"
+from_tmp() { (cd "$tmp" && "$@"); }
+expect_exit 0 from_tmp "$AVO" experiment expdir/paths.lua --db paths.db
+expect_in "$tmp/err" "2 cells finished before, 0 to run"
+# a script that is nowhere: the message says where relative paths are read
+sed 's/"arm.lua"/"no_arm.lua"/' "$tmp/expdir/paths.lua" >"$tmp/expdir/nowhere.lua"
+expect_exit 2 from_root "$AVO" experiment "$tmp/expdir/nowhere.lua" --db "$tmp/nowhere.db"
+expect_in "$tmp/err" "arm 'script': cannot read script no_arm.lua"
+expect_in "$tmp/err" "read beside the experiment file, in $(cd "$tmp/expdir" && pwd -P)"
+# the shipped examples work from any directory (agent_vs_tweaks has paths)
+expect_exit 0 from_root "$AVO" experiment "$AVO_SOURCE_ROOT/examples/experiments/agent_vs_tweaks.lua" \
+    --db "$tmp/agent.db"
+[ "$(q "$tmp/agent.db" "SELECT count(*) FROM experiment_cells WHERE status = 'done' AND exit_code = 0")" = 4 ] ||
+    fail "agent_vs_tweaks from /: $(q "$tmp/agent.db" "SELECT cell, status, reason FROM experiment_cells")"
 
 # --- a grid on the test backend
 db="$tmp/grid.db"
@@ -52,6 +107,41 @@ expect_exit 0 "$AVO" lineage "$best" --db "$db"
 expect_exit 0 "$AVO" experiment tests/e2e/experiment/grid.lua --db "$db"
 expect_in "$tmp/err" "18 cells finished before, 0 to run"
 [ "$(q "$db" "SELECT count(*) FROM runs")" = 18 ] || fail "a finished cell ran again"
+
+# every finished cell has its exit status
+[ "$(q "$db" "SELECT count(*) FROM experiment_cells WHERE exit_code = 0")" = 18 ] ||
+    fail "a finished cell has no exit status"
+
+# A cell that ends while its runner cannot see it (stopped, then killed
+# with -9: nothing reaps the cell) has recorded its own exit status, and a
+# re-run keeps it.
+sdb="$tmp/unseen.db"
+sed 's/jobs = 2/jobs = 1/; s/seeds = 3/seeds = 1/' tests/e2e/experiment/grid.lua >"$tmp/unseen.lua"
+"$AVO" experiment "$tmp/unseen.lua" --db "$sdb" >"$tmp/u.out" 2>"$tmp/u.err" &
+pid=$!
+waited=0
+until [ "$(q "$sdb" "SELECT count(*) FROM experiment_cells" 2>/dev/null || echo 0)" -ge 2 ]; do
+    sleep 0.05
+    waited=$((waited + 1))
+    [ "$waited" -lt 2000 ] || fail "no second cell started"
+done
+kill -STOP "$pid"
+# the cell the runner launched last, running or ended unseen
+cell=$(q "$sdb" "SELECT cell FROM experiment_cells ORDER BY updated_at DESC, rowid DESC LIMIT 1")
+waited=0
+while pgrep -f "$sdb.cells/" >/dev/null 2>&1; do
+    sleep 0.1
+    waited=$((waited + 1))
+    [ "$waited" -lt 600 ] || fail "the cell $cell did not end"
+done
+kill -9 "$pid"
+kill -CONT "$pid" 2>/dev/null || true
+wait "$pid" 2>/dev/null || true
+[ "$(q "$sdb" "SELECT status || ' ' || exit_code FROM experiment_cells WHERE cell = '$cell'")" = "done 0" ] ||
+    fail "the cell that ended unseen: $(q "$sdb" "SELECT * FROM experiment_cells WHERE cell = '$cell'")"
+expect_exit 0 "$AVO" experiment "$tmp/unseen.lua" --db "$sdb"
+[ "$(q "$sdb" "SELECT count(*) FROM experiment_cells WHERE status = 'done' AND exit_code = 0")" = 6 ] ||
+    fail "after the re-run: $(q "$sdb" "SELECT cell, status, exit_code FROM experiment_cells")"
 
 # a changed file under the same name is refused unless --new
 sed 's/seeds = 3/seeds = 2/' tests/e2e/experiment/grid.lua >"$tmp/grid2.lua"

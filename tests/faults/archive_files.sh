@@ -10,8 +10,9 @@
 #  - read commands refuse an empty file, a knowledge base alone and a
 #    foreign database, and leave them exactly as they were;
 #  - avo run and avo resume refuse an archive failing PRAGMA quick_check,
-#    naming it and what to do, without writing to it; the README's way to
-#    copy what it holds into a new file works.
+#    naming it and what to do, without writing to it; the read commands
+#    warn (stderr) naming it and quick_check's answer, and show what they
+#    can; the README's way to copy what it holds into a new file works.
 # The reads as another user run under setpriv as nobody: needs root.
 . "$(dirname "$0")/lib.sh"
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
@@ -156,6 +157,36 @@ for cmd in "run tests/lua/ga_synthetic.lua" "resume --run 1"; do
     expect_in "$tmp/err" "(README, \"A damaged archive\")"
     [ "$(md5sum < "$tmp/bad.db")" = "$sum" ] || fail "avo $cmd wrote into a damaged archive"
 done
+# ... and the read commands say so, to stderr, naming the archive and what
+# quick_check found, then show what they can read (here the damage is in a
+# table they do not read); JSON on stdout stays valid; nothing is written.
+cp "$tmp/own/a.db" "$tmp/hurt.db"
+page=$(q "$tmp/hurt.db" "SELECT rootpage FROM sqlite_schema WHERE name = 'attempts'")
+dd if=/dev/zero of="$tmp/hurt.db" bs=4096 seek=$((page - 1)) count=1 conv=notrunc 2>/dev/null
+[ "$(q "$tmp/hurt.db" "PRAGMA quick_check" 2>&1)" != ok ] || fail "the archive was not damaged"
+sum=$(md5sum < "$tmp/hurt.db")
+for cmd in runs "runs --json" best "best --json" "show 1 --json" "lineage 2" "diff 1 2" \
+    "export --json -" "export --csv -" "export --csv - --what baselines" "report -o $tmp/hurt.html" \
+    "export --git $tmp/hurt.git"; do
+    # shellcheck disable=SC2086 # the command's words
+    expect_exit 0 "$AVO" $cmd --db "$tmp/hurt.db"
+    expect_in "$tmp/err" "avo: warning: archive $tmp/hurt.db is damaged (PRAGMA quick_check: "
+    expect_in "$tmp/err" "Page $page"
+    expect_in "$tmp/err" "what follows is what could be read of it, and may be incomplete"
+    case "$cmd" in
+    *--json*) python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$tmp/out" ||
+        fail "avo $cmd on a damaged archive: stdout is not JSON" ;;
+    esac
+    grep -q warning "$tmp/out" && fail "avo $cmd printed the warning on stdout"
+    [ "$(md5sum < "$tmp/hurt.db")" = "$sum" ] || fail "avo $cmd wrote into a damaged archive"
+done
+[ -d "$tmp/hurt.git/.git" ] || fail "the git export of a damaged archive made nothing"
+expect_exit 1 "$AVO" experiment report --db "$tmp/hurt.db" --out "$tmp/hurt"
+expect_in "$tmp/err" "avo: warning: archive $tmp/hurt.db is damaged (PRAGMA quick_check: "
+expect_in "$tmp/err" "holds no experiment"
+# a whole archive: no warning
+expect_exit 0 "$AVO" runs --db "$tmp/own/a.db"
+grep -q "warning" "$tmp/err" && fail "a whole archive was warned about: $(cat "$tmp/err")"
 # The README's recipe, word for word: what can be read, in a new file to read.
 sqlite3 "$tmp/bad.db" .dump | sed 's/^ROLLBACK; -- due to errors$/COMMIT;/' | sqlite3 "$tmp/new.db"
 sqlite3 "$tmp/new.db" "PRAGMA user_version = $version"

@@ -5,6 +5,8 @@
 #    cache finishes every evaluation;
 #  - a full archive disk stops the run with SQLite's message, the archive
 #    stays whole, and resume (with room) completes the same lineage;
+#  - export (git, CSV, JSON), report and experiment report onto a full
+#    disk fail with the reason and leave nothing half-made;
 #  - an archive on a read-only mount is readable by every read command,
 #    older schemas included, and resume is refused clearly.
 . "$(dirname "$0")/lib.sh"
@@ -59,6 +61,49 @@ whole "$tmp/big/a.db"
 expect_exit 0 "$AVO" resume --db "$tmp/big/a.db"
 lineage "$tmp/big/a.db" > "$tmp/big.txt"
 cmp -s "$tmp/full.txt" "$tmp/big.txt" || fail "lineage after a full disk and resume differs"
+
+# -- exports and reports onto a full disk: an error naming the reason, and
+# nothing half-made left behind (no file, no temporary, no repository)
+tmpfs "$tmp/xfull" 64k
+dd if=/dev/zero of="$tmp/xfull/filler" bs=4k count=64 2>/dev/null || true
+for out in "--git $tmp/xfull/repo" "--git $tmp/xfull/repo/" "--csv $tmp/xfull/x.csv" \
+    "--json $tmp/xfull/x.json" "--csv $tmp/xfull/b.csv --what baselines"; do
+    # shellcheck disable=SC2086 # the command's words
+    expect_exit 1 "$AVO" export --db "$tmp/full.db" $out
+    expect_in "$tmp/err" "No space left on device"
+    [ "$(ls -A "$tmp/xfull")" = filler ] || fail "export $out on a full disk left: $(ls -A "$tmp/xfull")"
+done
+expect_exit 1 "$AVO" report --db "$tmp/full.db" -o "$tmp/xfull/r.html"
+expect_in "$tmp/err" "No space left on device"
+[ "$(ls -A "$tmp/xfull")" = filler ] || fail "report on a full disk left: $(ls -A "$tmp/xfull")"
+# ... and an experiment's report (three files: all or none)
+sed 's/seeds = 3/seeds = 1/; s/^  budgets = .*/  budgets = { { max_evals = 6 } },/' \
+    tests/e2e/experiment/grid.lua >"$tmp/grid1.lua"
+expect_exit 0 "$AVO" experiment "$tmp/grid1.lua" --db "$tmp/exp.db"
+expect_exit 1 "$AVO" experiment report --db "$tmp/exp.db" --out "$tmp/xfull/rep"
+expect_in "$tmp/err" "avo: cannot write $tmp/xfull/rep."
+expect_in "$tmp/err" ": No space left on device"
+[ "$(ls -A "$tmp/xfull")" = filler ] || fail "experiment report on a full disk left: $(ls -A "$tmp/xfull")"
+expect_exit 0 "$AVO" experiment report --db "$tmp/exp.db" --out "$tmp/rep"
+[ -s "$tmp/rep.html" ] && [ -s "$tmp/rep.csv" ] && [ -s "$tmp/rep.json" ] || fail "experiment report with room"
+ls "$tmp" | grep -q '\.tmp\.' && fail "the experiment report left a temporary"
+# ... into an existing empty directory (here the mount point of a disk too
+# small for it): it is left empty, and with room the export fills it whole
+tmpfs "$tmp/xsmall" 40k
+expect_exit 1 "$AVO" export --db "$tmp/full.db" --git "$tmp/xsmall"
+expect_in "$tmp/err" "No space left on device"
+[ -z "$(ls -A "$tmp/xsmall")" ] || fail "git export into a full mount point left: $(ls -A "$tmp/xsmall")"
+tmpfs "$tmp/xroom" 4m
+expect_exit 0 "$AVO" export --db "$tmp/full.db" --git "$tmp/xroom"
+[ "$(git -C "$tmp/xroom" rev-list --all --count)" = "$(q "$tmp/full.db" "SELECT count(*) FROM candidates")" ] ||
+    fail "git export into an empty mount point: wrong commit count"
+[ "$(ls -A "$tmp/xroom" | tr '\n' ' ')" = ".git kernel.c knobs.json scores.json " ] ||
+    fail "git export into an empty mount point: $(ls -A "$tmp/xroom")"
+[ -z "$(git -C "$tmp/xroom" status --porcelain)" ] || fail "the exported work tree differs from main"
+expect_exit 0 "$AVO" export --db "$tmp/full.db" --git "$tmp/xroom/new"
+[ "$(ls -A "$tmp/xroom" | grep -c tmp)" = 0 ] || fail "a temporary was left: $(ls -A "$tmp/xroom")"
+[ "$(stat -c %a "$tmp/xroom/new")" = "$(umask -S >/dev/null; mkdir "$tmp/xroom/m"; stat -c %a "$tmp/xroom/m")" ] ||
+    fail "the exported repository's mode is not what mkdir gives"
 
 # -- a finished archive on a read-only mount, and an older schema there
 tmpfs "$tmp/ro" 4m

@@ -77,7 +77,18 @@ assert(not ok and err:find("source"), "candidate without source: " .. tostring(e
 ok, err = pcall(avo.evaluate, {}, seed)
 assert(not ok and err:find("evaluator"), err)
 ok, err = pcall(avo.strategy, "no_such_strategy")
-assert(not ok and err:find("not found"), err)
+assert(not ok and err:find("strategy 'no_such_strategy' not found (looked in ", 1, true), err)
+assert(not err:find("strategie '", 1, true), err)
+-- ... naming what exists, the shipped parts among them
+assert(err:find("; strategies there: ", 1, true) and err:find("%f[%w]ga,") and
+  err:find("map_elites", 1, true) and not err:find("%f[%w]lib%f[^%w]"), err)
+ok, err = pcall(avo.operator, "nope")
+assert(not ok and err:find("operator 'nope' not found (looked in ", 1, true), err)
+assert(err:find("; operators there: ", 1, true) and err:find("param_tweak", 1, true), err)
+ok, err = pcall(avo.evaluator, "cpu/nope")
+assert(not ok and err:find("evaluator 'cpu/nope' not found (looked in ", 1, true), err)
+assert(err:find("; evaluators there: ", 1, true) and err:find("cpu/sgemm,", 1, true) and
+  not err:find("_common", 1, true), err)
 
 -- Knob parser errors name the line.
 ok, err = pcall(avo.knobs, "int x;\n// avo:param 9bad 1 2\n")

@@ -108,6 +108,19 @@ expect_status 404 "${url}nothing"
 expect_status 200 "${url}assets/live.js"
 expect_in "$tmp/headers" "content-type: text/javascript"
 expect_status 404 "${url}assets/nothing.js"
+# A percent-encoding that decodes to NUL (or another control byte), a
+# malformed one and one that is not UTF-8: 400, never the page or asset
+# named by what comes before the NUL.
+for bad in a/0/c/1%00 assets/live.js%00.css a/0/run/1%00/x a/0/c/1%0a a/0/c/1%1b%5b2J \
+    a/0/c/1%7f a/0/c/1%zz a/0/c/1%4 a/0/c/1% a/0/c/1%ff a/0/c/1%c0%af a/0/c/1%ed%a0%80 \
+    %00 a/0/c/%00 assets/live.js%00; do
+    expect_status 400 "${url}$bad"
+    expect_in "$tmp/body" "percent-encoding is malformed or decodes to a control byte"
+done
+# ... while ordinary escapes (and UTF-8) still decode
+expect_status 200 "${url}a/0/c/%31"
+expect_status 200 "${url}assets/live%2ejs"
+expect_status 404 "${url}a/0/c/%c3%a9"
 
 # DNS rebinding: a loopback server answers loopback Host names only.
 port=${url#http://127.0.0.1:}; port=${port%/}
