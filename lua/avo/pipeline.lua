@@ -215,6 +215,21 @@ local function submit_job(r, job, deadline, done, ev)
       r.infra_streak = 0
       return done(result)
     end
+    -- A job whose connection to remote workers was lost again and again
+    -- (the pool requeued it AVO_POOL_MAX_CUTS times): the network's doing,
+    -- which no candidate is ever charged with, so no retry and no control
+    -- that could charge it; it stays pending for resume.  In a row, it
+    -- stops the run as any broken environment does.
+    if result.connection_lost then
+      result.connection_lost = nil
+      r.infra_streak = r.infra_streak + 1
+      r.infra_faults = r.infra_faults + 1
+      local why = tostring(result.reason)
+      log(("avo: infrastructure fault, not the candidate's (%s)"):format(why))
+      if r.infra_streak >= r.infra_limit then stop(why) end
+      result.infrastructure = true
+      return done(result)
+    end
     -- Every worker gone for good (remote or Slurm): not a broken machine but
     -- the end of the run; the job stays pending for resume, no retry.
     if r.pool and r.pool.gone and r.pool:gone() then
