@@ -6,8 +6,8 @@
  * Before the first job the two ends run a challenge-response handshake in
  * clear, keyed by a per-run secret (HMAC-SHA256, OpenSSL's libcrypto):
  *
- *   engine -> worker  {"type":"challenge", "protocol":2, "nonce":NE, "run":R, "version":V}
- *   worker -> engine  {"type":"hello", "protocol":2, "nonce":NW, "run":R', "version":V',
+ *   engine -> worker  {"type":"challenge", "protocol":3, "nonce":NE, "run":R, "version":V}
+ *   worker -> engine  {"type":"hello", "protocol":3, "nonce":NW, "run":R', "version":V',
  *                      "fingerprint":F, "host":H, "pid":P, "device":D, "mac":HMAC(hello text)}
  *   engine -> worker  {"type":"welcome", "mac":HMAC(welcome text)} | {"type":"refused",
  * "reason":...}
