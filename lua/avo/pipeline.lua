@@ -65,6 +65,8 @@ local function make_record(r, id, cand, result, score, ev)
     score = score, configs = result.configs or {}, checks = result.checks,
     artifacts = result.artifacts,
     sandbox = result.sandbox, -- the mechanism that isolated it (eval/sandbox.h)
+    -- what the judge saw it load beyond its object and the runtime (eval/libraries.h)
+    libraries = result.libraries, libraries_unobserved = result.libraries_unobserved,
   }
   return rec
 end
