@@ -874,6 +874,9 @@ function Evaluator:baseline_job(b, seed, cache_dir, device)
       name_expressions = b.name_expressions or self.name_expressions,
     }, { __index = self })
     job = Evaluator.job(view, { source = b.source, knobs = b.knobs }, seed, cache_dir)
+    -- A baseline is the evaluator's own yardstick: its libraries are noted
+    -- in its result, never refused by the rule for candidates.
+    job.libraries = nil
     if b.kind == "library" then
       -- The worker probes the library and links the adapter (only) to it
       -- (docs/protocol.md, "Library baselines").

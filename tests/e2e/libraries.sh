@@ -68,10 +68,33 @@ export MM_LIBRARIES=libfoo
 expect_exit 1 "$AVO" eval "$blas" --evaluator "$ev" --json
 expect_in "$tmp/out" "loads a library the evaluator does not allow"
 
+# --- the rule is for candidates: an evaluator that forbids libraries still
+# measures its OpenBLAS library baseline (the baseline's result names it)
+cat > "$tmp/sgemm_forbid.lua" <<LUA
+local ev = dofile("$AVO_SOURCE_ROOT/evaluators/cpu/sgemm.lua")
+ev.libraries = "forbid"
+return ev
+LUA
+OPENBLAS_EVALUATOR=$tmp/sgemm_forbid.lua expect_exit 0 "$AVO" run tests/e2e/openblas_run.lua \
+    --db "$tmp/b.db" --jobs 1
+[ "$(q "$tmp/b.db" "SELECT status FROM baselines")" = ok ] ||
+    fail "the baseline of a forbidding evaluator: $(q "$tmp/b.db" "SELECT status, reason FROM baselines")"
+q "$tmp/b.db" "SELECT json_extract(result, '$.libraries') FROM baselines" | grep -q libopenblas ||
+    fail "the baseline's result does not name OpenBLAS: $(q "$tmp/b.db" "SELECT result FROM baselines")"
+[ "$(q "$tmp/b.db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 2 ] ||
+    fail "the seed candidates should pass: $(q "$tmp/b.db" "SELECT status, reason FROM candidates")"
+
 # --- a malformed rule, and one on a CUDA evaluator, are refused at load
 export MM_LIBRARIES=bad
 expect_exit 1 "$AVO" eval "$honest" --evaluator "$ev"
 expect_in "$tmp/err" "libraries"
 expect_in "$tmp/err" "must be \"allow\", \"forbid\" or a list of file name prefixes"
 unset MM_LIBRARIES
+cat > "$tmp/cuda_forbid.lua" <<LUA
+local ev = dofile("$AVO_SOURCE_ROOT/tests/e2e/evaluators/cuda_vadd.lua")
+ev.libraries = "forbid"
+return ev
+LUA
+expect_exit 1 "$AVO" eval tests/e2e/kernels/cuda_vadd.cu --evaluator "$tmp/cuda_forbid.lua" --compile-only
+expect_in "$tmp/err" "applies to CPU kernels only"
 echo "libraries: ok"
