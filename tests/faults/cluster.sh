@@ -100,6 +100,11 @@ kill -9 "$served" 2>/dev/null || true
 start_engine "$tmp/d.db" run examples/quickstart.lua --db "$tmp/d.db" --jobs 0 \
     --listen 127.0.0.1:0 --max-evals 8
 start_worker d; wd=$worker
+# past the baseline's job (the first), on a candidate's
+for _ in $(seq 600); do
+    [ "$(q "$tmp/d.db" "SELECT count(*) FROM candidates WHERE status != 'pending'" 2>/dev/null || echo 0)" -ge 1 ] && break
+    sleep 0.1
+done
 wait_busy "$wd"
 served=$(pgrep -P "$wd" | head -n1)
 kill -9 "$served"
