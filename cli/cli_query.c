@@ -220,6 +220,19 @@ static void print_candidate(const json_t *c, int with_source)
     printf("\n");
     if (*str(c, "note"))
         printf("note     %s\n", str(c, "note"));
+    /* What the judge saw it load beyond its object and the runtime
+     * (eval/libraries.h); absent for results that predate it or CUDA. */
+    const json_t *result = json_object_get(c, "result");
+    const json_t *libs = json_object_get(result, "libraries");
+    if (json_is_array(libs)) {
+        printf("libraries");
+        json_array_foreach(libs, i, item)
+            printf("%s%s", i ? ", " : " ", json_string_value(item) ? json_string_value(item) : "?");
+        printf("%s\n", json_array_size(libs) ? "" : " none beyond its object and the runtime");
+    } else if (json_string_value(json_object_get(result, "libraries_unobserved"))) {
+        printf("libraries not observed: %s\n",
+               json_string_value(json_object_get(result, "libraries_unobserved")));
+    }
     json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs) > 0) {
         printf("\n%-16s %7s %10s %10s %12s %7s %8s %10s\n", "config", "correct", "GFLOP/s", "GB/s",

@@ -117,12 +117,43 @@ static void leave(avo_transport_channel *ch, int fd, const char *reason)
     json_decref(bye);
 }
 
+/* The relay's status when the serving process died (not an exit of
+ * avo_worker_main's): a fresh one reconnects at once. */
+#define SERVER_DIED (-1)
+
+/*
+ * The serving process died (signal, or an exit without its answer) while
+ * job `id` was in flight: say so on the authenticated channel, the only
+ * way the engine may hold a worker's loss against a job (a cut
+ * connection never is: docs/protocol.md), then leave.
+ */
+static void report_death(avo_transport_channel *ch, int fd, json_int_t id, int ws)
+{
+    char why[160];
+    if (WIFSIGNALED(ws))
+        snprintf(why, sizeof why, "worker died with signal %d (%s)", WTERMSIG(ws),
+                 strsignal(WTERMSIG(ws)));
+    else
+        snprintf(why, sizeof why, "worker exited with status %d",
+                 WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
+    if (id >= 0) {
+        json_t *died = json_pack("{s:s, s:I, s:s}", "type", "died", "id", id, "reason", why);
+        if (died)
+            avo_transport_channel_send(ch, fd, died, 0, 2.0, NULL, 0);
+        json_decref(died);
+    }
+    char reason[256];
+    snprintf(reason, sizeof reason, "its serving process died (%s); a fresh one reconnects", why);
+    leave(ch, fd, reason);
+}
+
 /*
  * Relay between the socket fd (through ch) and the worker child pid (jobs
  * to to_child, results from from_child) until one side ends.  Returns the
  * child's avo_worker_main status when it ended on its own (AVO_WORKER_BYE
- * only after the engine's final "bye"), or 1 when the connection was lost
- * or failed authentication (the child is killed).
+ * only after the engine's final "bye"), SERVER_DIED when it died otherwise
+ * (reported to the engine, with the job it was running), or 1 when the
+ * connection was lost or failed authentication (the child is killed).
  */
 static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int from_child)
 {
@@ -130,6 +161,10 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
     avo_proto_buf net = {0}, kid = {0};
     uint64_t opened = 0;
     int bye = 0, status = 1;
+    /* The engine's message the child has not answered yet (a job or a
+     * ping: each gets exactly one answer), -1 for none or one without id. */
+    json_int_t in_flight = -1;
+    int awaiting = 0;
     double next_beat = 0;
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     fcntl(from_child, F_SETFL, fcntl(from_child, F_GETFL) | O_NONBLOCK);
@@ -184,6 +219,11 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
                 const char *mtype = json_string_value(json_object_get(msg, "type"));
                 if (own_cache[0] && json_is_object(msg) && (!mtype || !strcmp(mtype, "job")))
                     json_object_set_new(msg, "cache_dir", json_string(own_cache));
+                if (!bye && (!mtype || !strcmp(mtype, "job") || !strcmp(mtype, "ping"))) {
+                    const json_t *id = json_object_get(msg, "id");
+                    in_flight = json_is_integer(id) ? json_integer_value(id) : -1;
+                    awaiting = 1;
+                }
                 /* The child reads one job at a time while idle: a blocking write. */
                 rc = avo_proto_send(to_child, msg, err, sizeof err);
                 json_decref(msg);
@@ -204,6 +244,7 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
             size_t at = 0;
             json_t *msg;
             while ((msg = avo_proto_decode(&kid, &at)) != NULL) {
+                awaiting = 0; /* its answer */
                 int rc = avo_transport_channel_send(ch, fd, msg, 0, 30.0, err, sizeof err);
                 json_decref(msg);
                 if (rc < 0)
@@ -228,7 +269,12 @@ static int relay(int fd, avo_transport_channel *ch, pid_t pid, int to_child, int
                 if (r != pid)
                     goto lost;
                 status = WIFEXITED(ws) ? WEXITSTATUS(ws) : 1;
-                if (status == AVO_WORKER_RETIRED)
+                if (awaiting || !WIFEXITED(ws) ||
+                    (status != AVO_WORKER_RETIRED && status != AVO_WORKER_BYE)) {
+                    if (!bye)
+                        report_death(ch, fd, awaiting ? in_flight : -1, ws);
+                    status = bye ? 1 : SERVER_DIED;
+                } else if (status == AVO_WORKER_RETIRED)
                     leave(ch, fd, "retired (a fresh process reconnects)");
                 else if (status == AVO_WORKER_BYE && !bye)
                     status = 1; /* it cannot have seen a bye we did not pass */
@@ -347,7 +393,10 @@ static int remote_main(const char *address, const char *run, const char *fingerp
         int status = serve(fd, ch, &secret);
         if (status == AVO_WORKER_BYE)
             return 0;
-        if (status != AVO_WORKER_RETIRED)
+        if (status == SERVER_DIED)
+            fprintf(stderr,
+                    "avo worker: the serving process died; reconnecting with a fresh one\n");
+        else if (status != AVO_WORKER_RETIRED)
             fprintf(stderr, "avo worker: lost the connection to %s; reconnecting\n", address);
         lost_at = avo_monotonic();
     }

@@ -749,6 +749,19 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
         avo_strbuf_puts(out, "<br/>note: ");
         avo_strbuf_html(out, str(c, "note"));
     }
+    /* Libraries the judge saw it load (eval/libraries.h): vendor code doing
+     * the work is never hidden behind a score. */
+    const json_t *libs = json_object_get(json_object_get(c, "result"), "libraries");
+    if (json_array_size(libs)) {
+        avo_strbuf_puts(out, "<br/>libraries <code>");
+        json_array_foreach(libs, i, p)
+        {
+            if (i)
+                avo_strbuf_puts(out, ", ");
+            avo_strbuf_html(out, json_string_value(p) ? json_string_value(p) : "?");
+        }
+        avo_strbuf_puts(out, "</code>");
+    }
     avo_strbuf_puts(out, "</p>\n");
 
     const json_t *configs = json_object_get(c, "configs");

@@ -35,7 +35,8 @@ typedef struct pool_job {
     uint64_t ticket;
     json_t *job;
     double deadline_s;
-    int attempts; /* remote workers lost while running it */
+    int attempts; /* remote workers that misbehaved while running it (authenticated) */
+    int cuts;     /* connections lost while it was in flight: never its fault */
     int stage;    /* CUDA timing job: STAGE_* */
     struct pool_job *next;
 } pool_job;
@@ -107,6 +108,7 @@ struct avo_pool {
     char *gone;
     char *events[MAX_EVENTS];
     int nevents;
+    int max_cuts; /* AVO_POOL_MAX_CUTS, or $AVO_POOL_MAX_CUTS */
 };
 
 static void job_free(pool_job *j)
@@ -258,6 +260,11 @@ int avo_pool_new(avo_pool **ret, int jobs, char *const *worker_argv, char *err, 
     if (!pool)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     pool->listen_fd = -1;
+    /* A proxy test that manipulates every connection in a row, or a site
+     * whose network is known to be flaky, may allow more cuts per job. */
+    const char *cuts = getenv("AVO_POOL_MAX_CUTS");
+    pool->max_cuts =
+        cuts && atoi(cuts) >= 1 && atoi(cuts) <= 10000 ? atoi(cuts) : AVO_POOL_MAX_CUTS;
     size_t argc = 0;
     while (worker_argv[argc])
         argc++;
@@ -699,11 +706,16 @@ static int deliver(avo_pool *pool, worker *w, pool_job *j, char *err, size_t err
 
 /*
  * Drop remote slot i: its job, if any, goes back to the queue.  charge:
- * the loss counts against the job (a worker that vanished may have been
- * killed by its candidate), which is answered "crashed" after
- * AVO_POOL_MAX_ATTEMPTS such losses; 0 for what no candidate can cause (a
- * stream that failed authentication, a job that never reached the worker,
- * a worker that left cleanly), which requeues it without counting.
+ * the worker said something authenticated that is wrong (a message while
+ * idle, a result for another job, an invalid result): the loss counts
+ * against the job, which is answered "crashed" after AVO_POOL_MAX_ATTEMPTS
+ * of them.  0 for everything the network can do (the connection closed or
+ * silent, a stream that failed authentication, a job that never reached
+ * the worker, a worker that left): never the candidate's fault, whatever
+ * job was in flight, so it is queued again without counting against it;
+ * only a job whose connection was lost AVO_POOL_MAX_CUTS times is answered,
+ * "error" with "connection_lost" (an infrastructure fault the engine never
+ * charges: the candidate stays pending for `avo resume`).
  */
 static int remote_lost(avo_pool *pool, int i, const char *why, int charge)
 {
@@ -721,6 +733,22 @@ static int remote_lost(avo_pool *pool, int i, const char *why, int charge)
         return 0;
     }
     if (!charge) {
+        j->cuts++;
+        if (j->cuts >= pool->max_cuts) {
+            pool_event(pool,
+                       "worker %s dropped (%s) while running job %llu; its connection was lost %d "
+                       "times, giving up (not counted against it)",
+                       name, why, (unsigned long long)j->ticket, j->cuts);
+            char reason[512];
+            snprintf(reason, sizeof reason,
+                     "the connection to its remote worker was lost %d times while it ran (last: "
+                     "%s); the network's fault, not the candidate's",
+                     j->cuts, why);
+            int rc = finish_synthetic(pool, j, "error", reason);
+            if (rc == 0)
+                json_object_set_new(pool->done_tail->result, "connection_lost", json_true());
+            return rc;
+        }
         pool_event(pool, "worker %s dropped (%s); job %llu queued again, not counted against it",
                    name, why, (unsigned long long)j->ticket);
         queue_front(pool, j);
@@ -732,7 +760,7 @@ static int remote_lost(avo_pool *pool, int i, const char *why, int charge)
                    "worker %s lost (%s) while running job %llu; %d workers lost it, giving up",
                    name, why, (unsigned long long)j->ticket, j->attempts);
         char reason[512];
-        snprintf(reason, sizeof reason, "%d remote workers vanished while running it (last: %s)",
+        snprintf(reason, sizeof reason, "%d remote workers misbehaved while running it (last: %s)",
                  j->attempts, why);
         return finish_synthetic(pool, j, "crashed", reason);
     }
@@ -908,6 +936,30 @@ static int answers(const json_t *job, const json_t *res, char *why, size_t len)
 }
 
 /*
+ * The authenticated word of remote worker w that its serving process died
+ * while running its job (docs/protocol.md): answered "crashed" with
+ * "worker_lost", as when a local worker dies (the engine retries it as an
+ * infrastructure fault).  The caller checked that it names w's job.
+ */
+static int remote_died(avo_pool *pool, worker *w, const json_t *msg)
+{
+    const char *reason = json_string_value(json_object_get(msg, "reason"));
+    char why[400];
+    snprintf(why, sizeof why, "%.200s (on remote worker %.100s)", reason ? reason : "worker died",
+             w->name);
+    pool_job *j = w->job;
+    w->job = NULL;
+    pool_event(pool, "worker %s: its serving process died while running job %llu", w->name,
+               (unsigned long long)j->ticket);
+    int rc = finish_synthetic(pool, j, "crashed", why);
+    if (rc == 0) {
+        json_object_set_new(pool->done_tail->result, "worker_lost", json_true());
+        label(w, pool->done_tail->result);
+    }
+    return rc;
+}
+
+/*
  * Read what remote slot i sent, through its channel.  A heartbeat
  * ({"type":"alive", "got":N}) says how many of our messages it has opened;
  * a result that answers its job and passes avo_result_validate finishes it;
@@ -959,6 +1011,21 @@ static int collect_remote(avo_pool *pool, int i)
             json_decref(res);
             return remote_lost(pool, i, "sent a message while idle", 1);
         }
+        if (type && !strcmp(type, "died")) {
+            /* Its serving process died running this job, says the worker
+             * itself: what a local worker's death is (collect). */
+            const json_t *rid = json_object_get(res, "id");
+            if (!json_is_integer(rid) ||
+                json_integer_value(rid) != json_integer_value(json_object_get(w->job->job, "id"))) {
+                json_decref(res);
+                return remote_lost(pool, i, "said a job died that it was not running", 1);
+            }
+            rc = remote_died(pool, w, res);
+            json_decref(res);
+            if (rc < 0)
+                return rc;
+            continue;
+        }
         if (!answers(w->job->job, res, why, sizeof why)) {
             json_decref(res);
             return remote_lost(pool, i, why, 1);
@@ -986,7 +1053,7 @@ static int collect_remote(avo_pool *pool, int i)
         w->in.len -= at;
     }
     if (ended)
-        return remote_lost(pool, i, "connection closed", 1);
+        return remote_lost(pool, i, "connection closed", 0);
     return 0;
 }
 
@@ -1228,29 +1295,27 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
              * never saw (dropped on the way), ends the connection. */
             const char *lost = NULL;
             char silent[128];
-            int charge = 1;
             if (w->job && now - w->last_heard >= BUSY_SILENCE_S && w->in.len == 0) {
                 /* Stopped answering while running a job: the job runs
-                 * elsewhere (counted as a loss: a candidate may have hung
-                 * its node) and is never charged a timeout for it. */
+                 * elsewhere, never charged for it (a network that holds
+                 * back bytes looks the same as a hung node). */
                 snprintf(silent, sizeof silent,
                          "stopped answering: no heartbeat for %.0f s while running job %llu",
                          now - w->last_heard, (unsigned long long)w->job->ticket);
                 lost = silent;
             } else if (now - w->last_heard >= AVO_TRANSPORT_SILENCE_S) {
                 /* Bytes that never make a message (a length forged on the
-                 * way swallows what follows) are the network's doing; a
-                 * worker that sends nothing at all may be a lost node. */
-                charge = w->in.len == 0;
+                 * way swallows what follows), or none at all (a lost node,
+                 * a network holding them back). */
                 snprintf(silent, sizeof silent, "%s for %.0f s",
-                         charge ? "silent" : "no complete message", AVO_TRANSPORT_SILENCE_S);
+                         w->in.len == 0 ? "silent" : "no complete message",
+                         AVO_TRANSPORT_SILENCE_S);
                 lost = silent;
             } else if (w->got < w->sent && now - w->last_sent >= AVO_TRANSPORT_ACK_S) {
                 lost = "never received the engine's last message (lost on the way)";
-                charge = 0;
             }
             if (lost) {
-                rc = remote_lost(pool, i--, lost, charge);
+                rc = remote_lost(pool, i--, lost, 0);
                 if (rc < 0)
                     return rc;
                 continue;
@@ -1275,7 +1340,7 @@ static int pool_prepare(void *ctx, struct pollfd *fds, size_t max, int *timeout_
                      "deadline",
                      now - w->last_heard, (unsigned long long)w->job->ticket);
             n--;
-            rc = remote_lost(pool, i--, why, 1);
+            rc = remote_lost(pool, i--, why, 0);
             if (rc < 0)
                 return rc;
             continue;

@@ -22,14 +22,18 @@
  *   - Remote slots: workers that connected over TCP (avo_pool_listen) and
  *     proved the run's secret (scale/transport.h); every message then goes
  *     through the connection's encrypted channel.  They take any job.  A
- *     remote worker that vanishes, or stops answering while it runs a job
- *     (no heartbeat for 10 s), has its job queued again (at most
- *     AVO_POOL_MAX_ATTEMPTS times): a job is answered "timeout" only on a
- *     worker that still answers at its deadline; one whose stream fails authentication,
- *     or that never received its job, is dropped and the job queued again
- *     without counting; a result counts only when it answers the job in
- *     flight on that connection and passes avo_result_validate, so every
- *     job is answered once.
+ *     remote worker whose connection closes, goes silent (no heartbeat for
+ *     10 s while it runs a job), fails authentication or never received its
+ *     job is dropped and the job queued again without counting against it:
+ *     nothing the network does is a candidate's fault.  A job is answered
+ *     "timeout" only on a worker that still answers at its deadline,
+ *     "crashed" with "worker_lost" only when the worker itself says (on the
+ *     authenticated channel) that its serving process died running it, and
+ *     "error" with "connection_lost" once its connection was lost
+ *     AVO_POOL_MAX_CUTS times (the environment's AVO_POOL_MAX_CUTS).  A
+ *     result counts only when it answers the job in flight on that
+ *     connection and passes avo_result_validate (else the loss counts:
+ *     AVO_POOL_MAX_ATTEMPTS), so every job is answered once.
  * A CUDA timing job with "device": N runs only on a worker of device N.
  * Every result gets a "worker" object: transport, name, device ordinal.
  *
@@ -48,7 +52,10 @@
 
 typedef struct avo_pool avo_pool;
 
-#define AVO_POOL_MAX_ATTEMPTS 3 /* workers a job may lose before it is "crashed" */
+#define AVO_POOL_MAX_ATTEMPTS 3 /* misbehaving remote workers before a job is "crashed" */
+/* Lost connections before a job is an "error" (never charged); the
+ * environment's AVO_POOL_MAX_CUTS (1 to 10000) overrides it. */
+#define AVO_POOL_MAX_CUTS 8
 
 /*
  * Create a pool that runs `worker_argv` (NULL-terminated, argv[0] the

@@ -653,6 +653,21 @@ void avo_transport_channel_free(avo_transport_channel *ch)
         sodium_free(ch); /* zeroes the memory */
 }
 
+/*
+ * The size a message of len bytes is padded to before sealing: the next
+ * power of two above it (room for the padding's 0x80 marker), at least
+ * AVO_TRANSPORT_PAD_MIN.  A frame's length then says only which of a few
+ * size classes its message is in, so a man in the middle cannot pick out
+ * one candidate's job (their lengths differ by a few bytes) to cut it.
+ */
+static size_t padded_size(size_t len)
+{
+    size_t size = AVO_TRANSPORT_PAD_MIN;
+    while (size <= len)
+        size *= 2;
+    return size;
+}
+
 int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int final,
                                unsigned char **ret_bytes, size_t *ret_len, char *err, size_t errlen)
 {
@@ -664,15 +679,25 @@ int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int
     if (!text)
         return avo_error(err, errlen, AVO_ENOMEM, "cannot serialise message");
     size_t len = strlen(text);
-    if (len > AVO_PROTO_MAX) {
+    if (len >= AVO_PROTO_MAX) { /* its padding must fit the limit too */
         free(text);
         return avo_error(err, errlen, AVO_EINVAL, "message of %zu bytes exceeds the limit", len);
     }
+    size_t size = padded_size(len), plen = 0;
+    unsigned char *plain = malloc(size);
+    if (!plain) {
+        free(text);
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    }
+    memcpy(plain, text, len);
+    free(text);
+    /* ISO/IEC 7816-4 padding (0x80, then zeros) up to one block of `size`. */
+    sodium_pad(&plen, plain, len, size, size);
     size_t header = ch->push.started ? 0 : crypto_secretstream_xchacha20poly1305_HEADERBYTES;
-    size_t clen = len + crypto_secretstream_xchacha20poly1305_ABYTES;
+    size_t clen = plen + crypto_secretstream_xchacha20poly1305_ABYTES;
     unsigned char *out = malloc(header + 4 + clen);
     if (!out) {
-        free(text);
+        free(plain);
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
     }
     if (header)
@@ -683,10 +708,11 @@ int avo_transport_channel_seal(avo_transport_channel *ch, const json_t *msg, int
     frame[3] = (unsigned char)((clen >> 24) & 0xff);
     /* The length is additional data: changing it fails the message. */
     crypto_secretstream_xchacha20poly1305_push(
-        &ch->push.state, frame + 4, NULL, (const unsigned char *)text, len, frame, 4,
+        &ch->push.state, frame + 4, NULL, plain, plen, frame, 4,
         final ? crypto_secretstream_xchacha20poly1305_TAG_FINAL
               : crypto_secretstream_xchacha20poly1305_TAG_MESSAGE);
-    free(text);
+    sodium_memzero(plain, size);
+    free(plain);
     ch->push.started = 1;
     ch->push.ended = final != 0;
     *ret_bytes = out;
@@ -757,7 +783,15 @@ int avo_transport_channel_open(avo_transport_channel *ch, const unsigned char *d
         free(plain);
         return avo_error(err, errlen, AVO_EPROTO, "stream carried a message with tag %u", tag);
     }
-    json_t *msg = json_loadb((const char *)plain, (size_t)got, 0, NULL);
+    /* Padded to its size class (padded_size): anything else is not our peer's. */
+    size_t unpadded = 0;
+    if (got < AVO_TRANSPORT_PAD_MIN || (got & (got - 1)) != 0 ||
+        sodium_unpad(&unpadded, plain, (size_t)got, (size_t)got) != 0) {
+        free(plain);
+        return avo_error(err, errlen, AVO_EPROTO,
+                         "stream carried a message that is not padded to its size class");
+    }
+    json_t *msg = json_loadb((const char *)plain, unpadded, 0, NULL);
     free(plain);
     if (!json_is_object(msg)) {
         json_decref(msg);

@@ -6,8 +6,8 @@
  * Before the first job the two ends run a challenge-response handshake in
  * clear, keyed by a per-run secret (HMAC-SHA256, OpenSSL's libcrypto):
  *
- *   engine -> worker  {"type":"challenge", "protocol":2, "nonce":NE, "run":R, "version":V}
- *   worker -> engine  {"type":"hello", "protocol":2, "nonce":NW, "run":R', "version":V',
+ *   engine -> worker  {"type":"challenge", "protocol":3, "nonce":NE, "run":R, "version":V}
+ *   worker -> engine  {"type":"hello", "protocol":3, "nonce":NW, "run":R', "version":V',
  *                      "fingerprint":F, "host":H, "pid":P, "device":D, "mac":HMAC(hello text)}
  *   engine -> worker  {"type":"welcome", "mac":HMAC(welcome text)} | {"type":"refused",
  * "reason":...}
@@ -22,7 +22,10 @@
  * each connection has keys of its own.  Each side's first bytes are its
  * stream header; each message is then [u32 LE length][ciphertext] with the
  * length as additional data.  A forged, replayed, reordered or dropped
- * message fails to open; TAG_FINAL marks a clean end.
+ * message fails to open; TAG_FINAL marks a clean end.  Every message is
+ * padded (ISO/IEC 7816-4, libsodium's sodium_pad) to a power of two of at
+ * least AVO_TRANSPORT_PAD_MIN bytes before sealing, so a frame's length
+ * tells only its size class, never which candidate a job is.
  *
  * Invariant: the engine reads at most AVO_TRANSPORT_HELLO_MAX bytes from a
  * peer that has not authenticated.
@@ -33,11 +36,13 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#define AVO_TRANSPORT_PROTOCOL 2     /* 2: encrypted channel, hello binds host/pid/device */
+#define AVO_TRANSPORT_PROTOCOL 3 /* 2: encrypted channel, hello binds host/pid/device; 3: padded   \
+                                  */
 #define AVO_TRANSPORT_HELLO_MAX 4096 /* bytes an unauthenticated peer may send */
 #define AVO_TRANSPORT_SECRET_MIN 16  /* bytes */
 #define AVO_TRANSPORT_SECRET_MAX 512
 #define AVO_TRANSPORT_NONCE_HEX 64
+#define AVO_TRANSPORT_PAD_MIN 256     /* messages are padded to a power of two, at least this */
 #define AVO_TRANSPORT_HEARTBEAT_S 1.0 /* a remote worker says "alive" this often */
 #define AVO_TRANSPORT_SILENCE_S 30.0  /* a worker silent this long is lost */
 #define AVO_TRANSPORT_ACK_S 10.0 /* ...and one that has not opened a message sent this long ago */

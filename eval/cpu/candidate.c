@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "avo.h"
@@ -219,12 +221,85 @@ static _Noreturn void candidate_main(const cpu_job *job, uid_t uid)
     }
 }
 
-pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
-                              int so_fd, int setup_wr)
+/*
+ * The child's half of the maps hand-over: open /proc/self/maps while this
+ * process is still the judge's fork (its own mappings: always allowed) and
+ * send the descriptor over `sock`, or an empty message without one.  The
+ * kernel's permission check happens at open, so the judge can read it
+ * after the candidate changed uid and became non-dumpable.
+ */
+static void send_own_maps(int sock)
 {
+    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    char byte = 0;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    if (fd >= 0) {
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof control.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
+        ;
+    if (fd >= 0)
+        close(fd);
+}
+
+/* The judge's half: the descriptor the child sent, or -1. */
+static int receive_maps(int sock)
+{
+    char byte;
+    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } control;
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
+        c->cmsg_len != CMSG_LEN(sizeof(int)))
+        return -1;
+    int fd;
+    memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return fd;
+}
+
+pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
+                              int so_fd, int setup_wr, int *ret_maps_fd)
+{
+    *ret_maps_fd = -1;
+    int sv[2];
+    int have_sv = socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) == 0;
     pid_t pid = avo_supervise_fork(0);
-    if (pid != 0)
+    if (pid != 0) {
+        if (have_sv) {
+            close(sv[1]);
+            if (pid > 0)
+                *ret_maps_fd = receive_maps(sv[0]);
+            close(sv[0]);
+        }
         return pid;
+    }
+    if (have_sv) {
+        close(sv[0]);
+        send_own_maps(sv[1]);
+        close(sv[1]);
+    }
     int fds[5] = {cmd_rd, ack_wr, region_fd, so_fd, setup_wr};
     int moved[5];
     for (int i = 0; i < 5; i++) /* above every target first, then into place */

@@ -34,6 +34,7 @@
 #include "cpu_job.h"
 #include "cpulib.h"
 #include "jobspec.h"
+#include "libraries.h"
 #include "proto.h"
 #include "sandbox.h"
 #include "supervise.h"
@@ -104,6 +105,9 @@ static int cpu_job_parse(const json_t *job, cpu_job *j, char *err, size_t errlen
         j->link[0] = "-Wl,--no-as-needed"; /* needed although called only through the adapter */
         j->link[1] = j->link_file;
     }
+    j->libraries = json_object_get(job, "libraries");
+    if (!avo_libraries_policy_valid(j->libraries, err, errlen))
+        return AVO_EINVAL;
     const json_t *baseline = json_object_get(job, "baseline");
     if (baseline && !json_is_null(baseline))
         return avo_error(err, errlen, AVO_EINVAL,
@@ -123,6 +127,8 @@ typedef struct judge_report {
     char progress[256]; /* config being run at the end, "" if none */
     int in_config;      /* a progress came with no entry after it */
     json_t *done;       /* the verdict message, or NULL */
+    json_t *libraries;  /* what the judge saw the kernel load (libraries.h), or NULL */
+    json_t *unobserved; /* ...or why it could not see it */
 } judge_report;
 
 /* Parse the framed messages in buf: entries go to `configs` and `checks`. */
@@ -135,7 +141,13 @@ static void parse_report(const avo_proto_buf *buf, json_t *configs, json_t *chec
         json_t *entry = json_object_get(msg, "config");
         json_t *check = json_object_get(msg, "check");
         json_t *done = json_object_get(msg, "done");
-        if (progress) {
+        json_t *libraries = json_object_get(msg, "libraries");
+        json_t *unobserved = json_object_get(msg, "libraries_unobserved");
+        if (json_is_array(libraries) && !r->libraries) {
+            r->libraries = json_incref(libraries);
+        } else if (json_is_string(unobserved) && !r->unobserved) {
+            r->unobserved = json_incref(unobserved);
+        } else if (progress) {
             snprintf(r->progress, sizeof r->progress, "%s", progress);
             r->in_config = 1;
         } else if (json_is_object(entry)) {
@@ -210,6 +222,10 @@ static void run_judge(const cpu_job *job, int cand_fd, const char *ref_so, json_
     judge_report rep = {.done = NULL};
     parse_report(&reports, configs, checks, &rep);
     free(reports.data);
+    if (rep.libraries)
+        json_object_set_new(result, "libraries", rep.libraries);
+    if (rep.unobserved)
+        json_object_set_new(result, "libraries_unobserved", rep.unobserved);
     if (json_array_size(checks) > 0)
         json_object_set(result, "checks", checks);
     json_decref(checks);
@@ -270,6 +286,8 @@ static void judge_again(cpu_job *job, int cand_fd, const char *ref_so, char *scr
     json_array_clear(json_object_get(result, "configs"));
     json_object_del(result, "checks");
     json_object_del(result, "log");
+    json_object_del(result, "libraries");
+    json_object_del(result, "libraries_unobserved");
     if (scratch[0]) {
         avo_cpu_remove_tree(scratch);
         const char *tmp = getenv("TMPDIR");

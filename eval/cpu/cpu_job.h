@@ -46,6 +46,9 @@ typedef struct cpu_job {
      * candidate (its call adapter) need the library; the reference never. */
     const char *link[2];
     char link_file[PATH_MAX + 4];
+    /* The evaluator's rule for libraries the kernel loads (libraries.h):
+     * NULL, "allow", "forbid" or a list of file name prefixes; borrowed. */
+    const json_t *libraries;
 } cpu_job;
 
 /* One compiled shared object, opened. */
@@ -140,9 +143,11 @@ void avo_cpu_call_kernel(const avo_jobspec *spec, call_sig *sig, kernel_fn fn,
                          const avo_config_spec *cfg, void **ptrs);
 
 /* Fork the candidate process (run as `uid`) with exactly its fds; returns
- * its pid, or -1. */
+ * its pid, or -1.  *ret_maps_fd: its /proc/PID/maps, opened by the child
+ * itself before it drops anything (so a judge without privileges may read
+ * it later: eval/libraries.h), or -1. */
 pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
-                              int so_fd, int setup_wr);
+                              int so_fd, int setup_wr, int *ret_maps_fd);
 
 /* ----------------------------------------------------------------- device.c */
 

@@ -32,6 +32,7 @@
 #include "backend.h"
 #include "cpu_job.h"
 #include "judge.h"
+#include "libraries.h"
 #include "measure.h"
 #include "proto.h"
 #include "sandbox.h"
@@ -58,6 +59,9 @@ typedef struct cpu_device {
     int have_cpu_clock, use_cpu_clock; /* it exists; samples are read from it */
     int stopped;                       /* SIGSTOPped after its last command, until the next one */
     double stopped_cpu;                /* its CPU time when it stopped */
+    avo_libraries_baseline harness;    /* files the judge maps at the fork: the harness's */
+    int own_fd;                        /* the candidate's object, for libraries.h */
+    int maps_fd;                       /* its /proc/PID/maps, opened by itself; -1 */
     int judge_killed;                  /* the judge sent it SIGKILL */
     avo_sandbox_lease lease;           /* the candidate's uid, held while the judge lives */
 } cpu_device;
@@ -382,8 +386,12 @@ static int spawn_candidate(cpu_device *d, int so_fd)
     d->cmd_fd = cmd[1];
     d->ack_fd = ack[0];
     d->region_fd = region_fd;
-    d->cand =
-        avo_cpu_candidate_start(job, d->lease.uid, cmd[0], ack[1], region_fd, so_fd, setup[1]);
+    /* What the harness maps, taken before the candidate exists (libraries.h). */
+    if (avo_libraries_baseline_take(&d->harness) < 0)
+        d->harness.n = 0;
+    d->own_fd = fcntl(so_fd, F_DUPFD_CLOEXEC, 10);
+    d->cand = avo_cpu_candidate_start(job, d->lease.uid, cmd[0], ack[1], region_fd, so_fd, setup[1],
+                                      &d->maps_fd);
     if (d->cand < 0)
         judge_done("error", "cannot fork the kernel process");
     d->have_cpu_clock = clock_getcpuclockid(d->cand, &d->cpu_clock) == 0;
@@ -464,6 +472,43 @@ static void load_reference(cpu_device *d, const char *ref_so)
         judge_done("invalid", "libffi cannot describe the argument list");
 }
 
+/*
+ * After the timed calls, while the candidate is stopped: report the
+ * libraries it loaded beyond its object and the harness's runtime, read
+ * from its mappings by the judge (libraries.h), never asked of it.  One the
+ * evaluator forbids makes it "invalid"; so does a policy that cannot be
+ * checked because the mappings cannot be read.
+ */
+static void note_libraries(cpu_device *d)
+{
+    char err[AVO_ERRLEN];
+    json_t *found =
+        avo_libraries_observe(d->cand, d->maps_fd, &d->harness, d->own_fd, err, sizeof err);
+    const json_t *policy = d->job->libraries;
+    const char *rule = json_string_value(policy);
+    int restricted = policy && !json_is_null(policy) && !(rule && !strcmp(rule, "allow"));
+    if (!found) {
+        report(json_pack("{s:s}", "libraries_unobserved", err));
+        if (restricted) {
+            char why[AVO_ERRLEN + 96];
+            snprintf(why, sizeof why, "the evaluator restricts libraries, and %s", err);
+            judge_done("error", why);
+        }
+        return;
+    }
+    report(json_pack("{s:O}", "libraries", found));
+    char path[1024];
+    if (!avo_libraries_allowed(found, policy, path, sizeof path)) {
+        char why[1200];
+        snprintf(why, sizeof why, "loads a library the evaluator %s: %s",
+                 rule ? "forbids (libraries = \"forbid\")" : "does not allow (libraries = {...})",
+                 path);
+        json_decref(found);
+        judge_done("invalid", why);
+    }
+    json_decref(found);
+}
+
 /* The judge's body, once its fds are in place (avo_cpu_judge_main): set up,
  * start the candidate, then judge config by config, reporting as it goes. */
 static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_so)
@@ -508,6 +553,7 @@ static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_s
         if (outcome == AVO_JUDGE_FAILED)
             judge_done(d.status ? d.status : "error", reason);
     }
+    note_libraries(&d);
     command(&d, CMD_EXIT, NULL, 0, NULL, err, sizeof err);
     judge_done("ok", NULL);
 }

@@ -300,6 +300,13 @@ function M.eval(opts)
         end
       end
     end
+    -- Libraries the judge saw the kernel load (eval/libraries.h): vendor
+    -- code doing the work is said, whatever the verdict.
+    if rec.libraries and #rec.libraries > 0 then
+      io.stdout:write(("libraries %s\n"):format(table.concat(rec.libraries, ", ")))
+    elseif rec.libraries_unobserved then
+      io.stdout:write(("libraries not observed: %s\n"):format(rec.libraries_unobserved))
+    end
     if rec.status == "ok" then
       io.stdout:write(("score %.4g %s\n"):format(rec.score, ev.unit))
     elseif rec.log and rec.log ~= "" then

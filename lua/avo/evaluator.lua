@@ -313,6 +313,36 @@ local function validate_library_baseline(ev, f, b, entry)
                 install = b.install, describe = next(describe) and describe or nil }
 end
 
+-- `libraries`: what the judge does with libraries a kernel loads beyond its
+-- own object and the runtime (eval/libraries.h): "allow" (the default: the
+-- result names them), "forbid" (such a kernel is invalid) or a list of file
+-- name prefixes it may load ({ "libopenblas" }).  CPU kernels only: NVRTC
+-- code cannot load a library.
+local function validate_libraries(ev)
+  local v = ev.libraries
+  if v == nil or v == "allow" or v == "forbid" then
+  elseif type(v) == "table" then
+    for i, p in ipairs(v) do
+      if type(p) ~= "string" or p == "" or p:find("/", 1, true) then
+        field_error(ev, ("libraries[%d]"):format(i), "must be a file name prefix such as " ..
+          "\"libopenblas\" (no directory)")
+      end
+    end
+    for k in pairs(v) do
+      if math.type(k) ~= "integer" or k < 1 or k > #v then
+        field_error(ev, "libraries", "must be a list of file name prefixes")
+      end
+    end
+  else
+    field_error(ev, "libraries", "must be \"allow\", \"forbid\" or a list of file name " ..
+      "prefixes such as { \"libopenblas\" }")
+  end
+  if v ~= nil and ev.backend ~= "cpu" then
+    field_error(ev, "libraries", "applies to CPU kernels only (the " .. ev.backend ..
+      " backend's kernels cannot load libraries)")
+  end
+end
+
 -- The evaluator's `baselines` (docs/evaluators.md): names of vendor
 -- baselines (eval/baseline.h) for this backend, and kernel baselines
 -- {name =, kernel = file | source = text, ...} measured as a candidate
@@ -510,6 +540,7 @@ local function validate(ev)
       or ev.threads > 256) then
     field_error(ev, "threads", "must be an integer from 1 to 256 (threads the kernel may start)")
   end
+  validate_libraries(ev)
   if ev.check_configs ~= nil then
     if ev.backend ~= "cpu" and ev.backend ~= "cuda" then
       field_error(ev, "check_configs", "is not supported by the " .. ev.backend .. " backend yet")
@@ -702,7 +733,12 @@ end
 -- candidate; only the in-process backend uses it (its test_score).
 local JOB_OF = {
   cpu = function(ev, cand, seed, cache_dir)
-    return ev:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
+    local job = ev:job_base(cand, seed, cache_dir, TIMING_DEFAULTS)
+    if ev.libraries ~= nil and ev.libraries ~= "allow" then
+      job.libraries = type(ev.libraries) == "table"
+        and setmetatable({ table.unpack(ev.libraries) }, core.json_array_mt) or ev.libraries
+    end
+    return job
   end,
   cuda = function(ev, cand, seed, cache_dir) return ev:cuda_job(cand, seed, cache_dir) end,
   [inprocess.backend] = function(ev, cand, _, _, trial) return inprocess.job(ev, cand, trial) end,
@@ -837,6 +873,9 @@ function Evaluator:baseline_job(b, seed, cache_dir, device)
       name_expressions = b.name_expressions or self.name_expressions,
     }, { __index = self })
     job = Evaluator.job(view, { source = b.source, knobs = b.knobs }, seed, cache_dir)
+    -- A baseline is the evaluator's own yardstick: its libraries are noted
+    -- in its result, never refused by the rule for candidates.
+    job.libraries = nil
     if b.kind == "library" then
       -- The worker probes the library and links the adapter (only) to it
       -- (docs/protocol.md, "Library baselines").

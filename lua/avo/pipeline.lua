@@ -65,6 +65,8 @@ local function make_record(r, id, cand, result, score, ev)
     score = score, configs = result.configs or {}, checks = result.checks,
     artifacts = result.artifacts,
     sandbox = result.sandbox, -- the mechanism that isolated it (eval/sandbox.h)
+    -- what the judge saw it load beyond its object and the runtime (eval/libraries.h)
+    libraries = result.libraries, libraries_unobserved = result.libraries_unobserved,
   }
   return rec
 end
@@ -213,6 +215,21 @@ local function submit_job(r, job, deadline, done, ev)
     end
     if not infra_fault(result) then
       r.infra_streak = 0
+      return done(result)
+    end
+    -- A job whose connection to remote workers was lost again and again
+    -- (the pool requeued it AVO_POOL_MAX_CUTS times): the network's doing,
+    -- which no candidate is ever charged with, so no retry and no control
+    -- that could charge it; it stays pending for resume.  In a row, it
+    -- stops the run as any broken environment does.
+    if result.connection_lost then
+      result.connection_lost = nil
+      r.infra_streak = r.infra_streak + 1
+      r.infra_faults = r.infra_faults + 1
+      local why = tostring(result.reason)
+      log(("avo: infrastructure fault, not the candidate's (%s)"):format(why))
+      if r.infra_streak >= r.infra_limit then stop(why) end
+      result.infrastructure = true
       return done(result)
     end
     -- Every worker gone for good (remote or Slurm): not a broken machine but

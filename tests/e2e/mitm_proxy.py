@@ -4,11 +4,22 @@ for tests/e2e/mitm.sh.  It never knows the run's secret: it sees the
 handshake in clear and then opaque encrypted frames, whose boundaries it
 reads from their clear length prefixes (docs/protocol.md, "TCP transport").
 
-mitm_proxy.py LISTEN_PORT_FILE ENGINE_HOST:PORT LOG ATTACK...
+mitm_proxy.py LISTEN_PORT_FILE ENGINE_HOST:PORT LOG [--cut-job N --cuts K] ATTACK...
 
 Listens on 127.0.0.1 (a free port, written to LISTEN_PORT_FILE), forwards
 each connection to the engine, and applies ATTACK number k to the k-th
-connection; connections past the list pass untouched.  Attacks:
+connection; connections past the list pass untouched.
+
+--cut-job N --cuts K  (issue 33) cut the connection while the N-th job of
+                 the run is in flight (the worker gets it, its answer is
+                 held back, then both sockets close), and cut K-1 more times
+                 the first job of each later connection: with one worker that
+                 is the same job, which the engine sends first again.  Logged
+                 as "conn C cut_job fired (job #J, L bytes)".
+
+Every encrypted frame's length goes to LOG.frames, one "e2w L" (engine to
+worker) or "w2e L" line each, for the test to check that lengths are padded.
+Attacks:
 
   hello_host     rewrite the host the worker's hello claims
   flip_job       flip one bit of the first job the engine sends
@@ -35,9 +46,12 @@ import sys
 import threading
 
 HEADER = 24      # secretstream header
-BIG = 160        # a worker's message longer than this is a result, not a heartbeat
+BIG = 300        # a frame longer than this is a job or a result, not a heartbeat (256 padded)
 
 log_lock = threading.Lock()
+# --cut-job: the target job, cuts left, job frames seen, whether one was cut
+cut = {"job": 0, "left": 0, "seen": 0, "armed": False}
+cut_lock = threading.Lock()
 recorded = []    # an earlier connection's worker stream: header, then frames
 record_lock = threading.Lock()
 
@@ -45,6 +59,11 @@ record_lock = threading.Lock()
 def log(path, text):
     with log_lock, open(path, "a") as f:
         f.write(text + "\n")
+
+
+def log_frame(path, direction, frame):
+    with log_lock, open(path + ".frames", "a") as f:
+        f.write("%s %d\n" % (direction, len(frame) - 4))
 
 
 def recv_exact(s, n):
@@ -75,6 +94,7 @@ class Connection:
         self.fired = False
         self.held = None
         self.job_id = None
+        self.cutting = False  # a cut is under way: the worker's answer is held back
         self.done = threading.Event()
 
     def fire(self):
@@ -90,6 +110,22 @@ class Connection:
                 pass
         self.done.set()
 
+    def cut_now(self, frame, first_here):
+        """--cut-job: whether this job frame is one to cut: the N-th job of
+        the run, then (while cuts are left) the first job of each later
+        connection."""
+        with cut_lock:
+            cut["seen"] += 1
+            if cut["left"] <= 0:
+                return False
+            if not (cut["seen"] == cut["job"] or (cut["armed"] and first_here)):
+                return False
+            cut["left"] -= 1
+            cut["armed"] = True
+            log(self.logpath, "conn %d cut_job fired (job #%d, %d bytes)"
+                % (self.k, cut["seen"], len(frame) - 4))
+            return True
+
     def engine_to_worker(self):
         """Challenge and verdict in clear, then the engine's stream."""
         src, dst = self.engine, self.worker
@@ -103,7 +139,7 @@ class Connection:
             if header is None:
                 return self.close()
             dst.sendall(header)
-            n = 0
+            n = jobs = 0
             while True:
                 frame = read_frame(src)
                 if frame is None:
@@ -116,7 +152,18 @@ class Connection:
                 elif n == 0 and self.attack == "drop_job":
                     self.fire()
                     frame = b""
+                big = len(frame) > BIG
+                if frame:
+                    log_frame(self.logpath, "e2w", frame)
+                if big and cut["job"] and self.cut_now(frame, jobs == 0):
+                    # The job reaches the worker, which starts it; its
+                    # answer never comes back: the connection goes.
+                    self.cutting = True
+                    dst.sendall(frame)
+                    threading.Event().wait(0.3)
+                    return self.close()
                 n += 1
+                jobs += big
                 dst.sendall(frame)
         except OSError:
             self.close()
@@ -157,6 +204,9 @@ class Connection:
                 frame = read_frame(src)
                 if frame is None:
                     return self.close()
+                if self.cutting:
+                    continue
+                log_frame(self.logpath, "w2e", frame)
                 if len(mine) < 4:
                     mine.append(frame)
                     if len(mine) == 4:
@@ -233,6 +283,9 @@ def serve(listener, engine_address, logpath, attacks):
 def main():
     port_file, engine_address, logpath = sys.argv[1:4]
     attacks = sys.argv[4:]
+    if attacks[:1] == ["--cut-job"]:
+        cut["job"], cut["left"] = int(attacks[1]), int(attacks[3])
+        attacks = attacks[4:]
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """A misbehaving remote worker for tests/e2e/remote.sh (docs/protocol.md,
-"TCP transport"): it speaks protocol 2 itself, the handshake in clear and
+"TCP transport"): it speaks protocol 3 itself, the handshake in clear and
 then the encrypted channel (libsodium's secretstream, through PyNaCl).
 
 remote_peer.py HOST:PORT MODE [SECRET]
@@ -71,7 +71,7 @@ class Channel:
             self.push_state = sodium.crypto_secretstream_xchacha20poly1305_state()
             out = sodium.crypto_secretstream_xchacha20poly1305_init_push(
                 self.push_state, self.push_key)
-        text = json.dumps(obj).encode()
+        text = pad(json.dumps(obj).encode())
         head = struct.pack("<I", len(text) + sodium.crypto_secretstream_xchacha20poly1305_ABYTES)
         tag = (sodium.crypto_secretstream_xchacha20poly1305_TAG_FINAL if final
                else sodium.crypto_secretstream_xchacha20poly1305_TAG_MESSAGE)
@@ -93,7 +93,23 @@ class Channel:
         if body is None:
             return None
         text, _tag = sodium.crypto_secretstream_xchacha20poly1305_pull(self.pull_state, body, head)
-        return json.loads(text)
+        return json.loads(unpad(text))
+
+
+def pad(text):
+    """ISO/IEC 7816-4 padding (0x80, zeros) to a power of two >= 256 above len."""
+    size = 256
+    while size <= len(text):
+        size *= 2
+    return text + b"\x80" + b"\0" * (size - len(text) - 1)
+
+
+def unpad(text):
+    n = len(text)
+    assert n >= 256 and n & (n - 1) == 0, "message of %d bytes is not padded" % n
+    body = text.rstrip(b"\0")
+    assert body.endswith(b"\x80"), "bad padding"
+    return body[:-1]
 
 
 def main():
@@ -103,7 +119,7 @@ def main():
     s = socket.create_connection((host, int(port)), timeout=20)
     challenge = recv(s)
     assert challenge and challenge["type"] == "challenge", challenge
-    assert challenge["protocol"] == 2, challenge
+    assert challenge["protocol"] == 3, challenge
     nonce = os.urandom(32).hex()
     if mode == "garbage":
         s.sendall(struct.pack("<I", 9) + b"not json!")
@@ -122,7 +138,7 @@ def main():
         text = "avo-hello-2\n%s\n%s\n%s\n%s\n%s\n%s\n%d\n%d" % (
             challenge["nonce"], nonce, run, version, fp, "rogue", pid, device)
         mac = hmac.new(key, text.encode(), hashlib.sha256).hexdigest()
-        send(s, {"type": "hello", "protocol": 2, "nonce": nonce, "run": run,
+        send(s, {"type": "hello", "protocol": 3, "nonce": nonce, "run": run,
                  "version": version, "fingerprint": fp, "host": "rogue", "pid": pid,
                  "device": device, "mac": mac})
     verdict = recv(s)

@@ -6,6 +6,8 @@
 #   - a worker that stops answering (its supervisor or its serving process
 #     SIGSTOPped) loses its job to another worker; no candidate is charged a
 #     timeout for it (item 14);
+#   - a worker whose serving process is killed mid-job says so itself (issue
+#     33): the job is retried as an infrastructure fault;
 #   - losing every worker ends the run `failed`, exit 3, its unevaluated
 #     candidates pending and counted as pending in the summary and in `avo
 #     runs` (item 11); `avo resume --listen` finishes it on new remote
@@ -89,6 +91,35 @@ expect_in "$tmp/h.db.err" "queued again"
     fail "a remote worker wrote into the cache path the engine sent"
 for p in $wa $wb $wc; do kill -CONT "$p" 2>/dev/null || true; kill -9 "$p" 2>/dev/null || true; done
 kill -9 "$served" 2>/dev/null || true
+
+# --- issue 33: the serving process of a remote worker killed mid-job.  Its
+# supervisor says so on the authenticated channel ("died"), so the engine
+# treats it as a local worker's death (worker_lost: an infrastructure fault,
+# retried), and reconnects with a fresh process; a cut connection would
+# not have been charged at all.  Every candidate passes.
+start_engine "$tmp/d.db" run examples/quickstart.lua --db "$tmp/d.db" --jobs 0 \
+    --listen 127.0.0.1:0 --max-evals 8
+start_worker d; wd=$worker
+# past the baseline's job (the first), on a candidate's
+for _ in $(seq 600); do
+    [ "$(q "$tmp/d.db" "SELECT count(*) FROM candidates WHERE status != 'pending'" 2>/dev/null || echo 0)" -ge 1 ] && break
+    sleep 0.1
+done
+wait_busy "$wd"
+served=$(pgrep -P "$wd" | head -n1)
+kill -9 "$served"
+set +e
+wait "$engine"; rc=$?
+set -e
+err="$tmp/d.db.err"
+[ $rc = 0 ] || { cat "$err"; fail "the run whose serving process was killed exited $rc"; }
+expect_in "$err" "its serving process died while running job"
+expect_in "$err" "infrastructure fault, not the candidate's (worker died with signal 9 (Killed) (on remote worker"
+expect_in "$tmp/wd.err" "the serving process died; reconnecting with a fresh one"
+if grep -q "lost (\|giving up" "$err"; then cat "$err"; fail "a job was charged for the death"; fi
+[ "$(q "$tmp/d.db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 8 ] ||
+    fail "every candidate should pass: $(q "$tmp/d.db" "SELECT status, reason FROM candidates WHERE status <> 'ok'")"
+kill -9 "$wd" 2>/dev/null || true
 
 # --- every worker lost: failed, exit 3, the rest pending everywhere
 AVO_WORKER_GRACE=2 start_engine "$tmp/g.db" run examples/quickstart.lua --db "$tmp/g.db" \

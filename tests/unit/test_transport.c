@@ -199,9 +199,10 @@ static void test_channel(void)
     size_t l1, l2, l3;
     unsigned char *m1 = seal(e, "{\"n\": 1}", 0, &l1), *m2 = seal(e, "{\"n\": 2}", 0, &l2),
                   *m3 = seal(e, "{\"n\": 3, \"type\": \"bye\"}", 1, &l3);
-    CHECK_INT(l1, 24 + 4 + 7 + 17); /* header, length, {"n":1}, MAC and tag */
-    CHECK_INT(l2, 4 + 7 + 17);
-    unsigned char all[512];
+    /* header, length, {"n":1} padded to 256 bytes, MAC and tag */
+    CHECK_INT(l1, 24 + 4 + AVO_TRANSPORT_PAD_MIN + 17);
+    CHECK_INT(l2, 4 + AVO_TRANSPORT_PAD_MIN + 17);
+    unsigned char all[2048];
     memcpy(all, m1, l1), memcpy(all + l1, m2, l2), memcpy(all + l1 + l2, m3, l3);
     CHECK_INT(open_all(w, all, l1 + l2 + l3, &n, &final, err), 3);
     CHECK_INT(n, 3);
@@ -233,7 +234,7 @@ static void test_channel(void)
     /* Each manipulation, on a fresh receiver. */
     struct {
         const char *what;
-        unsigned char data[512];
+        unsigned char data[2048];
         size_t len;
         int opened; /* messages that open before the failure */
     } cases[10];
@@ -310,6 +311,69 @@ static void test_channel(void)
     avo_transport_channel_free(r), avo_transport_channel_free(unused);
     avo_transport_channel_free(e);
     free(m1), free(m2), free(m3);
+}
+
+/*
+ * Padding (issue 33): jobs whose texts differ by a few bytes (a man in the
+ * middle saw 18275 to 18286) seal to frames of one length, a power of two
+ * plus tag; each opens back to its own text; and sizes across the range
+ * each land on the next power of two above them.
+ */
+static void test_padding(void)
+{
+    const char *key = "the-run-secret-0123456789";
+    char ne[65], nw[65], err[AVO_ERRLEN];
+    memset(ne, 'a', 64), memset(nw, 'b', 64);
+    ne[64] = nw[64] = '\0';
+    avo_transport_channel *e, *w;
+    pair(key, ne, nw, &e, &w);
+    size_t first = 0;
+    for (size_t size = 18270; size <= 18290; size++) {
+        char *text = malloc(size + 1);
+        memset(text, 'x', size);
+        text[size] = '\0';
+        json_t *msg = json_pack("{s:s}", "source", text);
+        unsigned char *bytes = NULL;
+        size_t len = 0;
+        CHECK_INT(avo_transport_channel_seal(e, msg, 0, &bytes, &len, err, sizeof err), 0);
+        size_t frame = len - (size == 18270 ? 24 : 0) - 4;
+        CHECK_INT(frame, 32768 + 17);
+        if (!first)
+            first = frame;
+        CHECK_INT(frame, first);
+        size_t at = 0;
+        json_t *back = NULL;
+        int final = 0;
+        CHECK_INT(avo_transport_channel_open(w, bytes, len, &at, &back, &final, err, sizeof err),
+                  1);
+        CHECK(json_equal(back, msg));
+        CHECK_INT(at, len);
+        json_decref(back), json_decref(msg);
+        free(bytes), free(text);
+    }
+    for (size_t size = 1; size < 100000; size = size * 3 + 1) {
+        char *text = malloc(size + 1);
+        memset(text, 'y', size);
+        text[size] = '\0';
+        json_t *msg = json_pack("{s:s}", "k", text);
+        char *dumped = json_dumps(msg, JSON_COMPACT);
+        size_t plain = strlen(dumped), want = AVO_TRANSPORT_PAD_MIN;
+        while (want <= plain)
+            want *= 2;
+        unsigned char *bytes = NULL;
+        size_t len = 0;
+        CHECK_INT(avo_transport_channel_seal(e, msg, 0, &bytes, &len, err, sizeof err), 0);
+        CHECK_INT(len - 4, want + 17);
+        size_t at = 0;
+        json_t *back = NULL;
+        int final = 0;
+        CHECK_INT(avo_transport_channel_open(w, bytes, len, &at, &back, &final, err, sizeof err),
+                  1);
+        CHECK(json_equal(back, msg));
+        json_decref(back), json_decref(msg);
+        free(bytes), free(text), free(dumped);
+    }
+    avo_transport_channel_free(e), avo_transport_channel_free(w);
 }
 
 int main(void)
@@ -406,6 +470,7 @@ int main(void)
     }
 
     test_channel();
+    test_padding();
 
     /* Nobody listening: a clear error naming the address. */
     int fd;
