@@ -593,9 +593,10 @@ static long best_index(avo_archive *ar, int64_t run_id, const json_t *all)
 }
 
 /* Fill the repository at `path` (made here) with the commits of `all`
- * (count > 0 candidates), as export.h describes. */
-static int build_repository(const char *path, const json_t *all, size_t count, size_t *ret_commits,
-                            char *err, size_t errlen)
+ * (count > 0 candidates), as export.h describes; branch `best` at index
+ * `best` of `all` (none when negative). */
+static int build_repository(const char *path, const json_t *all, size_t count, long best,
+                            size_t *ret_commits, char *err, size_t errlen)
 {
     int rc = 0;
     git_repository *repo = NULL;
@@ -618,7 +619,6 @@ static int build_repository(const char *path, const json_t *all, size_t count, s
         if (rc == 0)
             map.ids[map.len++] = id;
     }
-    long best = best_index(ar, run_id, all);
     if (rc == 0)
         rc = set_branch(repo, "main", &map.oids[map.len - 1], err, errlen);
     if (rc == 0 && best >= 0)
@@ -745,7 +745,8 @@ int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret
     umask(mask);
     if (!exists)
         chmod(build, 0777 & ~mask);
-    rc = build_repository(build, all, count, ret_commits, err, errlen);
+    rc = build_repository(build, all, count, best_index(ar, run_id, all), ret_commits, err,
+                          errlen);
     json_decref(all);
     if (rc == 0 && exists)
         rc = move_entries(build, target, err, errlen);
