@@ -38,6 +38,7 @@ for tool in podman runc debootstrap sqlite3; do
     command -v $tool >/dev/null || skip "$tool is missing (tools/install-deps --tests installs podman runc debootstrap sqlite3)"
 done
 [ -x "$avo" ] || fail "$avo is not built"
+why=$(ct_no_podman_here) && skip "$why"
 
 prefix=${AVO_SLURM_PREFIX:-avo-mn}-$$
 pm=(podman --storage-driver vfs)
