@@ -8,9 +8,12 @@
  *   - "namespaces": a mount view of its own (below), an empty network
  *     namespace, an IPC namespace; root builds the view then drops to a
  *     uid of the sandbox's own (avo_sandbox_uid_acquire), anyone else does it in a user
- *     namespace of its own.  Refused in a plain chroot ("/" is no mount
- *     point), under a container runtime's default seccomp profile, and where
- *     unprivileged user namespaces are disabled (sysctl, AppArmor).
+ *     namespace of its own.  Root that may not mount (a container without
+ *     CAP_SYS_ADMIN) builds it in a user namespace where only that uid
+ *     exists (mapped to itself by a helper that stays root outside), then
+ *     drops to it.  Refused in a plain chroot ("/" is no mount point),
+ *     under a seccomp profile refusing unshare, and where unprivileged user
+ *     namespaces are disabled (sysctl, AppArmor).
  *   - "landlock": no namespace and no mount; Landlock confines the
  *     filesystem to the system directories (read, execute), /dev/null and
  *     the binds at their host paths (writable ones writable), and where the
