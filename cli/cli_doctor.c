@@ -3,7 +3,8 @@
  * (version, path, where it was found: $AVO_NVRTC, a toolkit or NVIDIA's pip
  * wheels; architectures), the folder of CUDA headers kernels may include,
  * the NVIDIA driver and each GPU (name, compute capability, SMs, memory, L2),
- * the host C compiler, the sandbox mechanism kernels run under (and what a
+ * the host C compiler, the sandbox mechanism kernels run under (how root
+ * enters it, the uids they run as, from the plan evaluations follow; what a
  * stronger one lacks), and each vendor baseline an evaluator may name
  * (available or why not, library version and path); for anything missing,
  * what to install.  It is a
