@@ -135,6 +135,8 @@ munged --force --key-file=/etc/munge/munge.key --log-file="$logs/munged-$role.lo
 if [ "$role" = ctld ]; then
     exec slurmctld -D -f "$etc/slurm.conf" -L "$logs/slurmctld.log"
 fi
+# A node that joins later: booted, its slurmd not yet started (join_node).
+[ "${4:-}" = later ] && exec sleep infinity
 exec slurmd -D -N "$role" -f "$etc/slurm.conf" -L "$logs/slurmd-$role.log"
 NODE
 chmod 755 "$tmp/etc/node.sh"
@@ -147,15 +149,20 @@ case $build/ in "$src"/*) ;; *) volumes+=(-v "$build:$build:ro") ;; esac
 # and cgroupfs of tests/containers; Podman's default seccomp profile and
 # capabilities).
 start() {
-    local role=$1
+    local role=$1 when=${2:-now}
     "${pm[@]}" --runtime runc --cgroup-manager cgroupfs run -d --name "$prefix-$role" \
         --hostname "$role" --network "$network" --ip "$(ip_of "$role")" "${hosts[@]}" \
         --ulimit nofile=4096:4096 --ulimit nproc=8192:8192 "${volumes[@]}" \
         --env SLURM_CONF="$tmp/etc/slurm.conf" --env AVO_SLURM_REPLACE_AFTER=5 \
         --env HOME=/root --env LC_ALL=C \
-        "$image" "$tmp/etc/node.sh" "$role" "$tmp/etc" "$tmp/logs" >/dev/null ||
+        "$image" "$tmp/etc/node.sh" "$role" "$tmp/etc" "$tmp/logs" "$when" >/dev/null ||
         fail "podman could not start the container of $role"
     containers+=("$prefix-$role")
+}
+# join_node NODE: its slurmd starts (the node joins the cluster)
+join_node() {
+    "${pm[@]}" exec -d "$prefix-$1" slurmd -D -N "$1" -f "$tmp/etc/slurm.conf" \
+        -L "$tmp/logs/slurmd-$1.log" || fail "slurmd did not start on $1"
 }
 # on ctld: run a command on the submit host (the controller's container)
 on_ctld() { "${pm[@]}" exec "$prefix-ctld" "$@"; }
@@ -180,6 +187,7 @@ q() { sqlite3 "$1" "$2"; }
 t0=$(date +%s)
 start ctld
 for node in n1 n2 n3; do start $node; done
+start n4 later # booted now, so that joining mid-run takes seconds
 wait_nodes idle n1 n2 n3
 say "slurmctld and 3 slurmd nodes up in $(($(date +%s) - t0)) s: $(on_ctld sinfo -h -o '%D nodes %T' | tr '\n' ' ')"
 on_ctld srun -N 3 --ntasks-per-node=1 hostname >"$tmp/probe.out" 2>&1 ||
@@ -214,7 +222,7 @@ per_node() {
 
 # ---------------------------------------- 1. a node lost, a node joins
 db1="$tmp/run1.db"
-max1=${AVO_MULTINODE_EVALS:-24}
+max1=${AVO_MULTINODE_EVALS:-40}
 t1=$(date +%s)
 "${pm[@]}" exec "$prefix-ctld" "$avo" run "$src/examples/quickstart.lua" --db "$db1" \
     --slurm "$slurm_opts" --jobs 3 --listen "$listen" --max-evals "$max1" \
@@ -239,7 +247,8 @@ wait_nodes down n2
 # The replacement step waits for room: n1 and n3 are busy, n2 is down.
 for _ in $(seq 200); do grep -q "replacement task" "$tmp/run1.err" && break; sleep 0.2; done
 grep -q "replacement task" "$tmp/run1.err" || { cat "$tmp/run1.err"; fail "no replacement step for the lost worker"; }
-start n4
+kill -0 $engine 2>/dev/null || fail "the run ended before n4 could join (more evaluations: AVO_MULTINODE_EVALS)"
+join_node n4
 wait_nodes alloc n4
 say "node n4 joined mid-run after $(($(date +%s) - t1)) s"
 wait $engine
@@ -258,7 +267,7 @@ say "run 1: $max1 candidates in $wall1 s across the cluster, n2 lost and n4 join
 
 # --------------------------- 2. interrupted on the cluster, resumed there
 db2="$tmp/run2.db"
-max2=${AVO_MULTINODE_RESUME_EVALS:-18}
+max2=${AVO_MULTINODE_RESUME_EVALS:-24}
 t2=$(date +%s)
 "${pm[@]}" exec "$prefix-ctld" bash -c 'echo $$ >"$1"; exec "${@:2}"' engine "$tmp/engine.pid" \
     "$avo" run "$src/examples/quickstart.lua" --db "$db2" --slurm "$slurm_opts" --jobs 3 \
