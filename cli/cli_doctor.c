@@ -3,7 +3,8 @@
  * (version, path, where it was found: $AVO_NVRTC, a toolkit or NVIDIA's pip
  * wheels; architectures), the folder of CUDA headers kernels may include,
  * the NVIDIA driver and each GPU (name, compute capability, SMs, memory, L2),
- * the host C compiler, the sandbox mechanism kernels run under (and what a
+ * the host C compiler, the sandbox mechanism kernels run under (how root
+ * enters it, the uids they run as, from the plan evaluations follow; what a
  * stronger one lacks), and each vendor baseline an evaluator may name
  * (available or why not, library version and path); for anything missing,
  * what to install.  It is a
@@ -42,6 +43,23 @@ static void report_compiler(void)
                cc && *cc ? cc : "cc");
 }
 
+/* The uids kernels and compilers run as, from the plan every evaluation
+ * follows (avo_sandbox_uids). */
+static void report_sandbox_uids(avo_sandbox_mechanism chosen)
+{
+    char err[AVO_ERRLEN];
+    avo_sandbox_uid_plan plan;
+    if (chosen == AVO_SANDBOX_NMECHANISMS)
+        return;
+    if (avo_sandbox_uids(&plan, err, sizeof err) < 0)
+        printf("  uids          NONE: %s\n", err);
+    else if (plan.count == 1)
+        printf("  uids          %ld: %s\n", plan.base, plan.how);
+    else
+        printf("  uids          %ld..%ld (%ld): %s\n", plan.base, plan.base + plan.count - 1,
+               plan.count, plan.how);
+}
+
 /* The mechanism avo_sandbox_enter takes here, and each one the machine
  * lacks with why and how to enable it. */
 static void report_sandbox(void)
@@ -61,6 +79,9 @@ static void report_sandbox(void)
                setting && *setting ? "AVO_SANDBOX=" : "the strongest this machine allows",
                setting && *setting ? setting : "");
     }
+    if (chosen == AVO_SANDBOX_NAMESPACES)
+        printf("  how           %s\n", avo_sandbox_view_way());
+    report_sandbox_uids(chosen);
     for (int m = 0; m < AVO_SANDBOX_UNISOLATED; m++) {
         const char *why = avo_sandbox_unavailable((avo_sandbox_mechanism)m);
         printf("  %-13s %s%s\n", avo_sandbox_mechanism_name((avo_sandbox_mechanism)m),

@@ -30,6 +30,7 @@
 
 #include <linux/sockios.h> /* FIOSETOWN, SIOCSPGRP */
 #include <sys/file.h>
+#include <sys/fsuid.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
 
@@ -121,43 +122,233 @@ static void reap_uid(uid_t uid)
         ;
 }
 
-/* True when uids [first, first + count) all exist in our user namespace
- * (/proc/self/uid_map; no map readable: assume the initial namespace). */
-static int uids_mapped(long first, long count)
+/* Ids no sandbox takes even when no account names them: root, the system
+ * accounts' range, systemd's dynamic users, nobody and (uid_t)-1 of 16-bit
+ * interfaces. */
+static const long reserved_ids[][2] = {{0, 1000}, {61184, 65536}};
+
+#define MAX_EXTENTS 64
+
+typedef struct id_extent {
+    long first, count; /* ids [first, first + count) */
+} id_extent;
+
+/* The inside ids of a map's text (/proc/self/uid_map lines "inside outside
+ * count"); NULL text: every id (the initial namespace). */
+static size_t parse_map(const char *text, id_extent *out, size_t max)
 {
-    FILE *f = fopen("/proc/self/uid_map", "re");
-    if (!f)
+    if (!text) {
+        out[0] = (id_extent){0, 0x7fffffffL};
         return 1;
-    long inside, outside, len;
-    int ok = 0;
-    while (!ok && fscanf(f, "%ld %ld %ld", &inside, &outside, &len) == 3)
-        ok = first >= inside && first + count <= inside + len;
-    fclose(f);
-    return ok;
+    }
+    size_t n = 0;
+    long inside, outside, count;
+    int used;
+    while (n < max && sscanf(text, " %ld %ld %ld%n", &inside, &outside, &count, &used) == 3) {
+        out[n++] = (id_extent){inside, count};
+        text += used;
+    }
+    return n;
 }
 
-int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen)
+/* True when [first, first + count) lies in one extent of `map`. */
+static int in_map(const id_extent *map, size_t n, long first, long count)
 {
-    *lease = (avo_sandbox_lease){.uid = getuid(), .fd = -1};
-    if (geteuid() != 0)
-        return 0; /* a user namespace of our own: the caller's uid */
-    if (getenv("AVO_SANDBOX_UID") && *getenv("AVO_SANDBOX_UID")) {
-        lease->uid = avo_sandbox_uid(); /* one fixed uid, shared by every sandbox */
+    for (size_t i = 0; i < n; i++)
+        if (first >= map[i].first && first + count <= map[i].first + map[i].count)
+            return 1;
+    return 0;
+}
+
+/* True when id `id` is used (listed or reserved). */
+static int id_used(long id, const long *used, size_t nused)
+{
+    for (size_t i = 0; i < sizeof reserved_ids / sizeof reserved_ids[0]; i++)
+        if (id >= reserved_ids[i][0] && id < reserved_ids[i][1])
+            return 1;
+    for (size_t i = 0; i < nused; i++)
+        if (used[i] == id)
+            return 1;
+    return 0;
+}
+
+long avo_sandbox_uid_range_pick(const char *uid_map, const char *gid_map, const long *used,
+                                size_t nused, long want, long *ret_base)
+{
+    id_extent uids[MAX_EXTENTS], gids[MAX_EXTENTS];
+    size_t nu = parse_map(uid_map, uids, MAX_EXTENTS), ng = parse_map(gid_map, gids, MAX_EXTENTS);
+    long best_base = 0, best_len = 0;
+    /* Each uid extent, clipped to 2^31 and scanned from its top down, in
+     * runs of ids mapped as uid and gid and used by no one: the first run
+     * of `want` ids wins (its top part), else the longest. */
+    for (size_t i = 0; i < nu; i++) {
+        long lo = uids[i].first, hi = uids[i].first + uids[i].count;
+        if (hi > 0x7fffffffL)
+            hi = 0x7fffffffL;
+        if (hi - lo > (1L << 22))
+            lo = hi - (1L << 22); /* the top 4 Mi ids of a huge extent are plenty */
+        long run_top = hi;
+        for (long id = hi - 1; id >= lo - 1; id--) {
+            int free_id = id >= lo && !id_used(id, used, nused) && in_map(gids, ng, id, 1);
+            if (free_id && run_top - id >= want) {
+                *ret_base = id;
+                return want;
+            }
+            if (!free_id) {
+                if (run_top - (id + 1) > best_len) {
+                    best_len = run_top - (id + 1);
+                    best_base = id + 1;
+                }
+                run_top = id;
+            }
+        }
+    }
+    *ret_base = best_base;
+    return best_len;
+}
+
+/* The whole text of a small file (a /proc map, /etc/passwd) into buf, or
+ * NULL when it cannot be read. */
+static const char *read_small(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, len - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* The ids named in the third field of /etc/passwd and /etc/group (uids,
+ * gids) into used[], at most max; returns how many. */
+static size_t account_ids(long *used, size_t max)
+{
+    static const char *const files[] = {"/etc/passwd", "/etc/group"};
+    size_t n = 0;
+    for (size_t i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "re");
+        char line[1024];
+        while (f && n < max && fgets(line, sizeof line, f)) {
+            char *p = line;
+            for (int field = 0; field < 2 && p; field++)
+                p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL;
+            char *end;
+            long id = p ? strtol(p, &end, 10) : -1;
+            if (p && end != p && id >= 0)
+                used[n++] = id;
+        }
+        if (f)
+            fclose(f);
+    }
+    return n;
+}
+
+/* True when ids [first, first + count) exist as uids and gids in our user
+ * namespace (no map readable: the initial namespace). */
+static int ids_mapped(long first, long count)
+{
+    char ubuf[4096], gbuf[4096];
+    id_extent u[MAX_EXTENTS], g[MAX_EXTENTS];
+    size_t nu = parse_map(read_small("/proc/self/uid_map", ubuf, sizeof ubuf), u, MAX_EXTENTS);
+    size_t ng = parse_map(read_small("/proc/self/gid_map", gbuf, sizeof gbuf), g, MAX_EXTENTS);
+    return in_map(u, nu, first, count) && in_map(g, ng, first, count);
+}
+
+/* The fewest ids worth a range of their own: fewer, and the sandboxes share
+ * one uid instead of waiting for each other's. */
+#define MIN_PICKED_IDS 8
+
+/* The uid the sandboxes share when no range is free, if the map has it. */
+#define SHARED_FALLBACK_UID 65534
+
+int avo_sandbox_uids(avo_sandbox_uid_plan *ret, char *err, size_t errlen)
+{
+    *ret = (avo_sandbox_uid_plan){.base = getuid(), .count = 1};
+    if (geteuid() != 0) {
+        snprintf(ret->how, sizeof ret->how, "your own uid, in a user namespace of each sandbox");
         return 0;
     }
+    const char *fixed = getenv("AVO_SANDBOX_UID");
+    if (fixed && *fixed) {
+        *ret = (avo_sandbox_uid_plan){.base = avo_sandbox_uid(), .count = 1, .shared = 1};
+        snprintf(ret->how, sizeof ret->how, "AVO_SANDBOX_UID: one uid every sandbox shares");
+        return 0;
+    }
+    const char *b = getenv("AVO_SANDBOX_UID_BASE"), *c = getenv("AVO_SANDBOX_UID_COUNT");
+    int chosen = (b && *b) || (c && *c);
     long base = env_id("AVO_SANDBOX_UID_BASE", DEFAULT_UID_BASE);
     long count = env_id("AVO_SANDBOX_UID_COUNT", DEFAULT_UID_COUNT);
     if (base + count > 0x7fffffff)
         count = 0x7fffffff - base;
-    if (!uids_mapped(base, count))
+    *ret = (avo_sandbox_uid_plan){.base = base, .count = count};
+    if (ids_mapped(base, count)) {
+        snprintf(ret->how, sizeof ret->how, "%s, one uid per sandbox",
+                 chosen ? "AVO_SANDBOX_UID_BASE and AVO_SANDBOX_UID_COUNT" : "the default range");
+        return 0;
+    }
+    if (chosen)
         return avo_error(err, errlen, AVO_EIO,
                          "sandbox: uids %ld to %ld do not exist in this user namespace "
                          "(/proc/self/uid_map): set AVO_SANDBOX_UID_BASE and "
                          "AVO_SANDBOX_UID_COUNT to a range inside it that nothing else uses, "
-                         "or AVO_SANDBOX_UID to one uid all sandboxes share",
+                         "unset them to let avo pick one, or set AVO_SANDBOX_UID to one uid all "
+                         "sandboxes share",
                          base, base + count - 1);
+    /* A user namespace with a partial map (a rootless container maps
+     * 65,536 ids): a free range inside it, the same in every process. */
+    char ubuf[4096], gbuf[4096];
+    long used[4096];
+    size_t nused = account_ids(used, sizeof used / sizeof used[0]);
+    long picked = avo_sandbox_uid_range_pick(read_small("/proc/self/uid_map", ubuf, sizeof ubuf),
+                                             read_small("/proc/self/gid_map", gbuf, sizeof gbuf),
+                                             used, nused, count, &base);
+    if (picked >= MIN_PICKED_IDS) {
+        *ret = (avo_sandbox_uid_plan){.base = base, .count = picked, .picked = 1};
+        snprintf(ret->how, sizeof ret->how,
+                 "picked inside /proc/self/uid_map, where the default %d.. is not mapped; "
+                 "one uid per sandbox",
+                 DEFAULT_UID_BASE);
+        return 0;
+    }
+    if (ids_mapped(SHARED_FALLBACK_UID, 1)) {
+        *ret = (avo_sandbox_uid_plan){.base = SHARED_FALLBACK_UID, .count = 1, .shared = 1,
+                                      .picked = 1};
+        snprintf(ret->how, sizeof ret->how,
+                 "no free range of %d ids inside /proc/self/uid_map: every sandbox shares "
+                 "uid %d (nobody), so sandboxes can signal each other; map more ids or set "
+                 "AVO_SANDBOX_UID_BASE",
+                 MIN_PICKED_IDS, SHARED_FALLBACK_UID);
+        return 0;
+    }
+    return avo_error(err, errlen, AVO_EIO,
+                     "sandbox: this user namespace maps no uid for the sandboxes to drop to "
+                     "(/proc/self/uid_map: no free id, not even %d): map more ids into it "
+                     "(/etc/subuid), or start avo as a user other than root",
+                     SHARED_FALLBACK_UID);
+}
+
+/* The last plan avo_sandbox_uid_acquire followed said every sandbox shares
+ * one uid (so a process limit counts them all); read by the sandboxed child. */
+static int uid_shared;
+
+int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen)
+{
+    *lease = (avo_sandbox_lease){.uid = getuid(), .fd = -1};
+    avo_sandbox_uid_plan plan;
+    int rc = avo_sandbox_uids(&plan, err, errlen);
+    if (rc < 0)
+        return rc;
+    uid_shared = plan.shared;
+    if (geteuid() != 0)
+        return 0; /* a user namespace of our own: the caller's uid */
+    if (plan.shared) {
+        lease->uid = (uid_t)plan.base; /* one fixed uid, shared by every sandbox */
+        return 0;
+    }
+    long base = plan.base, count = plan.count;
     char dir[PATH_MAX - 32];
-    int rc = lock_dir(dir, sizeof dir, err, errlen);
+    rc = lock_dir(dir, sizeof dir, err, errlen);
     if (rc < 0)
         return rc;
     long start = (long)getpid() % count; /* concurrent workers start apart */
@@ -332,19 +523,18 @@ static int open_binds(const avo_sandbox_opts *o, int fds[AVO_SANDBOX_MAX_BINDS],
 }
 
 /*
- * Build the view in a tmpfs mounted over `stage` and pivot into it.
+ * Build the view in a tmpfs mounted over `stage` and pivot into it; the
+ * binds' sources are open at `fds` (opened before the stage could hide one,
+ * and before root dropped its uid: a cache under /root), reached again
+ * through /proc/self/fd.
  */
-static int build_view(const char *stage, const avo_sandbox_opts *o, char *err, size_t errlen)
+static int build_view(const char *stage, const avo_sandbox_opts *o, const int *fds, char *err,
+                      size_t errlen)
 {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot make mounts private: %s",
                          strerror(errno));
-    /* The binds' sources, opened before the stage hides them (one may lie
-     * under it), reached again through /proc/self/fd. */
-    int fds[AVO_SANDBOX_MAX_BINDS];
-    int rc = open_binds(o, fds, err, errlen);
-    if (rc < 0)
-        return rc;
+    int rc;
     if (mount("avo-sandbox", stage, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755") < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot mount a tmpfs on %s: %s", stage,
                          strerror(errno));
@@ -368,7 +558,6 @@ static int build_view(const char *stage, const avo_sandbox_opts *o, char *err, s
                              strerror(errno));
         if ((rc = bind_mount(source, target, o->binds[i].writable, err, errlen)) < 0)
             return rc;
-        close(fds[i]);
     }
     snprintf(path, sizeof path, "%s/.old", stage);
     if (make_dirs(path) < 0 || syscall(SYS_pivot_root, stage, path) < 0)
@@ -400,16 +589,19 @@ static int drop_capabilities(char *err, size_t errlen)
 }
 
 /* The view in a mount namespace of our own, staged on the first of the
- * usual directories that exists. */
-static int enter_view(const avo_sandbox_opts *o, char *err, size_t errlen)
+ * usual directories that exists; the binds open at `fds` are closed once
+ * it stands. */
+static int enter_view(const avo_sandbox_opts *o, const int *fds, char *err, size_t errlen)
 {
     const char *stages[] = {"/tmp", "/mnt", "/dev/shm"};
     int rc = AVO_EIO;
     for (size_t i = 0; i < 3 && rc < 0; i++) {
         struct stat st;
         if (stat(stages[i], &st) == 0 && S_ISDIR(st.st_mode))
-            rc = build_view(stages[i], o, err, errlen);
+            rc = build_view(stages[i], o, fds, err, errlen);
     }
+    for (size_t i = 0; rc == 0 && i < o->nbinds; i++)
+        close(fds[i]);
     return rc;
 }
 
@@ -442,17 +634,21 @@ static int enter_as_root(const avo_sandbox_opts *o, char *err, size_t errlen)
 {
     if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
         return unshare_failed(err, errlen);
-    int rc = enter_view(o, err, errlen);
+    int fds[AVO_SANDBOX_MAX_BINDS];
+    int rc = open_binds(o, fds, err, errlen);
+    if (rc == 0)
+        rc = enter_view(o, fds, err, errlen);
     return rc < 0 ? rc : drop_root(o, err, errlen);
 }
 
-/* Anyone else: a user namespace of our own mapping only our ids, the other
- * namespaces and the view inside it, then no capabilities left. */
-static int enter_unprivileged(const avo_sandbox_opts *o, char *err, size_t errlen)
+/* A user namespace of our own that maps only our uid and gid, with the
+ * mount, network and IPC namespaces inside it. */
+static int enter_user_namespace(char *err, size_t errlen)
 {
     uid_t uid = getuid();
     gid_t gid = getgid();
-    /* A non-dumpable parent leaves /proc/self, and uid_map with it, to root. */
+    /* A non-dumpable process (a parent's choice, or a uid just dropped)
+     * leaves /proc/self, and uid_map with it, to root. */
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
     if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC) < 0)
         return unshare_failed(err, errlen);
@@ -466,9 +662,89 @@ static int enter_unprivileged(const avo_sandbox_opts *o, char *err, size_t errle
         rc = write_proc("/proc/self/gid_map", map);
     if (rc < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot map ids: %s", strerror(-rc));
-    if ((rc = enter_view(o, err, errlen)) < 0)
-        return rc;
-    return drop_capabilities(err, errlen);
+    return 0;
+}
+
+/* Anyone else: the namespaces in a user namespace of our own, the view
+ * inside it (the binds opened there: a bind's source must lie in the mount
+ * namespace that binds it), then no capabilities left. */
+static int enter_unprivileged(const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    int fds[AVO_SANDBOX_MAX_BINDS];
+    int rc = enter_user_namespace(err, errlen);
+    if (rc == 0)
+        rc = open_binds(o, fds, err, errlen);
+    if (rc == 0)
+        rc = enter_view(o, fds, err, errlen);
+    return rc < 0 ? rc : drop_capabilities(err, errlen);
+}
+
+/* A helper forked before the unshare: still root of the outer user
+ * namespace (CAP_SETUID there), it maps uid and gid `id` of process `pid`'s
+ * new user namespace to `id` outside once told to ("u" on `go`), and
+ * answers "+" or "-" on `done`. */
+static void map_ids_helper(pid_t pid, uid_t id, int go, int done)
+{
+    char c = 0, path[64], map[64];
+    int rc = read(go, &c, 1) == 1 && c == 'u' ? 0 : -1;
+    snprintf(map, sizeof map, "%u %u 1\n", (unsigned)id, (unsigned)id);
+    snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)pid);
+    if (rc == 0)
+        rc = write_proc(path, map);
+    snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)pid);
+    if (rc == 0)
+        rc = write_proc(path, map);
+    _exit(write(done, rc == 0 ? "+" : "-", 1) == 1 ? 0 : 1);
+}
+
+/*
+ * Root without the right to mount (a rootful container under its runtime's
+ * default seccomp profile and capabilities): a user namespace of its own,
+ * in which only the sandbox's uid exists (mapped to itself by a helper that
+ * stays root outside), the other namespaces and the view built inside it
+ * with root's file rights (the binds' sources are opened there: a cache
+ * under /root stays reachable), then every id dropped to the sandbox's uid
+ * and every capability dropped.
+ */
+static int enter_root_in_user_namespace(const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    uid_t id = o->uid ? o->uid : avo_sandbox_uid();
+    int go[2], done[2];
+    if (pipe2(go, O_CLOEXEC) < 0)
+        return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
+    if (pipe2(done, O_CLOEXEC) < 0)
+        return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
+    pid_t self = getpid();
+    pid_t helper = fork();
+    if (helper < 0)
+        return avo_error(err, errlen, AVO_ECHILD, "fork: %s", strerror(errno));
+    if (helper == 0)
+        map_ids_helper(self, id, go[0], done[1]);
+    int rc = unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC);
+    int e = errno;
+    char answer = 0;
+    if (write(go[1], rc == 0 ? "u" : "x", 1) != 1 || read(done[0], &answer, 1) != 1)
+        answer = 0;
+    while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+        ;
+    close(go[0]), close(go[1]), close(done[0]), close(done[1]);
+    errno = e;
+    if (rc < 0)
+        return unshare_failed(err, errlen);
+    if (answer != '+')
+        return avo_error(err, errlen, AVO_EIO, "sandbox: cannot map uid %u into a user namespace",
+                         (unsigned)id);
+    int fds[AVO_SANDBOX_MAX_BINDS];
+    rc = open_binds(o, fds, err, errlen);
+    /* Files the view creates need an owner this namespace maps. */
+    if (rc == 0 && (setfsgid(id), setfsuid(id), (uid_t)setfsuid((uid_t)-1) != id))
+        rc = avo_error(err, errlen, AVO_EIO, "sandbox: cannot take uid %u for the view",
+                       (unsigned)id);
+    if (rc == 0)
+        rc = enter_view(o, fds, err, errlen);
+    if (rc == 0)
+        rc = drop_root(o, err, errlen);
+    return rc < 0 ? rc : drop_capabilities(err, errlen);
 }
 
 /* ------------------------------------------------------------ landlock */
@@ -723,26 +999,40 @@ int avo_sandbox_choose(const char *setting, const int available[AVO_SANDBOX_NMEC
                      mechanism_remedies[AVO_SANDBOX_LANDLOCK]);
 }
 
+/* How this process builds the namespace view. */
+typedef enum view_way {
+    VIEW_UNPRIVILEGED,   /* not root: a user namespace of our own */
+    VIEW_AS_ROOT,        /* root with the right to mount */
+    VIEW_ROOT_IN_USERNS, /* root without it: the sandbox uid's user namespace */
+} view_way;
+
+static int enter_namespaces(view_way way, const avo_sandbox_opts *o, char *err, size_t errlen)
+{
+    switch (way) {
+    case VIEW_AS_ROOT:
+        return enter_as_root(o, err, errlen);
+    case VIEW_ROOT_IN_USERNS:
+        return enter_root_in_user_namespace(o, err, errlen);
+    default:
+        return enter_unprivileged(o, err, errlen);
+    }
+}
+
 /* What this process learned about the machine, once. */
 static struct {
     int done;
     int available[AVO_SANDBOX_NMECHANISMS];
     char why[AVO_SANDBOX_NMECHANISMS][AVO_ERRLEN];
+    view_way way;
 } probe;
 
-/* Try the namespace view in a throwaway child, as avo_sandbox_enter would
- * build it (in a chroot "/" cannot be made private; a container's seccomp
- * refuses unshare).  The child answers on a pipe ("+", or "-" and why), so
- * the answer holds even where someone else reaps the child.  Returns 1 if
- * the view works, else 0 with `why` filled. */
-static int probe_namespaces(char *why, size_t len)
+/* Try the namespace view the `way` avo_sandbox_enter would build it, in a
+ * throwaway child running as `uid` (root's ways: the sandbox's first uid).
+ * The child answers on a pipe ("+", or "-" and why), so the answer holds
+ * even where someone else reaps the child.  Returns 1 if the view works,
+ * else 0 with `why` filled. */
+static int probe_view(view_way way, uid_t uid, char *why, size_t len)
 {
-    if (access("/proc/self/fd", X_OK) < 0) {
-        snprintf(why, len,
-                 "/proc is not mounted (the view reaches its binds through /proc/self/fd; "
-                 "mount -t proc proc /proc)");
-        return 0;
-    }
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) < 0) {
         snprintf(why, len, "pipe: %s", strerror(errno));
@@ -752,9 +1042,8 @@ static int probe_namespaces(char *why, size_t len)
     if (pid == 0) {
         close(pipefd[0]);
         char err[AVO_ERRLEN] = "-";
-        avo_sandbox_opts none = {.profile = AVO_SANDBOX_COMPILER};
-        int rc = geteuid() == 0 ? enter_as_root(&none, err + 1, sizeof err - 1)
-                                : enter_unprivileged(&none, err + 1, sizeof err - 1);
+        avo_sandbox_opts none = {.profile = AVO_SANDBOX_COMPILER, .uid = uid};
+        int rc = enter_namespaces(way, &none, err + 1, sizeof err - 1);
         const char *answer = rc < 0 ? err : "+";
         _exit(write(pipefd[1], answer, strlen(answer)) < 0 ? 2 : 0);
     }
@@ -777,6 +1066,38 @@ static int probe_namespaces(char *why, size_t len)
     if (answer[0] == '+')
         return 1;
     snprintf(why, len, "%s", answer[0] == '-' ? answer + 1 : "the probe died without an answer");
+    return 0;
+}
+
+/* The namespace view, the way this process may build it (in a chroot "/"
+ * cannot be made private and user namespaces are refused; under a
+ * container's seccomp profile unshare may be refused, or root lacks
+ * CAP_SYS_ADMIN but may still make a user namespace of the sandbox's uid).
+ * Sets probe.way.  Returns 1 if the view works, else 0 with `why` filled. */
+static int probe_namespaces(char *why, size_t len)
+{
+    if (access("/proc/self/fd", X_OK) < 0) {
+        snprintf(why, len,
+                 "/proc is not mounted (the view reaches its binds through /proc/self/fd; "
+                 "mount -t proc proc /proc)");
+        return 0;
+    }
+    if (geteuid() != 0) {
+        probe.way = VIEW_UNPRIVILEGED;
+        return probe_view(VIEW_UNPRIVILEGED, 0, why, len);
+    }
+    avo_sandbox_uid_plan plan;
+    char err[AVO_ERRLEN], as_root[AVO_ERRLEN], in_userns[AVO_ERRLEN];
+    uid_t uid = avo_sandbox_uids(&plan, err, sizeof err) == 0 ? (uid_t)plan.base : 0;
+    probe.way = VIEW_AS_ROOT;
+    if (probe_view(VIEW_AS_ROOT, uid, as_root, sizeof as_root))
+        return 1;
+    probe.way = VIEW_ROOT_IN_USERNS;
+    if (probe_view(VIEW_ROOT_IN_USERNS, uid, in_userns, sizeof in_userns))
+        return 1;
+    probe.way = VIEW_AS_ROOT;
+    snprintf(why, len, "%.400s (as root); in a user namespace of the sandbox's uid %u: %.400s",
+             as_root, (unsigned)(uid ? uid : avo_sandbox_uid()), in_userns);
     return 0;
 }
 
@@ -807,6 +1128,20 @@ static void probe_machine(void)
         probe_landlock(probe.why[AVO_SANDBOX_LANDLOCK], sizeof probe.why[0]);
     probe.available[AVO_SANDBOX_UNISOLATED] = 1;
     probe.done = 1;
+}
+
+const char *avo_sandbox_view_way(void)
+{
+    probe_machine();
+    switch (probe.way) {
+    case VIEW_AS_ROOT:
+        return "root builds each sandbox's view, then drops to the sandbox's uid";
+    case VIEW_ROOT_IN_USERNS:
+        return "root may not mount here: each sandbox builds its view in a user namespace "
+               "where only its uid exists, then drops to that uid";
+    default:
+        return "each sandbox builds its view in a user namespace of your own";
+    }
 }
 
 const char *avo_sandbox_unavailable(avo_sandbox_mechanism m)
@@ -846,7 +1181,7 @@ static void apply_limits(const avo_sandbox_opts *o, int root_started)
     int nproc = o->profile == AVO_SANDBOX_CANDIDATE ? (o->threads > 1 ? o->threads + 1 : 1)
                                                     : (o->nproc > 0 ? o->nproc : 32);
     const char *fixed = getenv("AVO_SANDBOX_UID");
-    if (root_started && nproc > 1 && (!o->uid || (fixed && *fixed)))
+    if (root_started && nproc > 1 && (!o->uid || (fixed && *fixed) || uid_shared))
         nproc += 1024; /* a uid shared by every sandbox of the machine */
     set_limit(RLIMIT_NPROC, (rlim_t)nproc);
     set_limit(RLIMIT_CORE, 0);
@@ -1134,7 +1469,7 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
     int root_started = geteuid() == 0;
     int cwd_writable = 0;
     if (m == AVO_SANDBOX_NAMESPACES)
-        rc = root_started ? enter_as_root(o, err, errlen) : enter_unprivileged(o, err, errlen);
+        rc = enter_namespaces(probe.way, o, err, errlen);
     else
         rc = enter_without_view(o, m, root_started, &cwd_writable, err, errlen);
     if (rc < 0)
@@ -1160,6 +1495,59 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
 #endif
     if (o->memory_mb > 0 && !asan)
         set_limit(RLIMIT_AS, (rlim_t)(o->memory_mb * 1024.0 * 1024.0));
+    return 0;
+}
+
+/* ------------------------------------------------------------ explaining */
+
+/* The first directory of absolute `path` (the path itself when `whole`)
+ * this process cannot enter, named with its mode and owner and what to
+ * change, into buf; 0 when every one can be entered. */
+static int explain_walk(const char *path, int whole, char *buf, size_t len)
+{
+    char prefix[PATH_MAX];
+    size_t n = strlen(path);
+    for (size_t i = 0; i <= n && i < sizeof prefix; i++) {
+        int at_end = i == n;
+        if (!at_end && path[i] != '/')
+            continue;
+        if (at_end && !whole)
+            break;
+        snprintf(prefix, sizeof prefix, "%.*s", i == 0 ? 1 : (int)i, path);
+        struct stat st;
+        if (access(prefix, X_OK) == 0 || errno != EACCES || stat(prefix, &st) < 0)
+            continue;
+        snprintf(buf, len,
+                 "the sandbox's uid %u cannot %s %s (mode %04o, owner uid %u, gid %u): make it "
+                 "%s by every user (chmod o+x %s)%s",
+                 (unsigned)getuid(), S_ISDIR(st.st_mode) ? "enter" : "execute", prefix,
+                 (unsigned)(st.st_mode & 07777), (unsigned)st.st_uid, (unsigned)st.st_gid,
+                 S_ISDIR(st.st_mode) ? "searchable" : "executable", prefix,
+                 !strcmp(prefix, "/") ? ", as a Debian root made in a directory of mode 0700 "
+                                        "(mktemp -d, debootstrap into it) is not"
+                                      : "");
+        return 1;
+    }
+    return 0;
+}
+
+int avo_sandbox_explain_exec(const char *prog, char *buf, size_t len)
+{
+    if (strchr(prog, '/'))
+        return prog[0] == '/' && explain_walk(prog, 1, buf, len);
+    const char *path = getenv("PATH");
+    char dirs[4096], file[PATH_MAX];
+    snprintf(dirs, sizeof dirs, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    char *save = NULL;
+    for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        if (d[0] != '/')
+            continue;
+        snprintf(file, sizeof file, "%s/%s", d, prog);
+        if (explain_walk(file, 0, buf, len))
+            return 1; /* a directory on the way: the program may lie beyond it */
+        if (access(file, F_OK) == 0)
+            return explain_walk(file, 1, buf, len);
+    }
     return 0;
 }
 

@@ -8,9 +8,12 @@
  *   - "namespaces": a mount view of its own (below), an empty network
  *     namespace, an IPC namespace; root builds the view then drops to a
  *     uid of the sandbox's own (avo_sandbox_uid_acquire), anyone else does it in a user
- *     namespace of its own.  Refused in a plain chroot ("/" is no mount
- *     point), under a container runtime's default seccomp profile, and where
- *     unprivileged user namespaces are disabled (sysctl, AppArmor).
+ *     namespace of its own.  Root that may not mount (a container without
+ *     CAP_SYS_ADMIN) builds it in a user namespace where only that uid
+ *     exists (mapped to itself by a helper that stays root outside), then
+ *     drops to it.  Refused in a plain chroot ("/" is no mount point),
+ *     under a seccomp profile refusing unshare, and where unprivileged user
+ *     namespaces are disabled (sysctl, AppArmor).
  *   - "landlock": no namespace and no mount; Landlock confines the
  *     filesystem to the system directories (read, execute), /dev/null and
  *     the binds at their host paths (writable ones writable), and where the
@@ -122,6 +125,12 @@ const char *avo_sandbox_mechanism_name(avo_sandbox_mechanism m);
  * lives as long as the process). */
 const char *avo_sandbox_unavailable(avo_sandbox_mechanism m);
 
+/* How the namespaces mechanism is entered in this process (probed with
+ * it): root mounting the view, root in a user namespace of the sandbox's
+ * uid (root of a container without CAP_SYS_ADMIN), or anyone else's user
+ * namespace.  A static sentence. */
+const char *avo_sandbox_view_way(void);
+
 /* How to enable `m` where it is missing (a static sentence). */
 const char *avo_sandbox_remedy(avo_sandbox_mechanism m);
 
@@ -150,16 +159,57 @@ typedef struct avo_sandbox_lease {
  * flock on AVO_SANDBOX_LOCK_DIR/<uid> (default /run/avo-sandbox; in a chroot without /run,
  * /var/lib/avo-sandbox or /tmp/avo-sandbox-locks; root's only) until avo_sandbox_uid_release or the holder's exit; every process
  * an earlier holder left behind in that uid is killed first, so the range
- * must be avo's alone; a range outside the user namespace's uid map is an
- * error naming these settings.  With
+ * must be avo's alone; a range set outside the user namespace's uid map is
+ * an error naming these settings, the default range outside it gives way to
+ * one avo picks (avo_sandbox_uids).  With
  * AVO_SANDBOX_UID set, that one uid for all (no lock).  Not root: the
  * caller's uid (a user namespace of its own, no lock).  The holder (the
  * judge, the worker for a compile) must outlive the sandbox.  Returns 0 or
  * a negative AVO_E* code with err filled (AVO_EBUSY: every uid in use).
  */
 int avo_sandbox_uid_acquire(avo_sandbox_lease *lease, char *err, size_t errlen);
+
+/* The uids avo_sandbox_uid_acquire hands out here. */
+typedef struct avo_sandbox_uid_plan {
+    long base, count; /* uids [base, base + count) */
+    int shared;       /* one uid every sandbox shares (no lease) */
+    int picked;       /* chosen by avo: the default range is not mapped here */
+    char how[256];    /* where they come from, in words */
+} avo_sandbox_uid_plan;
+
+/*
+ * The plan, from the same settings and maps avo_sandbox_uid_acquire reads
+ * (so `avo doctor` names the uids an evaluation uses).  Not root: the
+ * caller's uid.  AVO_SANDBOX_UID: that one, shared.  AVO_SANDBOX_UID_BASE
+ * or _COUNT: that range, an error where the user namespace does not map it.
+ * Else the default range where it is mapped (as uids and gids); where not
+ * (root of a rootless container: 65,536 ids), the highest run of up to
+ * AVO_SANDBOX_UID_COUNT ids inside the maps that no account of /etc/passwd
+ * or /etc/group names, avoiding 0..999 and 61184..65535 (systemd's dynamic
+ * users, nobody); with fewer than 8 such ids, every sandbox shares nobody
+ * (65534), saying so.  The choice depends only on the maps and the account
+ * files, so every process of a run makes the same one.  Returns 0 or a
+ * negative AVO_E* code with err filled.
+ */
+int avo_sandbox_uids(avo_sandbox_uid_plan *ret, char *err, size_t errlen);
+
+/* The pick itself (for tests): a run of at most `want` ids mapped in both
+ * maps' texts (as /proc/self/uid_map; NULL: every id) and in neither
+ * `used` nor the reserved ids above, the first of `want` from the top, else
+ * the longest.  Returns its length (0: none) with *ret_base its first id. */
+long avo_sandbox_uid_range_pick(const char *uid_map, const char *gid_map, const long *used,
+                                size_t nused, long want, long *ret_base);
 void avo_sandbox_uid_release(avo_sandbox_lease *lease);
 
+
+/*
+ * Why this process (a sandbox, after its uid dropped) may not execute
+ * `prog` (a path, or a name looked up in $PATH): the first directory on the
+ * way it cannot enter, or the file it cannot execute, with its mode, owner
+ * and what to change, into buf.  Returns 1 with buf filled, 0 when no such
+ * cause is found.  For the message of an exec that failed with EACCES.
+ */
+int avo_sandbox_explain_exec(const char *prog, char *buf, size_t len);
 
 /* Trusted processes: not dumpable, no_new_privs, no core files.  Idempotent. */
 void avo_sandbox_harden(void);

@@ -46,7 +46,10 @@ int avo_slurm_start(avo_slurm **ret, const char *options, int ntasks, const char
     avo_strbuf cmd = {0};
     avo_strbuf_printf(&cmd, "exec srun --job-name=");
     shell_quote(&cmd, job_name);
-    avo_strbuf_printf(&cmd, " --ntasks=%d --kill-on-bad-exit=0 %s", ntasks, options ? options : "");
+    /* --no-kill: a node that fails takes only its own tasks with it (the
+     * engine requeues their candidates), not the whole step. */
+    avo_strbuf_printf(&cmd, " --ntasks=%d --kill-on-bad-exit=0 --no-kill %s", ntasks,
+                      options ? options : "");
     for (char *const *a = worker_argv; *a; a++) {
         avo_strbuf_puts(&cmd, " ");
         shell_quote(&cmd, *a);

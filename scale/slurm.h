@@ -18,8 +18,9 @@
 typedef struct avo_slurm avo_slurm;
 
 /*
- * Start `srun --job-name=NAME --ntasks=N --kill-on-bad-exit=0 OPTIONS
- * WORKER_ARGV...` through /bin/sh (OPTIONS is shell text the user wrote,
+ * Start `srun --job-name=NAME --ntasks=N --kill-on-bad-exit=0 --no-kill
+ * OPTIONS WORKER_ARGV...` through /bin/sh (a failed node ends its own tasks,
+ * not the step) (OPTIONS is shell text the user wrote,
  * so quoting works as in a shell; worker_argv is quoted here), with
  * AVO_WORKER_SECRET=secret added to its environment and stdout/stderr
  * appended to log_path.  Returns 0 or a negative code.

@@ -197,7 +197,12 @@ static int spawn_capture(char *const argv[], const avo_sandbox_opts *box, double
             setenv("LC_ALL", "C", 1);
         }
         execvp(argv[0], argv);
-        dprintf(status_fd, "cannot run '%s': %s", argv[0], strerror(errno));
+        int e = errno;
+        char why[AVO_ERRLEN];
+        if (e == EACCES && avo_sandbox_explain_exec(argv[0], why, sizeof why))
+            dprintf(status_fd, "cannot run '%s': %s: %s", argv[0], strerror(e), why);
+        else
+            dprintf(status_fd, "cannot run '%s': %s", argv[0], strerror(e));
         _exit(127);
     }
     close(pipefd[1]);

@@ -343,6 +343,14 @@ static json_t *cpu_run_job(const json_t *job)
         return result;
     }
     json_object_set_new(result, "sandbox", json_string(avo_sandbox_mechanism_name(mechanism)));
+    /* Uids avo chose itself (the default range is not mapped here): said
+     * with every result, where a reader of the archive looks. */
+    avo_sandbox_uid_plan plan;
+    if (avo_sandbox_uids(&plan, err, sizeof err) == 0 && plan.picked)
+        json_object_set_new(result, "sandbox_uids",
+                            json_pack("{s:I, s:I, s:b, s:s}", "first", (json_int_t)plan.base,
+                                      "count", (json_int_t)plan.count, "shared", plan.shared,
+                                      "how", plan.how));
     json_object_set_new(result, "threads", json_integer(spec.spec.threads));
     /* A library baseline (cpulib.h): the library must load before its
      * adapter is compiled, or the baseline is unavailable, saying why. */

@@ -47,6 +47,24 @@ function M.slurm_ntasks(options)
   return n
 end
 
+-- The srun options without their task and node counts (-n, --ntasks, -N,
+-- --nodes, in each spelling), for a step of another size.
+function M.slurm_without_counts(options)
+  local words, out, skip = {}, {}, false
+  for w in options:gmatch("%S+") do words[#words + 1] = w end
+  for _, w in ipairs(words) do
+    if skip then
+      skip = false
+    elseif w == "-n" or w == "--ntasks" or w == "-N" or w == "--nodes" then
+      skip = true
+    elseif not (w:match("^%-%-ntasks=") or w:match("^%-n%d") or w:match("^%-%-nodes=")
+        or w:match("^%-N%d")) then
+      out[#out + 1] = w
+    end
+  end
+  return table.concat(out, " ")
+end
+
 -- Where the workers of `avo run` and `avo resume` come from, from their
 -- options (jobs, devices, listen, slurm): {jobs =, devices = list or nil},
 -- or nil, message for a usage error.  With --slurm, --jobs counts the Slurm
@@ -127,6 +145,8 @@ function M.start(pool, opts, run_id, log)
     }
     if not launcher then return nil, serr end
     st.slurm = launcher
+    st.jobs, st.options, st.secret = opts.jobs, opts.slurm, secret
+    st.replacements = {}
     log(("avo: srun started %d worker tasks (Slurm job name avo-%s; log %s)"):format(opts.jobs,
       token, st.log))
   else
@@ -154,10 +174,66 @@ local function worker_reasons(st)
   return #list > 0 and table.concat(list, "; ") or nil
 end
 
+-- Seconds a Slurm step may stay short of its workers before avo starts a
+-- step of its own for the missing ones (AVO_SLURM_REPLACE_AFTER): a worker
+-- that lost its connection reconnects well within it.
+local function replace_after()
+  return tonumber(os.getenv("AVO_SLURM_REPLACE_AFTER")) or 30
+end
+
+-- Workers of the step lost for good (their node failed, they were killed)
+-- are replaced by a step of their own of the missing size, which Slurm
+-- places where there is room: a node that joined since, or one that came
+-- back.  Only once the step had all its workers, one replacement at a time
+-- (it may wait, PENDING, for a node), with a longer wait after each that
+-- ended without bringing its workers.
+local function replace_lost(st, pool, log)
+  local w = pool:workers()
+  local have = w.remote + w.handshaking
+  local now = core.monotonic()
+  if have >= st.jobs then
+    st.full, st.short_since, st.replacing = true, nil, nil
+    return
+  end
+  local r = st.replacing
+  if r then
+    local running, what = r.launcher:running()
+    if have >= r.base + r.ntasks then
+      st.replacing = nil -- its workers are here; it keeps running with them
+    elseif not running then
+      st.replacing = nil
+      st.backoff = math.min((st.backoff or replace_after()) * 2, 600)
+      log(("avo: the replacement Slurm step ended (%s) before its workers connected; "
+        .. "next try after %.0f s"):format(what, st.backoff))
+    end
+    return
+  end
+  if not st.full then return end
+  st.short_since = st.short_since or now
+  if now - st.short_since < (st.backoff or replace_after()) then return end
+  local missing = st.jobs - have
+  local launcher, err = core.slurm{
+    options = M.slurm_without_counts(st.options), ntasks = missing, name = "avo-" .. st.token,
+    secret = st.secret, log = st.log,
+    argv = { core.exe(), "worker", "--connect", st.connect, "--run", st.token },
+  }
+  st.short_since = nil
+  if not launcher then
+    log("avo: cannot start a replacement Slurm step: " .. tostring(err))
+    return
+  end
+  st.replacements[#st.replacements + 1] = launcher
+  st.replacing = { launcher = launcher, ntasks = missing, base = have }
+  log(("avo: %d of %d Slurm workers lost; srun started %d replacement task%s (Slurm job name "
+    .. "avo-%s; it waits for room on the cluster)"):format(missing, st.jobs, missing,
+    missing == 1 and "" or "s", st.token))
+end
+
 -- Called on every turn of the loop: show pool events, watch srun.
 function M.tick(st, pool, log)
   if not st then return end
   for _, line in ipairs(pool:events()) do log("avo: " .. line) end
+  if st.slurm and not st.ended then replace_lost(st, pool, log) end
   if st.slurm and not st.ended and core.monotonic() - (st.polled or 0) >= 5 then
     -- Slurm's view of the job (PENDING while it waits for nodes), at most every 5 s.
     st.polled = core.monotonic()
@@ -188,6 +264,7 @@ function M.status(st, pool)
   if st.slurm then
     text = text .. (st.ended and ", slurm step ended" or
       (", slurm job %s"):format(st.state and st.state:lower() or "starting"))
+    if st.replacing then text = text .. (", %d replacing"):format(st.replacing.ntasks) end
   end
   return text
 end
@@ -195,7 +272,10 @@ end
 -- End the Slurm step (workers that said goodbye exit on their own).
 -- Call after the pool has closed (which tells remote workers goodbye).
 function M.stop(st)
-  if st and st.slurm then st.slurm:stop(5) end
+  if st and st.slurm then
+    st.slurm:stop(5)
+    for _, r in ipairs(st.replacements or {}) do r:stop(5) end
+  end
 end
 
 return M

@@ -50,6 +50,14 @@ case $case_name in
         unshare --user --map-root-user true 2>/dev/null && fail "unshare --user works here"
         unshare --mount true 2>/dev/null && fail "unshare --mount works here"
         ;;
+    rootless)
+        # Root here is a user outside, in a user namespace mapping 65,537
+        # ids: the default sandbox range 200000.. is not among them.
+        ! grep -Eq '^ *0 +0 +4294967295' /proc/self/uid_map || fail "the initial user namespace (not rootless?)"
+        awk '$1 <= 200000 && 200000 < $1 + $3 {found=1} END {exit !found}' /proc/self/uid_map &&
+            fail "uid 200000 is mapped here"
+        unshare --mount true 2>/dev/null && fail "unshare --mount works here (--privileged?)"
+        ;;
     chroot)
         # A chroot: this root is not the root of the mount namespace, so the
         # kernel refuses user namespaces (and / cannot be made private).
@@ -76,6 +84,18 @@ best=$("$avo" best --db q.db --json | "$python" -c \
 read -r best_id best_status best_sandbox <<<"$best"
 [ "$best_status" = ok ] && [ "$best_sandbox" = "$expect" ] ||
     fail "avo best --json: #$best_id status $best_status sandbox $best_sandbox"
+if [ "$case_name" = rootless ]; then
+    # avo picked its uids inside the map, said so in every result and in
+    # avo doctor, the same range.
+    picked=$(sqlite3 q.db "SELECT DISTINCT json_extract(result, '\$.sandbox_uids.first') || '..' ||
+        (json_extract(result, '\$.sandbox_uids.first') + json_extract(result, '\$.sandbox_uids.count') - 1)
+        FROM candidates WHERE result IS NOT NULL")
+    [ -n "$picked" ] && [ "$(echo "$picked" | wc -l)" = 1 ] || fail "results record no picked uid range: '$picked'"
+    "$avo" doctor >doctor.out 2>&1
+    grep -q "^  uids          $picked (" doctor.out || fail "avo doctor names other uids than the results ($picked): $(grep uids doctor.out)"
+    grep -q "^  how           root may not mount here" doctor.out || fail "avo doctor: $(grep how doctor.out)"
+    echo "containers $case_name: uids $picked picked inside the map, named by avo doctor"
+fi
 echo "containers $case_name: quickstart ok: $ok ok candidates, best #$best_id at ${speedup}x the seed, sandbox \"$expect\""
 
 # ----------------------------------------------------------------- integrity

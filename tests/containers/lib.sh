@@ -96,3 +96,15 @@ ct_root() {
     done
     echo "$dir/root"
 }
+
+# ct_no_podman_here: why this place cannot start Podman containers (printed),
+# or nothing (status 1) where it can: a plain chroot ("/" is no mount point:
+# Podman's runtime cannot pivot out of it). A skip is never taken on the CI
+# machine (.ci/allowed-skips), where Podman works.
+ct_no_podman_here() {
+    if ! mountpoint -q / 2>/dev/null && [ "$(stat -c %d:%i /)" != "$(stat -c %d:%i /proc/1/root/. 2>/dev/null)" ]; then
+        echo "this is a plain chroot (/ is no mount point): Podman cannot start containers in it; run this test on the machine itself"
+        return 0
+    fi
+    return 1
+}

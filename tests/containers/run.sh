@@ -8,6 +8,11 @@
 #            (debootstrap --variant=minbase bookworm, the runtime libraries
 #            of build/avo, gcc), Podman's default seccomp profile and
 #            capabilities (no --privileged), --network none, runc;
+#   rootless the same image in a rootless Podman container: started by a
+#            user of its own (avo-rootless, created here with a subuid and
+#            subgid range of 65,536 ids), so root inside is that user in a
+#            user namespace mapping 65,537 ids, not the default sandbox
+#            range; no AVO_SANDBOX_UID_BASE given: avo must pick its uids;
 #   chroot   a chroot into that Debian root, whose / is not a mount point
 #            (the root is a directory of an overlay mounted above it);
 #   seccomp  this machine under a seccomp filter refusing new namespaces and
@@ -21,8 +26,8 @@
 # Each case expects avo to record the sandbox in CT_EXPECT_<CASE> (below;
 # AVO_CONTAINERS_EXPECT overrides) in every result. It skips (77), saying
 # why, only when this machine cannot make the environment at all: podman
-# and chroot when not root, or podman / runc / debootstrap / unshare missing
-# (tools/install-deps --tests installs them).
+# chroot and rootless when not root, or podman / runc / debootstrap /
+# unshare / newuidmap missing (tools/install-deps --tests installs them).
 set -u
 case_name=${1:-}
 src=${AVO_SOURCE_ROOT:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -30,29 +35,39 @@ avo=${AVO:-$src/build/avo}
 build=$(cd "$(dirname "$avo")" && pwd)
 here=$src/tests/containers
 
-# The isolation avo must choose in each environment: none can give the
-# candidate its own mount view (in Podman root lacks CAP_SYS_ADMIN; the
-# filter refuses unshare and mount; in a chroot / cannot be made private and
-# the kernel refuses user namespaces), so Landlock (Linux 5.13+) confines
-# its filesystem instead.
-CT_EXPECT_podman=landlock
+# The isolation avo must choose in each environment. In Podman, rootful or
+# rootless, root lacks CAP_SYS_ADMIN but the default profile lets a user
+# namespace through: the view is built in one where only the sandbox's uid
+# exists. The filter refuses unshare and mount, and in a chroot / cannot be
+# made private and the kernel refuses user namespaces: Landlock (Linux
+# 5.13+) confines the filesystem instead.
+CT_EXPECT_podman=namespaces
+CT_EXPECT_rootless=namespaces
 CT_EXPECT_chroot=landlock
 CT_EXPECT_seccomp=landlock
+CT_USER=avo-rootless
 
 skip() {
     echo "containers $case_name: SKIP: $*" >&2
     exit 77
 }
 case $case_name in
-    podman | chroot | seccomp) ;;
-    *) echo "usage: tests/containers/run.sh podman|chroot|seccomp" >&2; exit 2 ;;
+    podman | rootless | chroot | seccomp) ;;
+    *) echo "usage: tests/containers/run.sh podman|rootless|chroot|seccomp" >&2; exit 2 ;;
 esac
 expect_var=CT_EXPECT_$case_name
 expect=${AVO_CONTAINERS_EXPECT:-${!expect_var}}
+# A kernel that refuses user namespaces (user.max_user_namespaces=0) leaves
+# root in a rootful container nothing but Landlock.
+if [ "$case_name" = podman ] && [ -z "${AVO_CONTAINERS_EXPECT:-}" ] && ! unshare --user true 2>/dev/null; then
+    expect=landlock
+    echo "containers podman: this kernel refuses user namespaces: expecting landlock" >&2
+fi
 [ -x "$avo" ] || { echo "containers: $avo is not built" >&2; exit 1; }
 . "$here/lib.sh"
 if [ "$case_name" != seccomp ]; then
     [ "$(id -u)" = 0 ] || skip "needs root (a rootful container, a chroot, mounts); run as root"
+    case $case_name in podman | rootless) why=$(ct_no_podman_here) && skip "$why" ;; esac
     # One run at a time builds the cached root and imports the image.
     mkdir -p "$CT_CACHE" && exec 9>"$CT_CACHE/.lock" && flock 9 || exit 1
 fi
@@ -61,8 +76,11 @@ fi
 # A uid range of each case's own: the chroot has its own /run, so its lock
 # directory is not the host's, and no PID namespace keeps its reaping of a
 # leased uid (eval/sandbox.h) from the host's sandboxes of the same uid.
+# Rootless: none (its ids are the subuid range's; avo picks inside its map).
 case $case_name in podman) uid_base=220000 ;; chroot) uid_base=230000 ;; *) uid_base=200000 ;; esac
-inner_env=(AVO="$avo" AVO_SOURCE_ROOT="$src" AVO_SANDBOX_UID_BASE=$uid_base
+uid_setting=(AVO_SANDBOX_UID_BASE=$uid_base)
+[ "$case_name" = rootless ] && uid_setting=()
+inner_env=(AVO="$avo" AVO_SOURCE_ROOT="$src" ${uid_setting[@]+"${uid_setting[@]}"}
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
     LC_ALL=C TMPDIR=/tmp AVO_CONTAINERS_INTEGRITY="${AVO_CONTAINERS_INTEGRITY:-}")
 inner=(bash "$here/inside.sh" "$case_name" "$expect")
@@ -137,6 +155,46 @@ podman)
     "${pm[@]}" --runtime runc --cgroup-manager cgroupfs run --rm --network none \
         --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 "${volumes[@]}" "${env_args[@]}" \
         "$image" "${inner[@]}"
+    rc=$?
+    ;;
+rootless)
+    for tool in podman runc debootstrap newuidmap newgidmap runuser; do
+        command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs podman runc debootstrap uidmap)"
+    done
+    base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
+    # The user, its subordinate ids (a range of its own, far from every
+    # sandbox range) and its own Podman storage.
+    if ! id "$CT_USER" >/dev/null 2>&1; then
+        useradd --create-home --shell /bin/bash "$CT_USER" || { echo "containers rootless: useradd failed" >&2; exit 1; }
+    fi
+    grep -q "^$CT_USER:" /etc/subuid 2>/dev/null ||
+        usermod --add-subuids 1500000000-1500065535 --add-subgids 1500000000-1500065535 "$CT_USER" ||
+        { echo "containers rootless: cannot give $CT_USER subordinate ids" >&2; exit 1; }
+    runuser -u "$CT_USER" -- unshare --user true 2>/dev/null ||
+        skip "this kernel refuses $CT_USER a user namespace (user.max_user_namespaces, kernel.unprivileged_userns_clone or AppArmor): rootless Podman needs one"
+    home=$(getent passwd "$CT_USER" | cut -d: -f6)
+    uid=$(id -u "$CT_USER")
+    rt=/tmp/avo-rootless-run-$uid
+    mkdir -p "$rt" && chown "$CT_USER" "$rt" && chmod 700 "$rt"
+    as_user=(runuser -u "$CT_USER" -- env -i HOME="$home" USER="$CT_USER" XDG_RUNTIME_DIR="$rt"
+        PATH=/usr/sbin:/usr/bin:/sbin:/bin podman --storage-driver vfs)
+    image=localhost/avo-test:$(basename "$(dirname "$base")")
+    if ! (cd / && "${as_user[@]}" image exists "$image"); then
+        echo "containers rootless: importing $base as $image for $CT_USER" >&2
+        tar -C "$base" -c . | (cd / && "${as_user[@]}" import - "$image" >/dev/null) ||
+            { echo "containers rootless: podman import failed" >&2; exit 1; }
+    fi
+    for stale in $(cd / && "${as_user[@]}" images --format '{{.Repository}}:{{.Tag}}' | grep '^localhost/avo-test:'); do
+        [ "$stale" = "$image" ] || (cd / && "${as_user[@]}" rmi "$stale" >/dev/null 2>&1)
+    done
+    exec 9>&-
+    volumes=(-v "$src:$src:ro")
+    case $build/ in "$src"/*) ;; *) volumes+=(-v "$build:$build:ro") ;; esac
+    env_args=()
+    for v in "${inner_env[@]}"; do env_args+=(--env "$v"); done
+    (cd / && "${as_user[@]}" --runtime runc --cgroup-manager cgroupfs run --rm --network none \
+        --ulimit nofile=1024:1024 --ulimit nproc=4096:4096 "${volumes[@]}" \
+        "${env_args[@]}" "$image" "${inner[@]}")
     rc=$?
     ;;
 esac

@@ -26,3 +26,15 @@ expect_in() {
 }
 
 q() { sqlite3 "$1" "$2"; }
+
+# nobody_avo: a path of $AVO that uid 65534 (nobody) can run: $AVO itself,
+# or, where the build is out of its reach (a checkout under /root, as a new
+# user's clone on a fresh machine), a copy in $tmp. Makes $tmp readable.
+nobody_avo() {
+    chmod 755 "$tmp"
+    if setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$AVO" 2>/dev/null; then
+        echo "$AVO"
+    else
+        cp "$AVO" "$tmp/avo-for-nobody" && chmod 755 "$tmp/avo-for-nobody" && echo "$tmp/avo-for-nobody"
+    fi
+}

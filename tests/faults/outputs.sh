@@ -101,7 +101,7 @@ chmod 755 "$tmp" # nobody reads the archive
 mkdir "$tmp/ro"
 cp "$tmp/want.csv" "$tmp/ro/keep.csv"
 chmod 555 "$tmp/ro"
-setpriv --reuid=nobody --regid=nogroup --clear-groups "$AVO" export --db "$db" --csv "$tmp/ro/keep.csv" \
+setpriv --reuid=nobody --regid=nogroup --clear-groups "$(nobody_avo)" export --db "$db" --csv "$tmp/ro/keep.csv" \
     >"$tmp/out" 2>"$tmp/err" && fail "export into a read-only directory succeeded as nobody"
 expect_in "$tmp/err" "avo: cannot write $tmp/ro/keep.csv: Permission denied"
 cmp -s "$tmp/want.csv" "$tmp/ro/keep.csv" || fail "a refused export changed the old file"

@@ -11,7 +11,10 @@
 #     AVO_SANDBOX=unisolated (and the deprecated weak) evaluate, saying so;
 #   - root: a compile cache in a directory the sandbox's uid cannot enter
 #     still works under landlock (the binds are opened before the uid drop);
-#   - root: the same quickstart evaluation inside a chroot picks landlock.
+#   - root: the same quickstart evaluation inside a chroot picks landlock;
+#   - root: a directory the sandbox's uid cannot enter on the way to the
+#     compiler (the chroot's / of mode 0700, a CC under a private directory)
+#     is named with its mode and owner and what to change.
 # Usage: fallback.sh DENY_NAMESPACES_BINARY
 deny=$(realpath "${1:-}" 2>/dev/null) # meson passes it relative to the build directory
 . "$AVO_SOURCE_ROOT/tests/e2e/lib.sh"
@@ -100,6 +103,25 @@ exec chroot "$chroot_dir" sh -c 'cd "$AVO_SOURCE_ROOT" && AVO_CACHE=/tmp/cache A
 EOF
 expect_exit 0 unshare -m sh "$tmp/in-chroot.sh"
 verdict "$tmp/out" ok landlock
+
+# ----------------- root: a chroot whose / the sandbox's uid cannot enter
+# (a Debian root made in a directory of mode 0700): the error names the
+# directory, its mode and owner, and what to change.
+chmod 700 "$chroot_dir"
+rm -rf "$chroot_dir/tmp/cache" # a fresh compile, not the cached object
+expect_exit 3 unshare -m sh "$tmp/in-chroot.sh"
+expect_in "$tmp/out" "cannot run 'cc': Permission denied: the sandbox's uid"
+expect_in "$tmp/out" "cannot enter / (mode 0700, owner uid 0, gid 0): make it searchable by every user (chmod o+x /)"
+chmod 755 "$chroot_dir"
+
+# ---------- root: a compiler in a directory the sandbox's uid cannot enter
+chmod 711 "$tmp" # only hidden/ below is closed
+mkdir -m 700 "$tmp/hidden" && mkdir -m 755 "$tmp/hidden/bin"
+ln -s "$(command -v cc)" "$tmp/hidden/bin/cc"
+expect_exit 3 env CC="$tmp/hidden/bin/cc" "$deny" "$AVO" eval $kernels/axpy.c --evaluator $evaluator \
+    --param UNROLL=8
+expect_in "$tmp/out" "cannot enter $tmp/hidden (mode 0700, owner uid 0, gid 0)"
+expect_in "$tmp/out" "chmod o+x $tmp/hidden"
 
 # --------------------------------------------- root: no /proc mounted
 # (a chroot as many make it): the namespace view needs /proc/self/fd, so

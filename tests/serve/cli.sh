@@ -234,7 +234,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     before=$(ls -A "$tmp/ro" | tr '\n' ' ')
     name=ro
     setpriv --reuid=nobody --regid=nogroup --clear-groups \
-        "$AVO" serve --db "$tmp/ro/a.db" --listen 127.0.0.1:0 >"$tmp/ro.out" 2>"$tmp/ro.err" &
+        "$(nobody_avo)" serve --db "$tmp/ro/a.db" --listen 127.0.0.1:0 >"$tmp/ro.out" 2>"$tmp/ro.err" &
     serve_pid=$!
     i=0
     while ! grep -q '^http' "$tmp/ro.out" 2>/dev/null; do

@@ -251,9 +251,72 @@ static void test_confinement(void)
     CHECK_INT(system(cmd), 0);
 }
 
+/* The uid range root's sandboxes take where the default one is not mapped
+ * (a rootless container's 65,536 ids): inside both maps, clear of the
+ * accounts, the system range and 61184..65535, the highest first. */
+static void test_uid_pick(void)
+{
+    long base = -1;
+    const long accounts[] = {0, 1, 2, 100, 1000, 1001, 65534};
+    /* A rootless container: ids 0..65535. */
+    const char *rootless = "         0       1000          1\n         1     100000      65535\n";
+    CHECK_INT(avo_sandbox_uid_range_pick(rootless, rootless, accounts, 7, 1024, &base), 1024);
+    CHECK_INT(base, 61184 - 1024);
+    /* An account in the way: the run below it. */
+    const long in_way[] = {0, 60500};
+    CHECK_INT(avo_sandbox_uid_range_pick(rootless, rootless, in_way, 2, 1024, &base), 1024);
+    CHECK_INT(base, 60500 - 1024);
+    /* Ids mapped as uids but not as gids are not taken. */
+    CHECK_INT(avo_sandbox_uid_range_pick(rootless, "0 0 50000\n", accounts, 7, 1024, &base), 1024);
+    CHECK_INT(base, 50000 - 1024);
+    /* Too few free ids for the whole count: the longest run. */
+    CHECK_INT(avo_sandbox_uid_range_pick("0 0 1010\n", "0 0 1010\n", accounts, 7, 1024, &base), 8);
+    CHECK_INT(base, 1002);
+    /* Only root and the reserved ids: nothing. */
+    CHECK_INT(avo_sandbox_uid_range_pick("0 0 1\n", "0 0 1\n", NULL, 0, 1024, &base), 0);
+    CHECK_INT(avo_sandbox_uid_range_pick("0 0 1000\n", "0 0 1000\n", NULL, 0, 16, &base), 0);
+    /* Several extents: the first (in map order) with room wins. */
+    CHECK_INT(avo_sandbox_uid_range_pick("0 0 1\n70000 500000 100000\n",
+                                         "0 0 1\n70000 500000 100000\n", NULL, 0, 1024, &base),
+              1024);
+    CHECK_INT(base, 170000 - 1024);
+
+    /* The plan as root in the initial namespace: the default range, or the
+     * one the settings name; not root: the caller's uid. */
+    avo_sandbox_uid_plan plan;
+    char err[AVO_ERRLEN];
+    unsetenv("AVO_SANDBOX_UID");
+    unsetenv("AVO_SANDBOX_UID_BASE");
+    unsetenv("AVO_SANDBOX_UID_COUNT");
+    CHECK_INT(avo_sandbox_uids(&plan, err, sizeof err), 0);
+    if (geteuid() == 0) {
+        char map[256] = "";
+        FILE *f = fopen("/proc/self/uid_map", "r");
+        if (f) {
+            if (!fgets(map, sizeof map, f))
+                map[0] = '\0';
+            fclose(f);
+        }
+        if (strstr(map, "4294967295")) { /* the initial namespace */
+            CHECK_INT(plan.base, 200000);
+            CHECK_INT(plan.count, 1024);
+            CHECK_INT(plan.picked, 0);
+        }
+        setenv("AVO_SANDBOX_UID", "65534", 1);
+        CHECK_INT(avo_sandbox_uids(&plan, err, sizeof err), 0);
+        CHECK_INT(plan.base, 65534);
+        CHECK_INT(plan.shared, 1);
+        unsetenv("AVO_SANDBOX_UID");
+    } else {
+        CHECK_INT(plan.base, getuid());
+        CHECK_INT(plan.count, 1);
+    }
+}
+
 int main(void)
 {
     test_choose();
+    test_uid_pick();
     test_probe();
     test_confinement();
     return check_finish();
