@@ -332,21 +332,20 @@ local function evaluate(state, candidates)
   return kept
 end
 
--- Up to `n` candidates with every knob of the seed's domain drawn uniformly
--- among the configurations the evaluator's restrictions allow, none
--- evaluated before.
+-- Up to `n` candidates spread over the configurations the evaluator's
+-- restrictions allow (space.spread: each the farthest of several uniform
+-- draws from the seed and the ones before), none evaluated before.
 local function random_samples(state, seed, n)
   local rng = avo.rng("map_elites/initial")
   local domain = avo.knobs(seed.source)
+  local function new(k) return not state.seen[records.candidate_key{ source = seed.source, knobs = k }] end
   local candidates = {}
-  for _ = 1, n do
-    local function new(k) return not state.seen[records.candidate_key{ source = seed.source, knobs = k }] end
-    local knobs = space.sample(rng, domain, state.ev, new)
-    if knobs == nil then break end -- the space is (nearly) used up
+  for _, knobs in ipairs(space.spread(rng, domain, state.ev, n, new,
+                                      { space.full(domain, seed.knobs) })) do
     state.seen[records.candidate_key{ source = seed.source, knobs = knobs }] = true
     candidates[#candidates + 1] = {
       source = seed.source, knobs = knobs, operator = "random",
-      parents = { { id = seed.id, role = "parent" } }, note = "random sample", generation = 0,
+      parents = { { id = seed.id, role = "parent" } }, note = "space-filling sample", generation = 0,
     }
   end
   return candidates
