@@ -450,6 +450,11 @@ local function sync_training(state)
     for i = 1, n do
       if keep[i] then train_add(state, i) end
     end
+    if not state.bounded then
+      state.bounded = true
+      avo.log("%s: %d observations: the model trains on the best and the latest, %d at most " ..
+        "(max_train)", WHO, n, M)
+    end
     return
   end
   for i = last + 1, n do train_add(state, i) end
