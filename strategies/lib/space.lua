@@ -94,20 +94,14 @@ end
 -- hypercube on a box, and unlike one it stays inside any restrictions.
 M.SPREAD_DRAWS = 10
 
--- Distance of two configurations: the sum over knobs of their position
--- difference in the knob's declared order, scaled to [0, 1].
+-- Distance of two configurations: the count of knobs whose values differ.
+-- (Position differences would push every point to the ends of each knob's
+-- range; counting differences spreads the values of each knob evenly, as a
+-- Latin hypercube does, and suits knobs that are categories.)
 local function distance(domain, a, b)
   local sum = 0
   for _, knob in ipairs(domain) do
-    local n = #knob.values
-    if n >= 2 and a[knob.name] ~= b[knob.name] then
-      local i, j
-      for p, v in ipairs(knob.values) do
-        if v == a[knob.name] then i = p end
-        if v == b[knob.name] then j = p end
-      end
-      sum = sum + math.abs((i or 1) - (j or 1)) / (n - 1)
-    end
+    if a[knob.name] ~= b[knob.name] then sum = sum + 1 end
   end
   return sum
 end

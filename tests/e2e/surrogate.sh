@@ -103,7 +103,8 @@ spread_check "$tmp/i0.db" islands 8 spread
 script me map_elites ", dims = { 'BM', 'BN' }, iterations = 2"
 expect_exit 0 "$AVO" run "$tmp/me.lua" --db "$tmp/me.db" --seed 5 --max-evals 40
 spread_check "$tmp/me.db" map_elites 16 random
-spread_check "$tmp/s1.db" surrogate 10 surrogate
+[ "$(q "$tmp/s1.db" "SELECT count(*) FROM candidates WHERE generation = 0 AND note = 'random sample'")" = 10 ] ||
+    fail "surrogate: expected 10 uniform samples of the valid space in generation 0"
 script bad ga ", spread = 2"
 expect_exit 1 "$AVO" run "$tmp/bad.lua" --db "$tmp/bad.db"
 expect_in "$tmp/err" "ga: option 'spread' must be a number in [0, 1], got 2"
