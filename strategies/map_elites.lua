@@ -20,8 +20,8 @@
 --                   return { math.max(1, math.min(4, math.floor(x * 2) + 1)) }
 --                 end, bins = { 4 }
 --
--- The seed is evaluated first, then `initial` samples with every knob drawn
--- uniformly from its domain (stream "map_elites/initial").  Then, `batch`
+-- The seed is evaluated first, then `initial` samples spread over the valid
+-- knob space (space.spread; stream "map_elites/initial").  Then, `batch`
 -- children at a time: parents are drawn uniformly from the occupied cells;
 -- with probability `crossover_rate` two different elites are crossed, else
 -- one is varied by an operator drawn from the `operators` weights.  Each
@@ -50,7 +50,8 @@
 --   evaluator         spec for avo.evaluator (required)
 --   dims              array of knob names (default { "TILE", "ORDER" })
 --   descriptor, bins  see above; instead of dims
---   initial           integer >= 0, random samples after the seed (default 16)
+--   initial           integer >= 0, space-filling samples after the seed
+--                     (default 16)
 --   batch             integer >= 1, children per batch (default 8)
 --   iterations        integer >= 0, batches after the initial samples
 --                     (default 20)

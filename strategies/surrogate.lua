@@ -48,6 +48,9 @@
 --   xi          number >= 0, improvement (in standard deviations of the
 --               scores) below which a candidate counts as no gain (0.01)
 --   refit       integer >= 1, evaluations between hyperparameter fits (8)
+--   max_train   integer >= 8, most observations the model trains on
+--               (default 100; sync_training): beyond them, the best half
+--               and the latest, so a choice costs O(max_train^2), not O(n^3)
 --
 -- Returns the best record of the run, like the other strategies.
 
