@@ -489,6 +489,20 @@ static double quantile(const double *v, size_t n, double q)
  * min and max) over the ok candidates of each generation, the candidates
  * themselves as jittered dots, failures as red crosses at the bottom.
  */
+typedef struct {
+    long long generation;
+    size_t index; /* in the run's array: ties keep archive order */
+    json_t *cand;
+} by_generation;
+
+static int cmp_by_generation(const void *a, const void *b)
+{
+    const by_generation *x = a, *y = b;
+    if (x->generation != y->generation)
+        return x->generation < y->generation ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
 static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t *run)
 {
     long long g_max = 0;
@@ -512,17 +526,29 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
     if (box_w > 40)
         box_w = 40;
 
-    double *vals = calloc(json_array_size(cands) + 1, sizeof *vals);
-    if (!vals) {
+    /* The candidates in generation order (then archive order), so each
+     * generation is one slice: one pass over the run, not one per
+     * generation (a 100,000-candidate ga has 1,000 of them). */
+    size_t total = json_array_size(cands);
+    double *vals = calloc(total + 1, sizeof *vals);
+    by_generation *order = calloc(total + 1, sizeof *order);
+    if (!vals || !order) {
+        free(vals);
+        free(order);
         out->failed = 1;
         return;
     }
-    for (long long g = 0; g <= g_max; g++) {
+    json_array_foreach(cands, i, c) order[i] = (by_generation){integer(c, "generation"), i, c};
+    qsort(order, total, sizeof *order, cmp_by_generation);
+    for (size_t lo = 0, hi; lo < total; lo = hi) {
+        long long g = order[lo].generation;
+        for (hi = lo; hi < total && order[hi].generation == g; hi++)
+            ;
         size_t n = 0;
         double x = px(&p, (double)g);
-        json_array_foreach(cands, i, c)
-        {
-            if (integer(c, "generation") != g || !is_finished(c))
+        for (size_t k = lo; k < hi; k++) {
+            c = order[k].cand;
+            if (!is_finished(c))
                 continue;
             if (!is_ok(c)) {
                 fail_mark(out, x + (double)((integer(c, "id") * 7) % 11 - 5) * box_w / 12,
@@ -546,9 +572,9 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
                           g, n, med, vals[n - 1], x, py(&p, vals[0]), x, py(&p, vals[n - 1]),
                           x - box_w / 2, py(&p, q3), box_w, py(&p, q1) - py(&p, q3) + 0.5,
                           x - box_w / 2, py(&p, med), x + box_w / 2, py(&p, med));
-        json_array_foreach(cands, i, c)
-        {
-            if (integer(c, "generation") != g || !is_ok(c))
+        for (size_t k = lo; k < hi; k++) {
+            c = order[k].cand;
+            if (!is_ok(c))
                 continue;
             double jitter = (double)((integer(c, "id") * 7) % 11 - 5) * box_w / 12;
             avo_strbuf_printf(out,
@@ -558,6 +584,7 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
                               num(c, "score"));
         }
     }
+    free(order);
     free(vals);
     legend(out, &p, 0, "#4a78a8", NULL, 0, "quartiles");
     legend(out, &p, 1, "#d62728", NULL, 0, "median");

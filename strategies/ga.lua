@@ -2,8 +2,10 @@
 --
 --   return avo.strategy("ga").run{ evaluator = "cpu/sgemm", generations = 30 }
 --
--- The seed is evaluated first; the initial population is the seed plus
--- param_tweak children of it. Each generation keeps the `elite` best records
+-- The seed is evaluated first; the initial population is the seed plus a
+-- space-filling sample of the valid knob space (a `spread` share of it,
+-- operator "spread", strategies/lib/space.lua) and param_tweak children of
+-- the seed for the rest. Each generation keeps the `elite` best records
 -- and fills the rest with children: two tournament winners are crossed with
 -- probability `crossover_rate`, and the child (or, without crossover, the
 -- first winner) is varied by an operator drawn from the `operators` weights.
@@ -30,6 +32,10 @@
 --   operators         map operator name -> weight >= 0 for mutation
 --                     (default { param_tweak = 1 })
 --   crossover         name of the crossover operator (default "crossover")
+--   spread            number in [0, 1], share of generation 0 (after the
+--                     seed, rounded up) drawn space-filling over the valid
+--                     knob space, the rest param_tweak children of the seed
+--                     (default 0.5; 0: the seed's neighbourhood only)
 --   operator_options  map operator name -> that operator's options table
 --   novelty           reject near-duplicates before evaluation: a child with
 --                     the knob values of a source the run has and a

@@ -5,7 +5,8 @@
 --     population = 8, generations = 30, migration_interval = 5, migrants = 2 }
 --
 -- The seed is evaluated once; each island's initial population is the seed
--- plus param_tweak children of its own.  Every generation each island runs
+-- plus children of its own (ga.lua: a spread share space-filling, the rest
+-- param_tweak children of the seed).  Every generation each island runs
 -- the GA's generation (strategies/lib/ga_core.lua, as in ga.lua): elites
 -- kept, children bred by tournament, crossover and mutation.  The islands
 -- breed as concurrent tasks, so their operators' LLM calls are in flight
@@ -213,7 +214,7 @@ function M.run(opts)
                    population = {} }
   end
 
-  -- Generation 0: one seed for all, param_tweak children per island.
+  -- Generation 0: one seed for all, its children (ga_core.seed_children) per island.
   local seed = records.evaluate_seed(ev)
   if not seed then return nil end
   for _, island in ipairs(islands) do island.population = ga_core.keep(island.state, { seed }) end

@@ -20,8 +20,8 @@
 --                   return { math.max(1, math.min(4, math.floor(x * 2) + 1)) }
 --                 end, bins = { 4 }
 --
--- The seed is evaluated first, then `initial` samples with every knob drawn
--- uniformly from its domain (stream "map_elites/initial").  Then, `batch`
+-- The seed is evaluated first, then `initial` samples spread over the valid
+-- knob space (space.spread; stream "map_elites/initial").  Then, `batch`
 -- children at a time: parents are drawn uniformly from the occupied cells;
 -- with probability `crossover_rate` two different elites are crossed, else
 -- one is varied by an operator drawn from the `operators` weights.  Each
@@ -50,7 +50,8 @@
 --   evaluator         spec for avo.evaluator (required)
 --   dims              array of knob names (default { "TILE", "ORDER" })
 --   descriptor, bins  see above; instead of dims
---   initial           integer >= 0, random samples after the seed (default 16)
+--   initial           integer >= 0, space-filling samples after the seed
+--                     (default 16)
 --   batch             integer >= 1, children per batch (default 8)
 --   iterations        integer >= 0, batches after the initial samples
 --                     (default 20)
@@ -332,21 +333,20 @@ local function evaluate(state, candidates)
   return kept
 end
 
--- Up to `n` candidates with every knob of the seed's domain drawn uniformly
--- among the configurations the evaluator's restrictions allow, none
--- evaluated before.
+-- Up to `n` candidates spread over the configurations the evaluator's
+-- restrictions allow (space.spread: each the farthest of several uniform
+-- draws from the seed and the ones before), none evaluated before.
 local function random_samples(state, seed, n)
   local rng = avo.rng("map_elites/initial")
   local domain = avo.knobs(seed.source)
+  local function new(k) return not state.seen[records.candidate_key{ source = seed.source, knobs = k }] end
   local candidates = {}
-  for _ = 1, n do
-    local function new(k) return not state.seen[records.candidate_key{ source = seed.source, knobs = k }] end
-    local knobs = space.sample(rng, domain, state.ev, new)
-    if knobs == nil then break end -- the space is (nearly) used up
+  for _, knobs in ipairs(space.spread(rng, domain, state.ev, n, new,
+                                      { space.full(domain, seed.knobs) })) do
     state.seen[records.candidate_key{ source = seed.source, knobs = knobs }] = true
     candidates[#candidates + 1] = {
       source = seed.source, knobs = knobs, operator = "random",
-      parents = { { id = seed.id, role = "parent" } }, note = "random sample", generation = 0,
+      parents = { { id = seed.id, role = "parent" } }, note = "space-filling sample", generation = 0,
     }
   end
   return candidates

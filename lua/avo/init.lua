@@ -148,42 +148,45 @@ function avo.lineage.common_ancestor(a, b)
   return r.archive:common_ancestor(a, b)
 end
 
--- Verified records of this run with distinct sources, best first (score,
--- then lower id); each source once, by its best record.
-local function distinct_sources(r)
-  local sorted = table.move(r.ok_records, 1, #r.ok_records, 1, {})
-  table.sort(sorted, function(a, b)
-    if a.score ~= b.score then return a.score > b.score end
-    return a.id < b.id
-  end)
-  local out, seen = {}, {}
-  for _, rec in ipairs(sorted) do
-    if not seen[rec.source] then
-      seen[rec.source] = true
-      out[#out + 1] = rec
-    end
-  end
-  return out
-end
-
--- Up to n of the best verified records of this run, one per source.
+-- Up to n of the best verified records of this run, one per source (its
+-- best record: score, then lower id).  The run keeps the top ones as records
+-- arrive (pipeline.lineage_add), so this costs the same all run long.
 function avo.lineage.top(n)
   local r = need_run("lineage.top")
-  return table.move(distinct_sources(r), 1, n, 1, {})
+  local top = r.lineage.top
+  if n > #top and #top < #r.lineage.sources then top = pipeline.lineage_ranked(r) end
+  return table.move(top, 1, math.min(n, #top), 1, {})
 end
 
--- Up to n verified records, one per source, drawn with `rng` from those
--- whose id is not a key of `exclude` (ids -> true); id order before the
--- draw, so the choice is reproducible.
+-- Up to n verified records, one per source (its best record), drawn with
+-- `rng` from those whose id is not a key of `exclude` (ids -> true).  A
+-- small pool is shuffled whole in id order; a large one is sampled by
+-- index, so the cost does not grow with the run; both are reproducible.
+local DIVERSE_SHUFFLE = 64
 function avo.lineage.diverse(n, rng, exclude)
   local r = need_run("lineage.diverse")
+  local lin = r.lineage
+  local m = #lin.sources
+  if m > DIVERSE_SHUFFLE and rng then
+    local out, chosen = {}, {}
+    for _ = 1, 8 * n + 16 do
+      if #out >= n then return out end
+      local rec = lin.rep[lin.sources[rng:int(1, m)]]
+      if not chosen[rec.id] and not (exclude and exclude[rec.id]) then
+        chosen[rec.id] = true
+        out[#out + 1] = rec
+      end
+    end
+    -- (only when nearly everything is excluded: fall through)
+  end
   local pool = {}
-  for _, rec in ipairs(distinct_sources(r)) do
+  for _, source in ipairs(lin.sources) do
+    local rec = lin.rep[source]
     if not (exclude and exclude[rec.id]) then pool[#pool + 1] = rec end
   end
   table.sort(pool, function(a, b) return a.id < b.id end)
   if rng then rng:shuffle(pool) end
-  return table.move(pool, 1, n, 1, {})
+  return table.move(pool, 1, math.min(n, #pool), 1, {})
 end
 
 ------------------------------------------------------------ evaluation

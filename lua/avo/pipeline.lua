@@ -71,6 +71,49 @@ local function make_record(r, id, cand, result, score, ev)
   return rec
 end
 
+-- The verified records by source, kept as records arrive so that
+-- avo.lineage.top and .diverse cost the same at the 100,000th candidate as
+-- at the 10th (sorting every record per call made llm_mutate's prompts
+-- grow with the run).  r.lineage:
+--   rep      source -> its best record (score, then lower id)
+--   sources  the distinct sources in order of first arrival
+--   top      the best LINEAGE_TOP representatives, best first: always the
+--            true top of all representatives (a replaced representative is
+--            outscored by its replacement, which takes its place or better)
+P.LINEAGE_TOP = 64
+
+local function lineage_better(a, b)
+  if a.score ~= b.score then return a.score > b.score end
+  return a.id < b.id
+end
+
+function P.lineage_add(r, rec)
+  local lin = r.lineage
+  local old = lin.rep[rec.source]
+  if old and not lineage_better(rec, old) then return end
+  lin.rep[rec.source] = rec
+  if not old then lin.sources[#lin.sources + 1] = rec.source end
+  local top = lin.top
+  if old then
+    for i = 1, #top do
+      if top[i] == old then table.remove(top, i); break end
+    end
+  end
+  if #top >= P.LINEAGE_TOP and not lineage_better(rec, top[#top]) then return end
+  local at = #top + 1
+  while at > 1 and lineage_better(rec, top[at - 1]) do at = at - 1 end
+  table.insert(top, at, rec)
+  if #top > P.LINEAGE_TOP then top[#top] = nil end
+end
+
+-- Every representative, best first (the slow path, for n beyond the top kept).
+function P.lineage_ranked(r)
+  local all = {}
+  for _, source in ipairs(r.lineage.sources) do all[#all + 1] = r.lineage.rep[source] end
+  table.sort(all, lineage_better)
+  return all
+end
+
 -- Update the run's statistics with a finished record.
 local function account(r, rec, cand)
   r.finished = r.finished + 1
@@ -81,7 +124,10 @@ local function account(r, rec, cand)
     r.failed = r.failed + 1
   end
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
-  if rec.status == "ok" then r.ok_records[#r.ok_records + 1] = rec end
+  if rec.status == "ok" then
+    r.ok_records[#r.ok_records + 1] = rec
+    P.lineage_add(r, rec)
+  end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
   if r.on_record then r.on_record(rec) end
 end
@@ -651,6 +697,7 @@ function P.begin(run)
   run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   run.ok_records = {}
+  run.lineage = { rep = {}, sources = {}, top = {} }
   run.baseline_rows, run.baseline_tickets = {}, {}
   run.attempts, run.trials = 0, {}
   run.outcomes, run.outcome_order = {}, {}

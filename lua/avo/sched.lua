@@ -20,8 +20,22 @@ local AWAIT, JOIN = {}, {} -- unique yield markers
 
 local sources = {}  -- event sources (avo.Pool, ...), polled together
 local names = {}    -- source -> short name used in ticket keys
-local ready = {}    -- FIFO of { task, value }
+-- FIFO of { task, value }: ready[head..tail] (a queue with two ends, so a
+-- turn of the loop costs the same however many tasks wait)
+local ready, head, tail = {}, 1, 0
 local waiters = {}  -- ticket key -> array of tasks
+
+local function push_ready(item)
+  tail = tail + 1
+  ready[tail] = item
+end
+
+local function pop_ready()
+  local item = ready[head]
+  ready[head] = nil
+  head = head + 1
+  return item
+end
 local results = {}  -- ticket key -> finished value
 local handlers = {} -- ticket key -> function(result) -> value
 local aliases = {}  -- ticket key of a retried job -> key tasks await
@@ -134,7 +148,7 @@ function M.resolve(key, value, keep)
   if value == nil then value = true end
   if keep then results[key] = value end
   for _, task in ipairs(waiters[key] or {}) do
-    ready[#ready + 1] = { task, table.pack(value) }
+    push_ready({ task, table.pack(value) })
   end
   waiters[key] = nil
 end
@@ -158,7 +172,7 @@ Task.__index = Task
 -- Start fn(...) as a task; it first runs on the next turn of the loop.
 function M.spawn(fn, ...)
   local task = setmetatable({ co = coroutine.create(fn), joiners = {} }, Task)
-  ready[#ready + 1] = { task, table.pack(...) }
+  push_ready({ task, table.pack(...) })
   return task
 end
 
@@ -174,7 +188,7 @@ function M.join(task)
 end
 
 local function wake(task, value)
-  ready[#ready + 1] = { task, table.pack(value) }
+  push_ready({ task, table.pack(value) })
 end
 
 local function finish(task, ok, ...)
@@ -265,8 +279,8 @@ end
 function M.run(fn, ...)
   local main = M.spawn(fn, ...)
   while not main.finished do
-    while #ready > 0 and not main.finished do
-      local item = table.remove(ready, 1)
+    while head <= tail and not main.finished do
+      local item = pop_ready()
       step(item[1], item[2])
     end
     if main.finished then break end

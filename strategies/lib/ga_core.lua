@@ -75,6 +75,7 @@ function M.read_options(who, opts)
     tournament = opts.tournament or 3,
     crossover_rate = opts.crossover_rate or 0.3,
     mutation_rate = opts.mutation_rate or 1.0,
+    spread = opts.spread or 0.5,
   }
   if not is_integer_at_least(cfg.population, 2) then
     return bad("population", "an integer >= 2", cfg.population)
@@ -93,6 +94,9 @@ function M.read_options(who, opts)
   end
   if not is_probability(cfg.mutation_rate) then
     return bad("mutation_rate", "a number in [0, 1]", cfg.mutation_rate)
+  end
+  if not is_probability(cfg.spread) then
+    return bad("spread", "a number in [0, 1]", cfg.spread)
   end
   local nov, nerr = novelty.read(opts.novelty)
   if nov == nil then return bad("novelty", nerr, opts.novelty) end
@@ -470,12 +474,41 @@ function M.seed_candidate(state)
   return records.seed_candidate(state.ev)
 end
 
--- Up to population - 1 distinct param_tweak children of the seed record
--- (generation 0) that fill the initial population around it.
+-- Configurations of the seed's knobs spread over the valid space
+-- (space.spread, away from the seed), as generation-0 candidates of the
+-- seed's source: up to `n`, fewer where the seed declares no knob to vary
+-- or the space runs out.  Stream "<prefix>ga/initial".
+local function spread_children(state, seed, n, seen)
+  if n <= 0 then return {} end
+  local domain = avo.knobs(seed.source)
+  local varied = false
+  for _, knob in ipairs(domain) do varied = varied or #knob.values >= 2 end
+  if not varied then return {} end
+  local rng = avo.rng(state.prefix .. "ga/initial")
+  local picks = space.spread(rng, domain, state.ev, n,
+    function(k) return not seen[candidate_key{ source = seed.source, knobs = k }] end,
+    { space.full(domain, seed.knobs) })
+  local children = {}
+  for i, knobs in ipairs(picks) do
+    seen[candidate_key{ source = seed.source, knobs = knobs }] = true
+    children[i] = { source = seed.source, knobs = knobs, operator = "spread", generation = 0,
+                    parents = { { id = seed.id, role = "parent" } },
+                    note = "space-filling sample" }
+  end
+  return children
+end
+
+-- Up to population - 1 distinct children of the seed record (generation
+-- 0): a `spread` share of them (rounded up) spread over the valid knob
+-- space, so a poor seed does not hold the search in its corner (ga fell
+-- below random sampling on bench/gemm_space.lua), the rest param_tweak
+-- children around the seed, so a good one is refined at once.  Where the
+-- space gives fewer spread points, tweaks fill the population.
 function M.seed_children(state, seed)
   local seen = { [candidate_key(seed)] = true }
-  local children = {}
-  for _ = 2, state.cfg.population do
+  local n = state.cfg.population - 1
+  local children = spread_children(state, seed, math.ceil(n * state.cfg.spread), seen)
+  while #children < n do
     local child = fresh_tweak(state, seed, seen)
     if child == nil then break end
     children[#children + 1] = child
@@ -483,7 +516,7 @@ function M.seed_children(state, seed)
   return children
 end
 
--- Seed plus param_tweak children of it, generation 0.
+-- Seed plus its generation-0 children (M.seed_children).
 function M.initial_population(state)
   local population = M.evaluate(state, { M.seed_candidate(state) })
   if #population == 0 or avo.exhausted() then return population end

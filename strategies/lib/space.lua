@@ -7,6 +7,7 @@
 --   local space = require "strategies.lib.space"
 --   if space.allows(ev, child.knobs) then ... end
 --   local knobs = space.sample(rng, domain, ev, function(k) return not seen[key(k)] end)
+--   local first = space.spread(rng, domain, ev, 7, accept, { seed_knobs })
 
 local M = {}
 
@@ -74,6 +75,72 @@ function M.sample(rng, domain, ev, accept)
   local all = list(domain, ev, accept)
   if all == nil or #all == 0 then return nil end
   return all[rng:int(1, #all)]
+end
+
+-- `knobs` completed with each knob's first value (the seed's, as the
+-- compiler sees a knob not set).
+function M.full(domain, knobs)
+  local k = {}
+  for _, knob in ipairs(domain) do
+    local v = (knobs or {})[knob.name]
+    if v == nil then v = knob.values[1] end
+    k[knob.name] = v
+  end
+  return k
+end
+
+-- Draws per point of `spread`: the best of this many uniform valid draws
+-- (Mitchell's best-candidate algorithm) is about as even as a Latin
+-- hypercube on a box, and unlike one it stays inside any restrictions.
+M.SPREAD_DRAWS = 10
+
+-- Distance of two configurations: the count of knobs whose values differ.
+-- (Position differences would push every point to the ends of each knob's
+-- range; counting differences spreads the values of each knob evenly, as a
+-- Latin hypercube does, and suits knobs that are categories.)
+local function distance(domain, a, b)
+  local sum = 0
+  for _, knob in ipairs(domain) do
+    if a[knob.name] ~= b[knob.name] then sum = sum + 1 end
+  end
+  return sum
+end
+
+local function key(domain, knobs)
+  local parts = {}
+  for i, knob in ipairs(domain) do parts[i] = tostring(knobs[knob.name]) end
+  return table.concat(parts, "\0")
+end
+
+-- Up to `n` valid configurations of `domain` that `accept` takes (nil: any)
+-- spread over the space: each is, of SPREAD_DRAWS uniform draws (M.sample),
+-- the one farthest from every configuration chosen so far and from those
+-- of `near` (an array of knob maps: the seed, so the sample covers what the
+-- seed does not).  Fewer when the space runs out.  Reproducible from `rng`.
+function M.spread(rng, domain, ev, n, accept, near)
+  local points, chosen, taken = {}, {}, {}
+  for _, k in ipairs(near or {}) do
+    points[#points + 1] = k
+    taken[key(domain, k)] = true
+  end
+  local function fresh(k)
+    return not taken[key(domain, k)] and (accept == nil or accept(k))
+  end
+  for _ = 1, n do
+    local best, best_d
+    for _ = 1, M.SPREAD_DRAWS do
+      local k = M.sample(rng, domain, ev, fresh)
+      if k == nil then break end
+      local d = math.huge
+      for _, p in ipairs(points) do d = math.min(d, distance(domain, k, p)) end
+      if best == nil or d > best_d then best, best_d = k, d end
+    end
+    if best == nil then break end
+    points[#points + 1] = best
+    chosen[#chosen + 1] = best
+    taken[key(domain, best)] = true
+  end
+  return chosen
 end
 
 return M

@@ -26,6 +26,9 @@ counters are kept per full model name, so a test picks a fresh name such as
     badargs...    a tool call whose arguments are not a JSON object
     code...       answers with the text of the last user message's
                   "ANSWER:" line onwards (for operator tests)
+    mutate...     answers with the prompt's first fenced code block (the
+                  parent kernel) rewritten whole with a fresh numbered
+                  comment: a new candidate every call (bench/throughput.sh)
     rendezvous... holds each request until another one is in flight too
                   (at most 5 s), then answers "peers: N" with the most
                   requests it saw in flight at once (concurrency tests)
@@ -386,6 +389,20 @@ def error_body(shape, kind, message):
     return {"error": {"message": message, "type": kind, "code": None}}
 
 
+EDITS = {"n": 0}
+
+
+def mutate_answer(text):
+    """The first fenced code block of the prompt (the parent), rewritten
+    whole with a fresh comment: a new, valid candidate every call."""
+    m = re.search(r"```[a-z]*\n(.*?)```", text, re.S)
+    with LOCK:
+        EDITS["n"] += 1
+        n = EDITS["n"]
+    source = m.group(1) if m else ""
+    return "```c\n" + source.rstrip("\n") + "\n/* fake edit %d */\n```" % n
+
+
 def last_user_text(shape, req):
     """(text of the last user turn, tool result or None)."""
     msgs = req.get("messages") or []
@@ -442,6 +459,9 @@ def shape_error(shape, req):
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes: without TCP_NODELAY each
+    # answer waits ~40 ms for the client's delayed ACK (benchmarks time it).
+    disable_nagle_algorithm = True
 
     def log_message(self, *args):
         pass
@@ -736,6 +756,8 @@ class Handler(BaseHTTPRequestHandler):
             answer = "tool said: " + str(tool_result)
         elif scenario.startswith("code"):
             answer = text[text.find("ANSWER:") + 7:] if "ANSWER:" in text else text
+        elif scenario.startswith("mutate"):
+            answer = mutate_answer(text)
         else:
             answer = "echo: " + text
         self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))

@@ -8,4 +8,7 @@ return avo.strategy("ga").run{
   crossover_rate = 0.3, crossover = "crossover", operators = { param_tweak = 1, llm_mutate = 1 },
   novelty = args.novelty and { threshold = tonumber(args.novelty) } or nil,
   bandit = args.bandit == "1",
+  -- The seed's neighbourhood alone (no space-filling share), where
+  -- param_tweak's children improve and the bandit has a trend to follow.
+  spread = 0,
 }

@@ -1,0 +1,55 @@
+#!/bin/sh
+# The surrogate strategy's decision time as its run grows: COUNT
+# evaluations (default 1000) on each landscape (the NK landscape and the
+# GEMM space, scored in-process, so the time between two candidates is the
+# time the strategy took to choose), printed as milliseconds per candidate
+# for each BLOCK of candidates (default 100): engine CPU time (sampled from
+# /proc, what the strategy costs) and wall time (noisy on a shared machine).
+# EXTRA (optional) is appended to the strategy's options (", max_train = 200").
+#
+#   bench/surrogate_time.sh build/avo [COUNT] [BLOCK] [EXTRA]
+set -eu
+avo=$(realpath "$1")
+count=${2:-1000}
+block=${3:-100}
+extra=${4:-}
+cd "$(dirname "$0")/.."
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for landscape in landscape gemm_space; do
+    printf 'local avo = require "avo"\nreturn avo.strategy("surrogate").run{ evaluator = "bench/%s.lua"%s }\n' \
+        "$landscape" "$extra" >"$tmp/run.lua"
+    python3 - "$avo" "$tmp/run.lua" "$tmp/$landscape.db" "$count" "$landscape" "$block" <<'PY'
+import os, sqlite3, subprocess, sys, time
+avo, script, db, count, name, block = sys.argv[1:7]
+block, ticks = int(block), os.sysconf("SC_CLK_TCK")
+proc = subprocess.Popen([avo, "run", script, "--db", db, "--jobs", "1", "--max-evals", count,
+                         "--retime", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+samples = []
+while proc.poll() is None:
+    try:
+        with open(f"/proc/{proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        samples.append((time.time(), (int(fields[11]) + int(fields[12])) / ticks))
+    except (OSError, IndexError):
+        pass
+    time.sleep(0.1)
+if proc.returncode:
+    sys.exit(proc.stderr.read().decode()[-2000:])
+def cpu_at(t):
+    prev = (samples[0][0], 0.0)
+    for s in samples:
+        if s[0] >= t:
+            return prev[1] + (s[1] - prev[1]) * (t - prev[0]) / max(s[0] - prev[0], 1e-9)
+        prev = s
+    return prev[1]
+t = [r[0] for r in sqlite3.connect(db).execute("SELECT created_at FROM candidates ORDER BY id")]
+cpu, wall = [], []
+for lo in range(0, len(t) - 1, block):
+    hi = min(lo + block, len(t) - 1)
+    cpu.append(f"{lo + 1}-{hi + 1}: {(cpu_at(t[hi]) - cpu_at(t[lo])) / (hi - lo) * 1e3:.1f}")
+    wall.append(f"{(t[hi] - t[lo]) / (hi - lo) * 1e3:.1f}")
+print(f"surrogate on {name}, ms per candidate by block, CPU: " + ", ".join(cpu))
+print(f"  wall: " + ", ".join(wall))
+PY
+done
