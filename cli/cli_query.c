@@ -79,7 +79,7 @@ static void print_knobs(const json_t *knobs)
     {
         char *text = json_dumps(value, JSON_ENCODE_ANY);
         const char *shown = json_is_string(value) ? json_string_value(value) : text;
-        printf("%s%s=%s", first ? "" : " ", key, shown ? shown : "?");
+        printf("%s%s=%s", first ? "" : " ", avo_cli_inert(key, 0), avo_cli_inert(shown ? shown : "?", 0));
         free(text);
         first = 0;
     }
@@ -105,7 +105,7 @@ static void print_config_ratios(const json_t *c, const json_t *row)
             theirs > 0 && unit && their_unit && strcmp(unit, their_unit) == 0)
             printf("%s%s %.2fx", sep, str(cfg, "name"), mine / theirs);
         else
-            printf("%s%s %s", sep, str(cfg, "name"), why);
+            printf("%s%s %s", sep, str(cfg, "name"), avo_cli_inert(why, 0));
         sep = ", ";
     }
 }
@@ -147,12 +147,13 @@ static void print_retimed(const json_t *c, const json_t *data)
             printf("  baseline %s in the same rounds: %.4g [%.4g, %.4g]\n", str(e, "name"),
                    num(e, "median"), num(e, "low"), num(e, "high"));
         else
-            printf("  baseline %s in the same rounds: %s\n", str(e, "name"), str(e, "why"));
+            printf("  baseline %s in the same rounds: %s\n", str(e, "name"),
+                   avo_cli_inert(str(e, "why"), 0));
     }
     json_array_foreach(dropped, i, e)
     {
         json_int_t eid = json_integer_value(json_object_get(e, "id"));
-        printf("  -  #%lld out: %s%s\n", (long long)eid, str(e, "why"),
+        printf("  -  #%lld out: %s%s\n", (long long)eid, avo_cli_inert(str(e, "why"), 0),
                eid == id ? "  <- this candidate" : "");
         found |= eid == id;
     }
@@ -169,10 +170,11 @@ static void print_candidate(const json_t *c, int with_source)
     printf("candidate #%lld  run %lld  generation %lld  operator %s\n",
            (long long)json_integer_value(json_object_get(c, "id")),
            (long long)json_integer_value(json_object_get(c, "run_id")),
-           (long long)json_integer_value(json_object_get(c, "generation")), str(c, "operator"));
+           (long long)json_integer_value(json_object_get(c, "generation")),
+           avo_cli_inert(str(c, "operator"), 0));
     printf("status   %s", str(c, "status"));
     if (*str(c, "reason"))
-        printf(" — %s", str(c, "reason"));
+        printf(" — %s", avo_cli_inert(str(c, "reason"), 0));
     printf("\nscore    %.6g\n", num(c, "score"));
     printf("knobs    ");
     print_knobs(json_object_get(c, "knobs"));
@@ -187,7 +189,7 @@ static void print_candidate(const json_t *c, int with_source)
         printf(" (none)");
     printf("\n");
     if (*str(c, "note"))
-        printf("note     %s\n", str(c, "note"));
+        printf("note     %s\n", avo_cli_inert(str(c, "note"), 0));
     json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs) > 0) {
         printf("\n%-16s %7s %10s %10s %12s %7s %8s %10s\n", "config", "correct", "GFLOP/s", "GB/s",
@@ -200,7 +202,7 @@ static void print_candidate(const json_t *c, int with_source)
                    (long long)json_integer_value(json_object_get(item, "samples")),
                    num(item, "max_error"));
             if (*str(item, "reason"))
-                printf("  %s\n", str(item, "reason"));
+                printf("  %s\n", avo_cli_inert(str(item, "reason"), 0));
         }
     }
     const json_t *baselines = json_object_get(c, "run_baselines");
@@ -214,7 +216,7 @@ static void print_candidate(const json_t *c, int with_source)
         {
             char text[600];
             avo_compare_describe(item, NULL, text, sizeof text);
-            printf("  %s (%s)", text, str(item, "device"));
+            printf("  %s (%s)", avo_cli_inert(text, 0), str(item, "device"));
             if (!avo_compare_owned(item, evaluator)) {
                 /* another workload: never compared with (issue 21) */
                 printf(": of evaluator %s, not this candidate's (%s)\n",
@@ -233,9 +235,9 @@ static void print_candidate(const json_t *c, int with_source)
     if (retimed)
         print_retimed(c, retimed);
     if (*str(c, "log") && strcmp(str(c, "status"), "ok") != 0)
-        printf("\nlog:\n%s\n", str(c, "log"));
+        printf("\nlog:\n%s\n", avo_cli_inert(str(c, "log"), AVO_INERT_LINES));
     if (with_source)
-        printf("\n%s", str(c, "source"));
+        printf("\n%s", avo_cli_inert(str(c, "source"), AVO_INERT_LINES));
 }
 
 /*

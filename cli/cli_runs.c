@@ -153,7 +153,8 @@ static int list_runs(const char *db, int json)
         avo_compare_column(own, json_number_value(json_object_get(r, "best_score")),
                            json_is_integer(best), vs_text, sizeof vs_text);
         json_decref(own);
-        printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
+        printf("%-24s %-26s %s\n", avo_cli_inert(vs_text, 0), budget_text,
+               avo_cli_inert(script ? script : "-", 0));
     }
     /* Candidates neither ok nor failed: say so, as the run's summary did. */
     json_array_foreach(runs, i, r)

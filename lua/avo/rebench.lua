@@ -198,7 +198,7 @@ function M.rebench(opts)
   end
   for _, c in ipairs(dropped) do
     io.stdout:write(("%-5s %-7s %-22s %12.4g failed: %s\n"):format("-", "#" .. c.id,
-      c.operator:sub(1, 22), c.score, failed[c.id]))
+      c.operator:sub(1, 22), c.score, core.inert(failed[c.id], true)))
   end
   if #dropped > 0 then
     io.stdout:write(("%d candidate(s) not ok in every round: not ranked\n"):format(#dropped))

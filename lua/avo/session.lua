@@ -14,7 +14,23 @@ local paths = require "avo.paths"
 
 local S = {}
 
-function S.eprintf(fmt, ...) io.stderr:write(fmt:format(...)) end
+-- What the engine prints of a run carries what candidates and servers wrote
+-- (reasons, logs, model answers, notes): every string argument is made inert
+-- for a terminal (core.inert), the format itself (the engine's) is not.
+local function inert_args(...)
+  local args = table.pack(...)
+  for i = 1, args.n do
+    if type(args[i]) == "string" then args[i] = core.inert(args[i]) end
+  end
+  return table.unpack(args, 1, args.n)
+end
+
+function S.eprintf(fmt, ...) io.stderr:write(fmt:format(inert_args(...))) end
+
+-- io.stdout:write with each piece made inert for a terminal (core.inert).
+function S.out(...)
+  for i = 1, select("#", ...) do io.stdout:write(core.inert((select(i, ...)))) end
+end
 
 -- The contents of the file at path, or nil and "PATH: reason" (a directory
 -- opens but cannot be read: "PATH: Is a directory").
@@ -111,13 +127,13 @@ function Status:tick(force)
   if not self.tty then
     if avo.llm.in_flight() > 0 and now - (self.beat or self.run.started) >= HEARTBEAT then
       self.beat = now
-      io.stderr:write(self:line(), "\n")
+      io.stderr:write(core.inert(self:line(), true), "\n")
     end
     return
   end
   if not force and now - self.last < 0.2 then return end
   self.last = now
-  io.stderr:write("\r\27[K", self:line())
+  io.stderr:write("\r\27[K", core.inert(self:line(), true))
   io.stderr:flush()
 end
 
@@ -127,7 +143,7 @@ end
 
 function Status:log(msg)
   self:clear()
-  io.stderr:write(msg, "\n")
+  io.stderr:write(core.inert(msg), "\n")
   self:tick(true)
 end
 
@@ -207,7 +223,11 @@ function S.execute(ctx)
   run.on_log = function(msg) status:log(msg) end
   run.on_progress = function()
     status.beat = core.monotonic()
-    if status.tty then status:tick(true) else io.stderr:write(status:line(), "\n") end
+    if status.tty then
+      status:tick(true)
+    else
+      io.stderr:write(core.inert(status:line(), true), "\n")
+    end
   end
   run.on_record = function()
     status.unit = run.unit or status.unit
@@ -311,7 +331,7 @@ function S.print_baselines(rows, unit, best)
     local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
     local mine = not best or baselines.owned(row, best.evaluator)
     if not mine then
-      io.stdout:write(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
+      S.out(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
         :format(row.name, where, row.evaluator or "unknown", best.evaluator or "unknown"))
     elseif row.status == "ok" and row.score then
       local result = type(row.result) == "table" and row.result or {}
@@ -325,13 +345,13 @@ function S.print_baselines(rows, unit, best)
         what[#what + 1] = ("%d thread%s"):format(lib.threads, lib.threads == 1 and "" or "s")
       end
       what[#what + 1] = where
-      io.stdout:write(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
+      S.out(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
         table.concat(what, ", "), row.score, unit,
         best and (", best is %.2fx"):format(best.score / row.score) or ""))
       local per = best and baselines.config_text(best, row) or ""
-      if per ~= "" then io.stdout:write("  best per config: ", per, "\n") end
+      if per ~= "" then S.out("  best per config: ", per, "\n") end
     else
-      io.stdout:write(("baseline %s (%s): %s\n"):format(row.name, where,
+      S.out(("baseline %s (%s): %s\n"):format(row.name, where,
         (baselines.describe(row, unit):gsub("^[^:]*: ", ""))))
     end
   end
@@ -357,23 +377,23 @@ function S.summarise(run, final, db)
   end
   local best = run.best
   if best then
-    io.stdout:write("best ", S.describe(best, unit), "\n")
+    S.out("best ", S.describe(best, unit), "\n")
     local seed_rec = run.seed_record
     if seed_rec and seed_rec.score > 0 then
-      io.stdout:write(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
+      S.out(("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
     S.print_baselines(run.baseline_rows, unit, best)
     if run.retimed then
-      for _, line in ipairs(retime.lines(run.retimed)) do io.stdout:write(line, "\n") end
+      for _, line in ipairs(retime.lines(run.retimed)) do S.out(line, "\n") end
     end
-    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
+    S.out(("inspect it: avo show %d --db %s --source\n"):format(best.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)
-    io.stdout:write("no candidate was evaluated\n")
+    S.out("no candidate was evaluated\n")
   else
     S.print_baselines(run.baseline_rows, unit)
-    io.stdout:write("no candidate passed verification\n")
+    S.out("no candidate passed verification\n")
   end
 end
 
