@@ -593,14 +593,41 @@ local function join_stream(body, cap)
            usage = usage }, math.min(deltas, cap or deltas)
 end
 
--- Turn the C client's answer into (response) or (nil, message).
-local function read_http(cfg, result, c)
+-- What a server answered, for a message: the status and the body's first
+-- bytes, made inert (they are shown on a terminal).
+local function answered_text(status, body)
+  local b = tostring(body or "")
+  if not b:match("%S") then return ("HTTP %d with an empty body"):format(status) end
+  return ('HTTP %d with "%s%s"'):format(status,
+    core.inert((b:sub(1, 120):gsub("%s+", " ")), true), #b > 120 and "..." or "")
+end
+
+-- Whether a streamed request was answered with one whole JSON document
+-- (Content-Type application/json, or a body that opens as an object)
+-- instead of server-sent events: read_http reads it as an unstreamed
+-- answer (join_stream finds no stream in it), never asked again.
+local function json_answer(result)
+  local ctype = type(result.content_type) == "string" and result.content_type:lower() or ""
+  if ctype:find("application/json", 1, true) then return true end
+  return not ctype:find("text/event-stream", 1, true) and
+    tostring(result.body or ""):match("^%s*{") ~= nil
+end
+
+-- Turn the C client's answer into (response) or (nil, message, kind):
+-- kind "refused" when the URL is no chat endpoint (HTTP 404, 405, 501:
+-- every call will hear the same), "garbage" when a 2xx answer is no chat
+-- completion (not JSON, or not of the provider's shape), else nil.
+local function read_http(cfg, result, c, url)
   local body = scrub(result.body, cfg.key)
   local status = result.http_status or 0
   local name = cfg.provider
   if result.status ~= "ok" and result.cancelled then
     return nil, ("%s: call cancelled at the run's time limit (--max-time): %s"):format(name,
       scrub(result.error or "cancelled", cfg.key))
+  end
+  if result.status ~= "ok" and (status == 404 or status == 405 or status == 501) then
+    return nil, ("%s: %s is not a chat endpoint of this provider: it answered %s"):format(name,
+      url or cfg.base_url, answered_text(status, body)), "refused"
   end
   if result.status ~= "ok" then
     local pmsg = provider_message(body)
@@ -645,11 +672,20 @@ local function read_http(cfg, result, c)
     doc, jerr = core.json_decode(body or "")
   end
   if type(doc) ~= "table" then
-    return nil, ("%s: malformed JSON in the answer (HTTP %d): %s"):format(name, status,
-      jerr or "not an object")
+    return nil, ("%s: %s answered no chat completion (malformed JSON: %s): %s"):format(name,
+      url or cfg.base_url, jerr or "not an object", answered_text(status, body)), "garbage"
   end
   local out, perr = SHAPES[cfg.provider].parse(doc)
-  if not out then return nil, ("%s: %s"):format(name, perr) end
+  if not out then
+    -- A completion the model botched (a tool call without a name) is the
+    -- model's; a document that is no completion at all is the server's.
+    local shaped = cfg.provider == "anthropic" and type(doc.content) == "table" or
+      cfg.provider == "openai" and type(doc.choices) == "table" and type(doc.choices[1]) == "table"
+      and type(doc.choices[1].message) == "table"
+    if shaped then return nil, ("%s: %s"):format(name, perr) end
+    return nil, ("%s: %s answered no chat completion (%s): %s"):format(name, url or cfg.base_url,
+      perr, answered_text(status, body)), "garbage"
+  end
   out.usage_estimated = estimated -- not the server's count: nothing to learn from
   return out
 end
@@ -779,11 +815,24 @@ local function fault_limit()
   return 3
 end
 
+-- The run stops on a configuration error: the server at `url` is not one
+-- the run can talk to (exit 1, status `failed`; `avo resume` asks the calls
+-- again once it is fixed).
+local function misconfigured(err)
+  error({ avo_configuration = ("avo: LLM configuration error: %s; check AVO_LLM_BASE_URL " ..
+    "(or base_url), AVO_LLM_PROVIDER and AVO_LLM_MODEL, then `avo resume` asks the calls " ..
+    "again"):format(tostring(err)) }, 0)
+end
+
 -- Count a call the infrastructure failed; past the limit (in a row) the
 -- run stops as an environment failure: exit 3, status `failed`, and `avo
 -- resume` asks the failed calls again.  Under --llm-replay the recorded
--- faults are counted but stop nothing (the recorded run decides).
-local function faulted(err)
+-- faults are counted but stop nothing (the recorded run decides).  `kind`
+-- (see read_http) "refused" stops the run at once, and "garbage" at the
+-- limit from a server `url` that never answered with a completion, as a
+-- configuration error: no retry or resume would cure either.
+local function faulted(err, kind, url)
+  if kind == "refused" and not state.replay then misconfigured(err) end
   local t = state.totals
   t.faults = t.faults + 1
   state.totals.fault_streak = state.totals.fault_streak + 1
@@ -792,6 +841,7 @@ local function faulted(err)
       state.totals.fault_streak, fault_limit(), tostring(err)))
   end
   if state.replay or state.totals.fault_streak < fault_limit() then return end
+  if kind == "garbage" and url and not state.answered[url] then misconfigured(err) end
   error({ avo_environment = ("avo: the LLM server is out: %d calls in a row failed for the " ..
     "infrastructure, each after its retries (the last: %s); stopped.  Bring the server back " ..
     "and `avo resume` asks these calls again (AVO_LLM_FAULT_LIMIT sets the limit)"):format(
@@ -1638,8 +1688,9 @@ function M.chat(opts)
       local key = sched.track(llm, ticket, function(result)
         -- (No event at all: an empty body, or only ": ping" comments.)
         local b = tostring(result.body or "")
+        -- (A whole JSON completion instead of a stream is used as is.)
         if streamed and c.tools and result.status == "ok" and not b:match("^%s*data:")
-            and not b:find("\ndata:", 1, true) then
+            and not b:find("\ndata:", 1, true) and not json_answer(result) then
           release(slot)
           return { plain_again = true }
         end
@@ -1658,7 +1709,7 @@ function M.chat(opts)
           release(slot)
           return v
         end
-        local resp, err = read_http(cfg, result, c)
+        local resp, err, kind = read_http(cfg, result, c, url)
         if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
         if resp and not resp.usage_estimated then
           learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
@@ -1669,8 +1720,11 @@ function M.chat(opts)
           end
           learn_rate(srv, resp, result.latency_s)
         end
+        -- A URL that is no chat endpoint, an answer that is no completion:
+        -- the infrastructure's, asked again by `avo resume`.
         local v = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
-          nil, not resp and M.is_fault(result))
+          nil, not resp and (M.is_fault(result) or kind ~= nil))
+        v.kind = kind
         release(slot)
         return v
       end)
@@ -1688,9 +1742,10 @@ function M.chat(opts)
     end
   end
   if value.fault then
-    faulted(value.err)
+    faulted(value.err, value.kind, cfg.base_url)
   elseif value.resp then
     state.totals.fault_streak = 0
+    if cfg.base_url then state.answered[cfg.base_url] = true end
   end
   if value.err then return nil, value.err end
   return value.resp
@@ -1789,6 +1844,7 @@ function M._begin(run, hooks)
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
     replay_contexts = {}, -- model -> context window, under --llm-replay
     ratios = {}, -- model -> the most tokens per character its server counted
+    answered = {}, -- base_url -> true once it gave a chat completion
     event = hooks.event,
   }
   load_user_prices()

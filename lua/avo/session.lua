@@ -435,6 +435,7 @@ function S.error_text(err)
   if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
   if type(err) == "table" then
     local text = err.avo_stopped or err.avo_environment or err.avo_refusal
+      or err.avo_configuration
     if text then return text end
   end
   return S.error_string(err)
