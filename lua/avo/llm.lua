@@ -603,14 +603,12 @@ local function answered_text(status, body)
 end
 
 -- Whether a streamed request was answered with one whole JSON document
--- (Content-Type application/json, or a body that opens as an object)
--- instead of server-sent events: read_http reads it as an unstreamed
--- answer (join_stream finds no stream in it), never asked again.
+-- (Content-Type application/json) instead of server-sent events: read_http
+-- reads it as an unstreamed answer (join_stream finds no stream in it),
+-- never asked again.  By its body, which a stream never opens with "{"
+-- (a server may label an empty stream of ": ping" comments JSON).
 local function json_answer(result)
-  local ctype = type(result.content_type) == "string" and result.content_type:lower() or ""
-  if ctype:find("application/json", 1, true) then return true end
-  return not ctype:find("text/event-stream", 1, true) and
-    tostring(result.body or ""):match("^%s*{") ~= nil
+  return tostring(result.body or ""):match("^%s*{") ~= nil
 end
 
 -- Turn the C client's answer into (response) or (nil, message, kind):
