@@ -1092,6 +1092,34 @@ local function learn_ratio(model, tokens, chars)
   if r > (state.ratios[model] or 0) then state.ratios[model] = r end
 end
 
+-- What the run knew of its server when a call was made, stored with the
+-- call's request (not hashed): the tokens per character learned by model
+-- (state.ratios) and the model's context window as the server told it
+-- (metadata or an error).  The estimates an operator makes just before a
+-- call (its max_tokens, whether to compact) rest on it; answers teach it in
+-- the order they arrive, which concurrent tasks make a matter of timing, so
+-- a replay uses the recorded knowledge of the call a task is about to
+-- make, never what the replay itself has learned so far.
+local function knowledge_now(cfg, model)
+  local ratios = {}
+  for m, r in pairs(state.ratios) do ratios[m] = r end
+  local srv = cfg.base_url and state.servers[cfg.provider .. " " .. cfg.base_url]
+  return { ratios = ratios, context_tokens = srv and model and srv.contexts[model] or nil }
+end
+
+-- Under replay: the recorded knowledge (above) of the next call in
+-- `stream`, or in the stream of the current task's last call; nil when
+-- there is none (a task before its first call, an archive from before).
+local function recorded_knowledge(stream)
+  local rp = state.replay
+  if not rp then return nil end
+  stream = stream or state.task_stream[coroutine.running()]
+  if not stream then return nil end
+  local row = rp.by_key[("%s#%d"):format(stream, (state.seq[stream] or 0) + 1)]
+  local known = row and type(row.request) == "table" and row.request.known
+  return type(known) == "table" and known or nil
+end
+
 --[[
 avo.llm.tokens_per_char{ model = ?, provider = ?, ... } -> ratio, measured
 Tokens per character the estimates use for the model the options name:
@@ -1101,9 +1129,11 @@ DEFAULT_TOKENS_PER_CHAR; `measured` says which.
 function M.tokens_per_char(opts)
   if not state then error("avo.llm.tokens_per_char: only available inside 'avo run'", 2) end
   local cfg = resolve(opts or {})
+  local known = recorded_knowledge(opts and opts.stream)
+  local ratios = known and type(known.ratios) == "table" and known.ratios or state.ratios
   local worst, measured = nil, true
   for _, m in ipairs(cfg and cfg.models or {}) do
-    local r = m.model and state.ratios[m.model]
+    local r = m.model and ratios[m.model]
     if not r then measured = false break end
     worst = math.max(worst or 0, r * 1.05)
   end
@@ -1300,7 +1330,13 @@ function M.context_window(opts)
   end
   user = user and math.tointeger(user)
   if cfg.provider == "replay" then
-    local n = model and state.replay_contexts[model]
+    local known = recorded_knowledge(opts.stream)
+    if known and math.tointeger(known.context_tokens) then
+      return math.tointeger(known.context_tokens), cfg.max_tokens, "the recorded run"
+    end
+    -- (The server had told nothing by then: what the recorded run assumed
+    -- or was told by its user.)
+    local n = model and (known and state.replay_assumed[model] or state.replay_contexts[model])
     if n then return n, cfg.max_tokens, "the recorded run" end
     if user then return user, cfg.max_tokens, "the user" end
     return nil, cfg.max_tokens
@@ -1602,6 +1638,15 @@ function M.chat(opts)
   local c = canonical(opts, model, cfg)
   local hash = core.hash(core.json_encode(c))
   c.call = call
+  -- (What the estimates before this call knew; a replay stores the
+  -- recorded run's again.)
+  if cfg.provider == "replay" then
+    local row = state.replay.by_key[call]
+    c.known = row and type(row.request) == "table" and row.request.known or nil
+  else
+    c.known = knowledge_now(cfg, model)
+  end
+  state.task_stream[coroutine.running()] = stream
 
   local value
   local resumed = resumed_answer(hash)
@@ -1841,6 +1886,8 @@ function M._begin(run, hooks)
     seq = {},    -- stream -> calls made in it
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
     replay_contexts = {}, -- model -> context window, under --llm-replay
+    replay_assumed = {}, -- model -> window the recorded run assumed or was told by its user
+    task_stream = setmetatable({}, { __mode = "k" }), -- task -> stream of its last call
     ratios = {}, -- model -> the most tokens per character its server counted
     answered = {}, -- base_url -> true once it gave a chat completion
     event = hooks.event,
@@ -1856,6 +1903,9 @@ function M._begin(run, hooks)
       local d = e.data or {}
       if d.model and d.context_tokens and d.from ~= "an error" then
         state.replay_contexts[d.model] = d.context_tokens
+        if d.from == "default" or d.from == "the user" then
+          state.replay_assumed[d.model] = d.context_tokens
+        end
       end
       if d.model and type(d.tokens_per_char) == "number" then
         learn_ratio(d.model, d.tokens_per_char, 1)

@@ -20,6 +20,10 @@ counters are kept per full model name, so a test picks a fresh name such as
     fail500...    first two attempts 500, then plain
     stall...      waits 5 s before answering (tests set a shorter timeout)
     malformed...  200 with a body that is not JSON
+    edit...       a SEARCH/REPLACE block that adds a numbered comment after
+                  "#define MAX_UNROLL 8" (kernels/cpu/sgemm.c: llm_mutate and
+                  llm_crossover answers that apply); editslow... the same
+                  after 0.3 s
     notimpl...    501 with an HTML page carrying terminal escapes (not an
                   OpenAI-compatible server)
     gone404...    404; noput405... 405
@@ -674,6 +678,13 @@ class Handler(BaseHTTPRequestHandler):
             return
         if scenario.startswith("inflight"):
             answer = "peers: %d" % inflight()
+            self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+            return
+        if scenario.startswith("edit"):
+            if scenario.startswith("editslow"):
+                time.sleep(0.3)  # calls of concurrent tasks meet in flight
+            answer = ("Add note %d.\n<<<<<<< SEARCH\n#define MAX_UNROLL 8\n=======\n"
+                      "#define MAX_UNROLL 8\n/* note %d */\n>>>>>>> REPLACE\n" % (n, n))
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
         if scenario.startswith("notimpl"):
