@@ -79,7 +79,8 @@ static void print_knobs(const json_t *knobs)
     {
         char *text = json_dumps(value, JSON_ENCODE_ANY);
         const char *shown = json_is_string(value) ? json_string_value(value) : text;
-        printf("%s%s=%s", first ? "" : " ", avo_cli_inert(key, 0), avo_cli_inert(shown ? shown : "?", 0));
+        printf("%s%s=%s", first ? "" : " ", avo_cli_inert(key, 0),
+               avo_cli_inert(shown ? shown : "?", 0));
         free(text);
         first = 0;
     }

@@ -158,8 +158,7 @@ int avo_strbuf_inert(avo_strbuf *b, const char *s, size_t n, int flags)
         } else if (!(len = utf8_sequence(u + i, n - i, &cp))) {
             len = 1;
             snprintf(rep, sizeof rep, "\\x%02x", c);
-        } else if (cp <= 0x9f || (cp >= 0x202a && cp <= 0x202e) ||
-                   (cp >= 0x2066 && cp <= 0x2069)) {
+        } else if (cp <= 0x9f || (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069)) {
             snprintf(rep, sizeof rep, "\\u%04x", cp);
         } else {
             i += len; /* printable UTF-8 */
