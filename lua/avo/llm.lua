@@ -779,8 +779,61 @@ local function load_replay(path, run_id)
   end
   local only
   if n_models == 1 then only = next(models) end
+  -- The order in which the recorded run's calls were answered (rows are
+  -- oldest first; a call asked again after a fault counts where it was
+  -- last answered).
+  local rank, n = {}, 0
+  for _, row in ipairs(rows) do
+    local call = type(row.request) == "table" and row.request.call
+    if row.run_id == run_id and type(call) == "string" and by_key[call] == row then
+      n = n + 1
+      rank[call] = n
+    end
+  end
   return { path = path, by_hash = by_hash, by_key = by_key, only_model = only, calls = #rows,
-           run_id = run_id, drifted = 0 }
+           run_id = run_id, drifted = 0, rank = rank, done = {}, low = 1, waiting = {} }
+end
+
+-- Under replay, a call is answered once every call the recorded run had
+-- answered before it is: answers come in the order the recorded server's
+-- pace gave them, so tasks that ran side by side (agent lineages) meet as
+-- they did.  A call the replay never makes would hold the later ones
+-- forever: when every task waits (sched.on_idle), the earliest waiting call
+-- goes on.
+local function in_recorded_order(rp, call)
+  local rank = rp.rank[call]
+  while rank and rp.low < rank do
+    local ev = sched.event()
+    rp.waiting[#rp.waiting + 1] = { rank = rank, ev = ev }
+    sched.await(ev)
+  end
+end
+
+-- Wake every waiting call, earliest first, to look again.
+local function wake_in_order(rp)
+  local waiting = rp.waiting
+  rp.waiting = {}
+  table.sort(waiting, function(a, b) return a.rank < b.rank end)
+  for _, w in ipairs(waiting) do sched.resolve(w.ev) end
+end
+
+local function answered_in_order(rp, call)
+  local rank = rp.rank[call]
+  if not rank then return end
+  rp.done[rank] = true
+  while rp.done[rp.low] do rp.low = rp.low + 1 end
+  wake_in_order(rp)
+end
+
+-- sched.on_idle under replay: the calls before the earliest waiting one
+-- will not come; it goes on.
+local function replay_idle(rp)
+  local first
+  for _, w in ipairs(rp.waiting) do first = math.min(first or w.rank, w.rank) end
+  if not first then return false end
+  rp.low = first
+  wake_in_order(rp)
+  return true
 end
 
 --[[
@@ -1660,7 +1713,9 @@ function M.chat(opts)
       learn_ratio(c.model, value.resp.usage.input_tokens, M.request_chars(c))
     end
   elseif cfg.provider == "replay" then
+    in_recorded_order(state.replay, call)
     local resp, err, row = replay_answer(hash, c)
+    answered_in_order(state.replay, call)
     if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
     -- What the recorded server counted (a scripted answer's usage is made up).
     if resp and row.provider ~= "scripted" then
@@ -1896,6 +1951,8 @@ function M._begin(run, hooks)
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")
   if replay then
     state.replay = load_replay(replay, run.llm_replay_run)
+    local rp = state.replay
+    sched.on_idle(function() return replay_idle(rp) end)
     -- What the recorded run learned from its servers' metadata (what it
     -- learned from errors is learned again when those are replayed).
     local ar = core.archive(replay)
@@ -1929,6 +1986,7 @@ function M._end()
       "prompts differ from the recorded ones (measured values)"):format(state.replay.drifted))
   end
   if state.client then state.client:close() end
+  if state.replay then sched.on_idle(nil) end
   state = nil
 end
 

@@ -20,10 +20,13 @@ lineage() {
             FROM candidates c ORDER BY c.id"
 }
 
+# Two agent lineages side by side: which one reaches a version first (the
+# other's attempt is then a duplicate) follows the order the server
+# answered them in, which the replay keeps.
 cat > "$tmp/agent.lua" <<'LUA'
 local avo = require "avo"
 return avo.strategy("avo").run{ evaluator = "tests/agent/evaluators/synth.lua", steps = 2,
-  agent = { model = "agent-openai", max_turns = 6 } }
+  lineages = 2, migration_interval = 1, agent = { model = "agent-openai", max_turns = 6 } }
 LUA
 
 # Record against live servers: a llama.cpp-like one (window 6000 from
