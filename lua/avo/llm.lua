@@ -866,9 +866,9 @@ local function fault_limit()
   return 3
 end
 
--- The run stops on a configuration error: the server at `url` is not one
--- the run can talk to (exit 1, status `failed`; `avo resume` asks the calls
--- again once it is fixed).
+-- The run stops on a configuration error: the server `err` names is not
+-- one the run can talk to (exit 1, status `failed`; `avo resume` asks the
+-- calls again once it is fixed).
 local function misconfigured(err)
   error({ avo_configuration = ("avo: LLM configuration error: %s; check AVO_LLM_BASE_URL " ..
     "(or base_url), AVO_LLM_PROVIDER and AVO_LLM_MODEL, then `avo resume` asks the calls " ..
