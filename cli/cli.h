@@ -14,6 +14,7 @@
 #include <jansson.h>
 
 #include "archive.h"
+#include "strbuf.h"
 
 enum { AVO_CLI_EXIT_USAGE = 2 };
 
@@ -111,6 +112,17 @@ int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg);
 
 /* Print `value` to stdout as JSON (indented, keys sorted): what --json prints. */
 void avo_cli_print_json(const json_t *value);
+
+/*
+ * `s` made inert for a terminal (avo_strbuf_inert; NULL reads as ""): what a
+ * candidate, a model or a server wrote (logs, reasons, notes, sources,
+ * knob values), before text mode prints it.  `flags` AVO_INERT_LINES keeps
+ * its newlines (a multi-line log), 0 shows them (a one-line reason).  The
+ * text is in one of 8 buffers owned by this function, reused in turn: valid
+ * until the 8th next call, so a printf may take several.  "?" when out of
+ * memory.
+ */
+const char *avo_cli_inert(const char *s, int flags);
 
 /* A positive id ("12" or "#12"), or -1. */
 int64_t avo_cli_parse_id(const char *s);

@@ -9,6 +9,7 @@
 
 #include "avo.h"
 #include "cli.h"
+#include "strbuf.h"
 
 int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg)
 {
@@ -59,6 +60,19 @@ int avo_cli_fail(int rc, const char *err, const char *db)
     else
         fprintf(stderr, "avo: %s\n", err);
     return 1;
+}
+
+const char *avo_cli_inert(const char *s, int flags)
+{
+    static avo_strbuf buffers[8];
+    static unsigned next;
+    avo_strbuf *b = &buffers[next++ % 8];
+    avo_strbuf_free(b);
+    if (!s)
+        return "";
+    if (avo_strbuf_inert(b, s, strlen(s), flags) < 0)
+        return "?";
+    return avo_strbuf_text(b);
 }
 
 void avo_cli_print_json(const json_t *value)

@@ -28,7 +28,7 @@ static void print_value(const json_t *v)
         return;
     }
     char *text = json_dumps(v, JSON_ENCODE_ANY);
-    printf("%s", json_is_string(v) ? json_string_value(v) : text ? text : "?");
+    printf("%s", avo_cli_inert(json_is_string(v) ? json_string_value(v) : text ? text : "?", 0));
     free(text);
 }
 
@@ -54,7 +54,7 @@ static void print_diff(const json_t *d)
     json_array_foreach(knobs, i, k)
     {
         const char *change = json_string_value(json_object_get(k, "change"));
-        printf("  %s: ", json_string_value(json_object_get(k, "name")));
+        printf("  %s: ", avo_cli_inert(json_string_value(json_object_get(k, "name")), 0));
         print_value(json_object_get(k, "old"));
         printf(" -> ");
         print_value(json_object_get(k, "new"));
@@ -97,7 +97,7 @@ static void print_diff(const json_t *d)
     }
     const char *patch = json_string_value(json_object_get(d, "source_diff"));
     if (patch && *patch)
-        printf("\n%s", patch);
+        printf("\n%s", avo_cli_inert(patch, AVO_INERT_LINES));
     else
         printf("\nsource: identical\n");
 }

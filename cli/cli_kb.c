@@ -78,6 +78,14 @@ static int kb_add(avo_kb *kb, int argc, char **argv)
 /* The snippet on one line. */
 static void print_flat(const char *s)
 {
+    /* Runs of white space become one space; the rest is made inert (a
+     * knowledge base holds what agents and models wrote). */
+    char *flat = malloc(strlen(s) + 1);
+    if (!flat) {
+        fputs("?", stdout);
+        return;
+    }
+    size_t n = 0;
     int space = 0;
     for (; *s; s++) {
         if (*s == '\n' || *s == '\r' || *s == '\t' || *s == ' ') {
@@ -85,10 +93,13 @@ static void print_flat(const char *s)
             continue;
         }
         if (space)
-            putchar(' ');
+            flat[n++] = ' ';
         space = 0;
-        putchar(*s);
+        flat[n++] = *s;
     }
+    flat[n] = '\0';
+    fputs(avo_cli_inert(flat, 0), stdout);
+    free(flat);
 }
 
 static int kb_search(avo_kb *kb, const char *query, const kb_opts *o)
@@ -108,8 +119,9 @@ static int kb_search(avo_kb *kb, const char *query, const kb_opts *o)
         json_t *h;
         json_array_foreach(hits, i, h)
         {
-            printf("%zu. %s  §%lld %s  (line %lld, score %.2f)\n   ", i + 1, str(h, "doc"),
-                   num(h, "section"), str(h, "title"), num(h, "line"),
+            printf("%zu. %s  §%lld %s  (line %lld, score %.2f)\n   ", i + 1,
+                   avo_cli_inert(str(h, "doc"), 0), num(h, "section"),
+                   avo_cli_inert(str(h, "title"), 0), num(h, "line"),
                    json_number_value(json_object_get(h, "score")));
             print_flat(str(h, "snippet"));
             printf("\n");
@@ -135,7 +147,7 @@ static int kb_read(avo_kb *kb, const char *doc, const kb_opts *o)
         avo_cli_print_json(d);
     } else {
         const char *text = str(d, "text");
-        fputs(text, stdout);
+        fputs(avo_cli_inert(text, AVO_INERT_LINES), stdout);
         if (*text && text[strlen(text) - 1] != '\n')
             putchar('\n');
     }
@@ -161,7 +173,8 @@ static int kb_list(avo_kb *kb, const kb_opts *o)
         json_t *d;
         json_array_foreach(docs, i, d)
             printf("%5lld %-8s %8lld %8lld  %s — %s\n", num(d, "id"), str(d, "kind"),
-                   num(d, "sections"), num(d, "bytes"), str(d, "path"), str(d, "title"));
+                   num(d, "sections"), num(d, "bytes"), avo_cli_inert(str(d, "path"), 0),
+                   avo_cli_inert(str(d, "title"), 0));
     }
     json_decref(docs);
     return 0;

@@ -80,7 +80,8 @@ static void print_knobs(const json_t *knobs)
     {
         char *text = json_dumps(value, JSON_ENCODE_ANY);
         const char *shown = json_is_string(value) ? json_string_value(value) : text;
-        printf("%s%s=%s", first ? "" : " ", key, shown ? shown : "?");
+        printf("%s%s=%s", first ? "" : " ", avo_cli_inert(key, 0),
+               avo_cli_inert(shown ? shown : "?", 0));
         free(text);
         first = 0;
     }
@@ -106,7 +107,7 @@ static void print_config_ratios(const json_t *c, const json_t *row)
             theirs > 0 && unit && their_unit && strcmp(unit, their_unit) == 0)
             printf("%s%s %.2fx", sep, str(cfg, "name"), mine / theirs);
         else
-            printf("%s%s %s", sep, str(cfg, "name"), why);
+            printf("%s%s %s", sep, str(cfg, "name"), avo_cli_inert(why, 0));
         sep = ", ";
     }
 }
@@ -158,12 +159,13 @@ static void print_retimed(const json_t *c, const json_t *data)
             printf("  baseline %s in the same rounds: %.4g [%.4g, %.4g]\n", str(e, "name"),
                    num(e, "median"), num(e, "low"), num(e, "high"));
         else
-            printf("  baseline %s in the same rounds: %s\n", str(e, "name"), str(e, "why"));
+            printf("  baseline %s in the same rounds: %s\n", str(e, "name"),
+                   avo_cli_inert(str(e, "why"), 0));
     }
     json_array_foreach(dropped, i, e)
     {
         json_int_t eid = json_integer_value(json_object_get(e, "id"));
-        printf("  -  #%lld out: %s%s\n", (long long)eid, str(e, "why"),
+        printf("  -  #%lld out: %s%s\n", (long long)eid, avo_cli_inert(str(e, "why"), 0),
                eid == id ? "  <- this candidate" : "");
         found |= eid == id;
     }
@@ -180,10 +182,11 @@ static void print_candidate(const json_t *c, int with_source)
     printf("candidate #%lld  run %lld  generation %lld  operator %s\n",
            (long long)json_integer_value(json_object_get(c, "id")),
            (long long)json_integer_value(json_object_get(c, "run_id")),
-           (long long)json_integer_value(json_object_get(c, "generation")), str(c, "operator"));
+           (long long)json_integer_value(json_object_get(c, "generation")),
+           avo_cli_inert(str(c, "operator"), 0));
     printf("status   %s", str(c, "status"));
     if (*str(c, "reason"))
-        printf(" — %s", str(c, "reason"));
+        printf(" — %s", avo_cli_inert(str(c, "reason"), 0));
     printf("\nscore    %.6g (recorded in the search)\n", num(c, "score"));
     if (json_object_get(c, "retimed") && strcmp(str(c, "status"), "ok") == 0) {
         /* The figure that holds: re-timed in fresh processes, paired with
@@ -219,7 +222,7 @@ static void print_candidate(const json_t *c, int with_source)
         printf(" (none)");
     printf("\n");
     if (*str(c, "note"))
-        printf("note     %s\n", str(c, "note"));
+        printf("note     %s\n", avo_cli_inert(str(c, "note"), 0));
     /* What the judge saw it load beyond its object and the runtime
      * (eval/libraries.h); absent for results that predate it or CUDA. */
     const json_t *result = json_object_get(c, "result");
@@ -227,11 +230,12 @@ static void print_candidate(const json_t *c, int with_source)
     if (json_is_array(libs)) {
         printf("libraries");
         json_array_foreach(libs, i, item)
-            printf("%s%s", i ? ", " : " ", json_string_value(item) ? json_string_value(item) : "?");
+            printf("%s%s", i ? ", " : " ",
+                   avo_cli_inert(json_string_value(item) ? json_string_value(item) : "?", 0));
         printf("%s\n", json_array_size(libs) ? "" : " none beyond its object and the runtime");
     } else if (json_string_value(json_object_get(result, "libraries_unobserved"))) {
         printf("libraries not observed: %s\n",
-               json_string_value(json_object_get(result, "libraries_unobserved")));
+               avo_cli_inert(json_string_value(json_object_get(result, "libraries_unobserved")), 0));
     }
     json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs) > 0) {
@@ -245,7 +249,7 @@ static void print_candidate(const json_t *c, int with_source)
                    (long long)json_integer_value(json_object_get(item, "samples")),
                    num(item, "max_error"));
             if (*str(item, "reason"))
-                printf("  %s\n", str(item, "reason"));
+                printf("  %s\n", avo_cli_inert(str(item, "reason"), 0));
         }
     }
     const json_t *baselines = json_object_get(c, "run_baselines");
@@ -259,7 +263,7 @@ static void print_candidate(const json_t *c, int with_source)
         {
             char text[600];
             avo_compare_describe(item, NULL, text, sizeof text);
-            printf("  %s (%s)", text, str(item, "device"));
+            printf("  %s (%s)", avo_cli_inert(text, 0), str(item, "device"));
             if (!avo_compare_owned(item, evaluator)) {
                 /* another workload: never compared with (issue 21) */
                 printf(": of evaluator %s, not this candidate's (%s)\n",
@@ -278,9 +282,9 @@ static void print_candidate(const json_t *c, int with_source)
     if (retimed)
         print_retimed(c, retimed);
     if (*str(c, "log") && strcmp(str(c, "status"), "ok") != 0)
-        printf("\nlog:\n%s\n", str(c, "log"));
+        printf("\nlog:\n%s\n", avo_cli_inert(str(c, "log"), AVO_INERT_LINES));
     if (with_source)
-        printf("\n%s", str(c, "source"));
+        printf("\n%s", avo_cli_inert(str(c, "source"), AVO_INERT_LINES));
 }
 
 /*

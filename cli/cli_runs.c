@@ -189,7 +189,8 @@ static int list_runs(const char *db, int json)
         if (pairs.len)
             snprintf(vs_text, sizeof vs_text, "%s paired", avo_strbuf_text(&pairs));
         avo_strbuf_free(&pairs);
-        printf("%-24s %-26s %s\n", vs_text, budget_text, script ? script : "-");
+        printf("%-24s %-26s %s\n", avo_cli_inert(vs_text, 0), budget_text,
+               avo_cli_inert(script ? script : "-", 0));
     }
     /* Candidates neither ok nor failed: say so, as the run's summary did. */
     json_array_foreach(runs, i, r)

@@ -369,6 +369,12 @@ static int finish(avo_llm *llm, llm_request *req, long http_status, const char *
         json_object_set_new(res, "latency_s", json_real(avo_monotonic() - req->submitted));
         json_object_set_new(res, "retryable", json_boolean(retryable));
         json_object_set_new(res, "cancelled", json_boolean(req->cancelled));
+        /* What the body is (a streamed request may be answered with one
+         * whole JSON completion instead of events). */
+        const char *type = NULL;
+        if (req->easy && curl_easy_getinfo(req->easy, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK &&
+            type)
+            json_object_set_new(res, "content_type", json_string(type));
         if (req->stream_limit > 0) {
             json_object_set_new(res, "stopped", json_boolean(req->stopped));
             json_object_set_new(res, "events", json_integer(req->events));
@@ -434,8 +440,10 @@ static int attempt_done(avo_llm *llm, llm_request *req, CURLcode code)
     if (req->stopped && status >= 200 && status < 300)
         return finish(llm, req, status, NULL, 0); /* read up to its limit */
 
-    int retryable =
-        code != CURLE_OK ? curl_retryable(code) : status == 429 || status == 408 || status >= 500;
+    /* 501 (not implemented) and 505 say what every attempt will hear. */
+    int retryable = code != CURLE_OK ? curl_retryable(code)
+                                     : status == 429 || status == 408 ||
+                                           (status >= 500 && status != 501 && status != 505);
     double now = avo_monotonic();
     if (req->deadline > 0 && code == CURLE_OPERATION_TIMEDOUT && now >= req->deadline - 0.01)
         req->cancelled = 1;

@@ -7,7 +7,8 @@
  * Chat Completions or Anthropic Messages and parses the answer.  What lives
  * here is what must not block the loop: many transfers in flight at once,
  * connect and total timeouts, and retries with exponential backoff and jitter
- * on 429, 5xx and network errors, honouring Retry-After.
+ * on 429, 408, 5xx (but 501 and 505) and network errors, honouring
+ * Retry-After.
  *
  * Invariants:
  * - Headers (which carry API keys) are never copied into a result or an
@@ -69,6 +70,7 @@ void avo_llm_free(avo_llm *llm);
  *   latency_s    seconds from submission to the answer, retries included
  *   retryable    true when the last failure was of a retryable kind
  *   cancelled    true when the deadline ended the request
+ *   content_type the answer's Content-Type, when it had one
  *   stopped      with stream_limit: true when the limit stopped the transfer
  *                (status "ok", body what was read)
  *   events       with stream_limit: the events read

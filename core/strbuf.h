@@ -34,6 +34,19 @@ int avo_strbuf_printf(avo_strbuf *b, const char *fmt, ...) __attribute__((format
  * become '?'.  NULL appends nothing. */
 int avo_strbuf_html(avo_strbuf *b, const char *s);
 
+/*
+ * Append n bytes of s made inert for a terminal: text from candidates and
+ * servers (compile logs, reasons, model answers) shown so that it cannot
+ * drive the terminal.  ESC becomes "\e"; other C0 controls, DEL, C1
+ * controls (U+0080..U+009F) and the bidirectional overrides and isolates
+ * (U+202A..U+202E, U+2066..U+2069) become "\r", "\xNN" or "\uNNNN"; bytes
+ * that are not UTF-8 become "\xNN".  Tab is kept; newline is kept with
+ * AVO_INERT_LINES (a multi-line log), else shown as "\n"; a CR before a
+ * newline is dropped there, a bare CR is shown.  Everything else is copied.
+ */
+#define AVO_INERT_LINES 1
+int avo_strbuf_inert(avo_strbuf *b, const char *s, size_t n, int flags);
+
 /* The text ("" for an empty buffer); the pointer stays owned by b. */
 const char *avo_strbuf_text(const avo_strbuf *b);
 

@@ -20,6 +20,7 @@
 #include "diff.h"
 #include "hash.h"
 #include "merge.h"
+#include "strbuf.h"
 
 static int core_hash(lua_State *L)
 {
@@ -129,6 +130,27 @@ static int core_cache_dir(lua_State *L)
     return 1;
 }
 
+/*
+ * core.inert(text [, oneline]) -> text made inert for a terminal
+ * (avo_strbuf_inert): what a candidate or a server wrote, before it is
+ * printed.  Newlines are kept unless `oneline`; a non-string is tostring'ed.
+ */
+static int core_inert(lua_State *L)
+{
+    int flags = lua_toboolean(L, 2) ? 0 : AVO_INERT_LINES;
+    size_t len;
+    const char *s = luaL_tolstring(L, 1, &len); /* +1 */
+    avo_strbuf b = {0};
+    avo_strbuf_inert(&b, s, len, flags);
+    if (b.failed) {
+        avo_strbuf_free(&b);
+        return luaL_error(L, "out of memory");
+    }
+    lua_pushlstring(L, b.data ? b.data : "", b.len);
+    avo_strbuf_free(&b);
+    return 1;
+}
+
 /* core.exe() -> path of the running avo binary (workers are started from it) */
 static int core_exe(lua_State *L)
 {
@@ -199,6 +221,7 @@ void avo_lua_util_register(lua_State *L)
         {"exe", core_exe},
         {"list_dir", core_list_dir},
         {"realpath", core_realpath},
+        {"inert", core_inert},
         {NULL, NULL},
     };
     luaL_setfuncs(L, functions, 0);

@@ -86,7 +86,8 @@ function M.apply(ctx, parents)
   local message = render()
   -- A small context window: fewer other kernels, until the prompt leaves
   -- room for the answer.
-  while #inspirations > 0 and not llm.fits(options, prompt.system, message) do
+  while #inspirations > 0 and not llm.fits(options, prompt.system, message,
+      ctx.rng and ctx.rng.name) do
     table.remove(inspirations)
     message = render()
   end

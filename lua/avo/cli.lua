@@ -13,6 +13,15 @@ local scaleout = require "avo.scaleout"
 
 local M = {}
 
+-- Text-mode output: each piece made inert for a terminal (core.inert), since
+-- logs, reasons and notes carry what candidates and servers wrote.
+local out = S.out
+
+-- A reason or note shown on one line: its newlines shown, not taken.
+local function oneline(text)
+  return core.inert(text, true)
+end
+
 -- opts: script, db, seed, jobs, max_evals, max_time, args (table of strings)
 function M.run(opts)
   local workers, werr = scaleout.workers(opts, core.cores())
@@ -92,22 +101,22 @@ local function eval_compile_only(opts, ev, source, values)
     return result.status == "ok" and 0 or 1
   end
   local compile = result.compile or {}
-  io.stdout:write(("%s on %s: %s (compile only, %s, %s)"):format(opts.kernel, ev.name,
+  out(("%s on %s: %s (compile only, %s, %s)"):format(opts.kernel, ev.name,
     result.status, compile.arch or ev.arch or "device arch", result.compiler or "NVRTC"))
-  if result.reason then io.stdout:write(" — ", result.reason) end
-  io.stdout:write("\n")
+  if result.reason then out(" — ", oneline(result.reason)) end
+  out("\n")
   if compile.kernels then
-    io.stdout:write(("%-40s %9s %11s %12s %11s %10s\n"):format("kernel", "registers",
+    out(("%-40s %9s %11s %12s %11s %10s\n"):format("kernel", "registers",
       "local bytes", "spill st/ld", "smem bytes", "params"))
     for _, k in ipairs(compile.kernels) do
       local name = k.name .. (k.entry and " (entry)" or "")
       local spill = k.spill_store_bytes >= 0 and ("%d/%d"):format(k.spill_store_bytes,
         k.spill_load_bytes) or "?"
-      io.stdout:write(("%-40s %9d %11d %12s %11d %10d\n"):format(name, k.registers,
+      out(("%-40s %9d %11d %12s %11d %10d\n"):format(name, k.registers,
         math.max(k.local_bytes, 0), spill, k.static_shared_bytes, #(k.params or {})))
     end
   end
-  if result.log and result.log ~= "" then io.stdout:write("log:\n", result.log, "\n") end
+  if result.log and result.log ~= "" then out("log:\n", result.log, "\n") end
   return result.status == "ok" and 0 or 1
 end
 
@@ -128,7 +137,7 @@ end
 -- the candidate's rate against each baseline's.  A baseline or config that
 -- did not measure is named as such, never shown as 0.
 local function eval_baselines(ev, rec, rows, unit, rate)
-  io.stdout:write("baselines:\n")
+  out("baselines:\n")
   local width = 12
   for _, row in ipairs(rows) do width = math.max(width, #row.name) end
   for _, row in ipairs(rows) do
@@ -137,12 +146,12 @@ local function eval_baselines(ev, rec, rows, unit, rate)
     if row.status == "ok" and row.score then
       local ratio = rec.status == "ok" and rec.score > 0 and
         (", candidate %.2fx"):format(rec.score / row.score) or ""
-      io.stdout:write(("  %-" .. width .. "s %-8s score %.4g %s%s (%s; %s)\n"):format(row.name,
+      out(("  %-" .. width .. "s %-8s score %.4g %s%s (%s; %s)\n"):format(row.name,
         row.status, row.score, ev.unit, ratio, lib, where))
     else
-      io.stdout:write(("  %-" .. width .. "s %-8s %s (%s; %s)\n"):format(row.name,
+      out(("  %-" .. width .. "s %-8s %s (%s; %s)\n"):format(row.name,
         row.status == "ok" and "partial" or row.status,
-        row.reason or "no reason given", lib, where))
+        oneline(row.reason or "no reason given"), lib, where))
     end
   end
   local mine = {}
@@ -154,7 +163,7 @@ local function eval_baselines(ev, rec, rows, unit, rate)
     end
   end
   if #measured == 0 then return end
-  io.stdout:write(("per config (%s; candidate / baseline):\n"):format(unit))
+  out(("per config (%s; candidate / baseline):\n"):format(unit))
   for _, c in ipairs(ev.configs) do
     local own = mine[c.name]
     local own_rate = own and own.correct and own.median_s and own.median_s > 0 and rate(own, unit)
@@ -168,9 +177,9 @@ local function eval_baselines(ev, rec, rows, unit, rate)
       if not theirs then
         text = "not measured"
       elseif theirs.unavailable then
-        text = "unavailable (" .. tostring(theirs.unavailable) .. ")"
+        text = "unavailable (" .. oneline(theirs.unavailable) .. ")"
       elseif not theirs.correct then
-        text = "wrong" .. (theirs.reason and (" (" .. theirs.reason .. ")") or "")
+        text = "wrong" .. (theirs.reason and (" (" .. oneline(theirs.reason) .. ")") or "")
       else
         local r = rate(theirs, unit)
         text = r and r > 0 and (own_rate and ("%.4g (%.2fx)"):format(r, own_rate / r)
@@ -178,7 +187,7 @@ local function eval_baselines(ev, rec, rows, unit, rate)
       end
       cells[#cells + 1] = row.name .. " " .. text
     end
-    io.stdout:write(("  %-16s %s | %s\n"):format(c.name, own_rate and ("%.4g"):format(own_rate) or "-",
+    out(("  %-16s %s | %s\n"):format(c.name, own_rate and ("%.4g"):format(own_rate) or "-",
       table.concat(cells, " | ")))
   end
 end
@@ -269,34 +278,34 @@ function M.eval(opts)
     rec.baselines = setmetatable(run.baseline_rows, core.json_array_mt)
     io.stdout:write(core.json_encode(rec), "\n")
   else
-    io.stdout:write(("%s on %s: %s"):format(opts.kernel, ev.name, rec.status))
-    if rec.reason then io.stdout:write(" — ", rec.reason) end
-    io.stdout:write("\n")
+    out(("%s on %s: %s"):format(opts.kernel, ev.name, rec.status))
+    if rec.reason then out(" — ", oneline(rec.reason)) end
+    out("\n")
     -- Each config's rate in the score's unit where that is a rate, else GFLOP/s.
     local per_config = config_unit(ev)
     local width = 16
     for _, c in ipairs(rec.configs) do width = math.max(width, #c.name) end
     local row = "%-" .. width .. "s %8s %12s %10s %8s %11s\n"
-    io.stdout:write(row:format("config", "correct", per_config, "median", "spread", "max error"))
+    out(row:format("config", "correct", per_config, "median", "spread", "max error"))
     for _, c in ipairs(rec.configs) do
       local rate = rate_of(c, per_config)
       local timed = c.correct and c.median_s and c.median_s > 0
-      io.stdout:write(row:format(c.name,
+      out(row:format(c.name,
         c.correct and "yes" or "NO",
         timed and rate and ("%.4g"):format(rate) or "-",
         timed and S.format_seconds(c.median_s) or "-",
         timed and c.spread and ("%.1f%%"):format(c.spread * 100) or "-",
         c.max_error and ("%.3g"):format(c.max_error) or "-"))
-      if c.reason then io.stdout:write("  ", c.reason, "\n") end
+      if c.reason then out("  ", oneline(c.reason), "\n") end
     end
     -- Check configs: verified only, never timed.
     if rec.checks and #rec.checks > 0 then
       local good = 0
       for _, c in ipairs(rec.checks) do if c.correct then good = good + 1 end end
-      io.stdout:write(("checks: %d of %d correct\n"):format(good, #rec.checks))
+      out(("checks: %d of %d correct\n"):format(good, #rec.checks))
       for _, c in ipairs(rec.checks) do
         if not c.correct then
-          io.stdout:write(("  %s: %s\n"):format(c.name, c.reason or "wrong"))
+          out(("  %s: %s\n"):format(c.name, oneline(c.reason or "wrong")))
         end
       end
     end
@@ -308,9 +317,9 @@ function M.eval(opts)
       io.stdout:write(("libraries not observed: %s\n"):format(rec.libraries_unobserved))
     end
     if rec.status == "ok" then
-      io.stdout:write(("score %.4g %s\n"):format(rec.score, ev.unit))
+      out(("score %.4g %s\n"):format(rec.score, ev.unit))
     elseif rec.log and rec.log ~= "" then
-      io.stdout:write("log:\n", rec.log, "\n")
+      out("log:\n", rec.log, "\n")
     end
     if #run.baseline_rows > 0 then
       eval_baselines(ev, rec, run.baseline_rows, per_config, rate_of)

@@ -733,7 +733,8 @@ local function replay(opts)
         io.stdout:write(("%-40s run %d reproduces\n"):format(c.key, r.id))
       else
         differ = differ + 1
-        io.stdout:write(("%-40s run %d DIFFERS: %s\n"):format(c.key, r.id, log_tail(log, 2)))
+        io.stdout:write(("%-40s run %d DIFFERS: %s\n"):format(c.key, r.id,
+          core.inert(log_tail(log, 2), true)))
       end
     end
   end

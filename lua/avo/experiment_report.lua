@@ -719,27 +719,27 @@ function M.main(opts)
   end
   -- A short table on stdout too.
   for _, g in ipairs(groups) do
-    io.stdout:write(("%s, budget %s (%s):\n"):format(g.workload, g.budget, g.unit or "score"))
+    S.out(("%s, budget %s (%s):\n"):format(g.workload, g.budget, g.unit or "score"))
     for _, a in ipairs(g.arms) do
-      io.stdout:write(("  %-14s n=%d/%d median %s IQR [%s, %s] 95%% CI [%s, %s]\n"):format(a.arm,
+      S.out(("  %-14s n=%d/%d median %s IQR [%s, %s] 95%% CI [%s, %s]\n"):format(a.arm,
         a.n, a.planned, num(a.median, "%.4g"), num(a.q1, "%.4g"), num(a.q3, "%.4g"),
         num(a.ci_lo, "%.4g"), num(a.ci_hi, "%.4g")))
     end
     for _, t in ipairs(g.tests) do
-      io.stdout:write(("  %s vs %s: U=%g A12=%.3f (%s) p=%.4g p_holm=%.4g\n"):format(t.a, t.b,
+      S.out(("  %s vs %s: U=%g A12=%.3f (%s) p=%.4g p_holm=%.4g\n"):format(t.a, t.b,
         t.u, t.a12, t.magnitude, t.p, t.p_holm))
     end
   end
   local incomplete = counts.missing + counts.unfinished
   if incomplete > 0 then
-    io.stdout:write(("incomplete: %d of %d cells missing or unfinished\n"):format(incomplete,
+    S.out(("incomplete: %d of %d cells missing or unfinished\n"):format(incomplete,
       #cells))
   end
   if counts.failed > 0 then
-    io.stdout:write(("%d cell(s) failed (listed in the report with their reason)\n")
+    S.out(("%d cell(s) failed (listed in the report with their reason)\n")
       :format(counts.failed))
   end
-  io.stdout:write(("wrote %s.html, %s.csv, %s.json\n"):format(prefix, prefix, prefix))
+  S.out(("wrote %s.html, %s.csv, %s.json\n"):format(prefix, prefix, prefix))
   return 0
 end
 

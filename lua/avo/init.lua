@@ -366,7 +366,7 @@ function avo.log(fmt, ...)
     if run.on_log then run.on_log(msg) end
     pipeline.emit(run, "log", { message = msg })
   else
-    io.stderr:write(msg, "\n")
+    io.stderr:write(core.inert(msg), "\n")
   end
 end
 

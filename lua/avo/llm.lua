@@ -593,14 +593,39 @@ local function join_stream(body, cap)
            usage = usage }, math.min(deltas, cap or deltas)
 end
 
--- Turn the C client's answer into (response) or (nil, message).
-local function read_http(cfg, result, c)
+-- What a server answered, for a message: the status and the body's first
+-- bytes, made inert (they are shown on a terminal).
+local function answered_text(status, body)
+  local b = tostring(body or "")
+  if not b:match("%S") then return ("HTTP %d with an empty body"):format(status) end
+  return ('HTTP %d with "%s%s"'):format(status,
+    core.inert((b:sub(1, 120):gsub("%s+", " ")), true), #b > 120 and "..." or "")
+end
+
+-- Whether a streamed request was answered with one whole JSON document
+-- (Content-Type application/json) instead of server-sent events: read_http
+-- reads it as an unstreamed answer (join_stream finds no stream in it),
+-- never asked again.  By its body, which a stream never opens with "{"
+-- (a server may label an empty stream of ": ping" comments JSON).
+local function json_answer(result)
+  return tostring(result.body or ""):match("^%s*{") ~= nil
+end
+
+-- Turn the C client's answer into (response) or (nil, message, kind):
+-- kind "refused" when the URL is no chat endpoint (HTTP 404, 405, 501:
+-- every call will hear the same), "garbage" when a 2xx answer is no chat
+-- completion (not JSON, or not of the provider's shape), else nil.
+local function read_http(cfg, result, c, url)
   local body = scrub(result.body, cfg.key)
   local status = result.http_status or 0
   local name = cfg.provider
   if result.status ~= "ok" and result.cancelled then
     return nil, ("%s: call cancelled at the run's time limit (--max-time): %s"):format(name,
       scrub(result.error or "cancelled", cfg.key))
+  end
+  if result.status ~= "ok" and (status == 404 or status == 405 or status == 501) then
+    return nil, ("%s: %s is not a chat endpoint of this provider: it answered %s"):format(name,
+      url or cfg.base_url, answered_text(status, body)), "refused"
   end
   if result.status ~= "ok" then
     local pmsg = provider_message(body)
@@ -645,11 +670,20 @@ local function read_http(cfg, result, c)
     doc, jerr = core.json_decode(body or "")
   end
   if type(doc) ~= "table" then
-    return nil, ("%s: malformed JSON in the answer (HTTP %d): %s"):format(name, status,
-      jerr or "not an object")
+    return nil, ("%s: %s answered no chat completion (malformed JSON: %s): %s"):format(name,
+      url or cfg.base_url, jerr or "not an object", answered_text(status, body)), "garbage"
   end
   local out, perr = SHAPES[cfg.provider].parse(doc)
-  if not out then return nil, ("%s: %s"):format(name, perr) end
+  if not out then
+    -- A completion the model botched (a tool call without a name) is the
+    -- model's; a document that is no completion at all is the server's.
+    local shaped = cfg.provider == "anthropic" and type(doc.content) == "table" or
+      cfg.provider == "openai" and type(doc.choices) == "table" and type(doc.choices[1]) == "table"
+      and type(doc.choices[1].message) == "table"
+    if shaped then return nil, ("%s: %s"):format(name, perr) end
+    return nil, ("%s: %s answered no chat completion (%s): %s"):format(name, url or cfg.base_url,
+      perr, answered_text(status, body)), "garbage"
+  end
   out.usage_estimated = estimated -- not the server's count: nothing to learn from
   return out
 end
@@ -745,8 +779,61 @@ local function load_replay(path, run_id)
   end
   local only
   if n_models == 1 then only = next(models) end
+  -- The order in which the recorded run's calls were answered (rows are
+  -- oldest first; a call asked again after a fault counts where it was
+  -- last answered).
+  local rank, n = {}, 0
+  for _, row in ipairs(rows) do
+    local call = type(row.request) == "table" and row.request.call
+    if row.run_id == run_id and type(call) == "string" and by_key[call] == row then
+      n = n + 1
+      rank[call] = n
+    end
+  end
   return { path = path, by_hash = by_hash, by_key = by_key, only_model = only, calls = #rows,
-           run_id = run_id, drifted = 0 }
+           run_id = run_id, drifted = 0, rank = rank, done = {}, low = 1, waiting = {} }
+end
+
+-- Under replay, a call is answered once every call the recorded run had
+-- answered before it is: answers come in the order the recorded server's
+-- pace gave them, so tasks that ran side by side (agent lineages) meet as
+-- they did.  A call the replay never makes would hold the later ones
+-- forever: when every task waits (sched.on_idle), the earliest waiting call
+-- goes on.
+local function in_recorded_order(rp, call)
+  local rank = rp.rank[call]
+  while rank and rp.low < rank do
+    local ev = sched.event()
+    rp.waiting[#rp.waiting + 1] = { rank = rank, ev = ev }
+    sched.await(ev)
+  end
+end
+
+-- Wake every waiting call, earliest first, to look again.
+local function wake_in_order(rp)
+  local waiting = rp.waiting
+  rp.waiting = {}
+  table.sort(waiting, function(a, b) return a.rank < b.rank end)
+  for _, w in ipairs(waiting) do sched.resolve(w.ev) end
+end
+
+local function answered_in_order(rp, call)
+  local rank = rp.rank[call]
+  if not rank then return end
+  rp.done[rank] = true
+  while rp.done[rp.low] do rp.low = rp.low + 1 end
+  wake_in_order(rp)
+end
+
+-- sched.on_idle under replay: the calls before the earliest waiting one
+-- will not come; it goes on.
+local function replay_idle(rp)
+  local first
+  for _, w in ipairs(rp.waiting) do first = math.min(first or w.rank, w.rank) end
+  if not first then return false end
+  rp.low = first
+  wake_in_order(rp)
+  return true
 end
 
 --[[
@@ -779,11 +866,24 @@ local function fault_limit()
   return 3
 end
 
+-- The run stops on a configuration error: the server `err` names is not
+-- one the run can talk to (exit 1, status `failed`; `avo resume` asks the
+-- calls again once it is fixed).
+local function misconfigured(err)
+  error({ avo_configuration = ("avo: LLM configuration error: %s; check AVO_LLM_BASE_URL " ..
+    "(or base_url), AVO_LLM_PROVIDER and AVO_LLM_MODEL, then `avo resume` asks the calls " ..
+    "again"):format(tostring(err)) }, 0)
+end
+
 -- Count a call the infrastructure failed; past the limit (in a row) the
 -- run stops as an environment failure: exit 3, status `failed`, and `avo
 -- resume` asks the failed calls again.  Under --llm-replay the recorded
--- faults are counted but stop nothing (the recorded run decides).
-local function faulted(err)
+-- faults are counted but stop nothing (the recorded run decides).  `kind`
+-- (see read_http) "refused" stops the run at once, and "garbage" at the
+-- limit from a server `url` that never answered with a completion, as a
+-- configuration error: no retry or resume would cure either.
+local function faulted(err, kind, url)
+  if kind == "refused" and not state.replay then misconfigured(err) end
   local t = state.totals
   t.faults = t.faults + 1
   state.totals.fault_streak = state.totals.fault_streak + 1
@@ -792,6 +892,7 @@ local function faulted(err)
       state.totals.fault_streak, fault_limit(), tostring(err)))
   end
   if state.replay or state.totals.fault_streak < fault_limit() then return end
+  if kind == "garbage" and url and not state.answered[url] then misconfigured(err) end
   error({ avo_environment = ("avo: the LLM server is out: %d calls in a row failed for the " ..
     "infrastructure, each after its retries (the last: %s); stopped.  Bring the server back " ..
     "and `avo resume` asks these calls again (AVO_LLM_FAULT_LIMIT sets the limit)"):format(
@@ -1044,6 +1145,34 @@ local function learn_ratio(model, tokens, chars)
   if r > (state.ratios[model] or 0) then state.ratios[model] = r end
 end
 
+-- What the run knew of its server when a call was made, stored with the
+-- call's request (not hashed): the tokens per character learned by model
+-- (state.ratios) and the model's context window as the server told it
+-- (metadata or an error).  The estimates an operator makes just before a
+-- call (its max_tokens, whether to compact) rest on it; answers teach it in
+-- the order they arrive, which concurrent tasks make a matter of timing, so
+-- a replay uses the recorded knowledge of the call a task is about to
+-- make, never what the replay itself has learned so far.
+local function knowledge_now(cfg, model)
+  local ratios = {}
+  for m, r in pairs(state.ratios) do ratios[m] = r end
+  local srv = cfg.base_url and state.servers[cfg.provider .. " " .. cfg.base_url]
+  return { ratios = ratios, context_tokens = srv and model and srv.contexts[model] or nil }
+end
+
+-- Under replay: the recorded knowledge (above) of the next call in
+-- `stream`, or in the stream of the current task's last call; nil when
+-- there is none (a task before its first call, an archive from before).
+local function recorded_knowledge(stream)
+  local rp = state.replay
+  if not rp then return nil end
+  stream = stream or state.task_stream[coroutine.running()]
+  if not stream then return nil end
+  local row = rp.by_key[("%s#%d"):format(stream, (state.seq[stream] or 0) + 1)]
+  local known = row and type(row.request) == "table" and row.request.known
+  return type(known) == "table" and known or nil
+end
+
 --[[
 avo.llm.tokens_per_char{ model = ?, provider = ?, ... } -> ratio, measured
 Tokens per character the estimates use for the model the options name:
@@ -1053,9 +1182,11 @@ DEFAULT_TOKENS_PER_CHAR; `measured` says which.
 function M.tokens_per_char(opts)
   if not state then error("avo.llm.tokens_per_char: only available inside 'avo run'", 2) end
   local cfg = resolve(opts or {})
+  local known = recorded_knowledge(opts and opts.stream)
+  local ratios = known and type(known.ratios) == "table" and known.ratios or state.ratios
   local worst, measured = nil, true
   for _, m in ipairs(cfg and cfg.models or {}) do
-    local r = m.model and state.ratios[m.model]
+    local r = m.model and ratios[m.model]
     if not r then measured = false break end
     worst = math.max(worst or 0, r * 1.05)
   end
@@ -1252,7 +1383,13 @@ function M.context_window(opts)
   end
   user = user and math.tointeger(user)
   if cfg.provider == "replay" then
-    local n = model and state.replay_contexts[model]
+    local known = recorded_knowledge(opts.stream)
+    if known and math.tointeger(known.context_tokens) then
+      return math.tointeger(known.context_tokens), cfg.max_tokens, "the recorded run"
+    end
+    -- (The server had told nothing by then: what the recorded run assumed
+    -- or was told by its user.)
+    local n = model and (known and state.replay_assumed[model] or state.replay_contexts[model])
     if n then return n, cfg.max_tokens, "the recorded run" end
     if user then return user, cfg.max_tokens, "the user" end
     return nil, cfg.max_tokens
@@ -1554,6 +1691,15 @@ function M.chat(opts)
   local c = canonical(opts, model, cfg)
   local hash = core.hash(core.json_encode(c))
   c.call = call
+  -- (What the estimates before this call knew; a replay stores the
+  -- recorded run's again.)
+  if cfg.provider == "replay" then
+    local row = state.replay.by_key[call]
+    c.known = row and type(row.request) == "table" and row.request.known or nil
+  else
+    c.known = knowledge_now(cfg, model)
+  end
+  state.task_stream[coroutine.running()] = stream
 
   local value
   local resumed = resumed_answer(hash)
@@ -1567,7 +1713,9 @@ function M.chat(opts)
       learn_ratio(c.model, value.resp.usage.input_tokens, M.request_chars(c))
     end
   elseif cfg.provider == "replay" then
+    in_recorded_order(state.replay, call)
     local resp, err, row = replay_answer(hash, c)
+    answered_in_order(state.replay, call)
     if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
     -- What the recorded server counted (a scripted answer's usage is made up).
     if resp and row.provider ~= "scripted" then
@@ -1638,8 +1786,9 @@ function M.chat(opts)
       local key = sched.track(llm, ticket, function(result)
         -- (No event at all: an empty body, or only ": ping" comments.)
         local b = tostring(result.body or "")
+        -- (A whole JSON completion instead of a stream is used as is.)
         if streamed and c.tools and result.status == "ok" and not b:match("^%s*data:")
-            and not b:find("\ndata:", 1, true) then
+            and not b:find("\ndata:", 1, true) and not json_answer(result) then
           release(slot)
           return { plain_again = true }
         end
@@ -1658,7 +1807,7 @@ function M.chat(opts)
           release(slot)
           return v
         end
-        local resp, err = read_http(cfg, result, c)
+        local resp, err, kind = read_http(cfg, result, c, url)
         if not resp then learn_from_error(cfg, c.model, err, M.request_chars(c)) end
         if resp and not resp.usage_estimated then
           learn_ratio(c.model, resp.usage.input_tokens, M.request_chars(c))
@@ -1669,8 +1818,11 @@ function M.chat(opts)
           end
           learn_rate(srv, resp, result.latency_s)
         end
+        -- A URL that is no chat endpoint, an answer that is no completion:
+        -- the infrastructure's, asked again by `avo resume`.
         local v = settle(cfg.provider, c, hash, resp, err, result.latency_s, result.attempts,
-          nil, not resp and M.is_fault(result))
+          nil, not resp and (M.is_fault(result) or kind ~= nil))
+        v.kind = kind
         release(slot)
         return v
       end)
@@ -1688,9 +1840,10 @@ function M.chat(opts)
     end
   end
   if value.fault then
-    faulted(value.err)
+    faulted(value.err, value.kind, cfg.base_url)
   elseif value.resp then
     state.totals.fault_streak = 0
+    if cfg.base_url then state.answered[cfg.base_url] = true end
   end
   if value.err then return nil, value.err end
   return value.resp
@@ -1788,13 +1941,18 @@ function M._begin(run, hooks)
     seq = {},    -- stream -> calls made in it
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
     replay_contexts = {}, -- model -> context window, under --llm-replay
+    replay_assumed = {}, -- model -> window the recorded run assumed or was told by its user
+    task_stream = setmetatable({}, { __mode = "k" }), -- task -> stream of its last call
     ratios = {}, -- model -> the most tokens per character its server counted
+    answered = {}, -- base_url -> true once it gave a chat completion
     event = hooks.event,
   }
   load_user_prices()
   local replay = run.llm_replay or env("AVO_LLM_REPLAY")
   if replay then
     state.replay = load_replay(replay, run.llm_replay_run)
+    local rp = state.replay
+    sched.on_idle(function() return replay_idle(rp) end)
     -- What the recorded run learned from its servers' metadata (what it
     -- learned from errors is learned again when those are replayed).
     local ar = core.archive(replay)
@@ -1802,6 +1960,9 @@ function M._begin(run, hooks)
       local d = e.data or {}
       if d.model and d.context_tokens and d.from ~= "an error" then
         state.replay_contexts[d.model] = d.context_tokens
+        if d.from == "default" or d.from == "the user" then
+          state.replay_assumed[d.model] = d.context_tokens
+        end
       end
       if d.model and type(d.tokens_per_char) == "number" then
         learn_ratio(d.model, d.tokens_per_char, 1)
@@ -1825,6 +1986,7 @@ function M._end()
       "prompts differ from the recorded ones (measured values)"):format(state.replay.drifted))
   end
   if state.client then state.client:close() end
+  if state.replay then sched.on_idle(nil) end
   state = nil
 end
 

@@ -216,14 +216,14 @@ function M.rebench(opts)
   end
   for _, e in ipairs(data.dropped) do
     io.stdout:write(("%-5s %-7s %-22s %12.4g failed: %s\n"):format("-", "#" .. e.id,
-      by_id[e.id].operator:sub(1, 22), e.recorded, e.why))
+      by_id[e.id].operator:sub(1, 22), e.recorded, core.inert(e.why, true)))
   end
   for _, b in ipairs(data.baselines) do
     if b.median then
       io.stdout:write(("baseline %s in the same rounds: %.4g %s [%.4g, %.4g]\n"):format(b.name,
         b.median, unit, b.low, b.high))
     else
-      io.stdout:write(("baseline %s in the same rounds: %s\n"):format(b.name, b.why))
+      io.stdout:write(("baseline %s in the same rounds: %s\n"):format(b.name, core.inert(b.why, true)))
     end
   end
   if #data.dropped > 0 then

@@ -339,7 +339,7 @@ function M.replay(opts)
   archive:close()
   old_archive:close()
   if diff then
-    io.stdout:write("replay diverged: ", diff, "\n")
+    io.stdout:write("replay diverged: ", core.inert(diff), "\n")
     return 1
   end
   io.stdout:write(("replay identical: %d candidates with the same parents, sources, knobs and " ..

@@ -14,7 +14,23 @@ local paths = require "avo.paths"
 
 local S = {}
 
-function S.eprintf(fmt, ...) io.stderr:write(fmt:format(...)) end
+-- What the engine prints of a run carries what candidates and servers wrote
+-- (reasons, logs, model answers, notes): every string argument is made inert
+-- for a terminal (core.inert), the format itself (the engine's) is not.
+local function inert_args(...)
+  local args = table.pack(...)
+  for i = 1, args.n do
+    if type(args[i]) == "string" then args[i] = core.inert(args[i]) end
+  end
+  return table.unpack(args, 1, args.n)
+end
+
+function S.eprintf(fmt, ...) io.stderr:write(fmt:format(inert_args(...))) end
+
+-- io.stdout:write with each piece made inert for a terminal (core.inert).
+function S.out(...)
+  for i = 1, select("#", ...) do io.stdout:write(core.inert((select(i, ...)))) end
+end
 
 -- The contents of the file at path, or nil and "PATH: reason" (a directory
 -- opens but cannot be read: "PATH: Is a directory").
@@ -117,13 +133,13 @@ function Status:tick(force)
   if not self.tty then
     if avo.llm.in_flight() > 0 and now - (self.beat or self.run.started) >= HEARTBEAT then
       self.beat = now
-      io.stderr:write(self:line(), "\n")
+      io.stderr:write(core.inert(self:line(), true), "\n")
     end
     return
   end
   if not force and now - self.last < 0.2 then return end
   self.last = now
-  io.stderr:write("\r\27[K", self:line())
+  io.stderr:write("\r\27[K", core.inert(self:line(), true))
   io.stderr:flush()
 end
 
@@ -133,7 +149,7 @@ end
 
 function Status:log(msg)
   self:clear()
-  io.stderr:write(msg, "\n")
+  io.stderr:write(core.inert(msg), "\n")
   self:tick(true)
 end
 
@@ -213,7 +229,11 @@ function S.execute(ctx)
   run.on_log = function(msg) status:log(msg) end
   run.on_progress = function()
     status.beat = core.monotonic()
-    if status.tty then status:tick(true) else io.stderr:write(status:line(), "\n") end
+    if status.tty then
+      status:tick(true)
+    else
+      io.stderr:write(core.inert(status:line(), true), "\n")
+    end
   end
   run.on_record = function()
     status.unit = run.unit or status.unit
@@ -317,7 +337,7 @@ end
 -- that did not measure).  Only baselines of the best's own evaluator are
 -- compared with; another evaluator's are listed as such.
 function S.print_baselines(rows, unit, best, indent)
-  local out = { write = function(_, ...) io.stdout:write(indent or "", ...) end }
+  local out = { write = function(_, ...) S.out(indent or "", ...) end }
   for _, row in ipairs(rows or {}) do
     local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
     local mine = not best or baselines.owned(row, best.evaluator)
@@ -423,35 +443,35 @@ function S.summarise(run, final, db)
       and S.describe(shown, unit):match("^(.-): ") or ("#%d"):format(first.id))
     local head = first and retime.headline(retimed, described)
     if head then
-      for _, line in ipairs(head) do io.stdout:write(line, "\n") end
+      for _, line in ipairs(head) do S.out(line, "\n") end
       local limit = shown.id == first.id and S.knob_space(run, shown)
-      if limit then io.stdout:write(limit, "\n") end
-      io.stdout:write("recorded in the search (maximum of noisy measurements, unpaired):\n")
+      if limit then S.out(limit, "\n") end
+      S.out("recorded in the search (maximum of noisy measurements, unpaired):\n")
     else
-      io.stdout:write(("unpaired: %s; the figures below are the search's own measurements " ..
+      S.out(("unpaired: %s; the figures below are the search's own measurements " ..
         "(maximum of noisy ones), not timed in the same rounds\n"):format(S.unpaired_why(run)))
     end
     local indent = head and "  " or ""
-    io.stdout:write(indent, "best ", S.describe(best, unit), "\n")
+    S.out(indent, "best ", S.describe(best, unit), "\n")
     local seed_rec = run.seed_record
     if seed_rec and seed_rec.score > 0 then
-      io.stdout:write(indent, ("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
+      S.out(indent, ("speedup over the seed kernel: %.2fx (seed #%d: %.4g %s)\n"):format(
         best.score / seed_rec.score, seed_rec.id, seed_rec.score, unit))
     end
     S.print_baselines(run.baseline_rows, unit, best, indent)
     local limit = not head and S.knob_space(run, shown)
-    if limit then io.stdout:write(limit, "\n") end
+    if limit then S.out(limit, "\n") end
     if retimed then
-      for _, line in ipairs(retime.lines(retimed)) do io.stdout:write(line, "\n") end
+      for _, line in ipairs(retime.lines(retimed)) do S.out(line, "\n") end
     end
-    io.stdout:write(("inspect it: avo show %d --db %s --source\n"):format(
+    S.out(("inspect it: avo show %d --db %s --source\n"):format(
       first and first.id or best.id, db))
   elseif run.finished == 0 then
     S.print_baselines(run.baseline_rows, unit)
-    io.stdout:write("no candidate was evaluated\n")
+    S.out("no candidate was evaluated\n")
   else
     S.print_baselines(run.baseline_rows, unit)
-    io.stdout:write("no candidate passed verification\n")
+    S.out("no candidate passed verification\n")
   end
 end
 
@@ -493,6 +513,7 @@ function S.error_text(err)
   if type(err) == "table" and err.avo_divergence then return err.avo_divergence end
   if type(err) == "table" then
     local text = err.avo_stopped or err.avo_environment or err.avo_refusal
+      or err.avo_configuration
     if text then return text end
   end
   return S.error_string(err)

@@ -151,9 +151,11 @@ end
 
 -- The model's context window for `options` (avo.llm.context_window), or
 -- nil when unknown: {tokens, margin (a sixteenth, at least 128),
--- max_tokens (what a call asks for at most)}.
-function M.window_of(options)
+-- max_tokens (what a call asks for at most)}.  `stream`: the calls'
+-- stream (what the run knew at its next call, under --llm-replay).
+function M.window_of(options, stream)
   local chat = M.chat_options(options)
+  chat.stream = stream
   local n, max_tokens = avo.llm.context_window(chat)
   if not n then return nil end
   return { tokens = n, margin = math.max(128, n // 16), max_tokens = max_tokens or 4096 }
@@ -162,10 +164,12 @@ end
 -- Whether `message` (a first user message) with `system` leaves at least
 -- a quarter of the model's window to the answer (true without a known
 -- window): operators drop optional context (other kernels) until it does.
-function M.fits(options, system, message)
-  local w = M.window_of(options)
+-- `stream` as for window_of.
+function M.fits(options, system, message, stream)
+  local w = M.window_of(options, stream)
   if not w then return true end
   local chat = M.chat_options(options)
+  chat.stream = stream
   local n = avo.llm.estimate_tokens(chat, { system = system,
     messages = { { role = "user", content = message } } })
   return n + w.margin + math.min(w.max_tokens, w.tokens // 4) <= w.tokens
@@ -184,7 +188,7 @@ function M.converse(options, prompt, first_message, base_source, stream, entry)
   chat.messages = { { role = "user", content = first_message } }
   local fixes = options.fix_attempts or 1
   local why
-  local window = M.window_of(options)
+  local window = M.window_of(options, stream)
   for attempt = 0, fixes do
     if window then
       -- The answer gets what the window leaves beside the prompt and a

@@ -20,6 +20,18 @@ counters are kept per full model name, so a test picks a fresh name such as
     fail500...    first two attempts 500, then plain
     stall...      waits 5 s before answering (tests set a shorter timeout)
     malformed...  200 with a body that is not JSON
+    edit...       a SEARCH/REPLACE block that adds a numbered comment after
+                  "#define MAX_UNROLL 8" (kernels/cpu/sgemm.c: llm_mutate and
+                  llm_crossover answers that apply); editslow... the same
+                  after 0.3 s
+    notimpl...    501 with an HTML page carrying terminal escapes (not an
+                  OpenAI-compatible server)
+    gone404...    404; noput405... 405
+    notcompletion... 200 with JSON that is no chat completion
+    garbageafter... plain for the first request, then 200 with a body
+                  that is not JSON (with an escape sequence)
+    jsonstream-X... as X, but a streamed request is answered with one
+                  whole JSON completion (Content-Type application/json)
     truncated...  200 with JSON cut off in the middle (correct length)
     cut...        promises more bytes than it sends, then closes
     auth401...    401 with the provider's error body
@@ -688,6 +700,32 @@ class Handler(BaseHTTPRequestHandler):
             answer = "peers: %d" % inflight()
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
+        if scenario.startswith("edit"):
+            if scenario.startswith("editslow"):
+                time.sleep(0.3)  # calls of concurrent tasks meet in flight
+            answer = ("Add note %d.\n<<<<<<< SEARCH\n#define MAX_UNROLL 8\n=======\n"
+                      "#define MAX_UNROLL 8\n/* note %d */\n>>>>>>> REPLACE\n" % (n, n))
+            self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
+            return
+        if scenario.startswith("notimpl"):
+            # Not an OpenAI-compatible server; its page carries escapes.
+            self.send_raw(501, b"<html>Not Implemented\x1b]0;pwned\x07\x1b[2J</html>")
+            return
+        if scenario.startswith("gone404"):
+            self.send_raw(404, b"Cannot POST /v1/chat/completions")
+            return
+        if scenario.startswith("noput405"):
+            self.send_raw(405, b"Method Not Allowed")
+            return
+        if scenario.startswith("notcompletion"):
+            self.send_raw(200, b'{"object": "list", "data": []}')
+            return
+        if scenario.startswith("garbageafter") and n > 1:
+            self.send_raw(200, b"\x1b]52;c;cHduZWQ=\x07 garbage")
+            return
+        if scenario.startswith("jsonstream-"):
+            self.want_stream = None  # a whole completion, Content-Type application/json
+            scenario = scenario[len("jsonstream-"):]
         if scenario.startswith("malformed"):
             self.send_raw(200, b"{not json at all")
             return
