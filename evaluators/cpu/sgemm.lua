@@ -26,7 +26,7 @@ Knobs of the seed kernel:
   backend = "cpu",
   kernel = "kernels/cpu/sgemm.c",
   entry = "sgemm",
-  reference = { source = "kernels/cpu/sgemm_ref.c", entry = "sgemm_ref" },
+  reference = { source = "kernels/cpu/sgemm_fast_ref.c", entry = "sgemm_fast_ref" },
   args = {
     { name = "M", kind = "scalar", type = "i32" },
     { name = "N", kind = "scalar", type = "i32" },
@@ -35,11 +35,23 @@ Knobs of the seed kernel:
     { name = "B", kind = "in", type = "f32", length = function(c) return c.K * c.N end },
     { name = "C", kind = "out", type = "f32", length = function(c) return c.M * c.N end },
   },
-  -- The naive seed takes ~14 ms on the largest config, so evaluating it stays cheap.
+  -- The shapes of cpu/sgemm_fast (issue 30): two large squares, two odd
+  -- shapes, a tall-skinny and a small one; the score is the geometric mean
+  -- of their GFLOP/s, so a knob set that is fast on one shape only does not
+  -- carry it. The naive seed takes seconds at 1024^3, so the cascade below
+  -- times the cheap shapes first and stops a candidate there when it is far
+  -- behind the run's best: a slow knob set costs the small shapes, not the
+  -- large ones.
   configs = {
-    { name = "128x128x128", M = 128, N = 128, K = 128 },
-    { name = "256x256x256", M = 256, N = 256, K = 256 },
+    { name = "sq-512", M = 512, N = 512, K = 512 },
+    { name = "sq-768", M = 768, N = 768, K = 768 },
     { name = "odd-197x131x173", M = 197, N = 131, K = 173 },
+    { name = "odd-383x271x445", M = 383, N = 271, K = 445 },
+    { name = "tall-4096x64x256", M = 4096, N = 64, K = 256 },
+    { name = "small-64x64x64", M = 64, N = 64, K = 64 },
+  },
+  cascade = {
+    { configs = { "small-64x64x64", "odd-197x131x173" }, min_ratio = 0.5 },
   },
   -- Inputs are uniform in [-1, 1], K <= 256, reference summed in double. An fp32
   -- sum of K products in any order is off by at most ~K*u*sum|a*b| (u = 6e-8),
