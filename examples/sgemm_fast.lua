@@ -15,7 +15,9 @@
 local avo = require "avo"
 local args = avo.options(..., {
   population = { type = "integer", default = 12, min = 2 },
-  generations = { type = "integer", default = 25, min = 0 },
+  -- No default: with --max-evals the GA runs until that budget is spent
+  -- (300 means 300 evaluations); without it, the GA's 20 generations.
+  generations = { type = "integer", min = 0 },
 })
 
 return avo.strategy("ga").run{

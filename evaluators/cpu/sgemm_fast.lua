@@ -25,13 +25,22 @@ Compiled with cc -O3 -march=native (x86-64 with AVX2/AVX-512, GCC 12), no
 The seed is a Goto/BLIS-style kernel: B packed into KC x NC panels of NR-wide
 slivers, A into MC x KC blocks of MR-tall slivers, an MR x NR register tile
 (NR = NV vectors of 16 floats with AVX-512, 8 with AVX2) updated by MR
-broadcasts and NV loads per k step. Knobs:
+broadcasts and NV loads per k step. Its call picks one of four knob sets by
+the shape (as autotuned libraries dispatch): SM small (M*N*K <= 128^3), TS
+tall-skinny (M or N <= 96), LG large (M, N, K >= 512), MD the rest; every
+knob is <family>_<knob> (LG_MR, SM_KC, ...), so each family is tuned apart:
   MR, NV    register tile: MR rows x NV vectors (AVX-512: 32 registers, so
             MR*NV + NV + 1 <= 32 avoids spills; AVX2: 16)
   KC MC NC  cache blocking: the A sliver and B sliver (KC deep) in L1, the
             MC x KC block of A in L2, the KC x NC panel of B in L2/L3
   UNROLL    k steps per pass of the micro-kernel loop
-  PREFETCH  0 none, 1 the C tile, 2 also A and B slivers ahead]],
+  PREFETCH  0 none, 1 the C tile, 2 also A and B slivers PF_DIST steps ahead
+  PF_DIST   prefetch distance in k steps
+  EDGE      ragged tiles: 0 through a buffer, 1 masked stores into C
+  LOOP      0 B sliver outer (stays in L1), 1 A sliver outer
+  PACK      0 pack whole blocks first, 1 A slivers at first use, 2 B
+            slivers at first use, 3 both
+  INPLACE   0 pack both, 1 read whole B slivers in place, 2 A, 3 both]],
   backend = "cpu",
   kernel = "kernels/cpu/sgemm_fast.c",
   entry = "sgemm",
@@ -89,6 +98,17 @@ broadcasts and NV loads per k step. Knobs:
       thread_count = "openblas_get_num_threads",
       install = "apt-get install libopenblas0 (Debian; libopenblas-dev for headers)" },
   },
+  -- A register tile must fit the register file with its B vectors and the
+  -- broadcast (32 vector registers with AVX-512, the ISA of the machines
+  -- this is tuned on), in every family: a spilling tile is only slower, so
+  -- the search does not spend evaluations on it (docs/evaluators.md, Knobs).
+  restrictions = function(k)
+    for _, f in ipairs({ "LG", "MD", "TS", "SM" }) do
+      local mr, nv = tonumber(k[f .. "_MR"]), tonumber(k[f .. "_NV"])
+      if mr and nv and mr * nv + nv + 1 > 32 then return false end
+    end
+    return true
+  end,
   flops = function(c) return 2 * c.M * c.N * c.K end,
   bytes = function(c) return 4 * (c.M * c.K + c.K * c.N + c.M * c.N) end,
 }
