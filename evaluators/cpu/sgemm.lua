@@ -57,6 +57,13 @@ Knobs of the seed kernel:
   cascade = {
     { configs = { "small-64x64x64", "odd-197x131x173" }, min_ratio = 0.5 },
   },
+  -- Six shapes at the CPU default of up to 3 s each would be 18 s for a
+  -- candidate whose timings never settle (a shared machine); 1 s each still
+  -- takes at least 5 samples. A naive knob set needs seconds per call at
+  -- the large squares, tens of seconds on a loaded machine: the timeout
+  -- leaves room for that, it is there to catch hangs.
+  timing = { max_seconds = 1.0 },
+  timeout = 180,
   -- Inputs are uniform in [-1, 1], K <= 256, reference summed in double. An fp32
   -- sum of K products in any order is off by at most ~K*u*sum|a*b| (u = 6e-8),
   -- in practice ~sqrt(K)*u*sqrt(K/9) ~ 1e-5 (measured max 2e-5 over every knob
