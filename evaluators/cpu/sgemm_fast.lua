@@ -88,6 +88,10 @@ knob is <family>_<knob> (LG_MR, SM_KC, ...), so each family is tuned apart:
   -- A call takes 0.01-10 ms; half a second per config is dozens to
   -- thousands of calls, and six configs keep an evaluation near 3 s.
   timing = { max_seconds = 0.5 },
+  -- Six shapes, the 1024^3 reference checks and a compile take ~10 s of an
+  -- idle machine; at a load average of 20 one evaluation of 100 timed out
+  -- at the default 60 s. The timeout is there to catch hangs.
+  timeout = 120,
   -- OpenBLAS (one thread) timed through the same judge in the same run, as
   -- for cpu/sgemm (same signature, same adapter): the ratio the goal is
   -- stated in (docs/benchmarks.md) is in every summary.
