@@ -163,6 +163,12 @@ int main(int argc, char **argv)
     int rounds = atoi(argv[1]), shapes = argc - 2;
     printf("openblas %s; core %s, %d thread(s)\n", openblas_get_config(), openblas_get_corename(),
            openblas_get_num_threads());
+    if (openblas_get_num_threads() != 1) {
+        /* This thread's CPU time would not count OpenBLAS's other threads. */
+        fprintf(stderr, "sgemm_paired: OpenBLAS runs %d threads; set OPENBLAS_NUM_THREADS=1 "
+                        "(bench/openblas_env.sh)\n", openblas_get_num_threads());
+        return 2;
+    }
     long peak_iters = 1000;
     for (;;) { /* iterations for ~20 ms */
         double t0 = cpu_seconds();
