@@ -31,7 +31,6 @@ procs=${5:-3}
 db=${6:-}
 [ -z "$db" ] || db=$(realpath "$db")
 cd "$(dirname "$0")/.."
-root=$(pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export AVO_CACHE="${AVO_CACHE:-$tmp/cache}"
