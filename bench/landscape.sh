@@ -12,6 +12,7 @@
 #   meson compile -C build bench-landscape
 #   bench/landscape.sh build/avo [EVALS] [SEEDS] [OUT]
 set -eu
+. "$(dirname "$0")/openblas_env.sh"  # OpenBLAS: detected core, one thread
 avo=$(realpath "$1")
 evals=${2:-200}
 seeds=${3:-5}

@@ -15,6 +15,7 @@
 #
 #   meson compile -C build bench-noise    or    bench/noise.sh build/avo [BASELINE_AVO] [ROUNDS] [REPS]
 set -eu
+. "$(dirname "$0")/openblas_env.sh"  # OpenBLAS: detected core, one thread
 avo=$(realpath "$1")
 base=${2:-}
 [ -n "$base" ] && base=$(realpath "$base")

@@ -5,6 +5,7 @@
 #
 #   meson compile -C build bench-search      or      bench/search.sh build/avo [EVALS] [SEEDS]
 set -eu
+. "$(dirname "$0")/openblas_env.sh"  # OpenBLAS: detected core, one thread
 avo=$(realpath "$1")
 evals=${2:-48}
 seeds=${3:-3}

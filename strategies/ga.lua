@@ -23,7 +23,8 @@
 -- Options:
 --   evaluator         spec for avo.evaluator (required)
 --   population        integer >= 2 (default 8)
---   generations       integer >= 0 (default 20)
+--   generations       integer >= 0 (default 20; without it, a run given
+--                     --max-evals runs until that budget is spent)
 --   elite             integer in [0, population) (default 1)
 --   tournament        integer >= 1, tournament size (default 3)
 --   crossover_rate    number in [0, 1] (default 0.3)
@@ -65,7 +66,7 @@ function M.run(opts)
   local population = ga_core.initial_population(state)
   avo.progress{ generation = 0 }
 
-  for g = 1, cfg.generations do
+  for g = 1, ga_core.last_generation(cfg) do
     if #population == 0 or avo.exhausted() then break end
     local next_population = ga_core.step(state, population, g)
     if next_population == nil then

@@ -22,15 +22,68 @@
 
 #define PROBE_MAX_BYTES (64 * 1024) /* what the child may answer */
 
+/* The variables of avo_cpulib_thread_env: a thread count, or a fixed value,
+ * or NULL for unset (the library detects the CPU itself). */
+static const char *const thread_names[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
+                                           "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
+                                           "BLIS_NUM_THREADS"};
+static const struct {
+    const char *name, *value;
+} kernel_vars[] = {
+    {"OPENBLAS_CORETYPE", NULL},     /* the core OpenBLAS detects for this CPU */
+    {"OPENBLAS_L2_SIZE", NULL},      /* the L2 size it detects */
+    {"OPENBLAS_BLOCK_FACTOR", NULL}, /* its own blocking */
+    {"OPENBLAS_VERBOSE", "0"},       /* nothing printed into the judge's output */
+};
+
 void avo_cpulib_thread_env(int threads)
 {
-    static const char *const names[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS",
-                                        "GOTO_NUM_THREADS", "MKL_NUM_THREADS",
-                                        "BLIS_NUM_THREADS"};
     char value[16];
     snprintf(value, sizeof value, "%d", threads > 0 ? threads : 1);
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        setenv(names[i], value, 1);
+    for (size_t i = 0; i < sizeof thread_names / sizeof thread_names[0]; i++)
+        setenv(thread_names[i], value, 1);
+    for (size_t i = 0; i < sizeof kernel_vars / sizeof kernel_vars[0]; i++) {
+        if (kernel_vars[i].value)
+            setenv(kernel_vars[i].name, kernel_vars[i].value, 1);
+        else
+            unsetenv(kernel_vars[i].name);
+    }
+}
+
+/* Records `name` as avo sets it: value `mine` in `set`, or (NULL) its name
+ * in `unset`; and name: the environment's value in `differ` when that is
+ * another. */
+static void compare_env(json_t *set, json_t *unset, json_t *differ, const char *name,
+                        const char *mine)
+{
+    const char *theirs = getenv(name);
+    if (mine)
+        json_object_set_new(set, name, json_string(mine));
+    else
+        json_array_append_new(unset, json_string(name));
+    if (theirs && (!mine || strcmp(theirs, mine) != 0))
+        json_object_set_new(differ, name, json_string(theirs));
+}
+
+/* Adds to `answer` what avo_cpulib_thread_env(threads) sets ("environment"
+ * {name: value}), unsets ("environment_unset" [name]), and which of them
+ * this process's environment had otherwise ("env_overridden" {name: its
+ * value}, only when some). */
+static void note_env(json_t *answer, int threads)
+{
+    char value[16];
+    snprintf(value, sizeof value, "%d", threads > 0 ? threads : 1);
+    json_t *set = json_object(), *unset = json_array(), *differ = json_object();
+    for (size_t i = 0; i < sizeof thread_names / sizeof thread_names[0]; i++)
+        compare_env(set, unset, differ, thread_names[i], value);
+    for (size_t i = 0; i < sizeof kernel_vars / sizeof kernel_vars[0]; i++)
+        compare_env(set, unset, differ, kernel_vars[i].name, kernel_vars[i].value);
+    json_object_set_new(answer, "environment", set);
+    json_object_set_new(answer, "environment_unset", unset);
+    if (json_object_size(differ) > 0)
+        json_object_set_new(answer, "env_overridden", differ);
+    else
+        json_decref(differ);
 }
 
 /* A function of `handle` by name as `const char *f(void)` or `int f(void)`;
@@ -236,6 +289,9 @@ int avo_cpulib_probe(const json_t *spec, int threads, double timeout_s, json_t *
         json_decref(answer);
         return AVO_ENOTFOUND;
     }
+    /* What the timed calls run with, and what of this process's
+     * environment it replaced (said beside the core wherever it is shown). */
+    note_env(answer, threads);
     *ret = answer;
     return 0;
 }

@@ -21,9 +21,15 @@
 /*
  * Set the variables that bound the threads a BLAS or OpenMP library starts
  * (OPENBLAS_NUM_THREADS, OMP_NUM_THREADS, GOTO_NUM_THREADS, MKL_NUM_THREADS,
- * BLIS_NUM_THREADS) to `threads` in this process's environment.  The
- * candidate process calls it after its sandbox replaced the environment
- * and before it loads the kernel, so a library's constructor sees them.
+ * BLIS_NUM_THREADS) to `threads` in this process's environment, and those
+ * that change which kernel OpenBLAS runs to avo's own values: the core and
+ * cache sizes OpenBLAS detects for this CPU (OPENBLAS_CORETYPE and
+ * OPENBLAS_L2_SIZE unset, so a user's OPENBLAS_CORETYPE=Haswell cannot turn
+ * the comparison into one with the AVX2 kernel), OPENBLAS_VERBOSE=0 and
+ * OPENBLAS_BLOCK_FACTOR unset.  The candidate process calls it after its
+ * sandbox replaced the environment and before it loads the kernel, so a
+ * library's constructor sees them; the probe's child calls it too, so what
+ * the probe records is what the timed calls run with.
  */
 void avo_cpulib_thread_env(int threads);
 
@@ -35,7 +41,10 @@ void avo_cpulib_thread_env(int threads);
  * child process with avo_cpulib_thread_env(threads), within timeout_s.
  * Returns 0 with *ret (caller owns) = {"library": file, "path": the file
  * loaded (symlinks resolved), "symbol", "threads": threads, "version"?,
- * "info": {key: string}, "threads_reported"?}; or AVO_ENOTFOUND (cannot be
+ * "info": {key: string}, "threads_reported"?, "environment": {name: value
+ * avo set}, "environment_unset": [names avo unset], "env_overridden"?:
+ * {name: this process's value} for each of them this process's environment
+ * had otherwise}; or AVO_ENOTFOUND (cannot be
  * loaded, symbol or describe function missing: the baseline is
  * unavailable), AVO_EINVAL (malformed spec), AVO_ECHILD/AVO_ETIMEOUT (the
  * probe crashed or hung) with a one-line reason in err that names the file

@@ -26,7 +26,7 @@ Knobs of the seed kernel:
   backend = "cpu",
   kernel = "kernels/cpu/sgemm.c",
   entry = "sgemm",
-  reference = { source = "kernels/cpu/sgemm_ref.c", entry = "sgemm_ref" },
+  reference = { source = "kernels/cpu/sgemm_fast_ref.c", entry = "sgemm_fast_ref" },
   args = {
     { name = "M", kind = "scalar", type = "i32" },
     { name = "N", kind = "scalar", type = "i32" },
@@ -35,16 +35,39 @@ Knobs of the seed kernel:
     { name = "B", kind = "in", type = "f32", length = function(c) return c.K * c.N end },
     { name = "C", kind = "out", type = "f32", length = function(c) return c.M * c.N end },
   },
-  -- The naive seed takes ~14 ms on the largest config, so evaluating it stays cheap.
+  -- The shapes of cpu/sgemm_fast (issue 30): two large squares, two odd
+  -- shapes, a tall-skinny and a small one; the score is the geometric mean
+  -- of their GFLOP/s, so a knob set that is fast on one shape only does not
+  -- carry it. The second square is 640^3, not 1024^3: the naive seed walks B
+  -- down a column, which at 1024's 4 KiB row stride misses the cache on
+  -- every step (its evaluation did not finish in the 60 s timeout), and at
+  -- 768^3 (0.5 s a call) it timed out on a loaded machine; 512^3 and 640^3
+  -- both outgrow L2 (3 x 1-1.6 MiB), which is what the quickstart's blocking
+  -- knobs are about. The cascade times the cheap shapes first and stops a
+  -- candidate there when it is far behind the run's best: a slow knob set
+  -- costs the small shapes, not the large ones.
   configs = {
-    { name = "128x128x128", M = 128, N = 128, K = 128 },
-    { name = "256x256x256", M = 256, N = 256, K = 256 },
+    { name = "sq-512", M = 512, N = 512, K = 512 },
+    { name = "sq-640", M = 640, N = 640, K = 640 },
     { name = "odd-197x131x173", M = 197, N = 131, K = 173 },
+    { name = "odd-383x271x445", M = 383, N = 271, K = 445 },
+    { name = "tall-4096x64x256", M = 4096, N = 64, K = 256 },
+    { name = "small-64x64x64", M = 64, N = 64, K = 64 },
   },
-  -- Inputs are uniform in [-1, 1], K <= 256, reference summed in double. An fp32
+  cascade = {
+    { configs = { "small-64x64x64", "odd-197x131x173" }, min_ratio = 0.5 },
+  },
+  -- Six shapes at the CPU default of up to 3 s each would be 18 s for a
+  -- candidate whose timings never settle (a shared machine); 1 s each still
+  -- takes at least 5 samples. A naive knob set needs seconds per call at
+  -- the large squares, tens of seconds on a loaded machine: the timeout
+  -- leaves room for that, it is there to catch hangs.
+  timing = { max_seconds = 1.0 },
+  timeout = 180,
+  -- Inputs are uniform in [-1, 1], K <= 640, reference summed in double. An fp32
   -- sum of K products in any order is off by at most ~K*u*sum|a*b| (u = 6e-8),
-  -- in practice ~sqrt(K)*u*sqrt(K/9) ~ 1e-5 (measured max 2e-5 over every knob
-  -- combination). atol 1e-3 leaves ~50x headroom for legitimate reorderings,
+  -- in practice ~u*K/3 ~ 1.3e-5 at K = 640 (measured on the naive seed: max
+  -- 4.2e-5 at 512^3, 6.1e-5 at 768^3). atol 1e-3 leaves >15x headroom for legitimate reorderings,
   -- yet one dropped or doubled product (|a*b| ~ 0.25 on average) fails at once.
   -- Two sizes per candidate that no kernel can special-case, verified only:
   -- a kernel that works on the listed configs alone fails.

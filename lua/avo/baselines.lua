@@ -38,6 +38,7 @@ function M.row(ev, b, job, result)
     if k ~= "log" or status ~= "ok" then stored[k] = v end
   end
   stored.configs = result.configs or setmetatable({}, core.json_array_mt)
+  M.note_environment(stored.baseline)
   return {
     name = b.name, device = device_of(ev, job, result), evaluator = ev.name,
     device_name = type(device.name) == "string" and device.name or nil,
@@ -45,6 +46,24 @@ function M.row(ev, b, job, result)
     library = lib.library or b.library, version = lib.version or b.version,
     path = lib.path or b.path, result = stored, score = score,
   }
+end
+
+-- A library baseline's `environment` is what avo set for the library's
+-- kernel and threads (eval/cpu/cpulib.h); the worker may run in a cleaned
+-- environment, so the user's own values are compared here, in the engine:
+-- each that differs is added to `env_overridden`, and every display of the
+-- baseline says it was not used (M.library_text).
+function M.note_environment(lib)
+  if type(lib) ~= "table" or type(lib.environment) ~= "table" then return end
+  local over = type(lib.env_overridden) == "table" and lib.env_overridden or {}
+  for name, value in pairs(lib.environment) do
+    local theirs = os.getenv(name)
+    if theirs and theirs ~= value then over[name] = theirs end
+  end
+  for _, name in ipairs(type(lib.environment_unset) == "table" and lib.environment_unset or {}) do
+    if type(name) == "string" and os.getenv(name) then over[name] = os.getenv(name) end
+  end
+  if next(over) then lib.env_overridden = over end
 end
 
 -- The GPUs to measure on: one job per device worker the pool was given
@@ -172,6 +191,33 @@ function M.config_text(rec, row)
     end
   end
   return table.concat(parts, ", ")
+end
+
+-- What a library baseline ran as, for the line that shows its figure:
+-- "core SkylakeX, 1 thread", and where avo replaced a variable of the
+-- environment that picks the library's kernel or threads (eval/cpu/cpulib.h),
+-- "; OPENBLAS_CORETYPE=Haswell in the environment not used". "" when the
+-- row recorded none of it (a kernel baseline, an older archive).
+function M.library_text(row)
+  local result = type(row.result) == "table" and row.result or {}
+  local lib = type(result.baseline) == "table" and result.baseline or {}
+  local info = type(lib.info) == "table" and lib.info or {}
+  local what = {}
+  if info.core then what[#what + 1] = "core " .. tostring(info.core) end
+  if math.type(lib.threads) == "integer" then
+    what[#what + 1] = ("%d thread%s"):format(lib.threads, lib.threads == 1 and "" or "s")
+  end
+  local text = table.concat(what, ", ")
+  local over = type(lib.env_overridden) == "table" and lib.env_overridden or {}
+  local names = {}
+  for name, value in pairs(over) do
+    if type(value) == "string" then names[#names + 1] = ("%s=%s"):format(name, value) end
+  end
+  table.sort(names)
+  if #names > 0 then
+    text = text .. "; " .. table.concat(names, " ") .. " in the environment not used"
+  end
+  return text
 end
 
 -- The strongest baseline with a score among `rows`: the row, or nil.

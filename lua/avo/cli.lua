@@ -10,6 +10,7 @@ local avo = require "avo"
 local sched = require "avo.sched"
 local S = require "avo.session"
 local scaleout = require "avo.scaleout"
+local baselines = require "avo.baselines"
 
 local M = {}
 
@@ -143,6 +144,8 @@ local function eval_baselines(ev, rec, rows, unit, rate)
   for _, row in ipairs(rows) do
     local where = row.device_name and ("%s, %s"):format(row.device, row.device_name) or row.device
     local lib = ("%s %s"):format(row.library or "?", row.version and row.version:sub(1, 12) or "?")
+    local ran = baselines.library_text(row)
+    if ran ~= "" then lib = lib .. ", " .. ran end
     if row.status == "ok" and row.score then
       local ratio = rec.status == "ok" and rec.score > 0 and
         (", candidate %.2fx"):format(rec.score / row.score) or ""

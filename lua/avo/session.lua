@@ -345,16 +345,11 @@ function S.print_baselines(rows, unit, best, indent)
       out:write(("baseline %s (%s): of evaluator %s, not compared with the best (of %s)\n")
         :format(row.name, where, row.evaluator or "unknown", best.evaluator or "unknown"))
     elseif row.status == "ok" and row.score then
-      local result = type(row.result) == "table" and row.result or {}
-      local lib = type(result.baseline) == "table" and result.baseline or {}
       local version = row.version or "?"
       if version:match("^%x+$") then version = version:sub(1, 12) end
       local what = { ("%s %s"):format(row.library or "?", version) }
-      local info = type(lib.info) == "table" and lib.info or {}
-      if info.core then what[#what + 1] = "core " .. tostring(info.core) end
-      if math.type(lib.threads) == "integer" then
-        what[#what + 1] = ("%d thread%s"):format(lib.threads, lib.threads == 1 and "" or "s")
-      end
+      local ran = baselines.library_text(row)
+      if ran ~= "" then what[#what + 1] = ran end
       what[#what + 1] = where
       out:write(("baseline %s (%s): %.4g %s%s\n"):format(row.name,
         table.concat(what, ", "), row.score, unit,

@@ -61,6 +61,16 @@ function M.read_weights(who, weights)
   return positive
 end
 
+-- The last generation to make: `generations` when the script gave it; else,
+-- when the run has an evaluation budget (--max-evals), as many as that
+-- budget allows (the loop stops at avo.exhausted()), so `--max-evals 300`
+-- means 300 evaluations; else the default 20.
+function M.last_generation(cfg)
+  if cfg.generations_given then return cfg.generations end
+  if avo.budget().max_evaluations then return math.maxinteger end
+  return cfg.generations
+end
+
 -- The GA options of `opts` with defaults filled in, or nil and a message
 -- naming the bad option ("<who>: option 'elite' must be ...").
 function M.read_options(who, opts)
@@ -71,6 +81,9 @@ function M.read_options(who, opts)
     evaluator = opts.evaluator,
     population = opts.population or 8,
     generations = opts.generations or 20,
+    -- Without `generations`, a run given --max-evals runs until that budget
+    -- is spent (M.last_generation), not 20 generations short of it.
+    generations_given = opts.generations ~= nil,
     elite = opts.elite or 1,
     tournament = opts.tournament or 3,
     crossover_rate = opts.crossover_rate or 0.3,

@@ -29,7 +29,7 @@ path=$(q "$db" "SELECT path FROM baselines")
     fail "candidates do not record their evaluator"
 # Every config verified against the reference, like a candidate.
 [ "$(q "$db" "SELECT count(*) FROM baselines, json_each(json_extract(result, '$.configs'))
-    WHERE json_extract(value, '$.correct') = 1")" = 3 ] || fail "OpenBLAS not verified on every config"
+    WHERE json_extract(value, '$.correct') = 1")" = 6 ] || fail "OpenBLAS not verified on every config"
 
 best=$(q "$db" "SELECT max(score) FROM candidates WHERE status = 'ok'")
 blas=$(q "$db" "SELECT score FROM baselines")
@@ -38,7 +38,7 @@ expect_in "$tmp/err" "${ratio}x openblas"
 expect_in "$tmp/out" "baseline openblas (libopenblas.so.0 OpenBLAS 0."
 expect_in "$tmp/out" "core $core, 1 thread, cpu): "
 expect_in "$tmp/out" "best is ${ratio}x"
-expect_in "$tmp/out" "  best per config: 128x128x128 "
+expect_in "$tmp/out" "  best per config: sq-512 "
 expect_in "$tmp/out" ", odd-197x131x173 "
 # Re-timed at the end with OpenBLAS in the same rounds: paired per round.
 grep -q "^  1\. #[0-9]* .*x openblas \[[0-9.]*, [0-9.]*\]$" "$tmp/out" ||
@@ -56,7 +56,7 @@ PY
 
 recorded=$(q "$db" "SELECT id FROM candidates WHERE status = 'ok' ORDER BY score DESC, id LIMIT 1")
 expect_exit 0 "$AVO" show "$recorded" --db "$db"
-expect_in "$tmp/out" "this candidate ${ratio}x; per config 128x128x128 "
+expect_in "$tmp/out" "this candidate ${ratio}x; per config sq-512 "
 expect_in "$tmp/out" "  baseline openblas in the same rounds: "
 expect_exit 0 "$AVO" runs --db "$db"
 # (avo runs: the re-timed #1 and its paired ratio, from the retimed event.)
@@ -85,7 +85,8 @@ for c in d["candidates"]:
     assert c["evaluator"] == "sgemm", c
     r = c["vs_baselines"]["openblas"]
     assert abs(r["score"] - c["score"] / blas) < 1e-9 * r["score"], (r, c["score"])
-    assert set(r["configs"]) == {"128x128x128", "256x256x256", "odd-197x131x173"}, r
+    assert set(r["configs"]) == {"sq-512", "sq-640", "odd-197x131x173", "odd-383x271x445",
+                                 "tall-4096x64x256", "small-64x64x64"}, r
 rows = list(csv.DictReader(open(sys.argv[2], newline="")))
 assert rows and all(r["evaluator"] == "sgemm" for r in rows), rows
 for r in rows:
@@ -97,6 +98,28 @@ PY
 expect_exit 0 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" --jobs 1 generations=0 population=3
 expect_in "$tmp/out" "baseline openblas (libopenblas.so.0 OpenBLAS"
 expect_in "$tmp/out" ", best is "
+
+# The variables that pick OpenBLAS's kernel and threads are avo's, whatever
+# the environment says (issue 30): a user's OPENBLAS_CORETYPE=Haswell on an
+# AVX-512 machine must not turn the comparison into one with the AVX2
+# kernel. The core recorded is the one detected (the same as without the
+# variable), the values avo set are recorded, and the baseline's line names
+# what of the environment it did not use.
+expect_exit 0 env OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=4 OPENBLAS_VERBOSE=2 \
+    "$AVO" run $script --db "$tmp/env.db" --jobs 1
+[ "$(q "$tmp/env.db" "SELECT json_extract(result, '$.baseline.info.core') FROM baselines")" = "$core" ] ||
+    fail "OPENBLAS_CORETYPE=Haswell changed the core: $(q "$tmp/env.db" "SELECT result FROM baselines")"
+[ "$(q "$tmp/env.db" "SELECT json_extract(result, '$.baseline.environment.OPENBLAS_NUM_THREADS') || ',' ||
+    json_extract(result, '$.baseline.environment.OPENBLAS_VERBOSE') || ',' ||
+    json_extract(result, '$.baseline.threads_reported') || ',' ||
+    json_extract(result, '$.baseline.env_overridden.OPENBLAS_CORETYPE') FROM baselines")" = "1,0,1,Haswell" ] ||
+    fail "the environment avo set: $(q "$tmp/env.db" "SELECT result FROM baselines")"
+q "$tmp/env.db" "SELECT json_extract(result, '$.baseline.environment_unset') FROM baselines" |
+    grep -q '"OPENBLAS_CORETYPE"' || fail "OPENBLAS_CORETYPE not recorded as unset"
+expect_in "$tmp/out" "core $core, 1 thread; OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=4 OPENBLAS_VERBOSE=2 in the environment not used, cpu): "
+# and without such variables, nothing is said
+[ -z "$(q "$db" "SELECT json_extract(result, '$.baseline.env_overridden') FROM baselines")" ] ||
+    fail "an override noted without cause: $(q "$db" "SELECT result FROM baselines")"
 
 # A library that is not there, a symbol or describe function it lacks:
 # unavailable, with the reason and the install hint, never compared with.

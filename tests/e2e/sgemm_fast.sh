@@ -15,22 +15,55 @@ assert r["configs"] and all(c["correct"] for c in r["configs"]), r["configs"]
 assert r["checks"] and all(c["correct"] for c in r["checks"]), r["checks"]' "$1"
 }
 
-# The seed, on the host's widest ISA.
+# The seed, on the host's widest ISA: every shape timed and reported, the
+# score their geometric mean (issue 30: no one shape carries it).
 expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c --evaluator cpu/sgemm_fast --json
 json_ok "$tmp/out"
+python3 - "$tmp/out" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+names = [c["name"] for c in r["configs"]]
+assert names == ["sq-512", "sq-1024", "odd-383x271x445", "odd-500x300x700",
+                 "tall-4096x64x256", "small-64x64x64"], names
+geo = math.exp(sum(math.log(c["gflops"]) for c in r["configs"]) / len(names))
+assert abs(r["score"] - geo) < 1e-9 * geo, (r["score"], geo)
+PY
 
-# Corners of the knob space: the largest tile (spills), the smallest, blocks
-# smaller than the odd config in every direction (several jc/pc/ic passes
-# and ragged blocks), every unroll and prefetch.
-for knobs in "MR=16 NV=4 UNROLL=8 PREFETCH=2" "MR=4 NV=1 KC=64 MC=48 NC=256 UNROLL=1 PREFETCH=1" \
-             "MR=14 NV=3 KC=192 MC=72 NC=256 UNROLL=2" "MR=6 NV=4 KC=512 MC=384 NC=4096"; do
+# The dispatch is a rule over sizes: a kernel whose large-family instance
+# is broken (it drops the last k step) is wrong at 512^3 and 1024^3 and
+# right on the small shape (and on the check sizes, all small or skinny).
+sed 's/gemm_LG(M, N, K, A, B, C);/gemm_LG(M, N, K - 1, A, B, C);/' kernels/cpu/sgemm_fast.c \
+    > "$tmp/large.c"
+! cmp -s kernels/cpu/sgemm_fast.c "$tmp/large.c" || fail "the large-family variant is the seed"
+expect_exit 0 "$AVO" eval "$tmp/large.c" --evaluator cpu/sgemm_fast --config small-64x64x64 \
+    --config odd-383x271x445 --config tall-4096x64x256
+for config in sq-512 sq-1024; do
+    expect_exit 1 "$AVO" eval "$tmp/large.c" --evaluator cpu/sgemm_fast --config $config
+    expect_in "$tmp/out" "wrong"
+done
+
+# Corners of the knob space, on the shapes of each family (several jc/pc/ic
+# passes, ragged blocks and tiles): the largest tile (spills), the smallest,
+# every unroll, prefetch distance, edge handling, loop order, packing
+# schedule and in-place sliver.
+corner() { # FAMILY CONFIG KNOBS...
+    fam=$1 config=$2
+    shift 2
     params=""
-    for kv in $knobs; do params="$params --param $kv"; done
+    for kv in "$@"; do params="$params --param ${fam}_$kv"; done
     # shellcheck disable=SC2086
     expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c --evaluator cpu/sgemm_fast \
-        --config odd-383x271x445 $params --json
-    json_ok "$tmp/out" || fail "knobs $knobs"
-done
+        --config "$config" $params --json
+    json_ok "$tmp/out" || fail "$fam knobs $*"
+}
+corner MD odd-383x271x445 MR=16 NV=4 UNROLL=8 PREFETCH=2 PF_DIST=32 EDGE=1 PACK=3
+corner MD odd-383x271x445 MR=4 NV=1 KC=64 MC=48 NC=256 UNROLL=1 PREFETCH=1 LOOP=1 INPLACE=3
+corner MD odd-500x300x700 MR=14 NV=2 KC=192 MC=72 NC=256 UNROLL=2 EDGE=1 LOOP=1 PACK=1 INPLACE=1
+corner MD odd-500x300x700 MR=6 NV=4 KC=512 MC=384 NC=4096 PACK=2 INPLACE=2 EDGE=1
+corner LG sq-512 MR=12 NV=2 KC=384 MC=144 NC=512 EDGE=1 LOOP=1 PACK=3 INPLACE=1 PREFETCH=2 PF_DIST=4
+corner TS tall-4096x64x256 MR=10 NV=3 KC=128 MC=288 EDGE=1 PACK=2 INPLACE=3 UNROLL=8
+corner SM small-64x64x64 MR=6 NV=1 KC=64 EDGE=1 LOOP=1 PACK=3 INPLACE=3
+corner SM small-64x64x64 MR=16 NV=1 UNROLL=2 INPLACE=2
 
 # The AVX2 and portable micro-kernels, compiled for narrower ISAs (x86 flags).
 isas="avx2 generic"
@@ -41,7 +74,12 @@ fi
 for isa in $isas; do
     export AVO_TEST_ISA=$isa
     expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
-        --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MR=6 --param NV=2 --json
+        --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_MR=6 --param MD_NV=2 --json
+    json_ok "$tmp/out"
+    # masked (AVX2) or buffered (portable) edges, sliver read in place
+    expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
+        --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_MR=4 --param MD_NV=3 \
+        --param MD_EDGE=1 --param MD_INPLACE=3 --param MD_PACK=3 --json
     json_ok "$tmp/out"
     # and those flags do select that path on this host
     if [ $isa = avx2 ]; then flag=-mno-avx512f; else flag=-mno-avx; fi
@@ -53,11 +91,11 @@ done
 # Broken variants are wrong: a later k block that overwrites instead of
 # adding (caught on every config with K > KC), and an edge tile that drops
 # its last row (caught on the odd config and the check sizes).
-sed 's/int accumulate = pc > 0;/int accumulate = 0;/' kernels/cpu/sgemm_fast.c > "$tmp/overwrite.c"
+sed 's/(size_t)N, pc > 0, /(size_t)N, 0, /' kernels/cpu/sgemm_fast.c > "$tmp/overwrite.c"
 sed 's/for (int r = 0; r < mr; r++)/for (int r = 0; r + 1 < mr; r++)/' kernels/cpu/sgemm_fast.c > "$tmp/edge.c"
 for bad in overwrite edge; do
     ! cmp -s kernels/cpu/sgemm_fast.c "$tmp/$bad.c" || fail "the $bad variant is the seed (sed found nothing)"
-    expect_exit 1 "$AVO" eval "$tmp/$bad.c" --evaluator cpu/sgemm_fast
+    expect_exit 1 "$AVO" eval "$tmp/$bad.c" --evaluator cpu/sgemm_fast --config odd-383x271x445
     expect_in "$tmp/out" "wrong"
 done
 
@@ -94,7 +132,9 @@ ${CC:-cc} -O3 -march=native "$tmp/refs.c" kernels/cpu/sgemm_ref.c kernels/cpu/sg
 "$tmp/refs" || fail "the two sgemm references disagree"
 
 # A short evolution of the example: every candidate evaluated and correct
-# (no knob combination is wrong), the search moved off the seed.
+# (no knob combination is wrong), the search moved off the seed.  Then the
+# budget: without generations=, --max-evals governs (the GA does not stop
+# at its default 20 generations short of it).
 db="$tmp/f.db"
 expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$db" --jobs 2 generations=2 population=4
 expect_in "$tmp/out" "best #"
@@ -104,4 +144,20 @@ n=$(q "$db" "SELECT count(*) FROM candidates")
     fail "candidates not ok: $(q "$db" "SELECT id, status, reason FROM candidates WHERE status <> 'ok'")"
 [ "$(q "$db" "SELECT count(DISTINCT knobs) FROM candidates")" -ge 4 ] || fail "the search did not move"
 [ "$(q "$db" "SELECT status FROM runs")" = done ] || fail "run not marked done"
+# The budget (issue 30): without generations=, --max-evals governs, so the
+# GA does not stop at its default 20 generations short of it (4 + 20 x 3 =
+# 64 candidates); with generations= given, that count holds. On the
+# synthetic workload (no compiling), so only the GA's loop is judged.
+cat > "$tmp/budget.lua" <<'LUA'
+local avo = require "avo"
+local args = avo.options(..., { generations = { type = "integer", min = 0 } })
+return avo.strategy("ga").run{ evaluator = "tests/lua/evaluators/synthetic.lua",
+  population = 4, generations = args.generations }
+LUA
+expect_exit 0 "$AVO" run "$tmp/budget.lua" --db "$tmp/b.db" --max-evals 120
+[ "$(q "$tmp/b.db" "SELECT count(*) FROM candidates")" = 120 ] ||
+    fail "--max-evals 120 made $(q "$tmp/b.db" "SELECT count(*) FROM candidates") candidates"
+expect_exit 0 "$AVO" run "$tmp/budget.lua" --db "$tmp/g.db" --max-evals 120 generations=3
+n=$(q "$tmp/g.db" "SELECT count(*) FROM candidates")
+[ "$n" -le 13 ] || fail "generations=3 ran past its 3 generations: $n candidates"
 echo "sgemm_fast: ok"

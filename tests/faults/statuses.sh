@@ -73,7 +73,7 @@ bad_evaluator() { # NAME SED-EXPRESSION
 bad_evaluator atol 's/tolerance = { atol = 1e-3, rtol = 1e-3 }/tolerance = { atol = -1, rtol = 1e-3 }/'
 bad_evaluator nan 's/tolerance = { atol = 1e-3, rtol = 1e-3 }/tolerance = { atol = 1e-3, rtol = 0 \/ 0 }/'
 bad_evaluator inf 's/tolerance = { atol = 1e-3, rtol = 1e-3 }/tolerance = { atol = math.huge, rtol = 1e-3 }/'
-bad_evaluator dims 's/{ name = "128x128x128", M = 128,/{ name = "128x128x128", M = 3000000000,/'
+bad_evaluator dims 's/{ name = "sq-512", M = 512,/{ name = "sq-512", M = 3000000000,/'
 bad_evaluator type 's/tolerance = { atol = 1e-3, rtol = 1e-3 }/tolerance = { atol = "1e-3", rtol = 1e-3 }/'
 cat > "$tmp/ev.lua" <<'LUA'
 local avo = require "avo"
@@ -83,7 +83,7 @@ LUA
 for case in "atol:'tolerance.atol' must be a finite number >= 0, got -1" \
             "nan:'tolerance.rtol' must be a finite number >= 0, got " \
             "inf:'tolerance.atol' must be a finite number >= 0, got inf" \
-            "dims:'args[1]' is 3000000000 for configs[1] (128x128x128), out of range for i32" \
+            "dims:'args[1]' is 3000000000 for configs[1] (sq-512), out of range for i32" \
             "type:'tolerance.atol' must be a number, got string \"1e-3\""; do
     name=${case%%:*} text=${case#*:}
     expect_exit 1 "$AVO" run "$tmp/ev.lua" --db "$tmp/ev-$name.db" ev="$tmp/$name.lua"

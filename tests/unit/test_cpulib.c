@@ -60,6 +60,20 @@ int main(void)
                                   "const char *lib_core(void) { return \"Haswell\\n\"; }\n"
                                   "int lib_threads(void) { return threads; }\n"),
               0);
+    /* What OpenBLAS reads to pick its kernel, as its constructor sees it. */
+    CHECK_INT(build("libcore.so", "#include <stdlib.h>\n"
+                                  "static const char *core = \"detected\";\n"
+                                  "static const char *verbose = \"unset\";\n"
+                                  "__attribute__((constructor)) static void init(void) {\n"
+                                  "  if (getenv(\"OPENBLAS_CORETYPE\")) core = \"forced\";\n"
+                                  "  if (getenv(\"OPENBLAS_L2_SIZE\")) core = \"forced L2\";\n"
+                                  "  if (getenv(\"OPENBLAS_VERBOSE\"))\n"
+                                  "    verbose = getenv(\"OPENBLAS_VERBOSE\"); }\n"
+                                  "void f(void) {}\n"
+                                  "const char *lib_version(void) { return verbose; }\n"
+                                  "const char *lib_core(void) { return core; }\n"
+                                  "int lib_threads(void) { return 1; }\n"),
+              0);
     CHECK_INT(build("libcrash.so", "#include <signal.h>\n"
                                    "__attribute__((constructor)) static void init(void) {\n"
                                    "  raise(SIGSEGV); }\nvoid f(void) {}\n"),
@@ -70,6 +84,12 @@ int main(void)
               0);
     char err[AVO_ERRLEN];
     json_t *info = NULL;
+    /* A clean start: none of the variables the probe sets (cpulib.h). */
+    const char *const vars[] = {"OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "GOTO_NUM_THREADS",
+                                "MKL_NUM_THREADS", "BLIS_NUM_THREADS", "OPENBLAS_CORETYPE",
+                                "OPENBLAS_L2_SIZE", "OPENBLAS_BLOCK_FACTOR", "OPENBLAS_VERBOSE"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        unsetenv(vars[i]);
 
     json_t *spec = spec_of("libgood.so", "f");
     CHECK_INT(avo_cpulib_probe(spec, 3, 10, &info, err, sizeof err), 0);
@@ -80,9 +100,41 @@ int main(void)
     CHECK_STR(json_string_value(json_object_get(info, "symbol")), "f");
     const char *path = json_string_value(json_object_get(info, "path"));
     CHECK(path && strstr(path, "/libgood.so") != NULL);
+    /* Nothing of the environment was replaced: nothing said. */
+    CHECK(json_object_get(info, "env_overridden") == NULL);
     json_decref(info);
     /* The caller's environment is untouched: the variables were the child's. */
     CHECK(getenv("OPENBLAS_NUM_THREADS") == NULL);
+
+    /* A user's OPENBLAS_CORETYPE, L2 size and verbosity do not reach the
+     * library: it detects its core, and the probe says what it replaced. */
+    setenv("OPENBLAS_CORETYPE", "Haswell", 1);
+    setenv("OPENBLAS_L2_SIZE", "262144", 1);
+    setenv("OPENBLAS_VERBOSE", "2", 1);
+    json_t *core_spec = spec_of("libcore.so", "f");
+    CHECK_INT(avo_cpulib_probe(core_spec, 1, 10, &info, err, sizeof err), 0);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(info, "info"), "core")),
+              "detected");
+    CHECK_STR(json_string_value(json_object_get(info, "version")), "0");
+    json_t *over = json_object_get(info, "env_overridden");
+    CHECK_STR(json_string_value(json_object_get(over, "OPENBLAS_CORETYPE")), "Haswell");
+    CHECK_STR(json_string_value(json_object_get(over, "OPENBLAS_L2_SIZE")), "262144");
+    CHECK_STR(json_string_value(json_object_get(over, "OPENBLAS_VERBOSE")), "2");
+    CHECK(json_object_get(over, "OPENBLAS_NUM_THREADS") == NULL);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(info, "environment"),
+                                                "OPENBLAS_NUM_THREADS")),
+              "1");
+    const json_t *unset = json_object_get(info, "environment_unset");
+    int coretype_unset = 0;
+    for (size_t i = 0; i < json_array_size(unset); i++)
+        coretype_unset |= !strcmp(json_string_value(json_array_get(unset, i)), "OPENBLAS_CORETYPE");
+    CHECK(coretype_unset);
+    /* still the caller's own */
+    CHECK_STR(getenv("OPENBLAS_CORETYPE"), "Haswell");
+    unsetenv("OPENBLAS_CORETYPE");
+    unsetenv("OPENBLAS_L2_SIZE");
+    unsetenv("OPENBLAS_VERBOSE");
+    json_decref(core_spec);
 
     json_object_set_new(spec, "symbol", json_string("g"));
     CHECK_INT(avo_cpulib_probe(spec, 1, 10, &info, err, sizeof err), AVO_ENOTFOUND);
