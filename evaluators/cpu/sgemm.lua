@@ -43,9 +43,8 @@ Knobs of the seed kernel:
   -- every step (its evaluation did not finish in the 60 s timeout), and at
   -- 768^3 (0.5 s a call) it timed out on a loaded machine; 512^3 and 640^3
   -- both outgrow L2 (3 x 1-1.6 MiB), which is what the quickstart's blocking
-  -- knobs are about. The cascade times the cheap shapes first and stops a
-  -- candidate there when it is far behind the run's best: a slow knob set
-  -- costs the small shapes, not the large ones.
+  -- knobs are about. No cascade: every candidate is timed on every shape,
+  -- so its per-shape ratios (and the tests that count them) are whole.
   configs = {
     { name = "sq-512", M = 512, N = 512, K = 512 },
     { name = "sq-640", M = 640, N = 640, K = 640 },
@@ -53,9 +52,6 @@ Knobs of the seed kernel:
     { name = "odd-383x271x445", M = 383, N = 271, K = 445 },
     { name = "tall-4096x64x256", M = 4096, N = 64, K = 256 },
     { name = "small-64x64x64", M = 64, N = 64, K = 64 },
-  },
-  cascade = {
-    { configs = { "small-64x64x64", "odd-197x131x173" }, min_ratio = 0.5 },
   },
   -- Six shapes at the CPU default of up to 3 s each would be 18 s for a
   -- candidate whose timings never settle (a shared machine); 1 s each still

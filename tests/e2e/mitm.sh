@@ -106,7 +106,7 @@ n=$(grep -c "lost (" "$err" || true)
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 32 ] ||
     fail "every candidate should end with its honest status (ok): $(q "$db" "SELECT status, reason FROM candidates WHERE status != 'ok'")"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'
-               AND (SELECT count(*) FROM evaluations WHERE candidate_id = id) != 3")" = 0 ] ||
+               AND (SELECT count(*) FROM evaluations WHERE candidate_id = id) != 6")" = 0 ] ||
     fail "an ok candidate lacks or repeats a config's evaluation"
 # Honest numbers: no rate a CPU core cannot reach, and `avo best` agrees.
 [ "$(q "$db" "SELECT count(*) FROM evaluations WHERE gflops > 1000 OR median_s < 1e-7")" = 0 ] ||
@@ -194,7 +194,7 @@ expect_in "$err" "done after 12 evaluations"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 12 ] ||
     fail "every candidate should pass: $(q "$db" "SELECT id, status, reason FROM candidates WHERE status != 'ok'")"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok' AND score > 0
-               AND (SELECT count(*) FROM evaluations WHERE candidate_id = id AND gflops > 0) = 3")" = 12 ] ||
+               AND (SELECT count(*) FROM evaluations WHERE candidate_id = id AND gflops > 0) = 6")" = 12 ] ||
     fail "a candidate lacks its real score: $(q "$db" "SELECT id, score FROM candidates")"
 check_padding "$tmp/cut3.log.frames" "$tmp/cut3.log"
 

@@ -117,8 +117,9 @@ db="$tmp/r.db"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'pending'")" = 0 ] ||
     fail "a candidate was never answered"
 [ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 40 ] || fail "a candidate was evaluated twice"
+# (each ok candidate: one evaluation per config of cpu/sgemm, its six shapes)
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'
-               AND (SELECT count(*) FROM evaluations WHERE candidate_id = id) != 3")" = 0 ] ||
+               AND (SELECT count(*) FROM evaluations WHERE candidate_id = id) != 6")" = 0 ] ||
     fail "an ok candidate lacks or repeats a config's evaluation"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 40 ] ||
     fail "expected every quickstart candidate to pass: $(q "$db" "SELECT status, reason FROM candidates WHERE status != 'ok'")"

@@ -95,8 +95,8 @@ expect_in "$err" "done after 40 evaluations"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 40 ] ||
     fail "every candidate should pass: $(q "$db" "SELECT status, reason FROM candidates WHERE status != 'ok'")"
 [ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 40 ] || fail "a candidate was evaluated twice"
-[ "$(q "$db" "SELECT count(*) FROM evaluations")" = 120 ] ||
-    fail "expected 40 candidates x 3 configs evaluations, got $(q "$db" "SELECT count(*) FROM evaluations")"
+[ "$(q "$db" "SELECT count(*) FROM evaluations")" = 240 ] ||
+    fail "expected 40 candidates x 6 configs evaluations, got $(q "$db" "SELECT count(*) FROM evaluations")"
 [ "$(q "$db" "SELECT count(*) FROM (SELECT candidate_id, config FROM evaluations
     GROUP BY 1, 2 HAVING count(*) > 1)")" = 0 ] || fail "an evaluation is recorded twice"
 [ "$(q "$db" "SELECT count(DISTINCT json_extract(result, '\$.worker.name')) FROM candidates")" -ge 2 ] ||
