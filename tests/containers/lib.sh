@@ -6,11 +6,12 @@
 # The host-built avo runs inside these roots from the bind-mounted checkout,
 # so a root for the suite holds the runtime libraries avo links (ldd
 # build/avo), the C compiler its CPU backend calls, and what the integrity
-# suite drives its attacks with (sqlite3, python3, GNU time).
+# suite drives its attacks with (sqlite3, python3, GNU time), and OpenBLAS
+# (the quickstart's baseline; the vendor_openblas attack dlopens it).
 
 # Runtime packages of a root that runs the host's build/avo and the tests:
 # the tools below, plus (ct_packages) the packages of every library avo links.
-CT_TOOLS="gcc libc6-dev sqlite3 python3 time procps"
+CT_TOOLS="gcc libc6-dev sqlite3 python3 time procps libopenblas0"
 CT_SUITE=bookworm
 CT_CACHE=${AVO_TEST_IMAGE_CACHE:-/var/tmp/avo-test-image}
 

@@ -61,7 +61,7 @@ first=$(sed -n 1p "$tmp/expected"); ratios=$(sed -n 2p "$tmp/expected"); med=$(s
 head -1 "$tmp/summary" | grep -qF "best #$first (" || { cat "$tmp/summary"; fail "the summary does not start with the re-timed #1"; }
 expect_in "$tmp/summary" ", re-timed: $med GFLOP/s $int (median of 3 rounds"
 expect_in "$tmp/summary" "  paired per round (median [95% interval]): $ratios"
-expect_in "$tmp/summary" "  openblas per config, paired: 128x128x128 "
+expect_in "$tmp/summary" "  openblas per config, paired: sq-512 "
 # The per-config ratios (point 4: per shape, paired), from the event.
 per_config=$(python3 -c '
 import json, sys

@@ -255,7 +255,7 @@ wait $engine
 rc=$?
 wall1=$(($(date +%s) - t1))
 [ $rc = 0 ] || { cat "$tmp/run1.err"; fail "the run exited $rc"; }
-grep -q "worker n2/[0-9]* lost" "$tmp/run1.err" || { cat "$tmp/run1.err"; fail "the engine did not see n2's worker lost"; }
+grep -Eq "worker n2/[0-9]* (lost|dropped)" "$tmp/run1.err" || { cat "$tmp/run1.err"; fail "the engine did not see n2's worker lost"; }
 grep -q "queued again" "$tmp/run1.err" || { cat "$tmp/run1.err"; fail "n2's candidate was not queued again"; }
 check_archive "$db1" "$max1"
 nodes1=$(per_node "$db1")
