@@ -11,11 +11,12 @@ lineage "$tmp/full.db" > "$tmp/full.txt"
 awk -v s="$seed" 'BEGIN { srand(s); for (i = 0; i < 8; i++) printf "%.2f\n", 0.05 + rand() * 0.95 }' \
     > "$tmp/delays"
 db="$tmp/k.db"
-first=1
+# A kill before the run is recorded leaves nothing to resume ("no run in"):
+# the user starts it again, and so does this loop.
+recorded() { [ -f "$db" ] && [ "$(q "$db" "SELECT count(*) FROM runs" 2>/dev/null)" = 1 ]; }
 while read -r delay; do
-    if [ $first = 1 ]; then
+    if ! recorded; then
         "$AVO" run tests/lua/ga_synthetic.lua --db "$db" --seed 7 >/dev/null 2>&1 &
-        first=0
     else
         "$AVO" resume --db "$db" >/dev/null 2>&1 &
     fi
@@ -23,6 +24,7 @@ while read -r delay; do
     sleep "$delay"
     kill -9 "$pid" 2>/dev/null || true
     wait "$pid" 2>/dev/null || true
+    recorded || continue
     whole "$db"
     q "$db" "SELECT id, evaluated_at FROM candidates WHERE status <> 'pending' ORDER BY id" \
         > "$tmp/before.txt"
@@ -33,7 +35,9 @@ while read -r delay; do
     fi
     cp "$tmp/before.txt" "$tmp/prev.txt"
 done < "$tmp/delays"
-if [ "$(q "$db" "SELECT status FROM runs")" != done ]; then
+if ! recorded; then
+    expect_exit 0 "$AVO" run tests/lua/ga_synthetic.lua --db "$db" --seed 7
+elif [ "$(q "$db" "SELECT status FROM runs")" != done ]; then
     expect_exit 0 "$AVO" resume --db "$db"
 fi
 whole "$db"
