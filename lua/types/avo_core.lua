@@ -23,19 +23,20 @@ function core.archive(path) end
 function core.archive_read(path) end
 
 ---core.kb(path | archive) -> Kb | nil, message (lua/lua_kb.c)
----@param path string
+---@param path string|avo.Archive
 ---@return avo.Kb
 function core.kb(path) end
 
 ---core.llm(seed) -> Llm | nil, message (lua/lua_llm.c)
----@param slots integer
+---@param seed integer
 ---@return avo.LlmClient
-function core.llm(slots) end
+function core.llm(seed) end
 
 ---core.wait(timeout_ms, source...) -> index, ticket, result | false (nothing pending anywhere) | nil (timeout or interrupted) Waits on all sources at once; `index` is the position of the source that answered among the arguments (1-based). (lua/lua_loop.c)
 ---@param timeout_ms integer
+---@param ... any the sources: pools, LLM clients
 ---@return any
-function core.wait(timeout_ms) end
+function core.wait(timeout_ms, ...) end
 
 ---core.rng(seed, name) -> Rng (lua/lua_pcg.c)
 ---@param seed integer
@@ -45,15 +46,15 @@ function core.rng(seed, name) end
 
 ---core.pool(jobs, worker_exe) -> pool | nil, msg (lua/lua_pool.c)
 ---@param jobs integer
----@param worker string
+---@param worker_exe string
 ---@return avo.Pool
-function core.pool(jobs, worker) end
+function core.pool(jobs, worker_exe) end
 
 ---core.spawn(argv, log_path) -> pid | nil, message (lua/lua_process.c)
----@param argv table
----@param log string
+---@param argv string[]
+---@param log_path string
 ---@return any
-function core.spawn(argv, log) end
+function core.spawn(argv, log_path) end
 
 ---core.reap(pid) -> nil (running) | exit status (128 + N: killed by signal N) (lua/lua_process.c)
 ---@param pid integer
@@ -62,7 +63,7 @@ function core.reap(pid) end
 
 ---core.signal(pid, "TERM"|"KILL"|"INT") -> true | nil, message (lua/lua_process.c)
 ---@param pid integer
----@param signal string
+---@param signal "TERM"|"KILL"|"INT"
 ---@return any
 function core.signal(pid, signal) end
 
@@ -76,7 +77,7 @@ function core.sleep(seconds) end
 ---@return any
 function core.lock(path) end
 
----Registered from lua/lua_remote.c.
+---A fresh random worker secret, as hex text (to hand to remote workers). (lua/lua_remote.c)
 ---@return any
 function core.worker_secret() end
 
@@ -84,27 +85,27 @@ function core.worker_secret() end
 ---@return any
 function core.cuda_devices() end
 
----Registered from lua/lua_remote.c.
+---The worker secret AVO_WORKER_SECRET holds, as bytes | nil, message. (lua/lua_remote.c)
 ---@return any
 function core.secret_from_env() end
 
 ---core.write_private(path, text): created (or truncated) with mode 0600. (lua/lua_remote.c)
 ---@param path string
----@param data string
+---@param text string
 ---@return any
-function core.write_private(path, data) end
+function core.write_private(path, text) end
 
 ---core.slurm{options=, ntasks=, name=, argv={...}, secret=, log=} -> Slurm | nil, message (lua/lua_remote.c)
----@param opts table
+---@param opts { options: string[]?, ntasks: integer, name: string, argv: string[], secret: string, log: string }
 ---@return avo.Slurm
 function core.slurm(opts) end
 
----Registered from lua/lua_util.c.
+---Content hash of `data`, as hex text (core/hash.h). (lua/lua_util.c)
 ---@param data string
 ---@return string
 function core.hash(data) end
 
----Registered from lua/lua_util.c.
+---Three-way merge of texts (core/merge.h). (lua/lua_util.c)
 ---@param base string
 ---@param ours string
 ---@param theirs string
@@ -119,20 +120,20 @@ function core.merge3(base, ours, theirs) end
 ---@return string
 function core.diff(a, b, name) end
 
----Registered from lua/lua_util.c.
+---Whether file descriptor `fd` is a terminal. (lua/lua_util.c)
 ---@param fd integer
 ---@return boolean
 function core.isatty(fd) end
 
----Registered from lua/lua_util.c.
+---Wall-clock time, seconds since the epoch (fractional). (lua/lua_util.c)
 ---@return number
 function core.now() end
 
----Registered from lua/lua_util.c.
+---Monotonic clock, seconds. (lua/lua_util.c)
 ---@return number
 function core.monotonic() end
 
----Registered from lua/lua_util.c.
+---CPU cores available to this process. (lua/lua_util.c)
 ---@return integer
 function core.cores() end
 
@@ -140,23 +141,23 @@ function core.cores() end
 ---@return any
 function core.baselines() end
 
----Registered from lua/lua_util.c.
+---This machine's host name. (lua/lua_util.c)
 ---@return string
 function core.hostname() end
 
 ---core.cache_dir(backend) -> the compile cache folder of `backend` by the one folder rule (cache.h) (lua/lua_util.c)
----@param kind string
+---@param backend string
 ---@return string
-function core.cache_dir(kind) end
+function core.cache_dir(backend) end
 
 ---core.exe() -> path of the running avo binary (workers are started from it) (lua/lua_util.c)
 ---@return string
 function core.exe() end
 
 ---core.list_dir(path) -> {name, ...} sorted, without . and .. | nil, message (lua/lua_util.c)
----@param dir string
+---@param path string
 ---@return string[]?
-function core.list_dir(dir) end
+function core.list_dir(path) end
 
 ---core.realpath(path) -> the absolute path with no symlink, . or .. | nil, message (lua/lua_util.c)
 ---@param path string
@@ -164,8 +165,10 @@ function core.list_dir(dir) end
 function core.realpath(path) end
 
 ---core.inert(text [, oneline]) -> text made inert for a terminal (avo_strbuf_inert): what a candidate or a server wrote, before it is printed. Newlines are kept unless `oneline`; a non-string is tostring'ed. (lua/lua_util.c)
+---@param text string
+---@param oneline? boolean
 ---@return any
-function core.inert() end
+function core.inert(text, oneline) end
 
 ---core.catch_interrupts(): the first SIGINT, SIGTERM or SIGHUP only sets a flag, so the run can stop starting work and end cleanly. (lua/lua_watch.c)
 ---@return any
@@ -177,11 +180,11 @@ function core.interrupted() end
 
 ---core.watch(deadline_or_nil, grace_s [, db, run_id]): arm the watchdog on the calling (main) thread, so every task created from now on inherits it; with the run's archive and id, also the watchdog thread (watchdog.h), which ends the process when a task stays inside one C call past the grace, or on... (lua/lua_watch.c)
 ---@param deadline? number
----@param interval number
----@param label? string
----@param fd? integer
+---@param grace_s number
+---@param db? string
+---@param run_id? integer
 ---@return any
-function core.watch(deadline, interval, label, fd) end
+function core.watch(deadline, grace_s, db, run_id) end
 
 ---core.unwatch() -> why the watchdog stopped the script, or nil (lua/lua_watch.c)
 ---@return any
@@ -191,7 +194,7 @@ function core.unwatch() end
 ---@return any
 function core.task_enter() end
 
----Registered from lua/lua_watch.c.
+---See core.task_enter. (lua/lua_watch.c)
 ---@return any
 function core.task_leave() end
 
@@ -200,7 +203,7 @@ function core.task_leave() end
 ---@return string
 function core.json_encode(value) end
 
----Registered from lua/luajson.c.
+---Parse JSON text; arrays come back marked as arrays (json_array_mt). (lua/luajson.c)
 ---@param text string
 ---@return any
 function core.json_decode(text) end
@@ -224,20 +227,26 @@ function Archive:experiments() end
 function Archive:experiment_cell_put(experiment_id, cell) end
 
 ---archive:experiment_cells(experiment_id) -> array of cells (lua/lua_archive.c)
+---@param experiment_id integer
 ---@return any
-function Archive:experiment_cells() end
+function Archive:experiment_cells(experiment_id) end
 
 ---archive:baseline_put(run_id, baseline_table) -> id (fields: avo_archive_baseline_put) (lua/lua_archive.c)
+---@param run_id integer
+---@param baseline table
 ---@return any
-function Archive:baseline_put() end
+function Archive:baseline_put(run_id, baseline) end
 
 ---archive:baselines([run_id]) -> array of rows (0 or none: all runs) (lua/lua_archive.c)
+---@param run_id? integer
 ---@return any
-function Archive:baselines() end
+function Archive:baselines(run_id) end
 
 ---archive:attempt_add(run_id, attempt_table) -> id (fields: avo_archive_attempt_add) (lua/lua_archive.c)
+---@param run_id integer
+---@param attempt table
 ---@return any
-function Archive:attempt_add() end
+function Archive:attempt_add(run_id, attempt) end
 
 ---archive:attempt_update(id, outcome [, reason [, candidate_id]]) -> true (lua/lua_archive.c)
 ---@param id integer
@@ -248,34 +257,41 @@ function Archive:attempt_add() end
 function Archive:attempt_update(id, outcome, reason, candidate_id) end
 
 ---archive:attempts([run_id]) -> array of rows (0 or none: all runs) (lua/lua_archive.c)
+---@param run_id? integer
 ---@return any
-function Archive:attempts() end
+function Archive:attempts(run_id) end
 
 ---archive:llm_record(run_id, call_table) -> id (fields: avo_archive_llm_call_add) (lua/lua_archive.c)
+---@param run_id integer
+---@param call table
 ---@return any
-function Archive:llm_record() end
+function Archive:llm_record(run_id, call) end
 
 ---archive:llm_calls([run_id]) -> array of rows (0 or none: all runs) (lua/lua_archive.c)
+---@param run_id? integer
 ---@return any
-function Archive:llm_calls() end
+function Archive:llm_calls(run_id) end
 
 ---archive:rebench_begin(run_id, config_table) -> set_id (lua/lua_archive.c)
 ---@param run_id integer
+---@param config table
 ---@return any
-function Archive:rebench_begin(run_id) end
+function Archive:rebench_begin(run_id, config) end
 
 ---archive:rebench_add(set_id, candidate_id, round, score, result_table) (lua/lua_archive.c)
 ---@param set_id integer
 ---@param candidate_id integer
 ---@param round integer
----@param seconds number
+---@param score number
+---@param result table
 ---@return any
-function Archive:rebench_add(set_id, candidate_id, round, seconds) end
+function Archive:rebench_add(set_id, candidate_id, round, score, result) end
 
 ---archive:candidates(run_id, with_source) -> array of candidate objects (lua/lua_archive.c)
 ---@param run_id integer
+---@param with_source? boolean
 ---@return any
-function Archive:candidates(run_id) end
+function Archive:candidates(run_id, with_source) end
 
 ---archive:events(run_id, kind_or_nil) -> array of {id, t, kind, data} (lua/lua_archive.c)
 ---@param run_id integer
@@ -283,15 +299,16 @@ function Archive:candidates(run_id) end
 ---@return any
 function Archive:events(run_id, kind) end
 
----Registered from lua/lua_archive.c.
+---Mark a stopped run running again (avo resume). (lua/lua_archive.c)
 ---@param run_id integer
 ---@return any
 function Archive:run_reopen(run_id) end
 
 ---archive:run_claim(run_id [, takeover]) -> true, previous_owner_or_nil | nil, message, "busy"|nil (lua/lua_archive.c)
 ---@param run_id integer
+---@param takeover? boolean
 ---@return any
-function Archive:run_claim(run_id) end
+function Archive:run_claim(run_id, takeover) end
 
 ---archive:run_live(run_id) -> boolean: claimed by a live process here (lua/lua_archive.c)
 ---@param run_id integer
@@ -301,9 +318,9 @@ function Archive:run_live(run_id) end
 ---archive:run_restore(run_id, {status=, ended_at=, owner=table|nil}, last_event_id) -> true (lua/lua_archive.c)
 ---@param run_id integer
 ---@param state table
----@param pid integer
+---@param last_event_id integer
 ---@return any
-function Archive:run_restore(run_id, state, pid) end
+function Archive:run_restore(run_id, state, last_event_id) end
 
 ---archive:runs() -> array of run summaries, oldest first (lua/lua_archive.c)
 ---@return any
@@ -314,7 +331,7 @@ function Archive:runs() end
 ---@return any
 function Archive:run_begin(run) end
 
----Registered from lua/lua_archive.c.
+---archive:run_end(run_id, status): the run ends with status ("done", "failed", "stopped"). (lua/lua_archive.c)
 ---@param run_id integer
 ---@param status string
 ---@return any
@@ -335,43 +352,47 @@ function Archive:finish(id, result, score) end
 ---archive:event(run_id, kind, data_table_or_nil) (lua/lua_archive.c)
 ---@param run_id integer
 ---@param kind string
+---@param data? table
 ---@return any
-function Archive:event(run_id, kind) end
+function Archive:event(run_id, kind, data) end
 
----Registered from lua/lua_archive.c.
+---archive:get(id) -> the candidate | nil (lua/lua_archive.c)
 ---@param id integer
 ---@return any
 function Archive:get(id) end
 
----Registered from lua/lua_archive.c.
+---archive:by_key(key) -> the candidate with that dedupe key | nil (lua/lua_archive.c)
 ---@param key string
 ---@return any
 function Archive:by_key(key) end
 
 ---archive:best([run_id]) -> the best finished candidate | nil (0 or none: the latest run) (lua/lua_archive.c)
+---@param run_id? integer
 ---@return any
-function Archive:best() end
+function Archive:best(run_id) end
 
 ---archive:lineage(id) -> array of ancestors including id, {id, parents, ...} (lua/lua_archive.c)
+---@param id integer
 ---@return any
-function Archive:lineage() end
+function Archive:lineage(id) end
 
----Registered from lua/lua_archive.c.
+---archive:common_ancestor(a, b) -> id | nil (lua/lua_archive.c)
 ---@param a integer
 ---@param b integer
 ---@return any
 function Archive:common_ancestor(a, b) end
 
 ---archive:run_get([run_id]) -> run | nil (0 or none: the latest) (lua/lua_archive.c)
+---@param run_id? integer
 ---@return any
-function Archive:run_get() end
+function Archive:run_get(run_id) end
 
----Registered from lua/lua_archive.c.
+---archive:source(hash) -> the source text stored under hash | nil (lua/lua_archive.c)
 ---@param hash string
 ---@return any
 function Archive:source(hash) end
 
----Registered from lua/lua_archive.c.
+---Close the archive (also on __gc / __close). (lua/lua_archive.c)
 ---@return any
 function Archive:close() end
 
@@ -393,7 +414,7 @@ function Kb:search(query, limit) end
 ---@return any
 function Kb:read(doc) end
 
----Registered from lua/lua_kb.c.
+---kb:list() -> the indexed documents (lua/lua_kb.c)
 ---@return any
 function Kb:list() end
 
@@ -404,11 +425,11 @@ function Kb:add_dir(dir) end
 
 ---kb:add_file(path[, text]) -> changed | nil, message (lua/lua_kb.c)
 ---@param path string
----@param as? string
+---@param text? string
 ---@return any
-function Kb:add_file(path, as) end
+function Kb:add_file(path, text) end
 
----Registered from lua/lua_kb.c.
+---Close the knowledge base (also on __gc / __close). (lua/lua_kb.c)
 ---@return any
 function Kb:close() end
 
@@ -420,7 +441,7 @@ local LlmClient = {}
 ---@return any
 function LlmClient:submit(request) end
 
----Registered from lua/lua_llm.c.
+---llm:pending() -> calls in flight (lua/lua_llm.c)
 ---@return integer
 function LlmClient:pending() end
 
@@ -428,14 +449,14 @@ function LlmClient:pending() end
 ---@return any
 function LlmClient:streamed() end
 
----Registered from lua/lua_llm.c.
+---Close the client, cancelling calls in flight. (lua/lua_llm.c)
 ---@return any
 function LlmClient:close() end
 
 ---@class avo.Rng
 local Rng = {}
 
----Registered from lua/lua_pcg.c.
+---rng:next() -> the next 32-bit output (lua/lua_pcg.c)
 ---@return integer
 function Rng:next() end
 
@@ -444,7 +465,7 @@ function Rng:next() end
 ---@return integer
 function Rng:below(n) end
 
----Registered from lua/lua_pcg.c.
+---rng:double() -> uniform number in [0, 1) (lua/lua_pcg.c)
 ---@return number
 function Rng:double() end
 
@@ -461,11 +482,11 @@ local Pool = {}
 ---@return any
 function Pool:submit(job, deadline) end
 
----Registered from lua/lua_pool.c.
+---pool:pending() -> jobs submitted and not yet collected (lua/lua_pool.c)
 ---@return integer
 function Pool:pending() end
 
----Registered from lua/lua_pool.c.
+---Stop the workers (also on __gc / __close). (lua/lua_pool.c)
 ---@return any
 function Pool:close() end
 
@@ -474,7 +495,7 @@ function Pool:close() end
 ---@return any
 function Pool:set_devices(devices) end
 
----Registered from lua/lua_remote.c.
+---pool:devices() -> the device ordinals jobs are spread over (lua/lua_remote.c)
 ---@return any
 function Pool:devices() end
 
@@ -483,30 +504,30 @@ function Pool:devices() end
 ---@return any
 function Pool:listen(opts) end
 
----Registered from lua/lua_remote.c.
+---pool:allow_fingerprint(fp): accept remote workers whose certificate has this fingerprint. (lua/lua_remote.c)
 ---@param fingerprint string
 ---@return any
 function Pool:allow_fingerprint(fingerprint) end
 
----Registered from lua/lua_remote.c.
+---pool:workers() -> {remote =, handshaking =, gone = why|nil} (lua/lua_remote.c)
 ---@return any
 function Pool:workers() end
 
----Registered from lua/lua_remote.c.
+---pool:events() -> the remote workers' connection events since the last call (lua/lua_remote.c)
 ---@return any
 function Pool:events() end
 
----Registered from lua/lua_remote.c.
+---pool:launcher_ended([why]): the process that launches workers (Slurm) ended. (lua/lua_remote.c)
 ---@param why? string
 ---@return any
 function Pool:launcher_ended(why) end
 
----Registered from lua/lua_remote.c.
+---pool:set_grace(seconds): how long to wait for lost remote workers. (lua/lua_remote.c)
 ---@param seconds number
 ---@return any
 function Pool:set_grace(seconds) end
 
----Registered from lua/lua_remote.c.
+---pool:gone() -> why the pool cannot go on (no workers left), or nil (lua/lua_remote.c)
 ---@return any
 function Pool:gone() end
 
@@ -517,13 +538,14 @@ local Slurm = {}
 ---@return boolean
 function Slurm:running() end
 
----Registered from lua/lua_remote.c.
+---slurm:pid() -> the srun process id (lua/lua_remote.c)
 ---@return integer
 function Slurm:pid() end
 
 ---slurm:stop([grace_s]); __gc and __close (which pass other arguments) use 5 s (avo_slurm_stop: for the step to end by itself, then after SIGTERM). (lua/lua_remote.c)
+---@param grace_s? number
 ---@return any
-function Slurm:stop() end
+function Slurm:stop(grace_s) end
 
 ---@type string
 core.version = ""
