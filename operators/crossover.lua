@@ -78,6 +78,10 @@ local function cross_knobs(rng, domain, a, b)
   return knobs, from_b
 end
 
+---@param ctx avo.OperatorContext
+---@param parents avo.Record[]
+---@return avo.Candidate? child
+---@return string? why_not
 function M.apply(ctx, parents)
   local a, b = parents[1], parents[2]
   if a == nil or b == nil then return nil, "needs two parents" end

@@ -14,6 +14,10 @@ local M = {}
 M.name = "llm_crossover"
 M.llm = true -- calls a language model (avo.outcome logs its failures)
 
+---@param ctx avo.OperatorContext
+---@param parents avo.Record[]
+---@return avo.Candidate? child
+---@return string? why_not
 function M.apply(ctx, parents)
   local a, b = parents[1], parents[2]
   if a == nil or b == nil then return nil, "needs two parents" end

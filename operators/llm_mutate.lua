@@ -37,6 +37,10 @@ M.llm = true -- calls a language model (avo.outcome logs its failures)
 
 local STYLE = { rate = "%.4g", spread = "%.1f" } -- of the per-config lines
 
+---@param ctx avo.OperatorContext
+---@param parents avo.Record[]
+---@return avo.Candidate? child
+---@return string? why_not
 function M.apply(ctx, parents)
   local parent = parents[1]
   if parent == nil then return nil, "needs a parent" end

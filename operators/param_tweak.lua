@@ -50,6 +50,10 @@ local function pick_other_index(rng, n, current, local_p)
   return i
 end
 
+---@param ctx avo.OperatorContext
+---@param parents avo.Record[]
+---@return avo.Candidate? child
+---@return string? why_not
 function M.apply(ctx, parents)
   local opts, err = read_options(ctx.options or {})
   if not opts then error(err, 2) end

@@ -103,6 +103,9 @@ end
 ------------------------------------------------------------------ supervisor
 
 -- The reason the lineage is stalled, or nil.
+---@param lineage avo.agent.Lineage
+---@param sup table the supervisor options (stagnation rules)
+---@return string? # why the lineage is stalled
 function M.stagnation(lineage, sup)
   local steps = lineage.step - (lineage.watch_from or 0)
   if sup.stall_steps > 0 and lineage.since_commit >= sup.stall_steps then
@@ -135,6 +138,9 @@ function M.stagnation(lineage, sup)
 end
 
 -- Directions from the supervisor's answer: lines starting "- ", "* " or "1. ".
+---@param text string the supervisor's answer
+---@param n integer at most this many
+---@return string[]
 function M.parse_directions(text, n)
   local out = {}
   for line in (text or ""):gmatch("[^\n]+") do
@@ -268,6 +274,8 @@ local function index_kb(cfg)
   kb:close()
 end
 
+---@param opts avo.StrategyOptions
+---@return avo.Record? # the best record
 function M.run(opts)
   local cfg = read_options(opts)
   local b = avo.budget()

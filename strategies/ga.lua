@@ -58,6 +58,8 @@ local ga_core = require "strategies.lib.ga_core"
 -- strategies/islands.lua.
 local M = {}
 
+---@param opts avo.StrategyOptions
+---@return avo.Record? # the best record
 function M.run(opts)
   local cfg, err = ga_core.read_options("ga", opts)
   if not cfg then error(err, 2) end

@@ -85,6 +85,10 @@ end
 -- Migration
 
 -- The islands that send to island `i` of `n`, in island order.
+---@param i integer
+---@param n integer
+---@param topology "ring"|"all"
+---@return integer[]
 function M.sources(i, n, topology)
   local list = {}
   if n < 2 then return list end
@@ -105,6 +109,10 @@ local function array() return avo.json.array() end
 -- Returns the new populations (survivors in their old order, then migrants
 -- best first) and one move per island {to, migrants = [{id, score, from}],
 -- replaced = [id], population = [id]}.  The arguments are not modified.
+---@param populations avo.Record[][]
+---@param cfg { migrants: integer, topology: "ring"|"all", population: integer }
+---@return avo.Record[][] populations
+---@return table[] moves
 function M.migrate(populations, cfg)
   local n = #populations
   local picks = {}
@@ -195,6 +203,8 @@ local function evaluate_batch(ev, islands, candidates)
   return kept
 end
 
+---@param opts avo.StrategyOptions
+---@return avo.Record? # the best record
 function M.run(opts)
   local cfg, err = read_options(opts)
   if not cfg then error(err, 2) end

@@ -355,6 +355,8 @@ end
 ---------------------------------------------------------------------------
 -- Run
 
+---@param opts avo.StrategyOptions
+---@return avo.Record? # the best record
 function M.run(opts)
   local cfg, err = read_options(opts)
   if not cfg then error(err, 2) end

@@ -74,6 +74,8 @@ local function make_batch(state, index, n)
   return candidates
 end
 
+---@param opts avo.StrategyOptions
+---@return avo.Record? # the best record
 function M.run(opts)
   local cfg, ev, seed = records.start(read_options, opts)
   if not seed then return nil end

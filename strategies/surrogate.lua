@@ -670,6 +670,8 @@ local function propose(state, round)
   return picks
 end
 
+---@param opts avo.StrategyOptions
+---@return avo.Record? # the best record
 function M.run(opts)
   local cfg, ev, seed = records.start(read_options, opts)
   if not seed then return nil end

@@ -601,6 +601,8 @@ local function fingerprint(ev)
 end
 
 -- Load an evaluator from a name ("cpu/sgemm"), a path, or a table.
+---@param spec string|avo.EvaluatorSpec
+---@return avo.Evaluator
 function M.load(spec)
   local ev, origin, text, dir, modules
   if type(spec) == "table" then

@@ -47,14 +47,20 @@ local function load_part(kind, name)
   return module
 end
 
+---@param spec string|avo.EvaluatorSpec a name (cpu/sgemm), a path or an evaluator table
+---@return avo.Evaluator
 function avo.evaluator(spec) return evaluator.load(spec) end
 
+---@param name string strategies/NAME.lua or a path
+---@return avo.Strategy
 function avo.strategy(name)
   local s = load_part("strategies", name)
   if type(s.run) ~= "function" then error(("strategy '%s' has no run function"):format(name), 2) end
   return s
 end
 
+---@param name string operators/NAME.lua or a path
+---@return avo.Operator
 function avo.operator(name)
   local op = load_part("operators", name)
   if type(op.apply) ~= "function" then
@@ -69,6 +75,8 @@ end
 local Rng = {}
 Rng.__index = Rng
 
+---@param name string the stream's name; same name, same stream
+---@return avo.Stream
 function avo.rng(name)
   local r = need_run("rng")
   if type(name) ~= "string" then error("avo.rng: stream name must be a string", 2) end
@@ -123,12 +131,19 @@ end
 
 --------------------------------------------------------------- knobs etc.
 
+---@param source string kernel source with `// avo:param` lines
+---@return avo.Knob[]
 function avo.knobs(source)
   local ok, list = pcall(knobs.parse, source)
   if not ok then error("avo.knobs: " .. list, 2) end
   return list
 end
 
+---@param base string
+---@param ours string
+---@param theirs string
+---@return string merged
+---@return integer conflicts
 function avo.merge3(base, ours, theirs)
   local merged, n = core.merge3(base, ours, theirs)
   if not merged then error("avo.merge3: " .. n, 2) end
@@ -137,12 +152,17 @@ end
 
 avo.lineage = {}
 
+---@param id integer
+---@return avo.Record?
 function avo.lineage.get(id)
   local r = need_run("lineage.get")
   local rec = r.archive:get(id, true)
   return rec
 end
 
+---@param a integer
+---@param b integer
+---@return integer?
 function avo.lineage.common_ancestor(a, b)
   local r = need_run("lineage.common_ancestor")
   return r.archive:common_ancestor(a, b)
@@ -151,6 +171,8 @@ end
 -- Up to n of the best verified records of this run, one per source (its
 -- best record: score, then lower id).  The run keeps the top ones as records
 -- arrive (pipeline.lineage_add), so this costs the same all run long.
+---@param n integer
+---@return avo.Record[] # best first, one per source
 function avo.lineage.top(n)
   local r = need_run("lineage.top")
   local top = r.lineage.top
@@ -163,6 +185,10 @@ end
 -- small pool is shuffled whole in id order; a large one is sampled by
 -- index, so the cost does not grow with the run; both are reproducible.
 local DIVERSE_SHUFFLE = 64
+---@param n integer
+---@param rng avo.Stream
+---@param exclude? table<integer, any> ids to leave out
+---@return avo.Record[]
 function avo.lineage.diverse(n, rng, exclude)
   local r = need_run("lineage.diverse")
   local lin = r.lineage
@@ -192,6 +218,7 @@ end
 ------------------------------------------------------------ evaluation
 
 -- Whole-run budget check: evaluations, time, interruption, LLM spend.
+---@return boolean # an evaluation, time or LLM budget is spent
 function avo.exhausted()
   local r = need_run("exhausted")
   return pipeline.exhausted(r) or llm.exhausted()
@@ -200,6 +227,7 @@ end
 -- How the bests are re-timed when the run ends (avo.retime): {top = K,
 -- rounds = N}; top 0 turns it off.  A strategy calls it to change the
 -- defaults; the command line's --retime/--retime-rounds win over it.
+---@param opts { top?: integer, rounds?: integer }
 function avo.retime(opts)
   local r = need_run("retime")
   if type(opts) ~= "table" then error("avo.retime: expects a table {top =, rounds =}", 2) end
@@ -213,6 +241,7 @@ function avo.retime(opts)
   r.retime_script = { top = opts.top, rounds = opts.rounds }
 end
 
+---@return avo.Budget
 function avo.budget()
   local r = need_run("budget")
   return {
@@ -222,11 +251,14 @@ function avo.budget()
   }
 end
 
+---@return avo.Record?
 function avo.best() return need_run("best").best end
 
 -- The baselines of this run measured so far (rows of the archive's
 -- baselines table: name, device, status, reason, score, ...).  With
 -- { wait = true }, first waits for every baseline started so far.
+---@param opts? { wait?: boolean }
+---@return table[] # rows of the archive's baselines table
 function avo.baselines(opts)
   local r = need_run("baselines")
   if opts ~= nil and type(opts) ~= "table" then error("avo.baselines: options must be a table", 2) end
@@ -235,6 +267,7 @@ function avo.baselines(opts)
   end
   return table.move(r.baseline_rows, 1, #r.baseline_rows, 1, {})
 end
+---@return avo.Record?
 function avo.seed_record() return need_run("seed_record").seed_record end
 
 local function check_candidate(c, i)
@@ -252,6 +285,9 @@ local function check_candidate(c, i)
   end
 end
 
+---@param ev avo.Evaluator
+---@param cands avo.Candidate[]
+---@return avo.Record[] # in the order of cands
 function avo.evaluate_all(ev, cands)
   local r = need_run("evaluate_all")
   if getmetatable(ev) ~= evaluator.Evaluator then
@@ -293,6 +329,10 @@ avo.evaluate(ev, cand [, opts]) -> record
   opts.measured = a record returned for an attempt: make `cand` a candidate
                   with that measurement, without evaluating it again
 ]]
+---@param ev avo.Evaluator
+---@param cand avo.Candidate
+---@param opts? { attempt?: table, retime?: boolean, measured?: avo.Record }
+---@return avo.Record
 function avo.evaluate(ev, cand, opts)
   if getmetatable(ev) ~= evaluator.Evaluator then
     error("avo.evaluate: first argument must be an evaluator (avo.evaluator(...))", 2)
@@ -322,6 +362,9 @@ end
 -- Compile `cand` only (job mode compile_only; the in-process backend's
 -- test_compile): {status, reason, log, compile = resources (CUDA)}.  Not an
 -- evaluation: nothing is archived and the budget is not charged.
+---@param ev avo.Evaluator
+---@param cand avo.Candidate
+---@return { status: string, reason: string?, log: string?, compile: table? }
 function avo.compile(ev, cand)
   local r = need_run("compile")
   if getmetatable(ev) ~= evaluator.Evaluator then
@@ -334,6 +377,10 @@ end
 avo.attempts = {}
 
 -- Set an attempt's outcome (and reason, candidate id when given).
+---@param id integer
+---@param outcome string
+---@param reason? string
+---@param candidate_id? integer
 function avo.attempts.update(id, outcome, reason, candidate_id)
   local r = need_run("attempts.update")
   local ok, err = r.archive:attempt_update(id, outcome, reason, candidate_id)
@@ -342,12 +389,17 @@ function avo.attempts.update(id, outcome, reason, candidate_id)
 end
 
 -- This run's attempts, oldest first (rows of the attempts table).
+---@return table[] # this run's attempt rows, oldest first
 function avo.attempts.list()
   local r = need_run("attempts.list")
   return assert(r.archive:attempts(r.run_id))
 end
 
 -- Unified diff from text a to text b ("" when equal).
+---@param a string
+---@param b string
+---@param name? string file name in the header
+---@return string # unified diff from a to b
 function avo.diff(a, b, name)
   if type(a) ~= "string" or type(b) ~= "string" then error("avo.diff: expected two strings", 2) end
   local d, err = core.diff(a, b, name)
@@ -360,6 +412,8 @@ end
 avo.spawn = sched.spawn
 avo.join = sched.join
 
+---@param fmt string string.format pattern
+---@param ... any
 function avo.log(fmt, ...)
   local msg = select("#", ...) > 0 and fmt:format(...) or tostring(fmt)
   if run then
@@ -371,6 +425,8 @@ function avo.log(fmt, ...)
 end
 
 -- An event of kind `kind` with a JSON-able payload in the run's archive.
+---@param kind string
+---@param data? table stored as JSON
 function avo.event(kind, data)
   local r = need_run("event")
   if type(kind) ~= "string" or kind == "" then error("avo.event: kind must be a string", 2) end
@@ -383,6 +439,8 @@ end
 -- in order (for decisions a re-execution cannot make again by itself, such
 -- as those that depend on the clock: the agent's forced calls); nil in any
 -- other run.
+---@param kind string
+---@return table[]? # the data of the recorded events of that kind when replaying, else nil
 function avo.recorded_events(kind)
   local r = need_run("recorded_events")
   local rec = r.recorded
@@ -404,6 +462,9 @@ end
 -- reasons starting "llm: " and naming it; avo.llm.is_refusal).
 -- Failures of LLM operators are also logged, so they are seen as they
 -- happen.
+---@param op avo.Operator|string
+---@param child? avo.Candidate
+---@param why? string why there is no child
 function avo.outcome(op, child, why)
   local r = need_run("outcome")
   local name = type(op) == "table" and op.name or tostring(op)
@@ -431,6 +492,7 @@ end
 
 -- Operator outcomes so far: array of {operator, applied, rejected,
 -- call_failed} in order of first use.
+---@return table<string, table<string, integer>> # per operator: applied, rejected, call failed, refused
 function avo.outcomes()
   local r = need_run("outcomes")
   local out = {}
@@ -442,6 +504,7 @@ function avo.outcomes()
   return out
 end
 
+---@param info table what the progress line shows
 function avo.progress(info)
   local r = need_run("progress")
   if type(info) ~= "table" then error("avo.progress: expected a table", 2) end
@@ -461,6 +524,7 @@ end
 -- return nil, message, which the agent operator hands on to the model.
 avo.kb = {}
 
+---@param path? string the knowledge base file (default: the run's archive)
 function avo.kb.open(path)
   if type(path) ~= "string" then error("avo.kb.open: expected a file path", 2) end
   return core.kb(path)
@@ -478,6 +542,8 @@ end
 
 -- Index the documents under dir into the current run's archive; the stats
 -- table of kb:add_dir, or nil, message.
+---@param dir string
+---@return table # counts of files added, updated, dropped
 function avo.kb.add_dir(dir)
   local r = need_run("kb.add_dir")
   if type(dir) ~= "string" then error("avo.kb.add_dir: expected a directory", 2) end
@@ -486,6 +552,9 @@ function avo.kb.add_dir(dir)
   return kb:add_dir(dir)
 end
 
+---@param query string plain words
+---@param limit? integer
+---@return table[] # sections ranked by relevance
 function avo.kb.search(query, limit)
   local r = need_run("kb.search")
   if type(query) ~= "string" then error("avo.kb.search: expected a query string", 2) end
@@ -497,6 +566,8 @@ function avo.kb.search(query, limit)
   return kb:search(query, limit)
 end
 
+---@param doc string|integer a path, a unique path suffix or an id
+---@return table?
 function avo.kb.read(doc)
   local r = need_run("kb.read")
   if type(doc) ~= "string" and math.type(doc) ~= "integer" then
@@ -554,6 +625,10 @@ avo.options(args, spec [, who]) -> table
   (recorded as stopped) and a message naming the script's line and the
   argument.
 ]]
+---@param args? table the script's KEY=VALUE arguments (...)
+---@param spec table<string, { type: "integer"|"number"|"string"|"boolean", default?: any, min?: number, max?: number }>
+---@param who? string named in errors
+---@return table
 function avo.options(args, spec, who)
   if args == nil then args = {} end
   if type(args) ~= "table" or type(spec) ~= "table" then
@@ -611,6 +686,8 @@ end
 -- recorded as stopped.  Any other status is refused (an error in the
 -- script: exit 1, run failed) rather than truncated by the kernel to its
 -- low 8 bits (256 would exit 0).
+---@param status integer 0 to 255
+---@param message? string
 function avo.exit(status, message)
   local code = math.tointeger(status)
   if not code or code < 0 or code > 255 then

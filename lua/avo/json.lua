@@ -12,6 +12,8 @@ local M = {}
 M.array_mt = core.json_array_mt
 
 -- `t` (or a new table) marked as a JSON array; returns it.
+---@param t table
+---@return table # t, marked to encode as a JSON array even when empty
 function M.array(t)
   return setmetatable(t or {}, M.array_mt)
 end
@@ -19,6 +21,8 @@ end
 -- Compact JSON text of `value`, object keys sorted (so equal values give
 -- equal text).  A value JSON cannot hold (a function, userdata, a thread)
 -- is an error naming the call.
+---@param value any
+---@return string
 function M.encode(value)
   local ok, text = pcall(core.json_encode, value)
   if not ok then
@@ -30,6 +34,8 @@ end
 
 -- The value of JSON text `text` (objects as tables, arrays as sequences,
 -- null as nil), or nil and the parser's message.
+---@param text string
+---@return any
 function M.decode(text)
   if type(text) ~= "string" then
     error(("avo.json.decode: expected a string, got %s"):format(type(text)), 2)

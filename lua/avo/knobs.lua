@@ -13,6 +13,8 @@ end
 
 -- Returns an array of { name =, values = {...}, line = n } in source order.
 -- Raises on a malformed declaration, naming the line.
+---@param source string
+---@return avo.Knob[]
 function M.parse(source)
   local knobs, seen = {}, {}
   local lineno = 0
@@ -47,6 +49,8 @@ function M.parse(source)
 end
 
 -- The seed assignment: every knob at its first value.
+---@param knobs avo.Knob[]
+---@return table<string, any> # each knob at its first value
 function M.defaults(knobs)
   local values = {}
   for _, k in ipairs(knobs) do values[k.name] = k.values[1] end
@@ -54,6 +58,8 @@ function M.defaults(knobs)
 end
 
 -- Canonical text of an assignment (sorted NAME=VALUE lines) for hashing.
+---@param values table<string, any>
+---@return string # the same text for the same values, in any order
 function M.canonical(values)
   local names = {}
   for name in pairs(values or {}) do names[#names + 1] = name end

@@ -70,6 +70,9 @@ local REPLACE_PAT = "^%s*>>>>>>>+%s*REPLACE%s*$"
 -- The SEARCH/REPLACE blocks of an answer: array of {search=, replace=}
 -- (texts without a trailing newline), or nil and a message for a block that
 -- is not closed.
+---@param answer string a model's answer
+---@return table[]? blocks
+---@return string? err
 function M.parse_blocks(answer)
   local blocks = {}
   local state, search, replace = nil, nil, nil
@@ -105,6 +108,9 @@ function M.parse_blocks(answer)
 end
 
 -- The longest fenced code block of an answer (its body), or nil.
+---@param answer string
+---@return string? source
+---@return string? err
 function M.parse_rewrite(answer)
   local best
   local lines = split_lines(answer)
@@ -132,6 +138,9 @@ end
 
 -- What the model said outside its blocks and code: the first sentence-ish
 -- line, for the candidate's note.
+---@param answer string
+---@param max? integer characters
+---@return string?
 function M.explanation(answer, max)
   local out, inside = {}, false
   for _, line in ipairs((split_lines(answer))) do
@@ -200,6 +209,10 @@ local function apply_tolerant(source, search, replace, k)
 end
 
 -- Apply blocks in order; returns the new source or nil and a message.
+---@param source string
+---@param blocks table[]
+---@return string? source
+---@return string? err
 function M.apply_blocks(source, blocks)
   for k, b in ipairs(blocks) do
     if not b.search:match("%S") then
@@ -226,6 +239,10 @@ end
 -- Fixed segments of `source`: arrays of {first = line, last = line} outside
 -- the evolve regions, marker lines included; nil when the source has no
 -- markers; nil and a message when they do not pair up.
+---@param source string
+---@return table[]? segments the regions an edit must leave alone
+---@return string? err
+---@return string[]? lines
 function M.fixed_segments(source)
   local lines = split_lines(source)
   local segments, start, inside, any = {}, 1, false, false
@@ -260,6 +277,10 @@ end
 
 -- true when `new` keeps every line of `old` outside its evolve regions;
 -- nil and a message for the model otherwise.
+---@param old string
+---@param new string
+---@return true? ok
+---@return string? err
 function M.check_regions(old, new)
   local segments, err, old_lines = M.fixed_segments(old)
   if err then return nil, "the parent kernel's evolve markers are broken: " .. err end
@@ -297,6 +318,10 @@ end
 
 -- Apply an answer to `source`: returns the new source and how it was read
 -- ("blocks" or "rewrite"), or nil and a message for the model.
+---@param source string
+---@param answer string a model's answer: edit blocks or a rewrite
+---@return string? source
+---@return string how_or_err how it applied, or why it did not
 function M.apply(source, answer)
   if type(answer) ~= "string" or not answer:match("%S") then
     return nil, "the answer is empty"
