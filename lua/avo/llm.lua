@@ -20,19 +20,20 @@
 -- The parts, one concern each, under lua/avo/llm/:
 --   config.lua     prices, validation of the options, a call's configuration
 --   families.lua   server families: each provider's request and answer
---   transport.lua  the C client (core/llm.c through lua/lua_llm.c): one HTTP call
+--   transport.lua  the run's C client (core/llm.c through lua/lua_llm.c)
 --   faults.lua     infrastructure faults and the limit of them in a row
 --   replay.lua     scripted answers, replay of a recorded run, resume
 --   server.lua     what is known of a server: windows, token estimates, slots
 --   budget.lua     budget and deadlines: refusals, reservations, accounting
---   chat.lua       avo.llm.chat itself
+--   http.lua       one call over HTTP: attempts, the cut at its reserve, settling
+--   chat.lua       avo.llm.chat itself: checks, then resume, replay, script or HTTP
 --   run.lua        the run hooks, totals and the status line
 --   state.lua      the public table and the current run's state they share
 
 local S = require "avo.llm.state"
 
 for _, part in ipairs{ "config", "families", "transport", "faults", "replay", "server", "budget",
-                      "chat", "run" } do
+                      "http", "chat", "run" } do
   require("avo.llm." .. part)
 end
 

@@ -207,7 +207,6 @@ end
 return {
   acquire = acquire,
   budget_message = budget_message,
-  budget_message = budget_message,
   cut_after = cut_after,
   learn_rate = learn_rate,
   refuse = refuse,

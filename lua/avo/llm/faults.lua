@@ -83,5 +83,4 @@ end
 return {
   faulted = faulted,
   recorded_fault = recorded_fault,
-  recorded_fault = recorded_fault,
 }

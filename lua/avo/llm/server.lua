@@ -419,7 +419,5 @@ return {
   knowledge_now = knowledge_now,
   learn_from_error = learn_from_error,
   learn_ratio = learn_ratio,
-  learn_ratio = learn_ratio,
-  server_of = server_of,
   server_of = server_of,
 }

@@ -1,4 +1,5 @@
--- avo.llm.transport — the HTTP client (core/llm.c) and one call through it.
+-- avo.llm.transport — the run's HTTP client (core/llm.c through lua/lua_llm.c),
+-- opened at the first HTTP call and watched by the event loop.
 -- (A part of avo.llm: see lua/avo/llm.lua.)
 
 local core = require "avo.core"
@@ -20,7 +21,5 @@ local function client()
 end
 
 return {
-  client = client,
-  client = client,
   client = client,
 }
