@@ -1,6 +1,7 @@
 /*
  * lua_llm.c — the avo.Llm userdata: the HTTP side of the LLM client (core/llm.h)
- * for lua/avo/llm.lua, which builds provider requests and parses answers.
+ * for lua/avo/llm.lua (its parts in lua/avo/llm/), which builds provider requests
+ * and parses answers.
  *
  * The userdata is created closed (NULL client) before anything can fail;
  * one idempotent close serves __gc and __close.  A malformed request is a

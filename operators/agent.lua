@@ -1022,26 +1022,11 @@ end
 
 ------------------------------------------------------------------ step
 
--- One variation step of `lineage` from its incumbent (a verified record).
--- Returns the committed record, or nil and why.
-function M.step(ctx, lineage)
-  local cfg = read_options(ctx.options)
-  local prompt = M.load_prompt(cfg.prompt or "prompts/agent")
-  local ev = ctx.ev
-  local inc = lineage.incumbent
-  if not (inc and inc.id and inc.status == "ok") then
-    return nil, "the agent needs a verified incumbent (an evaluated, correct parent)"
-  end
-  lineage.step = lineage.step + 1
-
-  local plan = M.window_plan(cfg)
-  if cfg.escalate_after == nil then
-    cfg.escalate_after = plan and plan.window <= 32768 and 3 or 8
-  end
-  local tools = M.tools_for(inc.source)
-  local overhead = M.estimate_tokens({}, cfg, prompt.system, tools)
-  local threshold, window = M.compaction_threshold(cfg, overhead)
-
+-- The step's first message and how big a first request would be: `p`
+-- (the step's plan) gains history, directions, message(omit_source) and
+-- first_request(message).
+local function step_prompt(p)
+  local lineage, inc, ev, cfg, prompt = p.lineage, p.inc, p.ev, p.cfg, p.prompt
   local history = {}
   for _, rec in ipairs(lineage.committed) do
     history[#history + 1] = ("#%d step %d: %.6g %s — %s"):format(rec.id, rec.step or 0,
@@ -1052,7 +1037,7 @@ function M.step(ctx, lineage)
     directions = lineage.directions
     lineage.directions_left = lineage.directions_left - 1
   end
-  local function step_message(omit_source)
+  function p.message(omit_source)
     return prompt.step{
       evaluator = ev.name, description = ev.description, unit = ev.unit, lineage = lineage.name,
       step = lineage.step,
@@ -1069,78 +1054,63 @@ function M.step(ctx, lineage)
     }
   end
   -- Tokens of the whole request the first turn would send.
-  local function first_request(message)
+  function p.first_request(message)
     local msgs = {}
     for i, m in ipairs(lineage.messages) do msgs[i] = m end
     msgs[#msgs + 1] = { role = "user", content = message }
-    return M.estimate_tokens(msgs, cfg, prompt.system, tools)
+    return M.estimate_tokens(msgs, cfg, prompt.system, p.tools)
   end
-  local message = step_message()
+end
+
+-- Before the step: compact the lineage's conversation when it is past its
+-- threshold or the first request would not fit; returns the step's message.
+local function compact_before(p, message)
+  local lineage, cfg, plan = p.lineage, p.cfg, p.plan
   local history_tokens = M.estimate_tokens(lineage.messages, cfg)
-  if #lineage.messages > 0 and (history_tokens > threshold or
-      (plan and first_request(message) > plan.room)) then
-    -- A compaction call costs about three turns (its prompt is all new to
-    -- the server: measured 155 s beside 50 s turns); with the time for
-    -- fewer than six turns left (at the lineage's pace) the step needs it
-    -- for changing and evaluating: the conversation is dropped instead
-    -- (the summary of earlier compactions is kept), and said.
-    local b = avo.budget()
-    local secs = cfg.max_seconds
-    if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
-    local pace = (lineage.turns_done or 0) > 0 and lineage.turn_seconds / lineage.turns_done
-    local short = pace and cfg.escalate_after > 0 and secs < 6 * pace
-    local recorded = avo.recorded_events and avo.recorded_events("agent_compaction_skipped")
-    if recorded then
-      -- Replay: as the recorded run decided by its clock.
-      short = false
-      for _, e in ipairs(recorded) do
-        if e.lineage == lineage.name and e.step == lineage.step then
-          short, secs, pace = true, e.seconds_left, e.turn_seconds
-        end
+  if not (#lineage.messages > 0 and (history_tokens > p.threshold or
+      (plan and p.first_request(message) > plan.room))) then
+    return message
+  end
+  -- A compaction call costs about three turns (its prompt is all new to
+  -- the server: measured 155 s beside 50 s turns); with the time for
+  -- fewer than six turns left (at the lineage's pace) the step needs it
+  -- for changing and evaluating: the conversation is dropped instead
+  -- (the summary of earlier compactions is kept), and said.
+  local b = avo.budget()
+  local secs = cfg.max_seconds
+  if b.max_seconds then secs = math.min(secs, b.max_seconds - b.elapsed) end
+  local pace = (lineage.turns_done or 0) > 0 and lineage.turn_seconds / lineage.turns_done
+  local short = pace and cfg.escalate_after > 0 and secs < 6 * pace
+  local recorded = avo.recorded_events and avo.recorded_events("agent_compaction_skipped")
+  if recorded then
+    -- Replay: as the recorded run decided by its clock.
+    short = false
+    for _, e in ipairs(recorded) do
+      if e.lineage == lineage.name and e.step == lineage.step then
+        short, secs, pace = true, e.seconds_left, e.turn_seconds
       end
     end
-    if short then
-      avo.log("agent %s step %d: no time for a compaction call (%.0f s left, %.0f s a turn): " ..
-        "the conversation of earlier steps is dropped%s", lineage.name, lineage.step, secs, pace,
-        lineage.summary and ", their summary kept" or "")
-      avo.event("agent_compaction_skipped", { lineage = lineage.name, step = lineage.step,
-        seconds_left = secs, turn_seconds = pace, tokens_before = history_tokens })
-      lineage.messages = {}
-      message = step_message()
-    elseif M.compact(lineage, cfg, prompt, threshold, window, nil, plan) then
-      message = step_message()
-    end
   end
-  local omitted
-  if plan and first_request(message) > plan.room then
-    -- The kernel alone fills the window: the model reads it through
-    -- read_source, cut to the room left.
-    message, omitted = step_message(true), true
+  if short then
+    avo.log("agent %s step %d: no time for a compaction call (%.0f s left, %.0f s a turn): " ..
+      "the conversation of earlier steps is dropped%s", lineage.name, lineage.step, secs, pace,
+      lineage.summary and ", their summary kept" or "")
+    avo.event("agent_compaction_skipped", { lineage = lineage.name, step = lineage.step,
+      seconds_left = secs, turn_seconds = pace, tokens_before = history_tokens })
+    lineage.messages = {}
+    return p.message()
+  elseif M.compact(lineage, cfg, p.prompt, p.threshold, p.window, nil, plan) then
+    return p.message()
   end
-  if plan and first_request(message) > plan.room then
-    local why = ("the step's prompt does not fit the model's context window (%d tokens from " ..
-      "%s; about %d needed of %d left beside the answer and a margin): set a larger window " ..
-      "on the server"):format(plan.window, plan.from, first_request(message), plan.room)
-    avo.log("agent %s: %s", lineage.name, why)
-    lineage.unevaluated_steps = (lineage.unevaluated_steps or 0) + 1
-    avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = 0, tokens = 0,
-      evaluations = 0, tool_calls = 0, tool_errors = 0, unevaluated = true, why = why })
-    return nil, why
-  end
-  lineage.events = {}
-  local messages = lineage.messages
-  messages[#messages + 1] = { role = "user", content = message }
+  return message
+end
 
-  local self = setmetatable({
-    ctx = ctx, cfg = cfg, ev = ev, lineage = lineage, evaluations = 0, turns = 0,
-    tokens = 0, tool_calls = 0, errors = 0, done = false, compactions = 0,
-    work = { source = inc.source, knobs = {} },
-    idle = 0, forced = 0, forced_edits = 0, forced_by_tool = {}, source_shown = not omitted,
-    regions = patch.fixed_segments(inc.source) ~= nil,
-  }, Step)
-  -- How a call is forced (escalation): a named tool_choice where the
-  -- server understands one, else an answer constrained to the tool's
-  -- argument schema (llama-server: a grammar), else not at all.
+-- How a call is forced (escalation): a named tool_choice where the
+-- server understands one, else an answer constrained to the tool's
+-- argument schema (llama-server: a grammar), else not at all; under
+-- replay, what the recorded run forced.
+function Step:setup_forcing()
+  local cfg = self.cfg
   if cfg.escalate_after > 0 then
     local chat_opts = llm.chat_options(cfg)
     self.server_key = tostring(chat_opts.base_url or os.getenv("AVO_LLM_BASE_URL")) .. " " ..
@@ -1154,7 +1124,7 @@ function M.step(ctx, lineage)
         "tool_choice" or caps.schema and "schema" or nil
     end
   end
-  for k, v in pairs(inc.knobs or {}) do self.work.knobs[k] = v end
+  for k, v in pairs(self.lineage.incumbent.knobs or {}) do self.work.knobs[k] = v end
   local forced_before = avo.recorded_events and avo.recorded_events("agent_forced")
   if forced_before then
     self.replayed = {}
@@ -1162,139 +1132,162 @@ function M.step(ctx, lineage)
       self.replayed[("%s/%s/%s"):format(e.lineage, e.step, e.turn)] = e
     end
   end
+end
 
-  local started = avo.budget().elapsed
-  self.started = started
-  local chat = self:chat_options()
-  chat.system = prompt.system
-  chat.tools = tools
-  if plan then chat.max_tokens = plan.answer end
-  -- Prompt tokens of the next turn as things stand.
-  local function prompt_tokens()
-    return M.estimate_tokens(messages, cfg, prompt.system, tools)
+-- Prompt tokens of the next turn as things stand.
+function Step:prompt_tokens()
+  return M.estimate_tokens(self.messages, self.cfg, self.plan_of.prompt.system, self.plan_of.tools)
+end
+
+-- The status line: step, turn, tool calls and errors of this lineage.
+function Step:progress()
+  local lineage, cfg = self.lineage, self.cfg
+  if avo.llm.set_progress then
+    avo.llm.set_progress("agent/" .. lineage.name, ("agent %s step %d turn %d/%d, %d tool " ..
+      "calls (%d errors%s), %d evals"):format(lineage.name, lineage.step, self.turns,
+      cfg.max_turns, self.tool_calls, self.errors,
+      self.forced > 0 and (", %d forced"):format(self.forced) or "", self.evaluations))
   end
-  -- The status line: step, turn, tool calls and errors of this lineage.
-  local function progress()
-    if avo.llm.set_progress then
-      avo.llm.set_progress("agent/" .. lineage.name, ("agent %s step %d turn %d/%d, %d tool " ..
-        "calls (%d errors%s), %d evals"):format(lineage.name, lineage.step, self.turns,
-        cfg.max_turns, self.tool_calls, self.errors,
-        self.forced > 0 and (", %d forced"):format(self.forced) or "", self.evaluations))
+end
+
+-- Why the step cannot go on, or nil: one of its budgets or the run's is
+-- spent.
+function Step:spent()
+  local cfg = self.cfg
+  if self.turns >= cfg.max_turns then return ("turn budget of the step (%d) exhausted"):format(cfg.max_turns) end
+  if self.tokens >= cfg.max_step_tokens then return "token budget of the step exhausted" end
+  if avo.budget().elapsed - self.started >= cfg.max_seconds then return "time budget of the step exhausted" end
+  if avo.exhausted() then return "run budget exhausted" end
+end
+
+-- The step itself outgrew the window: compact (at most 4 times a step),
+-- keep the working copy, and go on from the summary.  Returns why the step
+-- cannot go on, or nil.
+function Step:fit_window()
+  local p = self.plan_of
+  local plan, lineage = p.plan, self.lineage
+  if not plan then return nil end
+  local messages = self.messages
+  if self:prompt_tokens() > plan.room then
+    -- First drop the text of older tool results (the model can ask
+    -- again); that keeps the exact conversation, compaction does not.
+    for i = 1, #messages - 1 do
+      local m = messages[i]
+      if m.role == "tool" and #(m.content or "") > 200 and not m.elided then
+        m.content = ("[%d bytes of tool output elided to fit the context window; call the " ..
+          "tool again to see it]"):format(#m.content)
+        m.elided = true
+        self.elided = (self.elided or 0) + 1
+        self.source_shown = false
+        if self:prompt_tokens() <= plan.room then break end
+      end
     end
   end
-  local why
-  while not self.done do
-    progress()
-    if self.turns >= cfg.max_turns then why = ("turn budget of the step (%d) exhausted"):format(cfg.max_turns) break end
-    if self.tokens >= cfg.max_step_tokens then why = "token budget of the step exhausted" break end
-    if avo.budget().elapsed - started >= cfg.max_seconds then why = "time budget of the step exhausted" break end
-    if avo.exhausted() then why = "run budget exhausted" break end
-    -- The step itself outgrew the window: compact (at most 4 times a step),
-    -- keep the working copy, and go on from the summary.
-    if plan and prompt_tokens() > plan.room then
-      -- First drop the text of older tool results (the model can ask
-      -- again); that keeps the exact conversation, compaction does not.
-      for i = 1, #messages - 1 do
-        local m = messages[i]
-        if m.role == "tool" and #(m.content or "") > 200 and not m.elided then
-          m.content = ("[%d bytes of tool output elided to fit the context window; call the " ..
-            "tool again to see it]"):format(#m.content)
-          m.elided = true
-          self.elided = (self.elided or 0) + 1
-          self.source_shown = false
-          if prompt_tokens() <= plan.room then break end
-        end
-      end
-    end
-    local over = plan and prompt_tokens() > plan.room
-    if over then
-      if self.compactions >= 4 then
-        why = "the step's conversation outgrew the context window 4 times"
-        break
-      end
-      self.compactions = self.compactions + 1
-      local ok = M.compact(lineage, cfg, prompt, threshold, window, true, plan)
-      self.source_shown = false
-      if ok then
-        messages = lineage.messages
-        messages[1] = { role = "user", content = ("Your conversation so far was compacted " ..
-          "into this summary:\n\n%s\n\nYou are still in step %d; your working copy is kept " ..
-          "(read_source shows it). Go on: edit, compile, evaluate, then commit, or give_up " ..
-          "with the reason."):format(lineage.summary or "", lineage.step) }
-      end
-      if plan and prompt_tokens() > plan.room then
-        why = ("the conversation does not fit the model's context window (%d tokens from %s) " ..
-          "even after compaction"):format(plan.window, plan.from)
-        avo.log("agent %s: %s", lineage.name, why)
-        break
-      end
-    end
-    chat.messages = messages
-    local resp, err
-    local before = { evaluations = self.evaluations, source = self.work.source,
-                     knobs = knob_text(self.work.knobs) }
-    local force, force_why = self:escalation()
-    if force then
-      self.forced = self.forced + 1
-      self.forced_by_tool[force] = (self.forced_by_tool[force] or 0) + 1
-      avo.log("agent %s step %d turn %d: forcing %s (%s; %s)", lineage.name, lineage.step,
-        self.turns + 1, force, force_why, self.force_with == "tool_choice" and "named tool_choice"
-        or "answer constrained to its argument schema")
-      avo.event("agent_forced", { lineage = lineage.name, step = lineage.step,
-        turn = self.turns + 1, tool = force, why = force_why, with = self.force_with })
-      resp, err = self:forced_call(chat, messages, force, force_why)
-    else
-      resp, err = avo.llm.chat(chat)
-    end
-    self.turns = self.turns + 1
-    if not resp then why = "llm: " .. err break end
-    self.tokens = self.tokens + resp.usage.input_tokens + resp.usage.output_tokens
-    messages[#messages + 1] = resp.message
-    if #resp.tool_calls == 0 then
-      self.no_tools = (self.no_tools or 0) + 1
-      if self.no_tools == 2 and self.tool_calls == 0 then
-        avo.log("agent %s: the model answered %d turns without tool calls although the " ..
-          "request offers tools; a llama.cpp-family server needs a chat format that emits " ..
-          "tool calls (llama-cpp-python: --chat_format chatml-function-calling; llama-server: " ..
-          "--jinja)", lineage.name, self.no_tools)
-        avo.event("agent_no_tool_calls", { lineage = lineage.name, step = lineage.step,
-          turns = self.no_tools })
-      end
-      messages[#messages + 1] = { role = "user", content = "Work through the tools: edit, " ..
-        "compile, evaluate, then commit, or give_up with the reason." }
-    else
-      for _, tc in ipairs(resp.tool_calls) do
-        local out = self:call_tool(tc)
-        if plan then
-          -- Cut the result to the room left in the window (a small window
-          -- cannot hold a big kernel twice); the next turn compacts if
-          -- even that does not fit.
-          local left = plan.room - prompt_tokens() - 64
-          local tpc = avo.llm.tokens_per_char(llm.chat_options(cfg)) -- learnt as it goes
-          local cap = math.max(600, math.floor(left / tpc) - 160)
-          if #out > cap then
-            out = out:sub(1, cap) .. ("\n... (%d more bytes cut: the model's context window " ..
-              "is small; ask for less at a time)"):format(#out - cap)
-          end
-        end
-        messages[#messages + 1] = { role = "tool", tool_call_id = tc.id, content = out }
-        progress()
-      end
-    end
-    -- Progress of the turn: the working copy changed or was measured.
-    local moved = self.evaluations > before.evaluations or self.work.source ~= before.source
-      or knob_text(self.work.knobs) ~= before.knobs
-    if force and moved and (force == "set_knobs" or force == "edit") then
-      self.forced_edits = self.forced_edits + 1
-    end
-    self.idle = moved and 0 or self.idle + 1
-    -- A forced step that moved drives the next (evaluate, then commit);
-    -- the model's own progress hands it the wheel again.
-    if moved then self.driven = force ~= nil end
+  if not (self:prompt_tokens() > plan.room) then return nil end
+  if self.compactions >= 4 then
+    return "the step's conversation outgrew the context window 4 times"
   end
-  progress()
+  self.compactions = self.compactions + 1
+  local ok = M.compact(lineage, self.cfg, p.prompt, p.threshold, p.window, true, plan)
+  self.source_shown = false
+  if ok then
+    self.messages = lineage.messages
+    self.messages[1] = { role = "user", content = ("Your conversation so far was compacted " ..
+      "into this summary:\n\n%s\n\nYou are still in step %d; your working copy is kept " ..
+      "(read_source shows it). Go on: edit, compile, evaluate, then commit, or give_up " ..
+      "with the reason."):format(lineage.summary or "", lineage.step) }
+  end
+  if self:prompt_tokens() > plan.room then
+    local why = ("the conversation does not fit the model's context window (%d tokens from %s) " ..
+      "even after compaction"):format(plan.window, plan.from)
+    avo.log("agent %s: %s", lineage.name, why)
+    return why
+  end
+end
+
+-- The model's answer of one turn: forced (escalation) or its own choice.
+function Step:ask(chat)
+  local lineage = self.lineage
+  local force, force_why = self:escalation()
+  if not force then return force, avo.llm.chat(chat) end
+  self.forced = self.forced + 1
+  self.forced_by_tool[force] = (self.forced_by_tool[force] or 0) + 1
+  avo.log("agent %s step %d turn %d: forcing %s (%s; %s)", lineage.name, lineage.step,
+    self.turns + 1, force, force_why, self.force_with == "tool_choice" and "named tool_choice"
+    or "answer constrained to its argument schema")
+  avo.event("agent_forced", { lineage = lineage.name, step = lineage.step,
+    turn = self.turns + 1, tool = force, why = force_why, with = self.force_with })
+  return force, self:forced_call(chat, self.messages, force, force_why)
+end
+
+-- Run the tool calls of answer `resp` (each result cut to the room left
+-- in the window), or nudge a model that called none.
+function Step:run_tools(resp)
+  local lineage, cfg, plan, messages = self.lineage, self.cfg, self.plan_of.plan, self.messages
+  if #resp.tool_calls == 0 then
+    self.no_tools = (self.no_tools or 0) + 1
+    if self.no_tools == 2 and self.tool_calls == 0 then
+      avo.log("agent %s: the model answered %d turns without tool calls although the " ..
+        "request offers tools; a llama.cpp-family server needs a chat format that emits " ..
+        "tool calls (llama-cpp-python: --chat_format chatml-function-calling; llama-server: " ..
+        "--jinja)", lineage.name, self.no_tools)
+      avo.event("agent_no_tool_calls", { lineage = lineage.name, step = lineage.step,
+        turns = self.no_tools })
+    end
+    messages[#messages + 1] = { role = "user", content = "Work through the tools: edit, " ..
+      "compile, evaluate, then commit, or give_up with the reason." }
+    return
+  end
+  for _, tc in ipairs(resp.tool_calls) do
+    local out = self:call_tool(tc)
+    if plan then
+      -- Cut the result to the room left in the window (a small window
+      -- cannot hold a big kernel twice); the next turn compacts if
+      -- even that does not fit.
+      local left = plan.room - self:prompt_tokens() - 64
+      local tpc = avo.llm.tokens_per_char(llm.chat_options(cfg)) -- learnt as it goes
+      local cap = math.max(600, math.floor(left / tpc) - 160)
+      if #out > cap then
+        out = out:sub(1, cap) .. ("\n... (%d more bytes cut: the model's context window " ..
+          "is small; ask for less at a time)"):format(#out - cap)
+      end
+    end
+    messages[#messages + 1] = { role = "tool", tool_call_id = tc.id, content = out }
+    self:progress()
+  end
+end
+
+-- One turn: ask the model, run its tool calls, and move the escalation
+-- state (idle turns, driven).  Returns why the step cannot go on, or nil.
+function Step:turn(chat)
+  chat.messages = self.messages
+  local before = { evaluations = self.evaluations, source = self.work.source,
+                   knobs = knob_text(self.work.knobs) }
+  local force, resp, err = self:ask(chat)
+  self.turns = self.turns + 1
+  if not resp then return "llm: " .. err end
+  self.tokens = self.tokens + resp.usage.input_tokens + resp.usage.output_tokens
+  self.messages[#self.messages + 1] = resp.message
+  self:run_tools(resp)
+  -- Progress of the turn: the working copy changed or was measured.
+  local moved = self.evaluations > before.evaluations or self.work.source ~= before.source
+    or knob_text(self.work.knobs) ~= before.knobs
+  if force and moved and (force == "set_knobs" or force == "edit") then
+    self.forced_edits = self.forced_edits + 1
+  end
+  self.idle = moved and 0 or self.idle + 1
+  -- A forced step that moved drives the next (evaluate, then commit);
+  -- the model's own progress hands it the wheel again.
+  if moved then self.driven = force ~= nil end
+end
+
+-- After the turns: the lineage's pace and tokens, the step's event, and
+-- the committed record (or nil and why).
+function Step:finish(why, omitted)
+  local lineage = self.lineage
+  self:progress()
   lineage.turns_done = (lineage.turns_done or 0) + self.turns
-  lineage.turn_seconds = (lineage.turn_seconds or 0) + (avo.budget().elapsed - started)
+  lineage.turn_seconds = (lineage.turn_seconds or 0) + (avo.budget().elapsed - self.started)
   if self.evaluations == 0 then
     -- Never silent: a step that measured nothing says so (and why it ended).
     avo.log("agent %s step %d: no evaluation in this step (%d turns, %d tool calls, " ..
@@ -1322,6 +1315,80 @@ function M.step(ctx, lineage)
     return rec
   end
   return nil, self.why or why or "no commit"
+end
+
+-- One variation step of `lineage` from its incumbent (a verified record).
+-- Returns the committed record, or nil and why.
+--
+-- The step's states: prepare (its message, compacting the lineage's
+-- conversation first when needed), then turns until a budget is spent, the
+-- window cannot hold the conversation, the model's call fails, or a tool
+-- ends the step (commit, give_up); then finish.  Each turn's escalation
+-- (Step:escalation) decides whether the model chooses its tool or is made
+-- to take the next of edit -> evaluate -> commit.
+function M.step(ctx, lineage)
+  local cfg = read_options(ctx.options)
+  local prompt = M.load_prompt(cfg.prompt or "prompts/agent")
+  local ev = ctx.ev
+  local inc = lineage.incumbent
+  if not (inc and inc.id and inc.status == "ok") then
+    return nil, "the agent needs a verified incumbent (an evaluated, correct parent)"
+  end
+  lineage.step = lineage.step + 1
+
+  local plan = M.window_plan(cfg)
+  if cfg.escalate_after == nil then
+    cfg.escalate_after = plan and plan.window <= 32768 and 3 or 8
+  end
+  local tools = M.tools_for(inc.source)
+  local overhead = M.estimate_tokens({}, cfg, prompt.system, tools)
+  local threshold, window = M.compaction_threshold(cfg, overhead)
+  local p = { lineage = lineage, inc = inc, ev = ev, cfg = cfg, prompt = prompt, plan = plan,
+              tools = tools, threshold = threshold, window = window }
+  step_prompt(p)
+  local message = compact_before(p, p.message())
+  local omitted
+  if plan and p.first_request(message) > plan.room then
+    -- The kernel alone fills the window: the model reads it through
+    -- read_source, cut to the room left.
+    message, omitted = p.message(true), true
+  end
+  if plan and p.first_request(message) > plan.room then
+    local why = ("the step's prompt does not fit the model's context window (%d tokens from " ..
+      "%s; about %d needed of %d left beside the answer and a margin): set a larger window " ..
+      "on the server"):format(plan.window, plan.from, p.first_request(message), plan.room)
+    avo.log("agent %s: %s", lineage.name, why)
+    lineage.unevaluated_steps = (lineage.unevaluated_steps or 0) + 1
+    avo.event("agent_step", { lineage = lineage.name, step = lineage.step, turns = 0, tokens = 0,
+      evaluations = 0, tool_calls = 0, tool_errors = 0, unevaluated = true, why = why })
+    return nil, why
+  end
+  lineage.events = {}
+  local messages = lineage.messages
+  messages[#messages + 1] = { role = "user", content = message }
+
+  local self = setmetatable({
+    ctx = ctx, cfg = cfg, ev = ev, lineage = lineage, evaluations = 0, turns = 0,
+    tokens = 0, tool_calls = 0, errors = 0, done = false, compactions = 0,
+    work = { source = inc.source, knobs = {} },
+    idle = 0, forced = 0, forced_edits = 0, forced_by_tool = {}, source_shown = not omitted,
+    regions = patch.fixed_segments(inc.source) ~= nil,
+    messages = messages, plan_of = p,
+  }, Step)
+  self:setup_forcing()
+
+  self.started = avo.budget().elapsed
+  local chat = self:chat_options()
+  chat.system = prompt.system
+  chat.tools = tools
+  if plan then chat.max_tokens = plan.answer end
+  local why
+  while not self.done do
+    self:progress()
+    why = self:spent() or self:fit_window() or self:turn(chat)
+    if why then break end
+  end
+  return self:finish(why, omitted)
 end
 
 ------------------------------------------------------------------ operator
