@@ -1825,7 +1825,7 @@ function M.chat(opts)
         v.kind = kind
         release(slot)
         return v
-      end)
+      end, true) -- awaited once, just below: the answer is not kept after
       value = sched.await(key)
       if value.plain_again then
         value = nil
