@@ -75,11 +75,20 @@ end
 local Rng = {}
 Rng.__index = Rng
 
+-- With opts.keep == false the stream is not kept in the run's table of
+-- streams: for names used once (a child's own streams, named by generation,
+-- slot and attempt), which would otherwise make that table grow with every
+-- candidate of a long run.
 ---@param name string the stream's name; same name, same stream
+---@param opts? {keep?: boolean} keep = false: a stream used once, not kept by the run
 ---@return avo.Stream
-function avo.rng(name)
+function avo.rng(name, opts)
   local r = need_run("rng")
   if type(name) ~= "string" then error("avo.rng: stream name must be a string", 2) end
+  if opts ~= nil and type(opts) ~= "table" then error("avo.rng: options must be a table", 2) end
+  if opts and opts.keep == false then
+    return r.streams[name] or setmetatable({ gen = core.rng(r.seed, name), name = name }, Rng)
+  end
   if not r.streams[name] then
     r.streams[name] = setmetatable({ gen = core.rng(r.seed, name), name = name }, Rng)
   end

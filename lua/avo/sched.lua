@@ -39,6 +39,9 @@ end
 local results = {}  -- ticket key -> finished value
 local handlers = {} -- ticket key -> function(result) -> value
 local aliases = {}  -- ticket key of a retried job -> key tasks await
+-- Ticket keys awaited once (M.track's `once`): their value is dropped when
+-- it is taken, so results does not keep, say, every LLM answer of a run.
+local once = {}
 local in_flight = 0
 local failed_tasks = {} -- tasks that raised, until someone joins them
 local on_tick = function() end
@@ -116,10 +119,12 @@ function M.retry(key, job, deadline)
   return M.RETRIED
 end
 
--- Track a ticket another source issued; returns the key tasks await.
-function M.track(source, ticket, handler)
+-- Track a ticket another source issued; returns the key tasks await.  With
+-- `once`, the key is awaited by one task, once: its value is not kept after.
+function M.track(source, ticket, handler, once_only)
   local key = names[source] .. ticket
   handlers[key] = handler
+  if once_only then once[key] = true end
   in_flight = in_flight + 1
   return key
 end
@@ -161,8 +166,15 @@ function M.resolve(key, value, keep)
 end
 
 -- Wait for a ticket's value from inside a task.
-function M.await(ticket)
+-- The value of a finished ticket, dropped if it is awaited once.
+local function take(ticket)
   local value = results[ticket]
+  if value ~= nil and once[ticket] then results[ticket], once[ticket] = nil, nil end
+  return value
+end
+
+function M.await(ticket)
+  local value = take(ticket)
   if value == nil then
     if not coroutine.isyieldable() then
       error("avo: evaluations can only be awaited inside 'avo run' (a task)", 3)
@@ -245,7 +257,7 @@ local function step(task, args)
   local marker, what = r[2], r[3]
   if marker == AWAIT then
     if results[what] ~= nil then
-      wake(task, results[what])
+      wake(task, take(what))
     else
       local list = waiters[what] or {}
       list[#list + 1] = task
@@ -274,7 +286,11 @@ local function pump(timeout_ms)
   if value == M.RETRIED then return true end
   handlers[key] = nil
   ticket = key
-  results[ticket] = value
+  if once[ticket] and waiters[ticket] then
+    once[ticket] = nil -- its one task is woken with the value below
+  else
+    results[ticket] = value
+  end
   for _, task in ipairs(waiters[ticket] or {}) do wake(task, value) end
   waiters[ticket] = nil
   return true

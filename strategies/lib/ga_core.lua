@@ -150,6 +150,7 @@ end
 -- Records
 
 -- Ranking used everywhere: higher score first, ties to the lower id.
+local ONCE = { keep = false } -- avo.rng option: a stream the run does not keep
 local better, ranked, candidate_key = records.better, records.ranked, records.candidate_key
 
 ---------------------------------------------------------------------------
@@ -178,7 +179,12 @@ function M.new_operators(ev, cfg)
   function ops.apply(name, parents, generation, streams)
     local entry = entry_of(name)
     if entry.module.concurrent == false and streams.wait_turn then streams.wait_turn() end
-    local ctx = { ev = ev, rng = avo.rng("op." .. name .. "/" .. streams.tag),
+    -- One stream per operator and attempt, not kept by the run (its name is
+    -- used by this attempt only); kept here so that a chain of the same
+    -- operator twice draws on, as before.
+    streams.ops = streams.ops or {}
+    streams.ops[name] = streams.ops[name] or avo.rng("op." .. name .. "/" .. streams.tag, ONCE)
+    local ctx = { ev = ev, rng = streams.ops[name],
                   generation = generation, options = entry.options }
     local child, why = entry.module.apply(ctx, parents)
     avo.outcome(entry.module, child, why)
@@ -229,9 +235,11 @@ end
 -- operator choice, and (in ops.apply) each operator's draws.  They are named
 -- by generation, slot and attempt, so children can be made concurrently (LLM
 -- calls in flight together) and a seed still fixes every decision.
+-- Their names are used by this attempt only, so the run does not keep them
+-- (ONCE): a long run's table of streams stays small.
 local function child_streams(state, tag)
-  return { tag = tag, select = avo.rng("select/" .. tag),
-           rng = avo.rng(state.streams .. "/" .. tag) }
+  return { tag = tag, select = avo.rng("select/" .. tag, ONCE),
+           rng = avo.rng(state.streams .. "/" .. tag, ONCE) }
 end
 
 -- Tournament selection: `size` draws with replacement, best one wins. A

@@ -140,7 +140,7 @@ local function http_attempt(cfg, c, hash)
   a.streamed = cfg.sse
   local key = sched.track(llm, ticket, function(result)
     return http_settled(cfg, c, hash, a, result)
-  end)
+  end, true) -- awaited once, just below: the answer is not kept after
   return sched.await(key), a.srv
 end
 
