@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "paired.h"
 #include "diff.h"
+#include "cli/view/view.h"
 
 #define TOP_N 10
 
@@ -44,35 +45,6 @@ static const char style[] =
     "section.cand{border:1px solid #e4e4e4;border-radius:4px;padding:.2em 1em;margin:1em 0}"
     "svg{background:#fff;border:1px solid #eee;margin:.5em 0}"
     "svg text{font-family:system-ui,sans-serif;font-size:12px;fill:#333}";
-
-/* ------------------------------------------------------------ accessors */
-
-static double num(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-static long long integer(const json_t *obj, const char *key)
-{
-    return (long long)json_integer_value(json_object_get(obj, key));
-}
-
-static const char *str(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "";
-}
-
-static int is_ok(const json_t *c)
-{
-    return strcmp(str(c, "status"), "ok") == 0;
-}
-
-static int is_finished(const json_t *c)
-{
-    return strcmp(str(c, "status"), "pending") != 0;
-}
 
 /* ------------------------------------------------------------ formatting */
 
@@ -105,49 +77,6 @@ static void tick_label(char *buf, size_t n, double v, double step)
         snprintf(buf, n, "%.3g", v);
     else
         snprintf(buf, n, "%.*f", decimals, v);
-}
-
-static void html_time(avo_strbuf *out, double t)
-{
-    if (!isfinite(t)) {
-        avo_strbuf_puts(out, "<span class=\"muted\">—</span>");
-        return;
-    }
-    time_t s = (time_t)t;
-    struct tm tm;
-    char buf[64];
-    gmtime_r(&s, &tm);
-    strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    avo_strbuf_puts(out, buf);
-}
-
-static void html_number(avo_strbuf *out, double v)
-{
-    if (isfinite(v))
-        avo_strbuf_printf(out, "%.4g", v);
-    else
-        avo_strbuf_puts(out, "—");
-}
-
-/* Knobs as "NAME=value NAME=value", escaped. */
-static void html_knobs(avo_strbuf *out, const json_t *knobs)
-{
-    const char *key;
-    json_t *v;
-    int first = 1;
-    json_object_foreach((json_t *)knobs, key, v)
-    {
-        char *text = json_dumps(v, JSON_ENCODE_ANY);
-        if (!first)
-            avo_strbuf_puts(out, " ");
-        avo_strbuf_html(out, key);
-        avo_strbuf_puts(out, "=");
-        avo_strbuf_html(out, json_is_string(v) ? json_string_value(v) : text);
-        free(text);
-        first = 0;
-    }
-    if (first)
-        avo_strbuf_puts(out, "<span class=\"muted\">(none)</span>");
 }
 
 /* ----------------------------------------------------------------- plots */
@@ -257,8 +186,8 @@ static void fail_mark(avo_strbuf *out, double x, double y, const json_t *c)
     avo_strbuf_printf(out,
                       "<path d=\"M%.1f %.1fl6 6m0 -6l-6 6\" stroke=\"#d62728\""
                       " stroke-width=\"1.5\"><title>#%lld %s: ",
-                      x - 3, y - 3, integer(c, "id"), str(c, "status"));
-    avo_strbuf_html(out, str(c, "reason"));
+                      x - 3, y - 3, avo_view_int(c, "id"), avo_view_str(c, "status"));
+    avo_strbuf_html(out, avo_view_str(c, "reason"));
     avo_strbuf_puts(out, "</title></path>\n");
 }
 
@@ -270,7 +199,7 @@ static json_t *config_names(const json_t *cands)
     json_t *c, *cfg;
     json_array_foreach(cands, i, c) json_array_foreach(json_object_get(c, "configs"), j, cfg)
     {
-        const char *name = str(cfg, "name");
+        const char *name = avo_view_str(cfg, "name");
         size_t k;
         json_t *n;
         int seen = 0;
@@ -287,7 +216,7 @@ static double config_metric(const json_t *c, const char *name, const char **ret_
     size_t i;
     json_t *cfg;
     json_array_foreach(json_object_get(c, "configs"), i,
-                       cfg) if (strcmp(str(cfg, "name"), name) ==
+                       cfg) if (strcmp(avo_view_str(cfg, "name"), name) ==
                                 0) return avo_diff_config_metric(cfg, ret_unit);
     return NAN;
 }
@@ -296,7 +225,7 @@ static double config_metric(const json_t *c, const char *name, const char **ret_
  * (avo_archive_run_summary), or plain "score" for runs without one. */
 static const char *score_label(const json_t *run)
 {
-    const char *unit = str(run, "unit");
+    const char *unit = avo_view_str(run, "unit");
     return unit && *unit ? unit : "score";
 }
 
@@ -318,12 +247,12 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     size_t n_names = json_array_size(names);
     json_array_foreach(cands, i, c)
     {
-        if (!is_finished(c))
+        if (!avo_view_is_finished(c))
             continue;
         n++;
-        if (is_ok(c) && num(c, "score") > y_max)
-            y_max = num(c, "score");
-        for (k = 0; is_ok(c) && k < n_names; k++) {
+        if (avo_view_is_ok(c) && avo_view_num(c, "score") > y_max)
+            y_max = avo_view_num(c, "score");
+        for (k = 0; avo_view_is_ok(c) && k < n_names; k++) {
             double v = config_metric(c, json_string_value(json_array_get(names, k)), NULL);
             if (isfinite(v) && v > y_max)
                 y_max = v;
@@ -341,8 +270,8 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
                                       json_string_value(json_object_get(run, "best_evaluator")));
     json_array_foreach(measured, i, c)
     {
-        if (avo_compare_usable(c) && num(c, "score") > y_max)
-            y_max = num(c, "score");
+        if (avo_compare_usable(c) && avo_view_num(c, "score") > y_max)
+            y_max = avo_view_num(c, "score");
     }
 
     plot p = {.left = 70, .top = 15, .width = 720, .height = 330};
@@ -363,12 +292,12 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
         int started = 0;
         json_array_foreach(cands, i, c)
         {
-            if (!is_finished(c))
+            if (!avo_view_is_finished(c))
                 continue;
             idx++;
-            if (!is_ok(c) || !(num(c, "score") > best))
+            if (!avo_view_is_ok(c) || !(avo_view_num(c, "score") > best))
                 continue;
-            best = num(c, "score");
+            best = avo_view_num(c, "score");
             double y = config_metric(c, name, unit ? NULL : &unit);
             if (!isfinite(y))
                 continue;
@@ -390,8 +319,8 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     int row = 3 + (int)n_names;
     if (seed) {
         char label[64];
-        snprintf(label, sizeof label, "seed #%lld", integer(seed, "id"));
-        hline(out, &p, num(seed, "score"), "#ff7f0e", label);
+        snprintf(label, sizeof label, "seed #%lld", avo_view_int(seed, "id"));
+        hline(out, &p, avo_view_num(seed, "score"), "#ff7f0e", label);
     }
     json_object_foreach((json_t *)baselines, key, v)
     {
@@ -405,8 +334,8 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
         if (!avo_compare_usable(c))
             continue; /* shown in the Baselines section with its status, never as a line at 0 */
         char label[160];
-        snprintf(label, sizeof label, "%s (%s)", str(c, "name"), str(c, "device"));
-        hline(out, &p, num(c, "score"), "#17becf", label);
+        snprintf(label, sizeof label, "%s (%s)", avo_view_str(c, "name"), avo_view_str(c, "device"));
+        hline(out, &p, avo_view_num(c, "score"), "#17becf", label);
         legend(out, &p, row++, "#17becf", "6 4", 0, label);
     }
 
@@ -414,20 +343,20 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     double idx = 0;
     json_array_foreach(cands, i, c)
     {
-        if (!is_finished(c))
+        if (!avo_view_is_finished(c))
             continue;
         idx++;
-        if (!is_ok(c)) {
+        if (!avo_view_is_ok(c)) {
             fail_mark(out, px(&p, idx), py(&p, p.y_lo) - 5, c);
             continue;
         }
         avo_strbuf_printf(out,
                           "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" fill=\"#4a78a8\""
                           " fill-opacity=\"0.55\"><title>#%lld ",
-                          px(&p, idx), py(&p, num(c, "score")), integer(c, "id"));
-        avo_strbuf_html(out, str(c, "operator"));
-        avo_strbuf_printf(out, " gen %lld: %.4g</title></circle>\n", integer(c, "generation"),
-                          num(c, "score"));
+                          px(&p, idx), py(&p, avo_view_num(c, "score")), avo_view_int(c, "id"));
+        avo_strbuf_html(out, avo_view_str(c, "operator"));
+        avo_strbuf_printf(out, " gen %lld: %.4g</title></circle>\n", avo_view_int(c, "generation"),
+                          avo_view_num(c, "score"));
     }
     double best = -INFINITY;
     idx = 0;
@@ -436,12 +365,12 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     avo_strbuf_puts(out, "<path fill=\"none\" stroke=\"#d62728\" stroke-width=\"2.2\" d=\"");
     json_array_foreach(cands, i, c)
     {
-        if (!is_finished(c))
+        if (!avo_view_is_finished(c))
             continue;
         idx++;
-        if (!is_ok(c) || !(num(c, "score") > best))
+        if (!avo_view_is_ok(c) || !(avo_view_num(c, "score") > best))
             continue;
-        best = num(c, "score");
+        best = avo_view_num(c, "score");
         if (!started)
             avo_strbuf_printf(out, "M%.1f %.1f", px(&p, idx), py(&p, best));
         else
@@ -450,7 +379,7 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
         avo_strbuf_printf(&puts_best,
                           "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"#d62728\">"
                           "<title>new best #%lld: %.4g</title></circle>\n",
-                          px(&p, idx), py(&p, best), integer(c, "id"), best);
+                          px(&p, idx), py(&p, best), avo_view_int(c, "id"), best);
     }
     if (started)
         avo_strbuf_printf(out, "H%.1f", px(&p, idx));
@@ -511,10 +440,10 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
     json_t *c;
     json_array_foreach(cands, i, c)
     {
-        if (integer(c, "generation") > g_max)
-            g_max = integer(c, "generation");
-        if (is_ok(c) && num(c, "score") > y_max)
-            y_max = num(c, "score");
+        if (avo_view_int(c, "generation") > g_max)
+            g_max = avo_view_int(c, "generation");
+        if (avo_view_is_ok(c) && avo_view_num(c, "score") > y_max)
+            y_max = avo_view_num(c, "score");
     }
     plot p = {.left = 70, .top = 15, .width = 720, .height = 280};
     avo_report_nice_axis(0, y_max > 0 ? y_max * 1.05 : 1, 6, &p.y_lo, &p.y_hi, &p.y_step);
@@ -538,7 +467,7 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
         out->failed = 1;
         return;
     }
-    json_array_foreach(cands, i, c) order[i] = (by_generation){integer(c, "generation"), i, c};
+    json_array_foreach(cands, i, c) order[i] = (by_generation){avo_view_int(c, "generation"), i, c};
     qsort(order, total, sizeof *order, cmp_by_generation);
     for (size_t lo = 0, hi; lo < total; lo = hi) {
         long long g = order[lo].generation;
@@ -548,14 +477,14 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
         double x = px(&p, (double)g);
         for (size_t k = lo; k < hi; k++) {
             c = order[k].cand;
-            if (!is_finished(c))
+            if (!avo_view_is_finished(c))
                 continue;
-            if (!is_ok(c)) {
-                fail_mark(out, x + (double)((integer(c, "id") * 7) % 11 - 5) * box_w / 12,
+            if (!avo_view_is_ok(c)) {
+                fail_mark(out, x + (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12,
                           py(&p, p.y_lo) - 5, c);
                 continue;
             }
-            vals[n++] = num(c, "score");
+            vals[n++] = avo_view_num(c, "score");
         }
         if (n == 0)
             continue;
@@ -574,14 +503,14 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
                           x - box_w / 2, py(&p, med), x + box_w / 2, py(&p, med));
         for (size_t k = lo; k < hi; k++) {
             c = order[k].cand;
-            if (!is_ok(c))
+            if (!avo_view_is_ok(c))
                 continue;
-            double jitter = (double)((integer(c, "id") * 7) % 11 - 5) * box_w / 12;
+            double jitter = (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12;
             avo_strbuf_printf(out,
                               "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"#333\""
                               " fill-opacity=\"0.5\"><title>#%lld: %.4g</title></circle>\n",
-                              x + jitter, py(&p, num(c, "score")), integer(c, "id"),
-                              num(c, "score"));
+                              x + jitter, py(&p, avo_view_num(c, "score")), avo_view_int(c, "id"),
+                              avo_view_num(c, "score"));
         }
     }
     free(order);
@@ -599,7 +528,7 @@ static const json_t *find_by_id(const json_t *arr, long long id)
 {
     size_t i;
     json_t *c;
-    json_array_foreach(arr, i, c) if (integer(c, "id") == id) return c;
+    json_array_foreach(arr, i, c) if (avo_view_int(c, "id") == id) return c;
     return NULL;
 }
 
@@ -631,11 +560,11 @@ static void lineage_tree(avo_strbuf *out, const json_t *nodes, long long id, con
         return;
     }
     avo_strbuf_puts(out, " ");
-    avo_strbuf_html(out, str(n, "operator"));
-    avo_strbuf_printf(out, ", gen %lld, ", integer(n, "generation"));
-    avo_strbuf_html(out, str(n, "status"));
+    avo_strbuf_html(out, avo_view_str(n, "operator"));
+    avo_strbuf_printf(out, ", gen %lld, ", avo_view_int(n, "generation"));
+    avo_strbuf_html(out, avo_view_str(n, "status"));
     avo_strbuf_puts(out, ", score ");
-    html_number(out, num(n, "score"));
+    avo_view_number(out, avo_view_num(n, "score"));
     if (role && strcmp(role, "parent") != 0) {
         avo_strbuf_puts(out, " <span class=\"muted\">[");
         avo_strbuf_html(out, role);
@@ -652,7 +581,7 @@ static void lineage_tree(avo_strbuf *out, const json_t *nodes, long long id, con
         size_t i;
         json_t *p;
         json_array_foreach(parents, i, p)
-            lineage_tree(out, nodes, integer(p, "id"), str(p, "role"), seen, shown, depth + 1);
+            lineage_tree(out, nodes, avo_view_int(p, "id"), avo_view_str(p, "role"), seen, shown, depth + 1);
         avo_strbuf_puts(out, "</ul>");
     }
     avo_strbuf_puts(out, "</li>\n");
@@ -715,7 +644,7 @@ static int parent_diff(avo_strbuf *out, avo_archive *ar, long long pid, long lon
             char *n = json_is_null(new) ? NULL : json_dumps(new, JSON_ENCODE_ANY);
             if (i)
                 avo_strbuf_puts(out, ", ");
-            avo_strbuf_html(out, str(k, "name"));
+            avo_strbuf_html(out, avo_view_str(k, "name"));
             avo_strbuf_puts(out, " ");
             avo_strbuf_html(out, o ? o : "(absent)");
             avo_strbuf_puts(out, " → ");
@@ -725,7 +654,7 @@ static int parent_diff(avo_strbuf *out, avo_archive *ar, long long pid, long lon
         }
         avo_strbuf_puts(out, "</p>\n");
     }
-    const char *patch = str(d, "source_diff");
+    const char *patch = avo_view_str(d, "source_diff");
     if (*patch)
         html_patch(out, patch);
     else
@@ -740,19 +669,19 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
                          char *err, size_t errlen)
 {
     const avo_report_run *shown = r;
-    long long best_id = r->best ? integer(r->best, "id") : 0;
-    long long id = integer(c, "id");
+    long long best_id = r->best ? avo_view_int(r->best, "id") : 0;
+    long long id = avo_view_int(c, "id");
     avo_strbuf_printf(out, "<section class=\"cand\" id=\"c%lld\">\n<h3>#%lld ", id, id);
-    avo_strbuf_html(out, str(c, "operator"));
-    avo_strbuf_printf(out, " (gen %lld) — score ", integer(c, "generation"));
-    html_number(out, num(c, "score"));
+    avo_strbuf_html(out, avo_view_str(c, "operator"));
+    avo_strbuf_printf(out, " (gen %lld) — score ", avo_view_int(c, "generation"));
+    avo_view_number(out, avo_view_num(c, "score"));
     if (id == best_id)
         avo_strbuf_puts(out, " <span class=\"best\">(best)</span>");
     avo_strbuf_puts(out, "</h3>\n<p>status ");
-    avo_strbuf_html(out, str(c, "status"));
-    if (*str(c, "reason")) {
+    avo_strbuf_html(out, avo_view_str(c, "status"));
+    if (*avo_view_str(c, "reason")) {
         avo_strbuf_puts(out, " — ");
-        avo_strbuf_html(out, str(c, "reason"));
+        avo_strbuf_html(out, avo_view_str(c, "reason"));
     }
     avo_strbuf_puts(out, "; parents ");
     const json_t *parents = json_object_get(c, "parents");
@@ -762,19 +691,19 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
     {
         if (i)
             avo_strbuf_puts(out, ", ");
-        cand_ref(out, integer(p, "id"), shown);
+        cand_ref(out, avo_view_int(p, "id"), shown);
         avo_strbuf_puts(out, " (");
-        avo_strbuf_html(out, str(p, "role"));
+        avo_strbuf_html(out, avo_view_str(p, "role"));
         avo_strbuf_puts(out, ")");
     }
     if (!json_array_size(parents))
         avo_strbuf_puts(out, "none");
     avo_strbuf_puts(out, "<br/>knobs <code>");
-    html_knobs(out, json_object_get(c, "knobs"));
+    avo_view_knobs(out, json_object_get(c, "knobs"));
     avo_strbuf_puts(out, "</code>");
-    if (*str(c, "note")) {
+    if (*avo_view_str(c, "note")) {
         avo_strbuf_puts(out, "<br/>note: ");
-        avo_strbuf_html(out, str(c, "note"));
+        avo_strbuf_html(out, avo_view_str(c, "note"));
     }
     /* Libraries the judge saw it load (eval/libraries.h): vendor code doing
      * the work is never hidden behind a score. */
@@ -802,17 +731,17 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
             const char *unit = NULL;
             double v = avo_diff_config_metric(cfg, &unit);
             avo_strbuf_puts(out, "<tr><td>");
-            avo_strbuf_html(out, str(cfg, "name"));
+            avo_strbuf_html(out, avo_view_str(cfg, "name"));
             avo_strbuf_printf(out, "</td><td>%s</td><td class=\"num\">",
                               json_is_true(json_object_get(cfg, "correct")) ? "yes" : "NO");
-            html_number(out, v);
+            avo_view_number(out, v);
             avo_strbuf_printf(out, " %s</td><td class=\"num\">", unit ? unit : "");
-            html_number(out, num(cfg, "median_s") * 1e3);
+            avo_view_number(out, avo_view_num(cfg, "median_s") * 1e3);
             avo_strbuf_puts(out, " ms</td><td class=\"num\">");
-            html_number(out, num(cfg, "spread") * 100);
+            avo_view_number(out, avo_view_num(cfg, "spread") * 100);
             avo_strbuf_printf(out, "%%</td><td class=\"num\">%lld</td><td class=\"num\">",
-                              integer(cfg, "samples"));
-            html_number(out, num(cfg, "max_error"));
+                              avo_view_int(cfg, "samples"));
+            avo_view_number(out, avo_view_num(cfg, "max_error"));
             avo_strbuf_puts(out, "</td></tr>\n");
         }
         avo_strbuf_puts(out, "</table>\n");
@@ -820,23 +749,23 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
 
     avo_strbuf_printf(out, "<details%s><summary>source</summary><pre>",
                       full ? " open=\"open\"" : "");
-    avo_strbuf_html(out, str(c, "source"));
+    avo_strbuf_html(out, avo_view_str(c, "source"));
     avo_strbuf_puts(out, "</pre></details>\n");
 
     /* The report diffs against the first parent; a candidate page against
      * each, and shows the worker's log. */
     size_t n_diffs = full ? json_array_size(parents) : json_array_size(parents) > 0;
     for (i = 0; i < n_diffs; i++) {
-        int rc = parent_diff(out, r->ar, integer(json_array_get(parents, i), "id"), id, full, err,
+        int rc = parent_diff(out, r->ar, avo_view_int(json_array_get(parents, i), "id"), id, full, err,
                              errlen);
         if (rc < 0)
             return rc;
     }
     if (full) {
         avo_strbuf_puts(out, "<h4>log</h4>\n");
-        if (*str(c, "log")) {
+        if (*avo_view_str(c, "log")) {
             avo_strbuf_puts(out, "<pre class=\"log\">");
-            avo_strbuf_html(out, str(c, "log"));
+            avo_strbuf_html(out, avo_view_str(c, "log"));
             avo_strbuf_puts(out, "</pre>\n");
         } else {
             avo_strbuf_puts(out, "<p class=\"muted\">no log recorded</p>\n");
@@ -849,10 +778,10 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
 static int cmp_score_desc(const void *a, const void *b)
 {
     const json_t *x = *(const json_t *const *)a, *y = *(const json_t *const *)b;
-    double sx = num(x, "score"), sy = num(y, "score");
+    double sx = avo_view_num(x, "score"), sy = avo_view_num(y, "score");
     if (sx != sy)
         return sx < sy ? 1 : -1;
-    return (integer(x, "id") > integer(y, "id")) - (integer(x, "id") < integer(y, "id"));
+    return (avo_view_int(x, "id") > avo_view_int(y, "id")) - (avo_view_int(x, "id") < avo_view_int(y, "id"));
 }
 
 /* One row of the metadata table; value escaped, NULL shown as a dash. */
@@ -877,7 +806,7 @@ static void attempts_row(avo_strbuf *out, const json_t *attempts)
     if (json_object_size(outcomes) == 0)
         return;
     avo_strbuf_printf(out, "<tr><th>agent attempts</th><td>%lld explored, %lld committed (",
-                      integer(attempts, "explored"), integer(attempts, "committed"));
+                      avo_view_int(attempts, "explored"), avo_view_int(attempts, "committed"));
     const char *key;
     json_t *n;
     int first = 1;
@@ -896,28 +825,28 @@ static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, si
 {
     avo_strbuf_puts(out, "<h2 id=\"run\">Run</h2>\n<table>\n");
     char buf[64];
-    snprintf(buf, sizeof buf, "%lld", integer(run, "id"));
+    snprintf(buf, sizeof buf, "%lld", avo_view_int(run, "id"));
     meta_row(out, "run", buf);
-    meta_row(out, "script", str(run, "script_path"));
-    long long seed = integer(run, "seed");
+    meta_row(out, "script", avo_view_str(run, "script_path"));
+    long long seed = avo_view_int(run, "seed");
     snprintf(buf, sizeof buf, "%llu", (unsigned long long)seed);
     meta_row(out, "seed", buf);
-    meta_row(out, "status", str(run, "status"));
+    meta_row(out, "status", avo_view_str(run, "status"));
     avo_strbuf_puts(out, "<tr><th>started</th><td>");
-    html_time(out, num(run, "started_at"));
+    avo_view_time(out, avo_view_num(run, "started_at"));
     avo_strbuf_puts(out, "</td></tr>\n<tr><th>ended</th><td>");
-    html_time(out, num(run, "ended_at"));
-    double dur = num(run, "ended_at") - num(run, "started_at");
+    avo_view_time(out, avo_view_num(run, "ended_at"));
+    double dur = avo_view_num(run, "ended_at") - avo_view_num(run, "started_at");
     if (isfinite(dur))
         avo_strbuf_printf(out, " (%.1f s)", dur);
     avo_strbuf_puts(out, "</td></tr>\n");
     snprintf(buf, sizeof buf, "%zu ok, %zu failed", n_ok, n_failed);
     meta_row(out, "evaluations", buf);
-    meta_row(out, "score unit", str(run, "unit"));
+    meta_row(out, "score unit", avo_view_str(run, "unit"));
     attempts_row(out, json_object_get(run, "attempts"));
-    meta_row(out, "engine", str(run, "engine_version"));
-    meta_row(out, "compiler", str(run, "compiler"));
-    meta_row(out, "host", str(run, "host"));
+    meta_row(out, "engine", avo_view_str(run, "engine_version"));
+    meta_row(out, "compiler", avo_view_str(run, "compiler"));
+    meta_row(out, "host", avo_view_str(run, "host"));
     char *config =
         json_dumps(json_object_get(run, "config"), JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     if (!config)
@@ -925,7 +854,7 @@ static void section_metadata(avo_strbuf *out, const json_t *run, size_t n_ok, si
     meta_row(out, "config", config);
     free(config);
     avo_strbuf_puts(out, "</table>\n<details><summary>script source</summary><pre>");
-    avo_strbuf_html(out, str(run, "script_source"));
+    avo_strbuf_html(out, avo_view_str(run, "script_source"));
     avo_strbuf_puts(out, "</pre></details>\n");
 }
 
@@ -934,8 +863,8 @@ static void worker_label(const json_t *result, char *buf, size_t len)
 {
     const json_t *w = json_object_get(result, "worker");
     const json_t *device = json_object_get(w, "device");
-    const char *name = str(w, "name");
-    const char *model = str(json_object_get(result, "device"), "name");
+    const char *name = avo_view_str(w, "name");
+    const char *model = avo_view_str(json_object_get(result, "device"), "name");
     int n = snprintf(buf, len, "%s", name && *name ? name : "local");
     if (json_is_integer(device) && n >= 0 && (size_t)n < len)
         n += snprintf(buf + n, len - (size_t)n, " GPU %lld", (long long)json_integer_value(device));
@@ -968,9 +897,9 @@ static void section_devices(avo_strbuf *out, const json_t *cands)
             g = json_pack("{s:i, s:[]}", "n", 0, "scores");
             json_object_set_new(groups, label, g);
         }
-        json_object_set_new(g, "n", json_integer(integer(g, "n") + 1));
-        if (is_ok(c))
-            json_array_append_new(json_object_get(g, "scores"), json_real(num(c, "score")));
+        json_object_set_new(g, "n", json_integer(avo_view_int(g, "n") + 1));
+        if (avo_view_is_ok(c))
+            json_array_append_new(json_object_get(g, "scores"), json_real(avo_view_num(c, "score")));
     }
     if (any) {
         avo_strbuf_puts(out, "<h2 id=\"devices\">Devices</h2>\n<table>\n<tr><th>worker</th>"
@@ -992,12 +921,12 @@ static void section_devices(avo_strbuf *out, const json_t *cands)
             qsort(v, n, sizeof *v, cmp_double);
             avo_strbuf_puts(out, "<tr><td>");
             avo_strbuf_html(out, label);
-            avo_strbuf_printf(out, "</td><td>%lld</td><td>%zu</td><td>", integer(g, "n"), n);
+            avo_strbuf_printf(out, "</td><td>%lld</td><td>%zu</td><td>", avo_view_int(g, "n"), n);
             if (n)
-                html_number(out, quantile(v, n, 0.5));
+                avo_view_number(out, quantile(v, n, 0.5));
             avo_strbuf_puts(out, "</td><td>");
             if (n)
-                html_number(out, v[n - 1]);
+                avo_view_number(out, v[n - 1]);
             avo_strbuf_puts(out, "</td></tr>\n");
             free(v);
         }
@@ -1075,28 +1004,28 @@ static void section_llm(avo_strbuf *out, const json_t *spend, const json_t *call
     json_t *row;
     json_array_foreach(calls, i, row)
     {
-        if (strcmp(str(row, "status"), "ok") == 0)
+        if (strcmp(avo_view_str(row, "status"), "ok") == 0)
             continue;
         char text[400];
-        snprintf(text, sizeof text, "%s: %s", str(row, "model"), str(row, "error"));
+        snprintf(text, sizeof text, "%s: %s", avo_view_str(row, "model"), avo_view_str(row, "error"));
         if (failed)
             count_text(failed, text);
     }
     json_array_foreach(outcomes, i, row)
     {
         const json_t *d = json_object_get(row, "data");
-        if (strcmp(str(d, "outcome"), "applied") == 0)
+        if (strcmp(avo_view_str(d, "outcome"), "applied") == 0)
             continue;
         char text[400];
-        snprintf(text, sizeof text, "%s — %s: %s", str(d, "operator"), str(d, "outcome"),
-                 str(d, "reason"));
+        snprintf(text, sizeof text, "%s — %s: %s", avo_view_str(d, "operator"), avo_view_str(d, "outcome"),
+                 avo_view_str(d, "reason"));
         if (rejected)
             count_text(rejected, text);
     }
     if (!failed || !rejected)
         out->failed = 1;
     avo_strbuf_puts(out, "<h2 id=\"llm\">LLM spend</h2>\n");
-    if (integer(spend, "calls") == 0) {
+    if (avo_view_int(spend, "calls") == 0) {
         avo_strbuf_puts(out, "<p>no LLM calls</p>\n");
         counts_table(out, "Operators that made no child", "operator — outcome: reason", rejected);
         json_decref(failed);
@@ -1111,7 +1040,7 @@ static void section_llm(avo_strbuf *out, const json_t *spend, const json_t *call
         avo_strbuf_puts(out, "<tr><th>");
         avo_strbuf_html(out, key);
         avo_strbuf_puts(out, "</th><td class=\"num\">");
-        html_number(out, json_number_value(v));
+        avo_view_number(out, json_number_value(v));
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
@@ -1147,26 +1076,26 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
     json_array_foreach(rows, i, row)
     {
         avo_strbuf_puts(out, "<tr><td>");
-        avo_strbuf_html(out, str(row, "name"));
+        avo_strbuf_html(out, avo_view_str(row, "name"));
         avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, *str(row, "evaluator") ? str(row, "evaluator") : "unknown");
+        avo_strbuf_html(out, *avo_view_str(row, "evaluator") ? avo_view_str(row, "evaluator") : "unknown");
         avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, str(row, "device"));
-        if (*str(row, "device_name")) {
+        avo_strbuf_html(out, avo_view_str(row, "device"));
+        if (*avo_view_str(row, "device_name")) {
             avo_strbuf_puts(out, " (");
-            avo_strbuf_html(out, str(row, "device_name"));
+            avo_strbuf_html(out, avo_view_str(row, "device_name"));
             avo_strbuf_puts(out, ")");
         }
         avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, str(row, "library"));
-        if (*str(row, "path")) {
+        avo_strbuf_html(out, avo_view_str(row, "library"));
+        if (*avo_view_str(row, "path")) {
             avo_strbuf_puts(out, " <span class=\"muted\">");
-            avo_strbuf_html(out, str(row, "path"));
+            avo_strbuf_html(out, avo_view_str(row, "path"));
             avo_strbuf_puts(out, "</span>");
         }
         avo_strbuf_puts(out, "</td><td><code>");
         /* A content hash is cut short; a library's own version string is not. */
-        const char *v = str(row, "version");
+        const char *v = avo_view_str(row, "version");
         char version[16];
         snprintf(version, sizeof version, "%.12s", v);
         avo_strbuf_html(out, strspn(v, "0123456789abcdef") == strlen(v) ? version : v);
@@ -1178,14 +1107,14 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
             avo_strbuf_puts(out, "<code>");
         }
         if (json_is_integer(json_object_get(lib, "threads")))
-            avo_strbuf_printf(out, "</code> %lld thread(s)<code>", integer(lib, "threads"));
+            avo_strbuf_printf(out, "</code> %lld thread(s)<code>", avo_view_int(lib, "threads"));
         avo_strbuf_puts(out, "</code></td><td>");
         if (avo_compare_usable(row)) {
             avo_strbuf_puts(out, "ok</td><td class=\"num\">");
-            html_number(out, num(row, "score"));
+            avo_view_number(out, avo_view_num(row, "score"));
             avo_strbuf_puts(out, "</td><td class=\"num\">");
             if (best && avo_compare_owned(row, evaluator))
-                avo_strbuf_printf(out, "%.2fx", num(best, "score") / num(row, "score"));
+                avo_strbuf_printf(out, "%.2fx", avo_view_num(best, "score") / avo_view_num(row, "score"));
             else if (best)
                 avo_strbuf_puts(out, "another evaluator's");
         } else {
@@ -1204,7 +1133,7 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
     /* Per config: the best candidate against each baseline. */
     json_t *names = json_array();
     json_array_foreach(json_object_get(best, "configs"), k, row)
-        json_array_append_new(names, json_string(str(row, "name")));
+        json_array_append_new(names, json_string(avo_view_str(row, "name")));
     json_array_foreach(rows, i, row)
     {
         const json_t *cfg;
@@ -1214,9 +1143,9 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
             json_t *n;
             int seen = 0;
             json_array_foreach(names, m, n) seen |=
-                strcmp(json_string_value(n), str(cfg, "name")) == 0;
+                strcmp(json_string_value(n), avo_view_str(cfg, "name")) == 0;
             if (!seen)
-                json_array_append_new(names, json_string(str(cfg, "name")));
+                json_array_append_new(names, json_string(avo_view_str(cfg, "name")));
         }
     }
     if (!json_array_size(names) || !json_array_size(rows)) {
@@ -1228,14 +1157,14 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
                          " with the best's ratio to it.</p>\n<table><tr><th>config</th>"
                          "<th>best");
     if (best)
-        avo_strbuf_printf(out, " #%lld", integer(best, "id"));
+        avo_strbuf_printf(out, " #%lld", avo_view_int(best, "id"));
     avo_strbuf_puts(out, "</th>");
     json_array_foreach(rows, i, row)
     {
         avo_strbuf_puts(out, "<th>");
-        avo_strbuf_html(out, str(row, "name"));
+        avo_strbuf_html(out, avo_view_str(row, "name"));
         avo_strbuf_puts(out, " (");
-        avo_strbuf_html(out, str(row, "device"));
+        avo_strbuf_html(out, avo_view_str(row, "device"));
         avo_strbuf_puts(out, ")</th>");
     }
     avo_strbuf_puts(out, "</tr>\n");
@@ -1249,7 +1178,7 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
         avo_strbuf_html(out, config);
         avo_strbuf_puts(out, "</td><td class=\"num\">");
         if (isfinite(mine) && mine > 0) {
-            html_number(out, mine);
+            avo_view_number(out, mine);
             avo_strbuf_printf(out, " %s", unit ? unit : "");
         } else {
             avo_strbuf_puts(out, "—");
@@ -1262,7 +1191,7 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
             char why[600];
             if (avo_compare_config(row, config, &theirs, &their_unit, why, sizeof why)) {
                 avo_strbuf_puts(out, "<td class=\"num\">");
-                html_number(out, theirs);
+                avo_view_number(out, theirs);
                 avo_strbuf_printf(out, " %s", their_unit ? their_unit : "");
                 if (isfinite(mine) && mine > 0)
                     avo_strbuf_printf(out, " (%.2fx)", mine / theirs);
@@ -1296,11 +1225,11 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
     avo_strbuf_printf(out, "<p>The top %zu of ",
                       json_array_size(json_object_get(data, "ranked")) +
                           json_array_size(json_object_get(data, "dropped")));
-    avo_strbuf_html(out, str(data, "evaluator"));
+    avo_strbuf_html(out, avo_view_str(data, "evaluator"));
     avo_strbuf_printf(out, " timed again in %lld interleaved rounds, each evaluation a fresh"
                            " process; interval: where another process's measurement falls"
                            " (95%%). A candidate not ok in every round is out.</p>\n",
-                      integer(data, "rounds"));
+                      avo_view_int(data, "rounds"));
     avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
                          "<th>interval</th><th>recorded</th><th>change</th>"
                          "<th>paired per round vs the seed and baselines"
@@ -1310,19 +1239,19 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
     const json_t *e;
     json_array_foreach(json_object_get(data, "ranked"), i, e)
     {
-        avo_strbuf_printf(out, "<tr><td class=\"num\">%lld</td><td>", integer(e, "rank"));
-        cand_ref(out, integer(e, "id"), shown);
+        avo_strbuf_printf(out, "<tr><td class=\"num\">%lld</td><td>", avo_view_int(e, "rank"));
+        cand_ref(out, avo_view_int(e, "id"), shown);
         avo_strbuf_puts(out, "</td><td class=\"num\">");
-        html_number(out, num(e, "median"));
+        avo_view_number(out, avo_view_num(e, "median"));
         avo_strbuf_puts(out, "</td><td class=\"num\">");
-        html_number(out, num(e, "low"));
+        avo_view_number(out, avo_view_num(e, "low"));
         avo_strbuf_puts(out, " – ");
-        html_number(out, num(e, "high"));
+        avo_view_number(out, avo_view_num(e, "high"));
         avo_strbuf_puts(out, "</td><td class=\"num\">");
-        html_number(out, num(e, "recorded"));
+        avo_view_number(out, avo_view_num(e, "recorded"));
         avo_strbuf_printf(out, "</td><td class=\"num\">%+.1f%%</td><td>",
-                          num(e, "recorded") > 0
-                              ? (num(e, "median") / num(e, "recorded") - 1) * 100
+                          avo_view_num(e, "recorded") > 0
+                              ? (avo_view_num(e, "median") / avo_view_num(e, "recorded") - 1) * 100
                               : 0);
         avo_strbuf text = {0};
         avo_paired_text(&text, e);
@@ -1332,49 +1261,49 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
     }
     /* The seed, timed in the same rounds (when it is not ranked above). */
     const json_t *seed = json_object_get(data, "seed");
-    if (json_is_object(seed) && !avo_paired_entry(data, integer(seed, "id"))) {
+    if (json_is_object(seed) && !avo_paired_entry(data, avo_view_int(seed, "id"))) {
         avo_strbuf_puts(out, "<tr><td>seed</td><td>");
-        cand_ref(out, integer(seed, "id"), shown);
+        cand_ref(out, avo_view_int(seed, "id"), shown);
         if (json_object_get(seed, "median")) {
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            html_number(out, num(seed, "median"));
+            avo_view_number(out, avo_view_num(seed, "median"));
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            html_number(out, num(seed, "low"));
+            avo_view_number(out, avo_view_num(seed, "low"));
             avo_strbuf_puts(out, " – ");
-            html_number(out, num(seed, "high"));
+            avo_view_number(out, avo_view_num(seed, "high"));
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            html_number(out, num(seed, "recorded"));
+            avo_view_number(out, avo_view_num(seed, "recorded"));
             avo_strbuf_puts(out, "</td><td colspan=\"2\">timed in the same rounds</td></tr>\n");
         } else {
             avo_strbuf_puts(out, "</td><td colspan=\"5\">");
-            avo_strbuf_html(out, str(seed, "why"));
+            avo_strbuf_html(out, avo_view_str(seed, "why"));
             avo_strbuf_puts(out, "</td></tr>\n");
         }
     }
     json_array_foreach(json_object_get(data, "baselines"), i, e)
     {
         avo_strbuf_puts(out, "<tr><td>baseline</td><td>");
-        avo_strbuf_html(out, str(e, "name"));
+        avo_strbuf_html(out, avo_view_str(e, "name"));
         if (json_object_get(e, "median")) {
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            html_number(out, num(e, "median"));
+            avo_view_number(out, avo_view_num(e, "median"));
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            html_number(out, num(e, "low"));
+            avo_view_number(out, avo_view_num(e, "low"));
             avo_strbuf_puts(out, " – ");
-            html_number(out, num(e, "high"));
+            avo_view_number(out, avo_view_num(e, "high"));
             avo_strbuf_puts(out, "</td><td colspan=\"3\">timed in the same rounds</td></tr>\n");
         } else {
             avo_strbuf_puts(out, "</td><td colspan=\"5\">");
-            avo_strbuf_html(out, str(e, "why"));
+            avo_strbuf_html(out, avo_view_str(e, "why"));
             avo_strbuf_puts(out, "</td></tr>\n");
         }
     }
     json_array_foreach(json_object_get(data, "dropped"), i, e)
     {
         avo_strbuf_puts(out, "<tr><td>out</td><td>");
-        cand_ref(out, integer(e, "id"), shown);
+        cand_ref(out, avo_view_int(e, "id"), shown);
         avo_strbuf_puts(out, "</td><td colspan=\"5\">");
-        avo_strbuf_html(out, str(e, "why"));
+        avo_strbuf_html(out, avo_view_str(e, "why"));
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
@@ -1383,7 +1312,7 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
     const json_t *first = json_array_get(json_object_get(data, "ranked"), 0);
     json_array_foreach(json_object_get(first, "paired"), i, p)
     {
-        const char *against = str(p, "against");
+        const char *against = avo_view_str(p, "against");
         if (strcmp(against, "seed") == 0 || json_array_size(json_object_get(p, "configs")) == 0)
             continue;
         avo_strbuf text = {0};
@@ -1440,7 +1369,7 @@ int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_repor
     int rc = avo_archive_run_summary(ar, run_id, &r->run, err, errlen);
     if (rc < 0)
         return rc;
-    run_id = integer(r->run, "id");
+    run_id = avo_view_int(r->run, "id");
     if ((rc = avo_archive_candidates(ar, run_id, with_sources, &r->cands, err, errlen)) < 0 ||
         (rc = avo_archive_llm_spend(ar, run_id, &r->spend, err, errlen)) < 0 ||
         (rc = avo_archive_llm_calls(ar, run_id, &r->calls, err, errlen)) < 0 ||
@@ -1458,14 +1387,14 @@ int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_repor
     }
     json_array_foreach(r->cands, i, c)
     {
-        if (!is_finished(c))
+        if (!avo_view_is_finished(c))
             continue;
-        if (!is_ok(c)) {
+        if (!avo_view_is_ok(c)) {
             r->n_failed++;
             continue;
         }
         r->ranked[r->n_ok++] = c;
-        if (!r->seed && strcmp(str(c, "operator"), "seed") == 0)
+        if (!r->seed && strcmp(avo_view_str(c, "operator"), "seed") == 0)
             r->seed = c;
     }
     qsort(r->ranked, r->n_ok, sizeof *r->ranked, cmp_score_desc);
@@ -1474,20 +1403,20 @@ int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_repor
     json_int_t first = avo_paired_best(
         json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1), "data"));
     for (i = 0; first && i < r->n_ok; i++)
-        if (integer(r->ranked[i], "id") == first)
+        if (avo_view_int(r->ranked[i], "id") == first)
             r->best = r->ranked[i];
     if (r->best &&
-        (rc = avo_archive_lineage(ar, integer(r->best, "id"), &r->nodes, err, errlen)) < 0)
+        (rc = avo_archive_lineage(ar, avo_view_int(r->best, "id"), &r->nodes, err, errlen)) < 0)
         goto fail;
 
     char key[24];
     for (i = 0; i < r->n_ok && i < TOP_N; i++) {
-        snprintf(key, sizeof key, "%lld", integer(r->ranked[i], "id"));
+        snprintf(key, sizeof key, "%lld", avo_view_int(r->ranked[i], "id"));
         json_object_set_new(r->shown, key, json_true());
     }
     json_array_foreach(r->nodes, i, c)
     {
-        snprintf(key, sizeof key, "%lld", integer(c, "id"));
+        snprintf(key, sizeof key, "%lld", avo_view_int(c, "id"));
         json_object_set_new(r->shown, key, json_true());
     }
     return 0;
@@ -1503,19 +1432,19 @@ void avo_report_summary(avo_strbuf *out, const avo_report_run *r)
     avo_strbuf_puts(out, "<p class=\"summary\">");
     if (best) {
         avo_strbuf_puts(out, "best ");
-        cand_ref(out, integer(best, "id"), r);
+        cand_ref(out, avo_view_int(best, "id"), r);
         avo_strbuf_puts(out, " (");
-        avo_strbuf_html(out, str(best, "operator"));
-        avo_strbuf_printf(out, ", generation %lld)", integer(best, "generation"));
+        avo_strbuf_html(out, avo_view_str(best, "operator"));
+        avo_strbuf_printf(out, ", generation %lld)", avo_view_int(best, "generation"));
         const json_t *data =
             json_object_get(json_array_get(r->retimed, json_array_size(r->retimed) - 1), "data");
-        const json_t *e = avo_paired_entry(data, integer(best, "id"));
+        const json_t *e = avo_paired_entry(data, avo_view_int(best, "id"));
         if (e) {
             /* The re-timed figures first, paired round by round. */
             avo_strbuf_printf(out, ", re-timed: <span class=\"retimed\">%.4g [%.4g, %.4g]</span>"
                                    " (median of %lld rounds, each a fresh process)",
-                              num(e, "median"), num(e, "low"), num(e, "high"),
-                              integer(data, "rounds"));
+                              avo_view_num(e, "median"), avo_view_num(e, "low"), avo_view_num(e, "high"),
+                              avo_view_int(data, "rounds"));
             avo_strbuf text = {0};
             avo_paired_text(&text, e);
             if (text.len) {
@@ -1528,21 +1457,21 @@ void avo_report_summary(avo_strbuf *out, const avo_report_run *r)
             }
             avo_strbuf_free(&text);
             avo_strbuf_printf(out, ". Recorded in the search (unpaired): score %.4g",
-                              num(best, "score"));
+                              avo_view_num(best, "score"));
         } else {
-            avo_strbuf_printf(out, ": score %.4g", num(best, "score"));
+            avo_strbuf_printf(out, ": score %.4g", avo_view_num(best, "score"));
         }
-        if (seed && num(seed, "score") > 0)
+        if (seed && avo_view_num(seed, "score") > 0)
             avo_strbuf_printf(out, ", %.2fx the seed (#%lld: %.4g)",
-                              num(best, "score") / num(seed, "score"), integer(seed, "id"),
-                              num(seed, "score"));
+                              avo_view_num(best, "score") / avo_view_num(seed, "score"), avo_view_int(seed, "id"),
+                              avo_view_num(seed, "score"));
         json_t *own = avo_compare_of(json_object_get(r->run, "baselines"),
                                      json_string_value(json_object_get(best, "evaluator")));
         const json_t *strongest = avo_compare_strongest(own);
         if (strongest) {
-            avo_strbuf_printf(out, ", %.2fx ", num(best, "score") / num(strongest, "score"));
-            avo_strbuf_html(out, str(strongest, "name"));
-            avo_strbuf_printf(out, " (the strongest baseline: %.4g)", num(strongest, "score"));
+            avo_strbuf_printf(out, ", %.2fx ", avo_view_num(best, "score") / avo_view_num(strongest, "score"));
+            avo_strbuf_html(out, avo_view_str(strongest, "name"));
+            avo_strbuf_printf(out, " (the strongest baseline: %.4g)", avo_view_num(strongest, "score"));
         }
         json_decref(own);
         if (!e) {
@@ -1605,7 +1534,7 @@ void avo_report_lineage(avo_strbuf *out, const avo_report_run *r)
         return;
     }
     avo_strbuf_puts(out, "<ul class=\"tree\">\n");
-    lineage_tree(out, r->nodes, integer(r->best, "id"), NULL, seen, r, 0);
+    lineage_tree(out, r->nodes, avo_view_int(r->best, "id"), NULL, seen, r, 0);
     avo_strbuf_puts(out, "</ul>\n");
     json_decref(seen);
 }
@@ -1624,25 +1553,25 @@ void avo_report_top(avo_strbuf *out, const avo_report_run *r)
     for (size_t i = 0; i < r->n_ok && i < TOP_N; i++) {
         const json_t *c = r->ranked[i];
         avo_strbuf_printf(out, "<tr><td class=\"num\">%zu</td><td>", i + 1);
-        cand_ref(out, integer(c, "id"), r);
+        cand_ref(out, avo_view_int(c, "id"), r);
         avo_strbuf_puts(out, "</td><td class=\"num\">");
-        html_number(out, num(c, "score"));
+        avo_view_number(out, avo_view_num(c, "score"));
         avo_strbuf_puts(out, "</td><td class=\"num\">");
-        if (seed && num(seed, "score") > 0)
-            avo_strbuf_printf(out, "%.2fx", num(c, "score") / num(seed, "score"));
+        if (seed && avo_view_num(seed, "score") > 0)
+            avo_strbuf_printf(out, "%.2fx", avo_view_num(c, "score") / avo_view_num(seed, "score"));
         avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, str(c, "operator"));
-        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(c, "generation"));
+        avo_strbuf_html(out, avo_view_str(c, "operator"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(c, "generation"));
         size_t j;
         json_t *p;
         json_array_foreach(json_object_get(c, "parents"), j, p)
         {
             if (j)
                 avo_strbuf_puts(out, " ");
-            cand_ref(out, integer(p, "id"), r);
+            cand_ref(out, avo_view_int(p, "id"), r);
         }
         avo_strbuf_puts(out, "</td><td><code>");
-        html_knobs(out, json_object_get(c, "knobs"));
+        avo_view_knobs(out, json_object_get(c, "knobs"));
         avo_strbuf_puts(out, "</code></td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
@@ -1663,16 +1592,6 @@ void avo_report_llm(avo_strbuf *out, const avo_report_run *r)
     section_llm(out, r->spend, r->calls, r->outcomes);
 }
 
-void avo_report_time(avo_strbuf *out, double t)
-{
-    html_time(out, t);
-}
-
-void avo_report_number(avo_strbuf *out, double v)
-{
-    html_number(out, v);
-}
-
 void avo_report_candidate_ref(avo_strbuf *out, const avo_report_run *r, long long id)
 {
     cand_ref(out, id, r);
@@ -1691,15 +1610,15 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     int rc = avo_report_load(ar, run_id, 1, &r, err, errlen);
     if (rc < 0)
         return rc;
-    run_id = integer(r.run, "id");
+    run_id = avo_view_int(r.run, "id");
 
     avo_strbuf_puts(out, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n"
                          "<title>");
     avo_strbuf_printf(out, "avo report: run %lld (", (long long)run_id);
-    avo_strbuf_html(out, str(r.run, "script_path"));
+    avo_strbuf_html(out, avo_view_str(r.run, "script_path"));
     avo_strbuf_printf(out, ")</title>\n<style>%s</style>\n</head>\n<body>\n", style);
     avo_strbuf_printf(out, "<h1>avo report — run %lld: ", (long long)run_id);
-    avo_strbuf_html(out, str(r.run, "script_path"));
+    avo_strbuf_html(out, avo_view_str(r.run, "script_path"));
     avo_strbuf_puts(out, "</h1>\n");
     avo_report_summary(out, &r);
     avo_strbuf_puts(out, "<p><a href=\"#trajectory\">trajectory</a> · <a href=\"#generations\">"
@@ -1718,7 +1637,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     char key[24];
     for (size_t k = json_array_size(r.cands); k-- > 0;) {
         const json_t *c = json_array_get(r.cands, k);
-        snprintf(key, sizeof key, "%lld", integer(c, "id"));
+        snprintf(key, sizeof key, "%lld", avo_view_int(c, "id"));
         if (!json_object_get(r.shown, key))
             continue;
         if ((rc = avo_report_candidate(out, &r, c, 0, err, errlen)) < 0)
@@ -1728,7 +1647,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
     avo_report_metadata(out, &r);
     avo_report_llm(out, &r);
     avo_strbuf_puts(out, "<p class=\"muted\">generated by avo " AVO_VERSION " at ");
-    html_time(out, avo_now());
+    avo_view_time(out, avo_now());
     avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
     if (out->failed)
         rc = avo_error(err, errlen, AVO_ENOMEM, "out of memory");
