@@ -8,6 +8,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/diff.h"
+
 const char *avo_view_str(const json_t *obj, const char *key)
 {
     const char *s = json_string_value(json_object_get(obj, key));
@@ -94,4 +96,30 @@ void avo_view_knobs(avo_strbuf *out, const json_t *knobs)
     }
     if (first)
         avo_strbuf_puts(out, "<span class=\"muted\">(none)</span>");
+}
+
+double avo_view_config_metric(const json_t *c, const char *name, const char **ret_unit)
+{
+    size_t i;
+    json_t *cfg;
+    json_array_foreach(json_object_get(c, "configs"), i, cfg)
+    {
+        if (strcmp(avo_view_str(cfg, "name"), name) == 0)
+            return avo_diff_config_metric(cfg, ret_unit);
+    }
+    return NAN;
+}
+
+int avo_view_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double avo_view_quantile(const double *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t i = (size_t)pos;
+    double f = pos - (double)i;
+    return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }

@@ -36,4 +36,12 @@ void avo_view_number(avo_strbuf *out, double v);
 /* Knobs as "NAME=value NAME=value", escaped; "(none)" when empty. */
 void avo_view_knobs(avo_strbuf *out, const json_t *knobs);
 
+/* Candidate c's metric for the config called `name` (NaN when it has no
+ * such config); its unit into *ret_unit unless NULL. */
+double avo_view_config_metric(const json_t *c, const char *name, const char **ret_unit);
+/* qsort's comparison of doubles, ascending; quantile q of sorted v[0..n)
+ * by linear interpolation (n > 0). */
+int avo_view_cmp_double(const void *a, const void *b);
+double avo_view_quantile(const double *v, size_t n, double q);
+
 #endif
