@@ -1,6 +1,7 @@
 /*
  * section_devices.c — one section of the run's page, shared by `avo report`
- * and `avo serve` (report.h): the devices: which worker and device timed the candidates (only when results name one).
+ * and `avo serve` (report.h): the devices: which worker and device timed the candidates (only when
+ * results name one).
  */
 #include <math.h>
 #include <stdio.h>
@@ -51,7 +52,8 @@ static void section_devices(avo_strbuf *out, const json_t *cands)
         }
         json_object_set_new(g, "n", json_integer(avo_view_int(g, "n") + 1));
         if (avo_view_is_ok(c))
-            json_array_append_new(json_object_get(g, "scores"), json_real(avo_view_num(c, "score")));
+            json_array_append_new(json_object_get(g, "scores"),
+                                  json_real(avo_view_num(c, "score")));
     }
     if (any) {
         avo_strbuf_puts(out, "<h2 id=\"devices\">Devices</h2>\n<table>\n<tr><th>worker</th>"

@@ -1,6 +1,7 @@
 /*
  * section_llm.c — one section of the run's page, shared by `avo report`
- * and `avo serve` (report.h): the LLM spend: tokens and cost per model, failed calls and rejected answers.
+ * and `avo serve` (report.h): the LLM spend: tokens and cost per model, failed calls and rejected
+ * answers.
  */
 #include <math.h>
 #include <stdio.h>
@@ -81,7 +82,8 @@ static void section_llm(avo_strbuf *out, const json_t *spend, const json_t *call
         if (strcmp(avo_view_str(row, "status"), "ok") == 0)
             continue;
         char text[400];
-        snprintf(text, sizeof text, "%s: %s", avo_view_str(row, "model"), avo_view_str(row, "error"));
+        snprintf(text, sizeof text, "%s: %s", avo_view_str(row, "model"),
+                 avo_view_str(row, "error"));
         if (failed)
             count_text(failed, text);
     }
@@ -91,8 +93,8 @@ static void section_llm(avo_strbuf *out, const json_t *spend, const json_t *call
         if (strcmp(avo_view_str(d, "outcome"), "applied") == 0)
             continue;
         char text[400];
-        snprintf(text, sizeof text, "%s — %s: %s", avo_view_str(d, "operator"), avo_view_str(d, "outcome"),
-                 avo_view_str(d, "reason"));
+        snprintf(text, sizeof text, "%s — %s: %s", avo_view_str(d, "operator"),
+                 avo_view_str(d, "outcome"), avo_view_str(d, "reason"));
         if (rejected)
             count_text(rejected, text);
     }

@@ -1,6 +1,7 @@
 /*
  * section_metadata.c — one section of the run's page, shared by `avo report`
- * and `avo serve` (report.h): the run's metadata: strategy, script, seed, status, times, counts and the engine's version.
+ * and `avo serve` (report.h): the run's metadata: strategy, script, seed, status, times, counts and
+ * the engine's version.
  */
 #include <math.h>
 #include <stdio.h>

@@ -29,9 +29,10 @@ static void section_retimed(avo_strbuf *out, const json_t *data, const avo_repor
                       json_array_size(json_object_get(data, "ranked")) +
                           json_array_size(json_object_get(data, "dropped")));
     avo_strbuf_html(out, avo_view_str(data, "evaluator"));
-    avo_strbuf_printf(out, " timed again in %lld interleaved rounds, each evaluation a fresh"
-                           " process; interval: where another process's measurement falls"
-                           " (95%%). A candidate not ok in every round is out.</p>\n",
+    avo_strbuf_printf(out,
+                      " timed again in %lld interleaved rounds, each evaluation a fresh"
+                      " process; interval: where another process's measurement falls"
+                      " (95%%). A candidate not ok in every round is out.</p>\n",
                       avo_view_int(data, "rounds"));
     avo_strbuf_puts(out, "<table><tr><th>rank</th><th>candidate</th><th>re-timed median</th>"
                          "<th>interval</th><th>recorded</th><th>change</th>"
