@@ -123,3 +123,9 @@ double avo_view_quantile(const double *v, size_t n, double q)
     double f = pos - (double)i;
     return i + 1 < n ? v[i] * (1 - f) + v[i + 1] * f : v[i];
 }
+
+const char *avo_view_score_label(const json_t *run)
+{
+    const char *unit = avo_view_str(run, "unit");
+    return unit && *unit ? unit : "score";
+}

@@ -43,5 +43,8 @@ double avo_view_config_metric(const json_t *c, const char *name, const char **re
  * by linear interpolation (n > 0). */
 int avo_view_cmp_double(const void *a, const void *b);
 double avo_view_quantile(const double *v, size_t n, double q);
+/* What the scores measure: the unit the run's evaluator recorded
+ * (avo_archive_run_summary), or plain "score" for runs without one. */
+const char *avo_view_score_label(const json_t *run);
 
 #endif
