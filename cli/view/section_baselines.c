@@ -168,7 +168,10 @@ static void per_config_table(avo_strbuf *out, const json_t *best, const json_t *
     }
     avo_strbuf_puts(out, "</tr>\n");
     json_t *name;
-    json_array_foreach(names, i, name) config_row(out, json_string_value(name), best, rows);
+    json_array_foreach(names, i, name)
+    {
+        config_row(out, json_string_value(name), best, rows);
+    }
     avo_strbuf_puts(out, "</table>\n");
     json_decref(names);
 }
@@ -196,7 +199,10 @@ static void section_baselines(avo_strbuf *out, const json_t *run, const json_t *
                          "<th>best vs it</th></tr>\n");
     size_t i;
     const json_t *row;
-    json_array_foreach(rows, i, row) baseline_row(out, row, best, evaluator);
+    json_array_foreach(rows, i, row)
+    {
+        baseline_row(out, row, best, evaluator);
+    }
     avo_strbuf_puts(out, "</table>\n");
     json_t *own = avo_compare_of(rows, evaluator);
     per_config_table(out, best, own);
