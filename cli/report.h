@@ -88,10 +88,6 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
 
 /* A link to candidate id as the sections make them (see cand_href). */
 void avo_report_candidate_ref(avo_strbuf *out, const avo_report_run *r, long long id);
-/* A time as "YYYY-MM-DD HH:MM:SS UTC" (a dash when not finite); a number
- * with 4 significant digits (a dash when not finite). */
-void avo_report_time(avo_strbuf *out, double t);
-void avo_report_number(avo_strbuf *out, double v);
 
 /* Ticks for an axis over [lo, hi]: a "nice" step (1, 2 or 5 times a power
  * of ten) giving about `target` intervals, and the range widened to

@@ -33,6 +33,7 @@
 #include "paired.h"
 #include "report.h"
 #include "strbuf.h"
+#include "cli/view/view.h"
 
 #define RECENT_N 10      /* rows in the "recent" tables */
 #define CANDIDATES_N 500 /* rows in a run's candidate table */
@@ -63,44 +64,6 @@ struct avo_serve {
 };
 
 /* ---------------------------------------------------------------- helpers */
-
-static const char *str(const json_t *obj, const char *key)
-{
-    const char *s = json_string_value(json_object_get(obj, key));
-    return s ? s : "";
-}
-
-static long long integer(const json_t *obj, const char *key)
-{
-    return (long long)json_integer_value(json_object_get(obj, key));
-}
-
-static double num(const json_t *obj, const char *key)
-{
-    const json_t *v = json_object_get(obj, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
-
-/* Escaped text cut to at most `max` bytes (at a UTF-8 boundary), with an
- * ellipsis when cut. */
-static void html_cut(avo_strbuf *out, const char *s, size_t max)
-{
-    size_t n = strlen(s);
-    if (n <= max) {
-        avo_strbuf_html(out, s);
-        return;
-    }
-    while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
-        max--;
-    char *copy = strndup(s, max);
-    if (!copy) {
-        out->failed = 1;
-        return;
-    }
-    avo_strbuf_html(out, copy);
-    avo_strbuf_puts(out, "…");
-    free(copy);
-}
 
 /* The archive's state as its files show it: size and time of the file and
  * its WAL.  A commit changes the WAL (or, after a checkpoint, the file). */
@@ -193,7 +156,7 @@ static void page_begin(avo_strbuf *out, const char *title, const char *crumbs, d
 static void page_end(avo_strbuf *out)
 {
     avo_strbuf_puts(out, "</main>\n<p class=\"muted\">avo serve " AVO_VERSION ", page made ");
-    avo_report_time(out, avo_now());
+    avo_view_time(out, avo_now());
     avo_strbuf_puts(out, "</p>\n</body>\n</html>\n");
 }
 
@@ -261,18 +224,18 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k)
         /* Newest first. */
         for (i = json_array_size(runs); i-- > 0;) {
             r = json_array_get(runs, i);
-            long long id = integer(r, "id");
-            long long n = integer(r, "candidates"), ok = integer(r, "ok"),
-                      failed = integer(r, "failed");
+            long long id = avo_view_int(r, "id");
+            long long n = avo_view_int(r, "candidates"), ok = avo_view_int(r, "ok"),
+                      failed = avo_view_int(r, "failed");
             avo_strbuf_printf(out,
                               "<tr data-run=\"%lld\"><td><a href=\"/a/%zu/run/%lld\">run %lld</a>"
                               "</td><td>",
                               id, k, id, id);
-            avo_strbuf_html(out, str(r, "script_path"));
-            avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(str(r, "status")));
-            avo_strbuf_html(out, str(r, "status"));
+            avo_strbuf_html(out, avo_view_str(r, "script_path"));
+            avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(avo_view_str(r, "status")));
+            avo_strbuf_html(out, avo_view_str(r, "status"));
             avo_strbuf_puts(out, "</td><td>");
-            avo_report_time(out, num(r, "started_at"));
+            avo_view_time(out, avo_view_num(r, "started_at"));
             avo_strbuf_printf(out,
                               "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
                               "<td class=\"num\">%lld</td><td>",
@@ -283,13 +246,13 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k)
             const json_t *first = avo_paired_entry(data, avo_paired_best(data));
             if (first) {
                 avo_strbuf_printf(out, "<a href=\"/a/%zu/c/%lld\">#%lld</a> ", k,
-                                  integer(first, "id"), integer(first, "id"));
-                avo_report_number(out, num(first, "median"));
+                                  avo_view_int(first, "id"), avo_view_int(first, "id"));
+                avo_view_number(out, avo_view_num(first, "median"));
                 avo_strbuf_puts(out, " re-timed");
             } else if (json_is_integer(json_object_get(r, "best_id"))) {
                 avo_strbuf_printf(out, "<a href=\"/a/%zu/c/%lld\">#%lld</a> ", k,
-                                  integer(r, "best_id"), integer(r, "best_id"));
-                avo_report_number(out, num(r, "best_score"));
+                                  avo_view_int(r, "best_id"), avo_view_int(r, "best_id"));
+                avo_view_number(out, avo_view_num(r, "best_score"));
             }
             json_decref(data);
             avo_strbuf_puts(out, "</td></tr>\n");
@@ -304,16 +267,16 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k)
         const json_t *e;
         json_array_foreach(exps, i, e)
         {
-            long long id = integer(e, "id");
+            long long id = avo_view_int(e, "id");
             avo_strbuf_printf(out,
                               "<tr><td><a href=\"/a/%zu/experiment/%lld\">experiment %lld</a>"
                               "</td><td>",
                               k, id, id);
-            avo_strbuf_html(out, str(e, "name"));
+            avo_strbuf_html(out, avo_view_str(e, "name"));
             avo_strbuf_puts(out, "</td><td>");
-            avo_strbuf_html(out, str(e, "path"));
+            avo_strbuf_html(out, avo_view_str(e, "path"));
             avo_strbuf_puts(out, "</td><td>");
-            avo_report_time(out, num(e, "created_at"));
+            avo_view_time(out, avo_view_num(e, "created_at"));
             avo_strbuf_puts(out, "</td></tr>\n");
         }
         avo_strbuf_puts(out, "</table>\n");
@@ -350,7 +313,7 @@ static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
     size_t i, n = 0;
     const json_t *c;
     double now = avo_now();
-    json_array_foreach(r->cands, i, c) n += !strcmp(str(c, "status"), "pending");
+    json_array_foreach(r->cands, i, c) n += !strcmp(avo_view_str(c, "status"), "pending");
     avo_strbuf_printf(out,
                       "<div><h3 id=\"in-flight\">In flight (<span class=\"n-pending\">%zu"
                       "</span>)</h3>\n",
@@ -363,23 +326,23 @@ static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
                          "<th>parents</th><th>waiting</th></tr>\n");
     json_array_foreach(r->cands, i, c)
     {
-        if (strcmp(str(c, "status"), "pending") != 0)
+        if (strcmp(avo_view_str(c, "status"), "pending") != 0)
             continue;
         avo_strbuf_printf(out, "<tr class=\"pending\" data-pending=\"%lld\"><td>",
-                          integer(c, "id"));
-        avo_report_candidate_ref(out, r, integer(c, "id"));
+                          avo_view_int(c, "id"));
+        avo_report_candidate_ref(out, r, avo_view_int(c, "id"));
         avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, str(c, "operator"));
-        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(c, "generation"));
+        avo_strbuf_html(out, avo_view_str(c, "operator"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(c, "generation"));
         size_t j;
         const json_t *pa;
         json_array_foreach(json_object_get(c, "parents"), j, pa)
         {
             if (j)
                 avo_strbuf_puts(out, " ");
-            avo_report_candidate_ref(out, r, integer(pa, "id"));
+            avo_report_candidate_ref(out, r, avo_view_int(pa, "id"));
         }
-        double age = now - num(c, "created_at");
+        double age = now - avo_view_num(c, "created_at");
         avo_strbuf_printf(out, "</td><td class=\"num\">%.0f s</td></tr>\n",
                           isfinite(age) ? age : 0);
     }
@@ -410,22 +373,22 @@ static void budget_row(avo_strbuf *out, const char *what, double spent, const js
 static void live_budgets(avo_strbuf *out, const avo_report_run *r)
 {
     const json_t *config = json_object_get(r->run, "config");
-    double started = num(r->run, "started_at"), ended = num(r->run, "ended_at");
+    double started = avo_view_num(r->run, "started_at"), ended = avo_view_num(r->run, "ended_at");
     double elapsed = (isfinite(ended) ? ended : avo_now()) - started;
     avo_strbuf_puts(out, "<div><h3 id=\"budgets\">Budgets</h3>\n<table>\n");
     budget_row(out, "evaluations", (double)(r->n_ok + r->n_failed),
                json_object_get(config, "max_evals"), "%.0f");
     budget_row(out, "time (s)", isfinite(elapsed) ? elapsed : 0,
                json_object_get(config, "max_time"), "%.0f");
-    budget_row(out, "LLM calls", num(r->spend, "calls") > 0 ? num(r->spend, "calls") : 0, NULL,
+    budget_row(out, "LLM calls", avo_view_num(r->spend, "calls") > 0 ? avo_view_num(r->spend, "calls") : 0, NULL,
                "%.0f");
     double tokens = 0, usd = 0;
-    if (isfinite(num(r->spend, "input_tokens")))
-        tokens += num(r->spend, "input_tokens");
-    if (isfinite(num(r->spend, "output_tokens")))
-        tokens += num(r->spend, "output_tokens");
-    if (isfinite(num(r->spend, "cost_usd")))
-        usd = num(r->spend, "cost_usd");
+    if (isfinite(avo_view_num(r->spend, "input_tokens")))
+        tokens += avo_view_num(r->spend, "input_tokens");
+    if (isfinite(avo_view_num(r->spend, "output_tokens")))
+        tokens += avo_view_num(r->spend, "output_tokens");
+    if (isfinite(avo_view_num(r->spend, "cost_usd")))
+        usd = avo_view_num(r->spend, "cost_usd");
     budget_row(out, "LLM tokens", tokens, json_object_get(config, "max_tokens"), "%.0f");
     budget_row(out, "LLM cost (USD)", usd, json_object_get(config, "max_usd"), "%.4f");
     avo_strbuf_puts(out, "</table>\n<p>workers: ");
@@ -434,17 +397,17 @@ static void live_budgets(avo_strbuf *out, const avo_report_run *r)
         avo_strbuf_printf(out, "%lld local job(s)", (long long)json_integer_value(jobs));
     else
         avo_strbuf_puts(out, "default");
-    if (*str(config, "devices")) {
+    if (*avo_view_str(config, "devices")) {
         avo_strbuf_puts(out, "; devices ");
-        avo_strbuf_html(out, str(config, "devices"));
+        avo_strbuf_html(out, avo_view_str(config, "devices"));
     }
-    if (*str(config, "slurm")) {
+    if (*avo_view_str(config, "slurm")) {
         avo_strbuf_puts(out, "; Slurm ");
-        avo_strbuf_html(out, str(config, "slurm"));
+        avo_strbuf_html(out, avo_view_str(config, "slurm"));
     }
-    if (*str(config, "listen")) {
+    if (*avo_view_str(config, "listen")) {
         avo_strbuf_puts(out, "; remote workers on ");
-        avo_strbuf_html(out, str(config, "listen"));
+        avo_strbuf_html(out, avo_view_str(config, "listen"));
     }
     avo_strbuf_puts(out, "</p></div>\n");
 }
@@ -465,17 +428,17 @@ static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *a
         for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
             const json_t *d = json_object_get(json_array_get(steps, i), "data");
             avo_strbuf_puts(out, "<tr><td>");
-            avo_strbuf_html(out, str(d, "lineage"));
+            avo_strbuf_html(out, avo_view_str(d, "lineage"));
             avo_strbuf_printf(out,
                               "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
                               "<td class=\"num\">%lld (%lld errors)</td><td class=\"num\">%lld</td>"
                               "<td>",
-                              integer(d, "step"), integer(d, "turns"), integer(d, "tool_calls"),
-                              integer(d, "tool_errors"), integer(d, "evaluations"));
+                              avo_view_int(d, "step"), avo_view_int(d, "turns"), avo_view_int(d, "tool_calls"),
+                              avo_view_int(d, "tool_errors"), avo_view_int(d, "evaluations"));
             if (json_is_integer(json_object_get(d, "committed")))
-                avo_report_candidate_ref(out, r, integer(d, "committed"));
+                avo_report_candidate_ref(out, r, avo_view_int(d, "committed"));
             avo_strbuf_puts(out, "</td><td>");
-            html_cut(out, str(d, "why"), 300);
+            avo_view_cut(out, avo_view_str(d, "why"), 300);
             avo_strbuf_puts(out, "</td></tr>\n");
         }
         avo_strbuf_puts(out, "</table>\n");
@@ -490,19 +453,19 @@ static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *a
         for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
             const json_t *a = json_array_get(attempts, i);
             avo_strbuf_puts(out, "<tr><td>");
-            avo_strbuf_html(out, str(a, "lineage"));
-            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(a, "step"));
-            avo_strbuf_html(out, str(a, "status"));
+            avo_strbuf_html(out, avo_view_str(a, "lineage"));
+            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(a, "step"));
+            avo_strbuf_html(out, avo_view_str(a, "status"));
             avo_strbuf_puts(out, "</td><td class=\"num\">");
-            avo_report_number(out, num(a, "score"));
+            avo_view_number(out, avo_view_num(a, "score"));
             avo_strbuf_puts(out, "</td><td>");
-            avo_strbuf_html(out, str(a, "outcome"));
+            avo_strbuf_html(out, avo_view_str(a, "outcome"));
             if (json_is_integer(json_object_get(a, "candidate_id"))) {
                 avo_strbuf_puts(out, " ");
-                avo_report_candidate_ref(out, r, integer(a, "candidate_id"));
+                avo_report_candidate_ref(out, r, avo_view_int(a, "candidate_id"));
             }
             avo_strbuf_puts(out, "</td><td>");
-            html_cut(out, str(a, "reason"), 300);
+            avo_view_cut(out, avo_view_str(a, "reason"), 300);
             avo_strbuf_puts(out, "</td></tr>\n");
         }
         avo_strbuf_puts(out, "</table>\n");
@@ -511,14 +474,14 @@ static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *a
     if (n) {
         const json_t *last = json_array_get(r->calls, n - 1);
         avo_strbuf_printf(out, "<p>latest LLM call (%zu in all): ", n);
-        avo_strbuf_html(out, str(last, "model"));
+        avo_strbuf_html(out, avo_view_str(last, "model"));
         avo_strbuf_puts(out, ", ");
-        avo_strbuf_html(out, str(last, "status"));
+        avo_strbuf_html(out, avo_view_str(last, "status"));
         avo_strbuf_puts(out, ", at ");
-        avo_report_time(out, num(last, "t"));
-        if (*str(last, "error")) {
+        avo_view_time(out, avo_view_num(last, "t"));
+        if (*avo_view_str(last, "error")) {
             avo_strbuf_puts(out, ": ");
-            html_cut(out, str(last, "error"), 300);
+            avo_view_cut(out, avo_view_str(last, "error"), 300);
         }
         avo_strbuf_puts(out, "</p>\n");
         const json_t *calls = json_object_get(json_object_get(last, "response"), "tool_calls");
@@ -531,9 +494,9 @@ static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *a
                 char *args = json_dumps(json_object_get(tc, "arguments"),
                                         JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
                 avo_strbuf_puts(out, "<tr><td>");
-                avo_strbuf_html(out, str(tc, "name"));
+                avo_strbuf_html(out, avo_view_str(tc, "name"));
                 avo_strbuf_puts(out, "</td><td><code>");
-                html_cut(out, args ? args : "", 400);
+                avo_view_cut(out, args ? args : "", 400);
                 avo_strbuf_puts(out, "</code></td></tr>\n");
                 free(args);
             }
@@ -551,20 +514,20 @@ static void live_failures(avo_strbuf *out, const avo_report_run *r, const json_t
     size_t shown = 0;
     for (size_t i = json_array_size(r->cands); i-- > 0 && shown < RECENT_N;) {
         const json_t *c = json_array_get(r->cands, i);
-        const char *status = str(c, "status");
+        const char *status = avo_view_str(c, "status");
         if (!strcmp(status, "ok") || !strcmp(status, "pending"))
             continue;
         if (!shown++)
             avo_strbuf_puts(out, "<table><tr><th>candidate</th><th>operator</th><th>status</th>"
                                  "<th>reason</th></tr>\n");
-        avo_strbuf_printf(out, "<tr class=\"failed\" data-failed=\"%lld\"><td>", integer(c, "id"));
-        avo_report_candidate_ref(out, r, integer(c, "id"));
+        avo_strbuf_printf(out, "<tr class=\"failed\" data-failed=\"%lld\"><td>", avo_view_int(c, "id"));
+        avo_report_candidate_ref(out, r, avo_view_int(c, "id"));
         avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, str(c, "operator"));
+        avo_strbuf_html(out, avo_view_str(c, "operator"));
         avo_strbuf_puts(out, "</td><td>");
         avo_strbuf_html(out, status);
         avo_strbuf_puts(out, "</td><td>");
-        html_cut(out, str(c, "reason"), 400);
+        avo_view_cut(out, avo_view_str(c, "reason"), 400);
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     if (shown)
@@ -574,14 +537,14 @@ static void live_failures(avo_strbuf *out, const avo_report_run *r, const json_t
     shown = 0;
     for (size_t i = json_array_size(r->calls); i-- > 0 && shown < RECENT_N;) {
         const json_t *c = json_array_get(r->calls, i);
-        if (!strcmp(str(c, "status"), "ok"))
+        if (!strcmp(avo_view_str(c, "status"), "ok"))
             continue;
         if (!shown++)
             avo_strbuf_puts(out, "<table><tr><th>failed LLM call</th><th>error</th></tr>\n");
         avo_strbuf_puts(out, "<tr class=\"failed\"><td>");
-        avo_strbuf_html(out, str(c, "model"));
+        avo_strbuf_html(out, avo_view_str(c, "model"));
         avo_strbuf_puts(out, "</td><td>");
-        html_cut(out, str(c, "error"), 400);
+        avo_view_cut(out, avo_view_str(c, "error"), 400);
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     if (shown)
@@ -592,7 +555,7 @@ static void live_failures(avo_strbuf *out, const avo_report_run *r, const json_t
                              "</summary><pre class=\"log\">");
         for (size_t i = n > 20 ? n - 20 : 0; i < n; i++) {
             const json_t *e = json_array_get(logs, i);
-            html_cut(out, str(json_object_get(e, "data"), "message"), 600);
+            avo_view_cut(out, avo_view_str(json_object_get(e, "data"), "message"), 600);
             avo_strbuf_puts(out, "\n");
         }
         avo_strbuf_puts(out, "</pre></details>\n");
@@ -619,23 +582,23 @@ static void live_candidates(avo_strbuf *out, const avo_report_run *r)
                          "<th>evaluated</th></tr>\n");
     for (size_t i = n, shown = 0; i-- > 0 && shown < CANDIDATES_N; shown++) {
         const json_t *c = json_array_get(r->cands, i);
-        const char *status = str(c, "status");
-        avo_strbuf_printf(out, "<tr data-cand=\"%lld\" class=\"%s\"><td>", integer(c, "id"),
+        const char *status = avo_view_str(c, "status");
+        avo_strbuf_printf(out, "<tr data-cand=\"%lld\" class=\"%s\"><td>", avo_view_int(c, "id"),
                           !strcmp(status, "pending") ? "pending"
                           : strcmp(status, "ok")     ? "failed"
                                                      : "ok");
-        avo_report_candidate_ref(out, r, integer(c, "id"));
-        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", integer(c, "generation"));
-        avo_strbuf_html(out, str(c, "operator"));
+        avo_report_candidate_ref(out, r, avo_view_int(c, "id"));
+        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(c, "generation"));
+        avo_strbuf_html(out, avo_view_str(c, "operator"));
         avo_strbuf_puts(out, "</td><td>");
         avo_strbuf_html(out, status);
         avo_strbuf_puts(out, "</td><td class=\"num\">");
         if (strcmp(status, "pending") != 0)
-            avo_report_number(out, num(c, "score"));
+            avo_view_number(out, avo_view_num(c, "score"));
         avo_strbuf_puts(out, "</td><td>");
-        html_cut(out, str(c, "reason"), 200);
+        avo_view_cut(out, avo_view_str(c, "reason"), 200);
         avo_strbuf_puts(out, "</td><td>");
-        avo_report_time(out, num(c, "evaluated_at"));
+        avo_view_time(out, avo_view_num(c, "evaluated_at"));
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
@@ -677,11 +640,11 @@ static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, in
 
     avo_strbuf body = {0};
     avo_strbuf *out = &body;
-    const char *status = str(r.run, "status");
+    const char *status = avo_view_str(r.run, "status");
     avo_strbuf_printf(out, "<p>status <span class=\"%s run-status\">", status_class(status));
     avo_strbuf_html(out, status);
     avo_strbuf_puts(out, "</span>; started ");
-    avo_report_time(out, num(r.run, "started_at"));
+    avo_view_time(out, avo_view_num(r.run, "started_at"));
     avo_strbuf_puts(out, "</p>\n");
     avo_report_summary(out, &r);
     avo_strbuf_puts(out, "<p><a href=\"#now\">now</a> · <a href=\"#trajectory\">trajectory</a> · "
@@ -710,7 +673,7 @@ static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, in
         p->body = body;
     } else {
         char title[4200], crumbs[4300], events[64], partu[80];
-        snprintf(title, sizeof title, "run %lld: %s", run_id, str(r.run, "script_path"));
+        snprintf(title, sizeof title, "run %lld: %s", run_id, avo_view_str(r.run, "script_path"));
         avo_strbuf c = {0};
         avo_strbuf_printf(&c, " › <a href=\"/#a%zu\">", k);
         avo_strbuf_html(&c, s->dbs[k]);
@@ -752,7 +715,7 @@ static void page_candidate(page *p, const avo_serve *s, size_t k, long long id)
         avo_archive_free(ar);
         return;
     }
-    long long run_id = integer(c, "run_id");
+    long long run_id = avo_view_int(c, "run_id");
     if (avo_archive_best(ar, run_id, &best, err, sizeof err) < 0)
         best = NULL;
     char href[64];
@@ -796,7 +759,7 @@ static void page_candidate(page *p, const avo_serve *s, size_t k, long long id)
                       run_id, id);
     snprintf(crumbs, sizeof crumbs, "%s", avo_strbuf_text(&cr));
     avo_strbuf_free(&cr);
-    int pending = !strcmp(str(c, "status"), "pending");
+    int pending = !strcmp(avo_view_str(c, "status"), "pending");
     page_begin(&p->body, title, crumbs, pending ? s->refresh_s : 0, NULL, NULL, NULL);
     p->body.failed |= body.failed;
     avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
@@ -825,14 +788,14 @@ static void page_experiment(page *p, const avo_serve *s, size_t k, long long id,
     }
     size_t i;
     const json_t *x;
-    json_array_foreach(exps, i, x) if (integer(x, "id") == id) e = x;
+    json_array_foreach(exps, i, x) if (avo_view_int(x, "id") == id) e = x;
     if (!e) {
         snprintf(err, sizeof err, "no experiment %lld in %s", id, s->dbs[k]);
         page_error(p, MHD_HTTP_NOT_FOUND, "Not Found", err);
         goto out;
     }
     char title[4200], crumbs[4300];
-    snprintf(title, sizeof title, "experiment %lld: %s", id, str(e, "name"));
+    snprintf(title, sizeof title, "experiment %lld: %s", id, avo_view_str(e, "name"));
     avo_strbuf cr = {0};
     avo_strbuf_printf(&cr, " › <a href=\"/#a%zu\">", k);
     avo_strbuf_html(&cr, s->dbs[k]);
@@ -842,14 +805,14 @@ static void page_experiment(page *p, const avo_serve *s, size_t k, long long id,
     avo_strbuf body = {0};
     avo_strbuf *out = &body;
     avo_strbuf_puts(out, "<p>file ");
-    avo_strbuf_html(out, str(e, "path"));
+    avo_strbuf_html(out, avo_view_str(e, "path"));
     avo_strbuf_puts(out, ", created ");
-    avo_report_time(out, num(e, "created_at"));
+    avo_view_time(out, avo_view_num(e, "created_at"));
     const json_t *plan = json_object_get(e, "plan");
     const json_t *planned = json_is_array(plan) ? plan : json_object_get(plan, "cells");
     /* Open while a cell runs or a planned one has not started. */
     int open = json_is_array(planned) && json_array_size(planned) > json_array_size(cells);
-    json_array_foreach(cells, i, x) open |= !strcmp(str(x, "status"), "running");
+    json_array_foreach(cells, i, x) open |= !strcmp(avo_view_str(x, "status"), "running");
     if (json_is_array(planned))
         avo_strbuf_printf(out, "; %zu cells planned, %zu recorded", json_array_size(planned),
                           json_array_size(cells));
@@ -858,20 +821,20 @@ static void page_experiment(page *p, const avo_serve *s, size_t k, long long id,
     json_array_foreach(cells, i, x)
     {
         avo_strbuf_puts(out, "<tr><td>");
-        avo_strbuf_html(out, str(x, "cell"));
-        avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(str(x, "status")));
-        avo_strbuf_html(out, str(x, "status"));
+        avo_strbuf_html(out, avo_view_str(x, "cell"));
+        avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(avo_view_str(x, "status")));
+        avo_strbuf_html(out, avo_view_str(x, "status"));
         avo_strbuf_puts(out, "</td><td>");
         if (json_is_integer(json_object_get(x, "run_id")))
             avo_strbuf_printf(out, "<a href=\"/a/%zu/run/%lld\">run %lld</a>", k,
-                              integer(x, "run_id"), integer(x, "run_id"));
+                              avo_view_int(x, "run_id"), avo_view_int(x, "run_id"));
         avo_strbuf_puts(out, "</td><td>");
-        html_cut(out, str(x, "reason"), 400);
+        avo_view_cut(out, avo_view_str(x, "reason"), 400);
         avo_strbuf_puts(out, "</td><td>");
         if (json_is_integer(json_object_get(x, "exit_code")))
-            avo_strbuf_printf(out, "%lld", integer(x, "exit_code"));
+            avo_strbuf_printf(out, "%lld", avo_view_int(x, "exit_code"));
         avo_strbuf_puts(out, "</td><td>");
-        avo_report_time(out, num(x, "updated_at"));
+        avo_view_time(out, avo_view_num(x, "updated_at"));
         avo_strbuf_puts(out, "</td></tr>\n");
     }
     avo_strbuf_puts(out, "</table>\n");
