@@ -167,3 +167,20 @@ json_t *avo_compare_ratios(const json_t *cand, const json_t *baselines)
     }
     return out;
 }
+
+int avo_diff_candidates(avo_archive *ar, int64_t id_a, int64_t id_b, json_t **ret, char *err,
+                        size_t errlen)
+{
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "diff_candidates: missing argument");
+    *ret = NULL;
+    json_t *a = NULL, *b = NULL;
+    int rc = avo_archive_candidate_get(ar, id_a, 1, &a, err, errlen);
+    if (rc == 0)
+        rc = avo_archive_candidate_get(ar, id_b, 1, &b, err, errlen);
+    if (rc == 0)
+        rc = avo_diff_compare(a, b, ret, err, errlen);
+    json_decref(a);
+    json_decref(b);
+    return rc;
+}

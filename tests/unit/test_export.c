@@ -4,6 +4,7 @@
  * spend), CSV/JSON/git exports, candidate diffs and the HTML report.
  */
 #include "archive.h"
+#include "compare.h"
 #include "diff.h"
 #include "export.h"
 #include "report.h"
