@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "baseline.h"
-#include "cli.h"
-#include "cuda_api.h"
-#include "sandbox.h"
-#include "vendor.h"
+#include "core/avo.h"
+#include "eval/baseline.h"
+#include "cli/cli.h"
+#include "eval/cuda/cuda_api.h"
+#include "eval/sandbox.h"
+#include "eval/cuda/vendor.h"
 
 static void report_compiler(void)
 {

@@ -28,13 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "cache.h"
-#include "cli.h"
-#include "proto.h"
-#include "sandbox.h"
-#include "transport.h"
-#include "worker.h"
+#include "core/avo.h"
+#include "eval/cache.h"
+#include "cli/cli.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
+#include "scale/transport.h"
+#include "eval/worker.h"
 
 #define EXIT_REFUSED 3
 

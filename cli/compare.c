@@ -1,13 +1,13 @@
 /*
  * compare.c — a run's best against its baselines (compare.h).
  */
-#include "compare.h"
+#include "cli/compare.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "diff.h"
+#include "core/diff.h"
 
 static const char *text_of(const json_t *obj, const char *key)
 {

@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "archive.h"
+#include "store/archive.h"
 
 /* The row with the highest score among the comparable rows of `baselines`
  * (a JSON array, borrowed), or NULL when none is comparable. */

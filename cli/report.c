@@ -7,7 +7,7 @@
  * plot function draws axes, marks and a legend and knows nothing of HTML
  * around it.
  */
-#include "report.h"
+#include "cli/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -15,11 +15,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "avo_config.h"
-#include "compare.h"
-#include "paired.h"
-#include "diff.h"
+#include "cli/compare.h"
+#include "cli/paired.h"
+#include "core/diff.h"
 
 #define TOP_N 10
 

@@ -3,7 +3,7 @@
  * the source diff is libgit2's (the same xdiff `git diff` uses), so the
  * text matches what a git export of the lineage shows.
  */
-#include "diff.h"
+#include "core/diff.h"
 
 #include <git2.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 static pthread_once_t diff_once = PTHREAD_ONCE_INIT;
 static int diff_init_rc;

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "jobspec.h"
+#include "core/avo.h"
+#include "core/jobspec.h"
 
 static void free_configs(avo_config_spec *configs, size_t n)
 {

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
+#include "core/dtype.h"
 
 /* How a kernel uses an argument. */
 typedef enum avo_arg_kind { AVO_ARG_SCALAR, AVO_ARG_IN, AVO_ARG_OUT, AVO_ARG_INOUT } avo_arg_kind;

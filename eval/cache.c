@@ -1,7 +1,7 @@
 /*
  * cache.c — the compile cache shared by the backends (see cache.h).
  */
-#include "cache.h"
+#include "eval/cache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "hash.h"
+#include "core/avo.h"
+#include "core/hash.h"
 
 #define CACHE_MAX_MB 2048 /* default bound of each cache folder (AVO_CACHE_MAX_MB) */
 #define SUM_SUFFIX ".sum"

@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "jobspec.h"
+#include "core/jobspec.h"
 
 /* avo_cache_dir(), the cache folder rule, lives in core/ (jobspec.h) so a
  * job can be read without the cache; it is included here for the cache's users. */

@@ -38,9 +38,9 @@
 #include <seccomp.h>
 #endif
 
-#include "avo.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANDBOX_UNDER_ASAN 1

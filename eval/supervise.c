@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "eval/supervise.h"
 
 #define POLL_SLICE_MS 100 /* longest sleep between checks on a child */
 #define MAX_SINKS 4

@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lua_process.h"
+#include "lua/lua_process.h"
 
 #define MAX_ARGS 64
 

@@ -1,4 +1,4 @@
-#include "pool.h"
+#include "scale/pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cuda_api.h"
-#include "proto.h"
-#include "sandbox.h"
-#include "transport.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cuda/cuda_api.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
+#include "scale/transport.h"
 
 #define MAX_HANDSHAKES 32      /* unauthenticated connections at once */
 #define HANDSHAKE_SECONDS 10.0 /* to complete one */

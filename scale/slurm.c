@@ -2,7 +2,7 @@
  * slurm.c — start, watch and end the Slurm job step of a run's remote
  * workers (slurm.h).
  */
-#include "slurm.h"
+#include "scale/slurm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "strbuf.h"
+#include "core/avo.h"
+#include "core/strbuf.h"
 
 struct avo_slurm {
     pid_t pid;

@@ -30,8 +30,8 @@
 #ifndef AVO_ARCHIVE_IMPL_H
 #define AVO_ARCHIVE_IMPL_H
 
-#include "archive.h"
-#include "db.h"
+#include "store/archive.h"
+#include "store/db.h"
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -4,7 +4,7 @@
  * baselines.  runs.c, candidates.c and records.c sit on this file and on
  * schema.c, never on each other in a circle (tools/check-layers).
  */
-#include "archive_impl.h"
+#include "store/archive_impl.h"
 
 /* run_id, or the latest run's id when run_id is 0 (archive_impl.h). */
 int avo_archive_resolve_run(avo_archive *ar, int64_t run_id, int64_t *ret, char *err, size_t errlen)

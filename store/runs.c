@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive_impl.h"
+#include "store/archive_impl.h"
 
 /* Run ownership: an open-file-description lock on one byte of the archive
  * file at RUN_LOCK_BASE + run id, far above the bytes SQLite locks (from
