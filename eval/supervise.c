@@ -145,7 +145,7 @@ pid_t avo_supervise_fork(int flags)
         return pid;
     if (flags & AVO_CHILD_OWN_GROUP)
         setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, (flags & AVO_CHILD_TERM_WITH_PARENT) ? SIGTERM : SIGKILL);
     if (getppid() != parent)
         _exit(127);
     if (flags & AVO_CHILD_CRASH_DEFAULT) {
