@@ -13,8 +13,8 @@
 
 #include <jansson.h>
 
-#include "archive.h"
-#include "strbuf.h"
+#include "store/archive.h"
+#include "core/strbuf.h"
 
 enum { AVO_CLI_EXIT_USAGE = 2 };
 

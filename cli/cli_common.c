@@ -7,9 +7,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "strbuf.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "core/strbuf.h"
 
 int avo_cli_usage_error(const char *usage, const char *fmt, const char *arg)
 {

@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "diff.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "core/diff.h"
 
 /* A number or "-" for null, in a field of `width`. */
 static void print_num(const json_t *v, int width, const char *fmt)

@@ -10,31 +10,63 @@
  * what to install.  It is a
  * report: the exit status is 0 whatever is missing (2 on a usage error).
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "baseline.h"
-#include "cli.h"
-#include "cuda_api.h"
-#include "sandbox.h"
-#include "vendor.h"
+#include "core/avo.h"
+#include "eval/baseline.h"
+#include "cli/cli.h"
+#include "eval/cuda/cuda_api.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
+#include "eval/cuda/vendor.h"
+
+#define VERSION_TIMEOUT_S 30 /* a compiler that does not answer --version by then is broken */
+
+/*
+ * The first line `sh -c cmd` prints, into line (empty when it prints none
+ * or cannot start), run as a supervised child: its own group, killed at
+ * the deadline, always reaped.
+ */
+static void first_line_of(const char *cmd, char *line, size_t len)
+{
+    int out[2];
+    line[0] = '\0';
+    if (pipe2(out, O_CLOEXEC) < 0)
+        return;
+    pid_t pid = avo_supervise_fork(AVO_CHILD_OWN_GROUP);
+    if (pid == 0) {
+        if (dup2(out[1], 1) < 0)
+            _exit(127);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    if (pid < 0) {
+        close(out[0]);
+        return;
+    }
+    avo_tail tail = {.len = 0};
+    fcntl(out[0], F_SETFL, O_NONBLOCK);
+    avo_supervise_sink sink = {out[0], avo_tail_drain, &tail};
+    avo_supervise_result res;
+    avo_supervise_wait(pid, avo_monotonic() + VERSION_TIMEOUT_S, &sink, 1, &res);
+    close(out[0]);
+    const char *nl = memchr(tail.data, '\n', tail.len);
+    size_t n = nl ? (size_t)(nl - tail.data) : tail.len;
+    snprintf(line, len, "%.*s", (int)n, tail.data);
+}
 
 static void report_compiler(void)
 {
     const char *cc = getenv("CC");
     char cmd[512];
     snprintf(cmd, sizeof cmd, "%s --version 2>/dev/null", cc && *cc ? cc : "cc");
-    FILE *p = popen(cmd, "r");
-    char line[256] = "";
-    if (p) {
-        if (!fgets(line, sizeof line, p))
-            line[0] = '\0';
-        pclose(p);
-    }
-    line[strcspn(line, "\n")] = '\0';
+    char line[256];
+    first_line_of(cmd, line, sizeof line);
     if (line[0])
         printf("host compiler   %s\n", line);
     else

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "export.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "cli/export.h"
 
 static const avo_cli_option export_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},

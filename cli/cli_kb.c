@@ -11,9 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "kb.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "store/kb.h"
 
 typedef struct kb_opts {
     const char *file;

@@ -11,8 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "host.h"
+#include "cli/cli.h"
+#include "lua/host.h"
 
 /* Where the workers come from: the same options of run and resume (a
  * resumed run takes its workers as a new one does). */

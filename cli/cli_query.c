@@ -6,12 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive.h"
-#include "avo.h"
-#include "cli.h"
-#include "compare.h"
-#include "diff.h"
-#include "paired.h"
+#include "store/archive.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "cli/compare.h"
+#include "core/diff.h"
+#include "cli/paired.h"
 
 
 typedef struct query_opts {

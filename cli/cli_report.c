@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "export.h"
-#include "report.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "cli/export.h"
+#include "cli/report.h"
 
 static const avo_cli_option report_options[] = {
     {"db", AVO_OPT_STRING, "db", 0, 0, 'd', NULL},

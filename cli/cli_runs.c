@@ -9,10 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "compare.h"
-#include "paired.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "cli/compare.h"
+#include "cli/paired.h"
 
 static void print_time(double t, const char *fmt)
 {

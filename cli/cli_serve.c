@@ -8,9 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "cli.h"
-#include "serve.h"
+#include "core/avo.h"
+#include "cli/cli.h"
+#include "cli/serve.h"
 
 static const avo_cli_option serve_options[] = {
     {"db", AVO_OPT_LIST, "db", 0, 0, 'd', NULL},

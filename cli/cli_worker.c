@@ -23,18 +23,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "cache.h"
-#include "cli.h"
-#include "proto.h"
-#include "sandbox.h"
-#include "transport.h"
-#include "worker.h"
+#include "core/avo.h"
+#include "eval/cache.h"
+#include "cli/cli.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
+#include "scale/transport.h"
+#include "eval/worker.h"
 
 #define EXIT_REFUSED 3
 
@@ -319,9 +319,8 @@ static int serve(int fd, avo_transport_channel *ch, avo_transport_secret *secret
         avo_transport_channel_free(ch);
         return 1;
     }
-    pid_t pid = fork();
+    pid_t pid = avo_supervise_fork(0);
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
         /* Nothing that runs judges keeps the keys, the secret or the socket. */
         avo_transport_channel_free(ch);
         memset(secret, 0, sizeof *secret);

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "avo_config.h"
-#include "cli.h"
-#include "nvrtc_child.h"
-#include "serve.h"
+#include "cli/cli.h"
+#include "eval/cuda/nvrtc_child.h"
+#include "cli/serve.h"
 
 /* avo nvrtc-compile (hidden): the CUDA backend's compile process, started
  * by the worker; it reads its job on stdin whatever the arguments. */

@@ -1,13 +1,13 @@
 /*
  * compare.c — a run's best against its baselines (compare.h).
  */
-#include "compare.h"
+#include "cli/compare.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "diff.h"
+#include "core/diff.h"
 
 static const char *text_of(const json_t *obj, const char *key)
 {
@@ -166,4 +166,21 @@ json_t *avo_compare_ratios(const json_t *cand, const json_t *baselines)
                                       "configs", configs));
     }
     return out;
+}
+
+int avo_diff_candidates(avo_archive *ar, int64_t id_a, int64_t id_b, json_t **ret, char *err,
+                        size_t errlen)
+{
+    if (!ar || !ret)
+        return avo_error(err, errlen, AVO_EINVAL, "diff_candidates: missing argument");
+    *ret = NULL;
+    json_t *a = NULL, *b = NULL;
+    int rc = avo_archive_candidate_get(ar, id_a, 1, &a, err, errlen);
+    if (rc == 0)
+        rc = avo_archive_candidate_get(ar, id_b, 1, &b, err, errlen);
+    if (rc == 0)
+        rc = avo_diff_compare(a, b, ret, err, errlen);
+    json_decref(a);
+    json_decref(b);
+    return rc;
 }

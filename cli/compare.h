@@ -14,6 +14,9 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "store/archive.h"
 
 /* The row with the highest score among the comparable rows of `baselines`
  * (a JSON array, borrowed), or NULL when none is comparable. */
@@ -68,5 +71,10 @@ int avo_compare_config(const json_t *row, const char *name, double *ret_value,
  * candidate is not ok or none compares; NULL only when out of memory.
  */
 json_t *avo_compare_ratios(const json_t *cand, const json_t *baselines);
+
+/* avo_diff_compare() of candidates id_a and id_b read from the archive;
+ * AVO_ENOTFOUND (err names the id) when either is missing. */
+int avo_diff_candidates(avo_archive *ar, int64_t id_a, int64_t id_b, json_t **ret, char *err,
+                        size_t errlen);
 
 #endif

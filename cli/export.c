@@ -6,7 +6,7 @@
  * what `avo show --json` shows.  The git export writes objects with libgit2
  * into a fresh repository; nothing is written outside it.
  */
-#include "export.h"
+#include "cli/export.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -22,10 +22,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "compare.h"
-#include "diff.h"
-#include "paired.h"
+#include "core/avo.h"
+#include "cli/compare.h"
+#include "core/diff.h"
+#include "cli/paired.h"
 
 /* ------------------------------------------------------------------- CSV */
 

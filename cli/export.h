@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "archive.h"
-#include "strbuf.h"
+#include "store/archive.h"
+#include "core/strbuf.h"
 
 /* Append one CSV field per RFC 4180: quoted (with quotes doubled) when it
  * holds a comma, quote, CR or LF, or starts or ends with a space; NULL is

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "avo_config.h"
-#include "cli.h"
+#include "cli/cli.h"
 
 int main(int argc, char **argv)
 {

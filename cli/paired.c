@@ -4,7 +4,7 @@
  * this file only reads and formats them, so the text here matches the
  * summary of `avo run` character for character.
  */
-#include "paired.h"
+#include "cli/paired.h"
 
 #include <string.h>
 

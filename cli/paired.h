@@ -18,8 +18,8 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "archive.h"
-#include "strbuf.h"
+#include "store/archive.h"
+#include "core/strbuf.h"
 
 /* What a view says where a run has no re-timing. */
 #define AVO_PAIRED_NONE                                                                            \

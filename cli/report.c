@@ -6,7 +6,7 @@
  * The sections of the page are in cli/view/ (one file each), the plots'
  * frame in cli/view/plot.c.
  */
-#include "report.h"
+#include "cli/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,11 +14,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "avo_config.h"
-#include "compare.h"
-#include "paired.h"
-#include "diff.h"
+#include "cli/compare.h"
+#include "cli/paired.h"
+#include "core/diff.h"
 #include "cli/view/view.h"
 
 #define TOP_N 10

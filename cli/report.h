@@ -14,8 +14,8 @@
 
 #include <stdint.h>
 
-#include "archive.h"
-#include "strbuf.h"
+#include "store/archive.h"
+#include "core/strbuf.h"
 
 /* Append the report of run_id (0: the latest run) to out.  AVO_ENOTFOUND
  * when there is no such run. */

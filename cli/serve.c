@@ -8,7 +8,7 @@
  * `stopping` flag.  Event streams poll the archive files' size and time
  * (stat, no SQLite) and send a "change" event naming the new state.
  */
-#include "serve.h"
+#include "cli/serve.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,12 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "avo.h"
+#include "store/archive.h"
+#include "core/avo.h"
 #include "avo_config.h"
-#include "paired.h"
-#include "report.h"
-#include "strbuf.h"
+#include "cli/paired.h"
+#include "cli/report.h"
+#include "core/strbuf.h"
 #include "cli/view/view.h"
 
 #define RECENT_N 10      /* rows in the "recent" tables */

@@ -1,4 +1,4 @@
-#include "avo.h"
+#include "core/avo.h"
 
 #include <errno.h>
 #include <fcntl.h>

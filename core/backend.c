@@ -2,9 +2,9 @@
  * backend.c — the table of built-in backends, the result skeleton every
  * backend starts from and the helpers that fill it (docs/protocol.md).
  */
-#include "backend.h"
+#include "core/backend.h"
 
-#include "avo.h"
+#include "core/avo.h"
 
 #include <math.h>
 #include <stdarg.h>

@@ -14,7 +14,7 @@
 
 #include <jansson.h>
 
-#include "jobspec.h"
+#include "core/jobspec.h"
 
 typedef struct avo_backend {
     const char *name; /* value of the job's "backend" field */

@@ -3,7 +3,7 @@
  * the source diff is libgit2's (the same xdiff `git diff` uses), so the
  * text matches what a git export of the lineage shows.
  */
-#include "diff.h"
+#include "core/diff.h"
 
 #include <git2.h>
 #include <math.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 static pthread_once_t diff_once = PTHREAD_ONCE_INIT;
 static int diff_init_rc;
@@ -248,21 +248,4 @@ int avo_diff_compare(const json_t *a, const json_t *b, json_t **ret, char *err, 
     }
     *ret = out;
     return 0;
-}
-
-int avo_diff_candidates(avo_archive *ar, int64_t id_a, int64_t id_b, json_t **ret, char *err,
-                        size_t errlen)
-{
-    if (!ar || !ret)
-        return avo_error(err, errlen, AVO_EINVAL, "diff_candidates: missing argument");
-    *ret = NULL;
-    json_t *a = NULL, *b = NULL;
-    int rc = avo_archive_candidate_get(ar, id_a, 1, &a, err, errlen);
-    if (rc == 0)
-        rc = avo_archive_candidate_get(ar, id_b, 1, &b, err, errlen);
-    if (rc == 0)
-        rc = avo_diff_compare(a, b, ret, err, errlen);
-    json_decref(a);
-    json_decref(b);
-    return rc;
 }

@@ -9,7 +9,6 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "archive.h"
 
 /*
  * Unified diff (3 lines of context) from text a to text b, with file
@@ -37,10 +36,5 @@ double avo_diff_config_metric(const json_t *config, const char **ret_unit);
  * Missing values, and ratios over zero, are null.  Owned by the caller.
  */
 int avo_diff_compare(const json_t *a, const json_t *b, json_t **ret, char *err, size_t errlen);
-
-/* avo_diff_compare() of candidates id_a and id_b read from the archive;
- * AVO_ENOTFOUND (err names the id) when either is missing. */
-int avo_diff_candidates(avo_archive *ar, int64_t id_a, int64_t id_b, json_t **ret, char *err,
-                        size_t errlen);
 
 #endif

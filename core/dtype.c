@@ -3,7 +3,7 @@
  */
 #include <string.h>
 
-#include "dtype.h"
+#include "core/dtype.h"
 
 static const char *const dtype_names[] = {"f32", "f64", "i32", "i64", "f16", "bf16"};
 

@@ -5,9 +5,9 @@
  * refcounted; we take one reference and never drop it).  No state is kept
  * between calls, so the functions are safe to call from any thread.
  */
-#include "hash.h"
+#include "core/hash.h"
 
-#include "avo.h"
+#include "core/avo.h"
 
 #include <git2.h>
 #include <pthread.h>

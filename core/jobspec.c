@@ -7,10 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "jobspec.h"
-
-#include "cache.h"
+#include "core/avo.h"
+#include "core/jobspec.h"
 
 static void free_configs(avo_config_spec *configs, size_t n)
 {
@@ -412,7 +410,7 @@ int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_job
         rc = parse_settings(job, rules, ret, err, errlen);
     if (rc < 0)
         return rc;
-    /* The folder rule is the compile cache's own (cache.h). */
+    /* The folder rule is the compile cache's own (avo_cache_dir). */
     ret->cache_dir =
         avo_cache_dir(json_string_value(json_object_get(job, "cache_dir")), rules->cache_name);
     if (!ret->cache_dir)
@@ -420,4 +418,29 @@ int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_job
     if (strlen(ret->cache_dir) > PATH_MAX - 128)
         return avo_error(err, errlen, AVO_EINVAL, "\"cache_dir\" is too long");
     return 0;
+}
+
+char *avo_cache_dir(const char *given, const char *backend)
+{
+    char path[PATH_MAX];
+    if (given && *given) {
+        size_t len = strlen(given);
+        if (len >= 4 && strcmp(given + len - 4, "/cpu") == 0 && strcmp(backend, "cpu") != 0)
+            snprintf(path, sizeof path, "%.*s/%s", (int)(len - 4), given, backend);
+        else
+            snprintf(path, sizeof path, "%s", given);
+        /* A given path longer than PATH_MAX is kept whole, to be refused by name. */
+        return len + strlen(backend) + 2 > sizeof path ? strdup(given) : strdup(path);
+    }
+    const char *root = getenv("AVO_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
+    const char *home = getenv("HOME");
+    if (root && *root)
+        snprintf(path, sizeof path, "%s/%s", root, backend);
+    else if (xdg && *xdg)
+        snprintf(path, sizeof path, "%s/avo/%s", xdg, backend);
+    else if (home && *home)
+        snprintf(path, sizeof path, "%s/.cache/avo/%s", home, backend);
+    else
+        snprintf(path, sizeof path, "/tmp/avo-cache-%ld/%s", (long)getuid(), backend);
+    return strdup(path);
 }

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
+#include "core/dtype.h"
 
 /* How a kernel uses an argument. */
 typedef enum avo_arg_kind { AVO_ARG_SCALAR, AVO_ARG_IN, AVO_ARG_OUT, AVO_ARG_INOUT } avo_arg_kind;
@@ -104,7 +104,7 @@ typedef struct avo_jobspec_rules {
  * trials, timing and limits, seed, threads and cache_dir.  Absent or null fields take
  * the rules' defaults; trials and sample counts are clamped to the rules'
  * caps.  cache_dir follows the compile cache's folder rule (avo_cache_dir,
- * cache.h) for rules->cache_name.
+ * below) for rules->cache_name.
  *
  * Returns 0, or a negative AVO_E* code with one line in err naming what is
  * wrong ("knob name '1X' is not a C identifier", "config 'small': length
@@ -130,5 +130,16 @@ int avo_jobspec_number(const json_t *obj, const char *key, double fallback, doub
 
 /* True when `name` is a C identifier (what a knob becomes: -DNAME=...). */
 int avo_jobspec_identifier_ok(const char *name);
+
+/*
+ * The cache folder of `backend` ("cpu", "cuda"), the one rule for the
+ * engine, the worker and a remote worker node: `given` (a job's
+ * "cache_dir") when non-empty, where a given ".../cpu" names the engine's
+ * CPU cache, so another backend uses the sibling ".../<backend>"; else
+ * <root>/<backend> with root $AVO_CACHE, else $XDG_CACHE_HOME/avo, else
+ * $HOME/.cache/avo, else /tmp/avo-cache-<uid>.  Returns a new string
+ * (caller frees), NULL when out of memory.
+ */
+char *avo_cache_dir(const char *given, const char *backend);
 
 #endif

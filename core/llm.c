@@ -16,15 +16,15 @@
  * then aborted and answered as a success with "stopped": true and what was
  * read.
  */
-#include "llm.h"
+#include "core/llm.h"
 
 #include <curl/curl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "pcg.h"
+#include "core/avo.h"
+#include "core/pcg.h"
 
 /* Bodies beyond this are refused: no provider answers with more. */
 #define MAX_RESPONSE_BYTES (32u << 20)

@@ -27,7 +27,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "core/loop.h"
 
 typedef struct avo_llm avo_llm;
 

@@ -1,10 +1,10 @@
-#include "loop.h"
+#include "core/loop.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 static int take_any(const avo_loop_source *sources, size_t n, size_t *ret_source,
                     uint64_t *ret_ticket, json_t **ret_result)

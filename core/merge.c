@@ -6,9 +6,9 @@
  * Conflict markers are labelled "ours" / "theirs" (and "base" for diff3
  * style), so the text a conflict leaves is stable across runs.
  */
-#include "merge.h"
+#include "core/merge.h"
 
-#include "avo.h"
+#include "core/avo.h"
 
 #include <git2.h>
 #include <pthread.h>

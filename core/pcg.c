@@ -4,7 +4,7 @@
  * Invariants: rng->inc is always odd (set only by avo_pcg32_seed); the state
  * advances by one LCG step per 32-bit output.  Nothing here allocates.
  */
-#include "pcg.h"
+#include "core/pcg.h"
 
 #define PCG_MULT 6364136223846793005ULL
 

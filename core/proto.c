@@ -1,4 +1,4 @@
-#include "proto.h"
+#include "core/proto.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 int avo_proto_send(int fd, const json_t *msg, char *err, size_t errlen)
 {

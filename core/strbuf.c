@@ -3,14 +3,14 @@
  *
  * Invariant: when data is not NULL, data[len] == '\0' and len < cap.
  */
-#include "strbuf.h"
+#include "core/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 /* Make room for n more bytes plus the NUL. */
 static int reserve(avo_strbuf *b, size_t n)

@@ -1,7 +1,7 @@
 /*
  * baseline.c — the table of named vendor baselines (baseline.h).
  */
-#include "baseline.h"
+#include "eval/baseline.h"
 
 #include <string.h>
 

@@ -1,7 +1,7 @@
 /*
  * cache.c — the compile cache shared by the backends (see cache.h).
  */
-#include "cache.h"
+#include "eval/cache.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -14,36 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "hash.h"
+#include "core/avo.h"
+#include "core/hash.h"
 
 #define CACHE_MAX_MB 2048 /* default bound of each cache folder (AVO_CACHE_MAX_MB) */
 #define SUM_SUFFIX ".sum"
-
-char *avo_cache_dir(const char *given, const char *backend)
-{
-    char path[PATH_MAX];
-    if (given && *given) {
-        size_t len = strlen(given);
-        if (len >= 4 && strcmp(given + len - 4, "/cpu") == 0 && strcmp(backend, "cpu") != 0)
-            snprintf(path, sizeof path, "%.*s/%s", (int)(len - 4), given, backend);
-        else
-            snprintf(path, sizeof path, "%s", given);
-        /* A given path longer than PATH_MAX is kept whole, to be refused by name. */
-        return len + strlen(backend) + 2 > sizeof path ? strdup(given) : strdup(path);
-    }
-    const char *root = getenv("AVO_CACHE"), *xdg = getenv("XDG_CACHE_HOME");
-    const char *home = getenv("HOME");
-    if (root && *root)
-        snprintf(path, sizeof path, "%s/%s", root, backend);
-    else if (xdg && *xdg)
-        snprintf(path, sizeof path, "%s/avo/%s", xdg, backend);
-    else if (home && *home)
-        snprintf(path, sizeof path, "%s/.cache/avo/%s", home, backend);
-    else
-        snprintf(path, sizeof path, "/tmp/avo-cache-%ld/%s", (long)getuid(), backend);
-    return strdup(path);
-}
 
 int avo_cache_open(const char *path, size_t max, char **ret_data, size_t *ret_len,
                    int *ret_repaired)

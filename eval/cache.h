@@ -19,16 +19,10 @@
 
 #include <stddef.h>
 
-/*
- * The cache folder of `backend` ("cpu", "cuda"), the one rule for the
- * engine, the worker and a remote worker node: `given` (a job's
- * "cache_dir") when non-empty, where a given ".../cpu" names the engine's
- * CPU cache, so another backend uses the sibling ".../<backend>"; else
- * <root>/<backend> with root $AVO_CACHE, else $XDG_CACHE_HOME/avo, else
- * $HOME/.cache/avo, else /tmp/avo-cache-<uid>.  Returns a new string
- * (caller frees), NULL when out of memory.
- */
-char *avo_cache_dir(const char *given, const char *backend);
+#include "core/jobspec.h"
+
+/* avo_cache_dir(), the cache folder rule, lives in core/ (jobspec.h) so a
+ * job can be read without the cache; it is included here for the cache's users. */
 
 /*
  * Open the entry at `path` if its bytes hash to the id in path.sum, and

@@ -1,14 +1,14 @@
 /*
  * includes.c — the #include gate's lexer (see includes.h).
  */
-#include "includes.h"
+#include "eval/includes.h"
 
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 /* The source after translation phases 1-3 as far as directives care:
  * backslash-newlines spliced, comments replaced by one space (newlines in

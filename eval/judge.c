@@ -17,10 +17,10 @@
 
 #include <openssl/evp.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "judge.h"
-#include "measure.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/judge.h"
+#include "eval/measure.h"
 
 /* Past this many bytes of kept records per config, a measured sample is not
  * kept (and so does not count) once min_checks are. */

@@ -31,8 +31,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "jobspec.h"
-#include "measure.h"
+#include "core/jobspec.h"
+#include "eval/measure.h"
 
 /* What a backend provides.  Every function returns 0, or a negative code
  * with a one-line reason in why (a failure of the candidate, such as a

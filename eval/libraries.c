@@ -2,7 +2,7 @@
  * libraries.c — the libraries a candidate process loaded, read by the judge
  * from /proc (libraries.h).
  */
-#include "libraries.h"
+#include "eval/libraries.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 /* One line of /proc/PID/maps: a file mapped executable, or 0. */
 typedef struct maps_line {

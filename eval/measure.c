@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "measure.h"
+#include "core/avo.h"
+#include "eval/measure.h"
 
 void avo_measure_trial_rng(avo_pcg32 *ret, uint64_t seed, const char *config, int trial)
 {

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "dtype.h"
-#include "jobspec.h"
-#include "pcg.h"
+#include "core/dtype.h"
+#include "core/jobspec.h"
+#include "core/pcg.h"
 
 /* ------------------------------------------------------------------ inputs */
 

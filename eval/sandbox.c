@@ -38,9 +38,9 @@
 #include <seccomp.h>
 #endif
 
-#include "avo.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANDBOX_UNDER_ASAN 1
@@ -715,6 +715,7 @@ static int enter_root_in_user_namespace(const avo_sandbox_opts *o, char *err, si
     if (pipe2(done, O_CLOEXEC) < 0)
         return avo_error(err, errlen, AVO_EIO, "pipe: %s", strerror(errno));
     pid_t self = getpid();
+    /* outside the supervisor: the uid-map helper stays root outside the namespace; reaped here */
     pid_t helper = fork();
     if (helper < 0)
         return avo_error(err, errlen, AVO_ECHILD, "fork: %s", strerror(errno));

@@ -11,8 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "eval/supervise.h"
 
 #define POLL_SLICE_MS 100 /* longest sleep between checks on a child */
 #define MAX_SINKS 4
@@ -145,7 +145,7 @@ pid_t avo_supervise_fork(int flags)
         return pid;
     if (flags & AVO_CHILD_OWN_GROUP)
         setpgid(0, 0);
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    prctl(PR_SET_PDEATHSIG, (flags & AVO_CHILD_TERM_WITH_PARENT) ? SIGTERM : SIGKILL);
     if (getppid() != parent)
         _exit(127);
     if (flags & AVO_CHILD_CRASH_DEFAULT) {

@@ -66,11 +66,14 @@ enum {
     AVO_CHILD_OWN_GROUP = 1,     /* a process group of its own (the deadline kills the group) */
     AVO_CHILD_CRASH_DEFAULT = 2, /* crash signals back to SIG_DFL, so a crash ends the child by
                                     its own signal even under an inherited handler (ASan's) */
+    AVO_CHILD_TERM_WITH_PARENT = 4, /* SIGTERM, not SIGKILL, when the parent dies: a child that
+                                       is avo itself (an experiment's cell) ends cleanly */
 };
 
 /*
  * fork() with the child-side set-up every supervised child needs, written
- * once: in the child, PR_SET_PDEATHSIG SIGKILL (a child never outlives its
+ * once: in the child, PR_SET_PDEATHSIG SIGKILL (SIGTERM with
+ * AVO_CHILD_TERM_WITH_PARENT; a child never outlives its
  * parent, so a killed engine leaves nothing running) and _exit(127) if the
  * parent died before that took effect, plus what `flags` asks.  With
  * AVO_CHILD_OWN_GROUP the parent also makes the group (setpgid on both

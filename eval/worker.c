@@ -8,7 +8,7 @@
  * The worker dies with the engine (PR_SET_PDEATHSIG) and never leaves core
  * files behind.
  */
-#include "worker.h"
+#include "eval/worker.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -19,10 +19,10 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "proto.h"
-#include "sandbox.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
 
 #define WORKER_NOFILE 256
 

@@ -1,7 +1,7 @@
 /*
  * binding.c — helpers shared by the binding files (binding.h).
  */
-#include "binding.h"
+#include "lua/binding.h"
 
 int avo_lua_push_fail(lua_State *L, const char *msg)
 {

@@ -25,17 +25,17 @@
 
 #include "avo_config.h"
 #include "avo_git.h"
-#include "lua_archive.h"
-#include "lua_kb.h"
-#include "lua_llm.h"
-#include "lua_loop.h"
-#include "lua_pcg.h"
-#include "lua_pool.h"
-#include "lua_process.h"
-#include "lua_remote.h"
-#include "lua_util.h"
-#include "lua_watch.h"
-#include "luajson.h"
+#include "lua/lua_archive.h"
+#include "lua/lua_kb.h"
+#include "lua/lua_llm.h"
+#include "lua/lua_loop.h"
+#include "lua/lua_pcg.h"
+#include "lua/lua_pool.h"
+#include "lua/lua_process.h"
+#include "lua/lua_remote.h"
+#include "lua/lua_util.h"
+#include "lua/lua_watch.h"
+#include "lua/luajson.h"
 
 int luaopen_avo_core(lua_State *L)
 {

@@ -1,4 +1,4 @@
-#include "host.h"
+#include "lua/host.h"
 
 #include <lauxlib.h>
 #include <lua.h>
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "embedded.h"
-#include "luajson.h"
+#include "lua/embedded.h"
+#include "lua/luajson.h"
 
 int luaopen_avo_core(lua_State *L);
 

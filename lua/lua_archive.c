@@ -7,15 +7,15 @@
  * types, a closed archive) raises.  The userdata is created closed before
  * anything can fail; one idempotent close serves __gc and __close.
  */
-#include "lua_archive.h"
+#include "lua/lua_archive.h"
 
 #include <lauxlib.h>
 #include <stdlib.h>
 
-#include "archive.h"
-#include "avo.h"
-#include "binding.h"
-#include "luajson.h"
+#include "store/archive.h"
+#include "core/avo.h"
+#include "lua/binding.h"
+#include "lua/luajson.h"
 
 /* [-0, +1 or +2] Push the JSON value and free it; nil for a missing row;
  * nil, err when rc < 0. */

@@ -6,16 +6,16 @@
  * one idempotent close serves __gc and __close.  Results are converted from
  * the core's JSON, so their shapes are those documented in kb.h.
  */
-#include "lua_kb.h"
+#include "lua/lua_kb.h"
 
 #include <lauxlib.h>
 
-#include "archive.h"
-#include "avo.h"
-#include "binding.h"
-#include "kb.h"
-#include "lua_archive.h"
-#include "luajson.h"
+#include "store/archive.h"
+#include "core/avo.h"
+#include "lua/binding.h"
+#include "store/kb.h"
+#include "lua/lua_archive.h"
+#include "lua/luajson.h"
 
 typedef struct kb_ud {
     avo_kb *kb;

@@ -8,14 +8,14 @@
  * Lua error (the Lua module builds requests, so it is a bug, not a user's
  * mistake).
  */
-#include "lua_llm.h"
+#include "lua/lua_llm.h"
 
 #include <lauxlib.h>
 
-#include "llm.h"
-#include "avo.h"
-#include "binding.h"
-#include "luajson.h"
+#include "core/llm.h"
+#include "core/avo.h"
+#include "lua/binding.h"
+#include "lua/luajson.h"
 
 typedef struct llm_ud {
     avo_llm *llm; /* first field: core_wait tests it for NULL */

@@ -13,7 +13,7 @@
 
 #include <lua.h>
 
-#include "loop.h"
+#include "core/loop.h"
 
 #define AVO_LUA_LLM_MT "avo.Llm"
 

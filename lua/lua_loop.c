@@ -4,15 +4,15 @@
  * (lua/avo/sched.lua) calls it when every task waits; a new kind of source
  * is one line in loop_sources.
  */
-#include "lua_loop.h"
+#include "lua/lua_loop.h"
 
 #include <lauxlib.h>
 
-#include "avo.h"
-#include "loop.h"
-#include "lua_llm.h"
-#include "lua_pool.h"
-#include "luajson.h"
+#include "core/avo.h"
+#include "core/loop.h"
+#include "lua/lua_llm.h"
+#include "lua/lua_pool.h"
+#include "lua/luajson.h"
 
 /* Userdata types that are sources of the event loop. */
 static const struct {

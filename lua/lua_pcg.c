@@ -4,12 +4,12 @@
  * own stream and a run repeats with its seed.  The state lives in the
  * userdata itself: nothing to close.
  */
-#include "lua_pcg.h"
+#include "lua/lua_pcg.h"
 
 #include <lauxlib.h>
 
-#include "binding.h"
-#include "pcg.h"
+#include "lua/binding.h"
+#include "core/pcg.h"
 
 /* core.rng(seed, name) -> Rng */
 static int rng_new(lua_State *L)

@@ -7,14 +7,14 @@
  * The userdata is created closed before anything can fail; one idempotent
  * close serves __gc and __close.
  */
-#include "lua_pool.h"
+#include "lua/lua_pool.h"
 
 #include <lauxlib.h>
 
-#include "avo.h"
-#include "binding.h"
-#include "luajson.h"
-#include "pool.h"
+#include "core/avo.h"
+#include "lua/binding.h"
+#include "lua/luajson.h"
+#include "scale/pool.h"
 
 typedef struct pool_ud {
     avo_pool *pool;

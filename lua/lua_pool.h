@@ -15,7 +15,7 @@
 
 #include <lua.h>
 
-#include "loop.h"
+#include "core/loop.h"
 
 #define AVO_LUA_POOL_MT "avo.Pool"
 

@@ -11,21 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "lua_process.h"
+#include "lua/lua_process.h"
+
+#include "eval/supervise.h"
 
 #define MAX_ARGS 64
 
 /*
- * In the child after fork: redirect, reset the signal state the parent
- * changed (a blocked mask and ignored signals survive exec), ask for
- * SIGTERM when the parent dies, exec.  Never returns; 127 when exec fails.
+ * In the child after avo_supervise_fork (which asked for SIGTERM when the
+ * parent dies): redirect, reset the signal state the parent changed (a
+ * blocked mask and ignored signals survive exec), exec.  Never returns; 127
+ * when exec fails.
  */
-static void exec_child(char *const argv[], const char *log, pid_t parent)
+static void exec_child(char *const argv[], const char *log)
 {
     int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -37,10 +39,6 @@ static void exec_child(char *const argv[], const char *log, pid_t parent)
     for (int sig = 1; sig < NSIG; sig++)
         if (sig != SIGKILL && sig != SIGSTOP)
             signal(sig, SIG_DFL);
-    if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent) {
-        dprintf(2, "avo: the experiment runner went away before this cell started\n");
-        _exit(127);
-    }
     execv(argv[0], argv);
     /* the log says why (this process is single-threaded: no lock is held) */
     dprintf(2, "avo: cannot execute %s: %s\n", argv[0], strerror(errno));
@@ -61,15 +59,14 @@ static int core_spawn(lua_State *L)
         lua_pop(L, 1);
     }
     argv[n] = NULL;
-    pid_t parent = getpid();
-    pid_t pid = fork();
+    pid_t pid = avo_supervise_fork(AVO_CHILD_TERM_WITH_PARENT);
     if (pid < 0) {
         lua_pushnil(L);
         lua_pushfstring(L, "cannot start %s: %s", argv[0], strerror(errno));
         return 2;
     }
     if (pid == 0)
-        exec_child(argv, log, parent);
+        exec_child(argv, log);
     lua_pushinteger(L, pid);
     return 1;
 }

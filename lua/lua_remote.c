@@ -3,7 +3,7 @@
  * for the Slurm launcher (lua_remote.h).  Misuse raises; expected failures
  * (a port in use, a bad secret file, no srun) return nil, message.
  */
-#include "lua_remote.h"
+#include "lua/lua_remote.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,11 +14,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "binding.h"
-#include "pool.h"
-#include "slurm.h"
-#include "transport.h"
+#include "core/avo.h"
+#include "lua/binding.h"
+#include "scale/pool.h"
+#include "scale/slurm.h"
+#include "scale/transport.h"
 
 #define SLURM_MT "avo.Slurm"
 

@@ -4,7 +4,7 @@
  * the machine (cores, host name, the avo binary) and the vendor baselines
  * evaluators may name (eval/baseline.h).
  */
-#include "lua_util.h"
+#include "lua/lua_util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -13,14 +13,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "baseline.h"
-#include "binding.h"
-#include "cache.h"
-#include "diff.h"
-#include "hash.h"
-#include "merge.h"
-#include "strbuf.h"
+#include "core/avo.h"
+#include "eval/baseline.h"
+#include "lua/binding.h"
+#include "eval/cache.h"
+#include "core/diff.h"
+#include "core/hash.h"
+#include "core/merge.h"
+#include "core/strbuf.h"
 
 static int core_hash(lua_State *L)
 {

@@ -4,15 +4,15 @@
  * code that no longer yields (core.watch, core.unwatch, with the watchdog
  * thread of watchdog.h for code stuck inside one C call).
  */
-#include "lua_watch.h"
+#include "lua/lua_watch.h"
 
 #include <lauxlib.h>
 #include <signal.h>
 #include <stdio.h>
 
-#include "avo.h"
-#include "binding.h"
-#include "watchdog.h"
+#include "core/avo.h"
+#include "lua/binding.h"
+#include "lua/watchdog.h"
 
 /* The signal that asked the run to stop, 0 before one; set by on_interrupt. */
 static volatile sig_atomic_t interrupted;

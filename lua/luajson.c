@@ -1,12 +1,12 @@
-#include "luajson.h"
+#include "lua/luajson.h"
 
 #include <lauxlib.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "avo.h"
-#include "binding.h"
+#include "core/avo.h"
+#include "lua/binding.h"
 
 void avo_lua_push_json(lua_State *L, const json_t *value)
 {

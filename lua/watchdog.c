@@ -2,7 +2,7 @@
  * watchdog.c — the thread that ends a run script code will not let go of
  * (see watchdog.h for what it guarantees and why it is a thread).
  */
-#include "watchdog.h"
+#include "lua/watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "archive.h"
-#include "avo.h"
+#include "store/archive.h"
+#include "core/avo.h"
 
 /* What the main thread and the signal handler tell the thread.  The
  * configuration (under `lock`) changes once per run; the rest are atomics

@@ -1,4 +1,4 @@
-#include "pool.h"
+#include "scale/pool.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,12 +12,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cuda_api.h"
-#include "proto.h"
-#include "sandbox.h"
-#include "transport.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cuda/cuda_api.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
+#include "scale/transport.h"
 
 #define MAX_HANDSHAKES 32      /* unauthenticated connections at once */
 #define HANDSHAKE_SECONDS 10.0 /* to complete one */
@@ -226,6 +226,7 @@ static int worker_start(avo_pool *pool, worker *w, char *err, size_t errlen)
     for (size_t i = 0; i < n; i++)
         env[k++] = allowed[i];
     free(allowed);
+    /* outside the supervisor: the pool is its workers' supervisor (watches, requeues, kills) */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -385,6 +386,7 @@ int avo_pool_count_devices(void)
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)
         return 0;
+    /* outside the supervisor: a probe bounded by the poll below, then killed and reaped here */
     pid_t pid = fork();
     if (pid < 0) {
         close(p[0]), close(p[1]);

@@ -48,7 +48,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "loop.h"
+#include "core/loop.h"
 
 typedef struct avo_pool avo_pool;
 

@@ -2,7 +2,7 @@
  * slurm.c — start, watch and end the Slurm job step of a run's remote
  * workers (slurm.h).
  */
-#include "slurm.h"
+#include "scale/slurm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "strbuf.h"
+#include "core/avo.h"
+#include "core/strbuf.h"
 
 struct avo_slurm {
     pid_t pid;
@@ -70,6 +70,7 @@ int avo_slurm_start(avo_slurm **ret, const char *options, int ntasks, const char
         return avo_error(err, errlen, AVO_EIO, "cannot open %s: %s", log_path, strerror(e));
     }
     pid_t parent = getpid();
+    /* outside the supervisor: srun gets SIGTERM, not SIGKILL, when we die, to end its allocation */
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -161,6 +162,7 @@ void avo_slurm_stop(avo_slurm *s, double grace_s)
     }
     /* Whatever srun left behind (a pending allocation, a step srun could not
      * end) goes by the job's unique name. */
+    /* outside the supervisor: scancel is a short command waited for at once, during shutdown */
     pid_t pid = fork();
     if (pid == 0) {
         int devnull = open("/dev/null", O_WRONLY);

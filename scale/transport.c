@@ -7,7 +7,7 @@
  * libcrypto; the channel is libsodium's crypto_secretstream_xchacha20poly1305
  * keyed through crypto_generichash.  Nothing cryptographic is written here.
  */
-#include "transport.h"
+#include "scale/transport.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -27,10 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "avo_config.h"
 #include "avo_git.h"
-#include "proto.h"
+#include "core/proto.h"
 
 const char *avo_transport_version(void)
 {

@@ -25,7 +25,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 #define AVO_ARCHIVE_SCHEMA_VERSION 8
 

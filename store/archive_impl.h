@@ -7,6 +7,8 @@
  *   schema.c      the schema steps, opening (writable, read-only, a private
  *                 copy of a WAL that cannot be read in place), closing, and
  *                 the helpers below;
+ *   base.c        the base reads the layers above call (run lookup, a run's
+ *                 row, its baselines); it calls none of them;
  *   runs.c        run rows, run ownership (the run lock), summaries, events;
  *   candidates.c  sources, candidates and their evaluations, lineage;
  *   records.c     the side tables: LLM calls, rebench sets, agent attempts,
@@ -28,8 +30,8 @@
 #ifndef AVO_ARCHIVE_IMPL_H
 #define AVO_ARCHIVE_IMPL_H
 
-#include "archive.h"
-#include "db.h"
+#include "store/archive.h"
+#include "store/db.h"
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -63,7 +65,7 @@ int avo_archive_objects_by_id(avo_archive *ar, sqlite3_stmt *st, avo_archive_get
                               json_t **ret, char *err, size_t errlen, const char *what);
 
 /* run_id, or the latest run's id when run_id is 0; AVO_ENOTFOUND if no
- * runs (runs.c). */
+ * runs (base.c). */
 int avo_archive_resolve_run(avo_archive *ar, int64_t run_id, int64_t *ret, char *err,
                             size_t errlen);
 

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive_impl.h"
-#include "hash.h"
+#include "store/archive_impl.h"
+#include "core/hash.h"
 
 /* ---------------------------------------------------------------- sources */
 

@@ -9,7 +9,7 @@
  *   - Values always travel as bound parameters.
  *   - No transaction stays open after avo_db_end or a failed migration step.
  */
-#include "db.h"
+#include "store/db.h"
 
 #include <errno.h>
 #include <limits.h>

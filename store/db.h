@@ -32,7 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 /* How long a write waits for another process's lock before failing, unless
  * AVO_DB_TIMEOUT (seconds) says otherwise; SQLite's busy handler backs off

@@ -18,7 +18,7 @@
  *     only through build_match(), which emits quoted strings and operators of
  *     its own; nothing a user types can be FTS5 syntax.
  */
-#include "kb.h"
+#include "store/kb.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -31,10 +31,10 @@
 #include <strings.h>
 #include <sys/stat.h>
 
-#include "archive.h"
-#include "db.h"
-#include "hash.h"
-#include "strbuf.h"
+#include "store/archive.h"
+#include "store/db.h"
+#include "core/hash.h"
+#include "core/strbuf.h"
 
 /* Source and text files are cut into sections of about this many lines. */
 #define CHUNK_LINES 60

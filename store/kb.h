@@ -44,7 +44,7 @@
 
 #include <jansson.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 #define AVO_KB_SCHEMA_VERSION 1
 

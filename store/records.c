@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "archive_impl.h"
-#include "hash.h"
+#include "store/archive_impl.h"
+#include "core/hash.h"
 
 /* ------------------------------------------------------------- LLM calls */
 
@@ -398,27 +398,6 @@ int avo_archive_baseline_put(avo_archive *ar, int64_t run_id, const json_t *base
     return rc;
 }
 
-/* Baselines of run_id (0: all runs) in (run, name, device) order; result parsed. */
-int avo_archive_baselines(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
-{
-    static const avo_db_column columns[] = {
-        {"id", AVO_DB_VALUE},          {"run_id", AVO_DB_VALUE},    {"device", AVO_DB_VALUE},
-        {"device_name", AVO_DB_VALUE}, {"name", AVO_DB_VALUE},      {"status", AVO_DB_VALUE},
-        {"reason", AVO_DB_VALUE},      {"library", AVO_DB_VALUE},   {"version", AVO_DB_VALUE},
-        {"path", AVO_DB_VALUE},        {"result", AVO_DB_JSON},     {"score", AVO_DB_VALUE},
-        {"created_at", AVO_DB_VALUE},  {"evaluator", AVO_DB_VALUE},
-    };
-    static const avo_db_shape shape = {columns, COUNT_OF(columns)};
-    if (!ar || !ret)
-        return avo_error(err, errlen, AVO_EINVAL, "baselines: missing argument");
-    *ret = NULL;
-    return avo_db_rows_by_id(
-        ar->db,
-        "SELECT id, run_id, device, device_name, name, status, reason, library,"
-        " version, path, result, score, created_at, evaluator FROM baselines"
-        " WHERE ?1 = 0 OR run_id = ?1 ORDER BY run_id, name, device",
-        run_id, avo_db_row_object, &shape, ret, err, errlen, "read baselines");
-}
 
 /* ------------------------------------------------------------ experiments */
 

@@ -1,7 +1,8 @@
 /*
  * runs.c — runs in the archive: their rows (begin, end, reopen, restore),
  * their ownership (the run lock of avo_archive_run_claim), their event log,
- * and what the read commands show of them (run_get, run_summary, runs).
+ * and what the read commands show of them (run_summary, runs; a run's
+ * row is base.c's run_get).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "archive_impl.h"
+#include "store/archive_impl.h"
 
 /* Run ownership: an open-file-description lock on one byte of the archive
  * file at RUN_LOCK_BASE + run id, far above the bytes SQLite locks (from
@@ -434,45 +435,7 @@ int avo_archive_events(avo_archive *ar, int64_t run_id, const char *kind, json_t
 }
 /* -------------------------------------------------------------- reading */
 
-/* run_id, or the latest run's id when run_id is 0 (archive_impl.h). */
-int avo_archive_resolve_run(avo_archive *ar, int64_t run_id, int64_t *ret, char *err, size_t errlen)
-{
-    if (run_id) {
-        *ret = run_id;
-        return 0;
-    }
-    sqlite3_stmt *st = NULL;
-    int rc = avo_db_stmt(ar->db, "SELECT max(id) FROM runs", &st, err, errlen, "find latest run");
-    if (rc == 0)
-        rc = avo_db_single_id(ar->db, st, ret, err, errlen, "find latest run");
-    if (rc == 0 && !*ret)
-        rc = avo_error(err, errlen, AVO_ENOTFOUND, "the archive has no runs");
-    return rc;
-}
 
-int avo_archive_run_get(avo_archive *ar, int64_t run_id, json_t **ret, char *err, size_t errlen)
-{
-    static const avo_db_column columns[] = {
-        {"id", AVO_DB_VALUE},       {"script_path", AVO_DB_VALUE}, {"script_source", AVO_DB_VALUE},
-        {"config", AVO_DB_JSON},    {"seed", AVO_DB_VALUE},        {"engine_version", AVO_DB_VALUE},
-        {"compiler", AVO_DB_VALUE}, {"host", AVO_DB_VALUE},        {"started_at", AVO_DB_VALUE},
-        {"ended_at", AVO_DB_VALUE}, {"status", AVO_DB_VALUE},      {"owner", AVO_DB_JSON},
-    };
-    static const avo_db_shape shape = {columns, COUNT_OF(columns)};
-    if (!ar || !ret)
-        return avo_error(err, errlen, AVO_EINVAL, "run_get: missing argument");
-    *ret = NULL;
-    int rc = avo_archive_resolve_run(ar, run_id, &run_id, err, errlen);
-    if (rc == 0)
-        rc = avo_db_row_by_id(ar->db,
-                              "SELECT id, script_path, script_source, config, seed, engine_version,"
-                              " compiler, host, started_at, ended_at, status, owner FROM runs"
-                              " WHERE id = ?",
-                              run_id, &shape, ret, err, errlen, "read run");
-    if (rc == 0 && !*ret)
-        rc = avo_error(err, errlen, AVO_ENOTFOUND, "no run %lld", (long long)run_id);
-    return rc;
-}
 
 /*
  * Add the candidate summary of run `id` to its object: candidates, ok,

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "archive_impl.h"
+#include "store/archive_impl.h"
 
 /*
  * Schema migrations.  migrations[v] brings an archive from version v - 1 to

@@ -20,11 +20,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "cpu_job.h"
-#include "cpulib.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "eval/cpu/cpu_job.h"
+#include "eval/cpu/cpulib.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
 
 /* ------------------------------------------------------------------------ */
 /* Argument slots in shared memory                                          */

@@ -23,14 +23,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cache.h"
-#include "cpu_job.h"
-#include "hash.h"
-#include "includes.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cache.h"
+#include "eval/cpu/cpu_job.h"
+#include "core/hash.h"
+#include "eval/includes.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
 
 #define MAX_CC_WORDS 16 /* words in $CC */
 #define BASE_FLAGS_N 4

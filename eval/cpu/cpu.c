@@ -29,15 +29,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cpu_job.h"
-#include "cpulib.h"
-#include "jobspec.h"
-#include "libraries.h"
-#include "proto.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cpu/cpu_job.h"
+#include "eval/cpu/cpulib.h"
+#include "core/jobspec.h"
+#include "eval/libraries.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
 
 /* ------------------------------------------------------------------------ */
 /* The job, parsed once into C values                                       */

@@ -22,7 +22,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "jobspec.h"
+#include "core/jobspec.h"
 
 #define REPORT_FD 3       /* the judge's report pipe, as seen by the judge */
 #define GUARD_MIN 64      /* canary bytes at least before each buffer */

@@ -1,7 +1,7 @@
 /*
  * cpulib.c — probing a C library named as a CPU baseline (cpulib.h).
  */
-#include "cpulib.h"
+#include "eval/cpu/cpulib.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "eval/supervise.h"
 
 #define PROBE_MAX_BYTES (64 * 1024) /* what the child may answer */
 

@@ -28,15 +28,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cpu_job.h"
-#include "judge.h"
-#include "libraries.h"
-#include "measure.h"
-#include "proto.h"
-#include "sandbox.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cpu/cpu_job.h"
+#include "eval/judge.h"
+#include "eval/libraries.h"
+#include "eval/measure.h"
+#include "core/proto.h"
+#include "eval/sandbox.h"
+#include "eval/supervise.h"
 
 static double timeval_s(struct timeval tv)
 {

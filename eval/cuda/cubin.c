@@ -3,14 +3,14 @@
  * ELF64 little-endian image; see cubin.h).  Every offset read from the file is
  * bounds-checked against the buffer before use.
  */
-#include "cubin.h"
+#include "eval/cuda/cubin.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
+#include "core/avo.h"
 
 /* The EIATTR attributes and value formats avo reads. */
 enum {

@@ -30,18 +30,18 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "baseline.h"
-#include "cache.h"
-#include "cuda_api.h"
-#include "cuda_job.h"
-#include "cuda_pure.h"
-#include "hash.h"
-#include "nvrtc_child.h"
-#include "proto.h"
-#include "supervise.h"
-#include "vendor.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/baseline.h"
+#include "eval/cache.h"
+#include "eval/cuda/cuda_api.h"
+#include "eval/cuda/cuda_job.h"
+#include "eval/cuda/cuda_pure.h"
+#include "core/hash.h"
+#include "eval/cuda/nvrtc_child.h"
+#include "core/proto.h"
+#include "eval/supervise.h"
+#include "eval/cuda/vendor.h"
 
 #define LOG_MAX 16384 /* bytes of NVRTC log kept in a result */
 

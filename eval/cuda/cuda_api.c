@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "cuda_api.h"
+#include "core/avo.h"
+#include "eval/cuda/cuda_api.h"
 
 /* Where libnvrtc is looked for (open_nvrtc): the versioned names below,
  * through the loader's search path (LD_LIBRARY_PATH, ld.so.cache) and in

@@ -41,15 +41,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cuda_api.h"
-#include "cuda_job.h"
-#include "cuda_pure.h"
-#include "judge.h"
-#include "measure.h"
-#include "pcg.h"
-#include "vendor.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cuda/cuda_api.h"
+#include "eval/cuda/cuda_job.h"
+#include "eval/cuda/cuda_pure.h"
+#include "eval/judge.h"
+#include "eval/measure.h"
+#include "core/pcg.h"
+#include "eval/cuda/vendor.h"
 
 #define GUARD_BYTES 256  /* canary before each buffer and after the last; data padded to it */
 #define SLOTS_MAX_MB 256 /* candidate argument slots of one config, at most */

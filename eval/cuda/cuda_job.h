@@ -8,10 +8,10 @@
 
 #include <jansson.h>
 
-#include "baseline.h"
-#include "cubin.h"
-#include "cuda_pure.h"
-#include "jobspec.h"
+#include "eval/baseline.h"
+#include "eval/cuda/cubin.h"
+#include "eval/cuda/cuda_pure.h"
+#include "core/jobspec.h"
 
 /* The shared part of a job (jobspec.h) and what only this backend reads. */
 typedef struct cuda_job {

@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "cuda_pure.h"
-#include "includes.h"
+#include "core/avo.h"
+#include "eval/cuda/cuda_pure.h"
+#include "eval/includes.h"
 
 /* ----------------------------------------------------------------- launch */
 

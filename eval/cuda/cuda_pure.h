@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "cubin.h"
-#include "dtype.h"
-#include "jobspec.h"
+#include "eval/cuda/cubin.h"
+#include "core/dtype.h"
+#include "core/jobspec.h"
 
 /* One kernel launch: grid and block in three dimensions, dynamic shared memory. */
 typedef struct avo_cuda_launch {

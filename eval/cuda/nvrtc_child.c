@@ -1,7 +1,7 @@
 /*
  * nvrtc_child.c — the CUDA backend's compile child (see nvrtc_child.h).
  */
-#include "nvrtc_child.h"
+#include "eval/cuda/nvrtc_child.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,12 +15,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
-#include "backend.h"
-#include "cuda_api.h"
-#include "cuda_job.h"
-#include "proto.h"
-#include "supervise.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cuda/cuda_api.h"
+#include "eval/cuda/cuda_job.h"
+#include "core/proto.h"
+#include "eval/supervise.h"
 
 void avo_nvrtc_input_free(avo_nvrtc_input *in)
 {

@@ -25,7 +25,7 @@
  * Intermediates are virtual fp32 tensors; compute is fp32.  Heuristics mode
  * A lists engine configs; the first whose execution plan finalizes is used.
  */
-#include "vendor.h"
+#include "eval/cuda/vendor.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -36,8 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "avo.h"
-#include "cuda_api.h"
+#include "core/avo.h"
+#include "eval/cuda/cuda_api.h"
 
 /* ------------------------------------------------------------ cuBLASLt */
 

@@ -32,8 +32,8 @@
 
 #include <stddef.h>
 
-#include "baseline.h"
-#include "jobspec.h"
+#include "eval/baseline.h"
+#include "core/jobspec.h"
 
 /* What was loaded for a baseline (strings owned by the process-wide table). */
 typedef struct avo_vendor_lib {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dtype.h"
+#include "core/dtype.h"
 
 enum {
     SUCCESS = 0,

@@ -60,7 +60,7 @@
 #include "avo_emu_rt.h"
 #include "emu_common.h"
 extern "C" {
-#include "cubin.h"
+#include "eval/cuda/cubin.h"
 }
 
 namespace bc = boost::context::detail;

@@ -8,9 +8,9 @@
  * GQA, causal or not, without a GPU.  Without cuDNN that last part says so
  * and the rest still runs.
  */
-#include "avo.h"
-#include "baseline.h"
-#include "vendor.h"
+#include "core/avo.h"
+#include "eval/baseline.h"
+#include "eval/cuda/vendor.h"
 
 #include "../unit/check.h"
 

@@ -4,7 +4,7 @@
  * killed with SIGKILL mid-stream leaving a consistent file that holds every
  * evaluation it reported.
  */
-#include "archive.h"
+#include "store/archive.h"
 
 #include "check.h"
 

@@ -4,8 +4,8 @@
  * keeping the tail of a log and quoting a compiler's error line; and the
  * backend table and avo_mkdir_p.
  */
-#include "avo.h"
-#include "backend.h"
+#include "core/avo.h"
+#include "core/backend.h"
 
 #include "check.h"
 

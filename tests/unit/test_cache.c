@@ -5,9 +5,9 @@
  * returned), and trimming by least recent use, per suffix, to
  * AVO_CACHE_MAX_MB.
  */
-#include "cache.h"
+#include "eval/cache.h"
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
 
 #include <fcntl.h>

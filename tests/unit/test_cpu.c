@@ -9,7 +9,7 @@
  */
 #include "avo_config.h"
 
-#include "backend.h"
+#include "core/backend.h"
 
 #include "check.h"
 

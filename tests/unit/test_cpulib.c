@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
-#include "cpulib.h"
+#include "eval/cpu/cpulib.h"
 
 static char dir[] = "/tmp/avo-test-cpulib-XXXXXX";
 

@@ -9,11 +9,11 @@
  * argument count checked against the cubin); without it those parts are
  * skipped, the rest still runs.
  */
-#include "avo.h"
-#include "backend.h"
-#include "cubin.h"
-#include "cuda_pure.h"
-#include "cuda_api.h"
+#include "core/avo.h"
+#include "core/backend.h"
+#include "eval/cuda/cubin.h"
+#include "eval/cuda/cuda_pure.h"
+#include "eval/cuda/cuda_api.h"
 
 #include "check.h"
 

@@ -6,7 +6,7 @@
  * use: step by step, each step with its version, a failing step leaving
  * the file at the version before it, a newer file refused untouched.
  */
-#include "db.h"
+#include "store/db.h"
 
 #include "check.h"
 

@@ -3,11 +3,12 @@
  * CSV quoting (RFC 4180), the listing queries (runs, candidates, LLM
  * spend), CSV/JSON/git exports, candidate diffs and the HTML report.
  */
-#include "archive.h"
-#include "diff.h"
-#include "export.h"
-#include "report.h"
-#include "strbuf.h"
+#include "store/archive.h"
+#include "cli/compare.h"
+#include "core/diff.h"
+#include "cli/export.h"
+#include "cli/report.h"
+#include "core/strbuf.h"
 
 #include "check.h"
 

@@ -2,9 +2,9 @@
  * test_hash.c — content addresses equal `git hash-object` blob ids, and
  * compound keys keep their part boundaries.
  */
-#include "hash.h"
+#include "core/hash.h"
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
 
 #include <string.h>

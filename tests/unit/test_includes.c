@@ -6,9 +6,9 @@
  * source read differently by the lexer and a C compiler (digit separators,
  * raw strings) cannot hide an absolute include from the CPU rule.
  */
-#include "includes.h"
+#include "eval/includes.h"
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
 
 #include <stdio.h>

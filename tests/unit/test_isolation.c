@@ -8,9 +8,9 @@
  * the candidate and the compiler profile.
  */
 #include "avo_config.h"
-#include "sandbox.h"
+#include "eval/sandbox.h"
 
-#include "avo.h"
+#include "core/avo.h"
 
 #include "check.h"
 

@@ -5,11 +5,11 @@
  * one-line reason that names it.  The rules are the backends' own tables
  * (avo_backend.rules).  Also the element types of dtype.h.
  */
-#include "dtype.h"
-#include "jobspec.h"
+#include "core/dtype.h"
+#include "core/jobspec.h"
 
-#include "avo.h"
-#include "backend.h"
+#include "core/avo.h"
+#include "core/backend.h"
 #include "check.h"
 
 #include <jansson.h>

@@ -12,10 +12,10 @@
  * some calls by call count is caught, and only compared samples make the
  * reported time.
  */
-#include "judge.h"
+#include "eval/judge.h"
 
-#include "avo.h"
-#include "backend.h"
+#include "core/avo.h"
+#include "core/backend.h"
 #include "check.h"
 
 #include <jansson.h>

@@ -7,9 +7,9 @@
  * archive's own connection, text that is not UTF-8, and AVO_DB_TIMEOUT
  * refused as the archive refuses it.
  */
-#include "kb.h"
+#include "store/kb.h"
 
-#include "archive.h"
+#include "store/archive.h"
 #include "check.h"
 
 #include <ftw.h>

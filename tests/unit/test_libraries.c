@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
-#include "libraries.h"
+#include "eval/libraries.h"
 
 static int lists(const json_t *found, const char *needle)
 {

@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
-#include "llm.h"
+#include "core/llm.h"
 
 /* A loopback port nobody listens on: bind, read the port, close. */
 static int closed_port(void)

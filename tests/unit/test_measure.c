@@ -4,7 +4,7 @@
  * poison patterns per type, guards, the checker's verdicts in their
  * documented order, sample statistics and the timing policy.
  */
-#include "measure.h"
+#include "eval/measure.h"
 
 #include "check.h"
 

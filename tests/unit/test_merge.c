@@ -3,9 +3,9 @@
  * overlapping edits conflict with git's markers, identical edits and
  * one-sided edits merge cleanly.
  */
-#include "merge.h"
+#include "core/merge.h"
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
 
 #include <stdlib.h>

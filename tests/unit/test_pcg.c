@@ -3,7 +3,7 @@
  * properties the engine relies on: bounded range and rough uniformity,
  * [0, 1) floats, advance == repeated next, and name-derived streams.
  */
-#include "pcg.h"
+#include "core/pcg.h"
 
 #include "check.h"
 

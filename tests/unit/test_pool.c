@@ -13,10 +13,10 @@
 
 #include <sys/wait.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
-#include "pool.h"
-#include "transport.h"
+#include "scale/pool.h"
+#include "scale/transport.h"
 
 static json_t *ping(void)
 {

@@ -22,9 +22,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
-#include "sandbox.h"
+#include "eval/sandbox.h"
 
 static void test_choose(void)
 {

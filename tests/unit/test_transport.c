@@ -16,10 +16,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "avo.h"
+#include "core/avo.h"
 #include "check.h"
-#include "proto.h"
-#include "transport.h"
+#include "core/proto.h"
+#include "scale/transport.h"
 
 static avo_transport_secret secret_of(const char *text)
 {

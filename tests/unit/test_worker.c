@@ -4,10 +4,10 @@
  * unknown backend an "invalid" result; closing the job pipe ends the worker
  * with status 0, and a malformed frame ends it with status 1.
  */
-#include "worker.h"
+#include "eval/worker.h"
 
-#include "avo.h"
-#include "proto.h"
+#include "core/avo.h"
+#include "core/proto.h"
 
 #include "check.h"
 
