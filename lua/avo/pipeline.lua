@@ -396,10 +396,31 @@ local function skipped(cand)
            source = cand.source, knobs = cand.knobs or {} }
 end
 
+-- Why `source` cannot travel to a worker, or nil: jobs are JSON text, so
+-- a source must be UTF-8 (a Latin-1 comment in a seed file, bytes an
+-- operator spliced).  That is the job's fault, not the engine's: the
+-- candidate is `invalid`, named where the first bad byte is.
+local function not_text(source)
+  local ok, at = utf8.len(source or "")
+  if ok then return nil end
+  local before = source:sub(1, at - 1)
+  local line = 1 + select(2, before:gsub("\n", ""))
+  local column = at - (before:match(".*\n()") or 1) + 1
+  return ("source is not valid UTF-8: byte 0x%02X at line %d, column %d (avo sends sources " ..
+    "to workers as UTF-8 text; convert the file, e.g. iconv -f latin1 -t utf-8)")
+    :format(source:byte(at), line, column)
+end
+
+local function invalid(why)
+  return { status = "invalid", reason = why, configs = setmetatable({}, core.json_array_mt) }
+end
+
 -- Step 3: `cand`'s job for `ev` (its `trial`-th measurement, for the
 -- in-process backend's test_score) to its executor; done(result) turns the
 -- result into the ticket's value.
 local function run_job(r, ev, cand, seed, trial, done)
+  local why = not_text(cand.source)
+  if why then return sched.complete_now(done(invalid(why))) end
   return submit_job(r, ev:job(cand, seed, r.cache_dir, trial), ev:deadline(), done, ev)
 end
 
@@ -490,6 +511,8 @@ end
 -- the run's best on the same configs stops as "pruned".  Returns a ticket
 -- for the record.
 cascade = function(r, ev, id, cand, seed)
+  local why = not_text(cand.source)
+  if why then return sched.complete_now(on_result(r, ev, id, cand, invalid(why))) end
   local ticket = sched.event()
   local function run_stages()
     local configs, final, last = {}, nil, nil
@@ -673,6 +696,8 @@ end
 -- test_compile): {status, reason, log, compile = resources (CUDA)}.  Not an
 -- evaluation: nothing is archived and the budget is not charged.
 function P.compile(r, ev, cand)
+  local why = not_text(cand.source)
+  if why then return invalid(why) end
   local job = ev:job(cand, 1, r.cache_dir, 0)
   job.compile_only = true
   return sched.await(sched.submit(job, ev:deadline()))

@@ -33,6 +33,15 @@ end
 assert(recs[5].reason:find("n1000", 1, true), "wrong answer names the config")
 assert(recs[1].log and recs[1].log:find("error", 1, true), "compile log is kept")
 
-local good = avo.evaluate(ev, ev:seed())
+-- A source that is not UTF-8 (a Latin-1 comment) cannot travel to a worker
+-- as JSON text: it is invalid, named where its first bad byte is.
+local seed = ev:seed()
+local latin1 = avo.evaluate(ev, { source = "/* caf\xe9 */\n" .. seed.source, knobs = {},
+                                  operator = "manual", note = "axpy_latin1" })
+assert(latin1.status == "invalid", "latin-1 source: status " .. tostring(latin1.status))
+assert(latin1.reason:find("not valid UTF-8: byte 0xE9 at line 1, column 7", 1, true),
+  "latin-1 source: reason " .. tostring(latin1.reason))
+
+local good = avo.evaluate(ev, seed)
 assert(good.status == "ok" and good.score > 0, "the run goes on: " .. tostring(good.reason))
 print("failures: ok")
