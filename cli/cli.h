@@ -131,6 +131,9 @@ int64_t avo_cli_parse_id(const char *s);
  * (so a typo never creates an empty archive). */
 avo_archive *avo_cli_open_archive(const char *db);
 
+/* Warn on stderr when `ar` (opened from `db`) fails PRAGMA quick_check. */
+void avo_cli_warn_damaged(avo_archive *ar, const char *db);
+
 /* Print "avo: " and the error of a failed archive call, naming the run or
  * candidate the user asked for when it is missing; returns 1. */
 int avo_cli_fail(int rc, const char *err, const char *db);

@@ -41,6 +41,12 @@ avo_archive *avo_cli_open_archive(const char *db)
         fprintf(stderr, "avo: %s\n", err);
         return NULL;
     }
+    avo_cli_warn_damaged(ar, db);
+    return ar;
+}
+
+void avo_cli_warn_damaged(avo_archive *ar, const char *db)
+{
     /* A damaged file is still read (what it holds may be what the user
      * needs), but never silently: the answers may be incomplete. */
     char problem[256];
@@ -50,7 +56,6 @@ avo_archive *avo_cli_open_archive(const char *db)
                 " is what could be read of it, and may be incomplete (README, \"A damaged"
                 " archive\")\n",
                 db, problem);
-    return ar;
 }
 
 int avo_cli_fail(int rc, const char *err, const char *db)

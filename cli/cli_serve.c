@@ -32,6 +32,7 @@ static int serve(const char *const *dbs, size_t n, const char *listen, double re
             fprintf(stderr, "avo: %s\n", err);
             return 1;
         }
+        avo_cli_warn_damaged(ar, dbs[i]);
         avo_archive_free(ar);
     }
     sigset_t stop;

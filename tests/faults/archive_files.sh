@@ -185,6 +185,21 @@ for cmd in runs "runs --json" best "best --json" "show 1 --json" "lineage 2" "di
     [ "$(md5sum < "$tmp/hurt.db")" = "$sum" ] || fail "avo $cmd wrote into a damaged archive"
 done
 [ -d "$tmp/hurt.git/.git" ] || fail "the git export of a damaged archive made nothing"
+# avo serve says so at start, on stderr, and serves what it can.
+"$AVO" serve --db "$tmp/hurt.db" --listen 127.0.0.1:0 >"$tmp/serve.out" 2>"$tmp/serve.err" &
+pid=$!
+i=0
+until grep -q '^http' "$tmp/serve.out"; do
+    i=$((i + 1))
+    if [ $i -ge 100 ] || ! kill -0 $pid 2>/dev/null; then
+        kill $pid 2>/dev/null
+        fail "avo serve on a damaged archive did not start: $(cat "$tmp/serve.err")"
+    fi
+    sleep 0.1
+done
+kill $pid; wait $pid || true
+expect_in "$tmp/serve.err" "avo: warning: archive $tmp/hurt.db is damaged (PRAGMA quick_check: "
+[ "$(md5sum < "$tmp/hurt.db")" = "$sum" ] || fail "avo serve wrote into a damaged archive"
 expect_exit 1 "$AVO" experiment report --db "$tmp/hurt.db" --out "$tmp/hurt"
 expect_in "$tmp/err" "avo: warning: archive $tmp/hurt.db is damaged (PRAGMA quick_check: "
 expect_in "$tmp/err" "holds no experiment"
