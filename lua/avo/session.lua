@@ -309,6 +309,9 @@ function S.execute(ctx)
     if not rok then ok, result = false, rerr end
   elseif rec and (rec.mode == "replay" or rec.origin) then
     run.retime_why = "a replay measures nothing"
+  elseif core.interrupted() or stopped then
+    run.retime_why = ("the run was stopped before its re-timing; `avo rebench --db %s --run %d` " ..
+      "times its best with the seed and baselines in the same rounds"):format(ctx.db, ctx.run_id)
   end
   if not ok then result = S.script_error(result) end
   -- An error raised for the script from the engine's call of it names the

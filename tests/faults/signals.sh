@@ -24,6 +24,8 @@ for sig in INT:130 TERM:143 HUP:129; do
     [ "$got" = "$code" ] || { cat "$tmp/err"; fail "SIG$name: exit $got, expected $code"; }
     [ "$(q "$db" "SELECT status FROM runs")" = interrupted ] || fail "SIG$name: run not 'interrupted'"
     expect_in "$tmp/err" "avo: interrupted after"
+    # Its figures are unpaired, and it says how to pair them.
+    expect_in "$tmp/out" "unpaired: not re-timed (the run was stopped before its re-timing; \`avo rebench --db $db --run 1\`"
     whole "$db"
     expect_exit 0 "$AVO" resume --db "$db"
     lineage "$db" > "$tmp/resumed.txt"
