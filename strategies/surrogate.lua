@@ -55,6 +55,7 @@
 -- Returns the best record of the run, like the other strategies.
 
 local avo = require "avo"
+local core = require "avo.core"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local space = require "strategies.lib.space"
@@ -129,244 +130,50 @@ local function tunable_knobs(domain)
   return list
 end
 
+-- Each tunable knob's value positions by the value's text (the first of
+-- equal texts, as index_of finds it: a record read back from the archive
+-- may carry "32" where the parser gave 32).
+local function positions_of(knobs_list)
+  local positions = {}
+  for d, knob in ipairs(knobs_list) do
+    local p = {}
+    for i, v in ipairs(knob.values) do
+      local text = tostring(v)
+      if p[text] == nil then p[text] = i end
+    end
+    positions[d] = p
+  end
+  return positions
+end
+
 -- A configuration as value positions, one per tunable knob; a knob not set
 -- (or set outside its domain) is at its first value, as the compiler sees it.
-local function encode(knobs_list, knobs)
-  local x = {}
-  for d, knob in ipairs(knobs_list) do x[d] = index_of(knob.values, knobs[knob.name]) or 1 end
+local function encode(state, knobs)
+  local x, positions = {}, state.positions
+  for d, knob in ipairs(state.knobs) do
+    local v = knobs[knob.name]
+    x[d] = v ~= nil and positions[d][tostring(v)] or 1
+  end
   return x
 end
 
--- Category distance (knobs that differ) and order distances (position
--- differences scaled to [0, 1], summed and squared-summed) of two encodings.
-local function distances(knobs_list, a, b)
-  local cat, ord, ord2 = 0, 0, 0
-  for d, knob in ipairs(knobs_list) do
-    local i, j = a[d], b[d]
-    if i ~= j then
-      local step = math.abs(i - j) / (#knob.values - 1)
-      cat, ord, ord2 = cat + 1, ord + step, ord2 + step * step
-    end
-  end
-  return cat, ord, ord2
-end
-
 ---------------------------------------------------------------------------
--- The Gaussian process
+-- The Gaussian process: its arithmetic is core.gp (core/gp.c): the
+-- training encodings and their distances, the Cholesky factor (grown a row
+-- per new training position), the covariance factors and the expected
+-- improvement of each candidate, in the order of operations this file had
+-- when it did them itself (the same picks, about 30 times faster).
 
--- Lower Cholesky factor of the n x n matrix `A` (array of rows), or nil when
--- it is not positive definite.
-local function cholesky(A, n)
-  local L = {}
-  for i = 1, n do
-    local Li, Ai = {}, A[i]
-    L[i] = Li
-    for j = 1, i do
-      local Lj = L[j]
-      local s = Ai[j]
-      for k = 1, j - 1 do s = s - Li[k] * Lj[k] end
-      if i == j then
-        if s <= 0 then return nil end
-        Li[j] = math.sqrt(s)
-      else
-        Li[j] = s / Lj[j]
-      end
-    end
-  end
-  return L
-end
-
--- Solves L z = b (forward substitution).
-local function forward(L, b, n)
-  local z = {}
-  for i = 1, n do
-    local Li, s = L[i], b[i]
-    for k = 1, i - 1 do s = s - Li[k] * z[k] end
-    z[i] = s / Li[i]
-  end
-  return z
-end
-
--- Solves L^T z = b (back substitution).
-local function backward(L, b, n)
-  local z = {}
-  for i = n, 1, -1 do
-    local s = b[i]
-    for k = i + 1, n do s = s - L[k][i] * z[k] end
-    z[i] = s / L[i][i]
-  end
-  return z
-end
-
--- The covariance of two configurations at distances (cat, ord, ord2): a
--- product over knobs of exp(-[differ] / scale) (categories) and exp(-|step| /
--- scale) (shape 1, rough) or exp(-step^2 / scale) (shape 2, smooth), mixed
--- by w; each factor is a valid kernel, so the product is.
-local function covariance(cat, ord, ord2, hyper)
-  local o = hyper.shape == 2 and ord2 or ord
-  return math.exp(-(hyper.w * cat + (1 - hyper.w) * o) / hyper.scale)
-end
-
--- The model of standardized scores `y` (one per training position) under
--- `hyper` ({ scale, w, shape, noise }): factor, weights and log marginal
--- likelihood, or nil when the matrix is not positive definite.  `dist`
--- holds the pairwise distances of the training positions ({cat, ord, ord2}
--- by a, b).
-local function fit(y, hyper, dist)
-  local n = #y
-  local K = {}
-  for i = 1, n do
-    local row = {}
-    for j = 1, n do
-      local d = dist[i][j]
-      row[j] = covariance(d[1], d[2], d[3], hyper)
-    end
-    row[i] = row[i] + hyper.noise
-    K[i] = row
-  end
-  local L = cholesky(K, n)
-  if not L then return nil end
-  local alpha = backward(L, forward(L, y, n), n)
-  local loglik = 0
-  for i = 1, n do loglik = loglik - 0.5 * y[i] * alpha[i] - math.log(L[i][i]) end
-  return { L = L, alpha = alpha, n = n, hyper = hyper, loglik = loglik }
-end
-
--- Extends `model` (its factor covers training positions 1..model.n) to
--- positions 1..m: one new row of the Cholesky factor each, O(m^2) instead
--- of a new factorisation (the factor of a leading block is the leading
--- rows of the factor).  Then its weights for `y`.  False when a new row is
--- not positive definite.
-local function extend(model, y, dist, m)
-  local L, hyper = model.L, model.hyper
-  for a = model.n + 1, m do
-    local La, da = {}, dist[a]
-    L[a] = La
-    for j = 1, a do
-      local d = da[j]
-      local s = covariance(d[1], d[2], d[3], hyper)
-      if j == a then s = s + hyper.noise end
-      local Lj = L[j]
-      for k = 1, j - 1 do s = s - La[k] * Lj[k] end
-      if j == a then
-        if s <= 0 then return false end
-        La[a] = math.sqrt(s)
-      else
-        La[j] = s / Lj[j]
-      end
-    end
-    model.n = a
-  end
-  model.alpha = backward(L, forward(L, y, m), m)
-  return true
-end
-
--- The standard normal density and distribution (Abramowitz and Stegun
--- 7.1.26 for erf, error below 1.5e-7).
-local function pdf(z) return math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) end
-local function cdf(z)
-  local x = math.abs(z) / math.sqrt(2)
-  local t = 1 / (1 + 0.3275911 * x)
-  local erf = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-    + 0.254829592) * t * math.exp(-x * x)
-  return z >= 0 and 0.5 * (1 + erf) or 0.5 * (1 - erf)
-end
-
--- Expected improvement of a prediction with mean `mean` and standard
--- deviation `sd` over `best` + `xi`; it grows with both.
-local function improvement(mean, sd, best, xi)
-  local gain = mean - best - xi
-  local z = gain / sd
-  return gain * cdf(z) + sd * pdf(z)
-end
-
--- The covariance factors of `model`: factors[d][v][a] is knob d's factor
--- of the covariance between value position v and training position a (the
--- covariance is their product over knobs), so a prediction costs one
--- product per knob and training position.  Extended to new positions.
-local function factors_of(model, state)
-  local f = model.factors
-  if f == nil then
-    f = { n = 0 }
-    for d, knob in ipairs(state.knobs) do
-      f[d] = {}
-      for v = 1, #knob.values do f[d][v] = {} end
-    end
-    model.factors = f
-  end
-  local hyper = model.hyper
-  local o = hyper.shape == 2
-  for a = f.n + 1, model.n do
-    local t = state.xs[state.train[a]]
-    for d, knob in ipairs(state.knobs) do
-      local span, td, fd = #knob.values - 1, t[d], f[d]
-      for v = 1, span + 1 do
-        local step = math.abs(v - td) / span
-        local diff = v ~= td and 1 or 0
-        fd[v][a] = math.exp(-(hyper.w * diff + (1 - hyper.w) * (o and step * step or step))
-          / hyper.scale)
-      end
-    end
-  end
-  f.n = model.n
-  return f
-end
-
--- The model's mean at encoding `x` and the covariances with the training
--- positions (for the variance).
-local function predict_mean(model, state, x)
-  local f = factors_of(model, state)
-  local rows = {}
-  for d = 1, #x do rows[d] = f[d][x[d]] end
-  local k, mean, alpha, D = {}, 0, model.alpha, #x
-  local nearest = 0
-  for a = 1, model.n do
-    local c = 1
-    for d = 1, D do c = c * rows[d][a] end
-    k[a] = c
-    mean = mean + c * alpha[a]
-    if c > nearest then nearest = c end
-  end
-  -- A bound on the standard deviation for O(n): conditioned on its most
-  -- correlated observation alone the variance is 1 - c^2 / (1 + noise),
-  -- and more observations only lower it.
-  return mean, k, math.sqrt(math.max(1 - nearest * nearest / (1 + model.hyper.noise), 0))
-end
-
--- The model's standard deviation given the covariances `k`.
-local function predict_sd(model, k)
-  local v = forward(model.L, k, model.n)
-  local var = 1
-  for i = 1, model.n do var = var - v[i] * v[i] end
-  return math.sqrt(math.max(var, 1e-12))
-end
-
--- Index, mean and expected improvement of the candidate of highest
--- expected improvement among `list` (false entries are skipped) when it is
--- above `floor` (default: any), or nil.  The mean costs n x knobs, the
--- variance n^2 / 2, so candidates are visited in order of the bound their
--- mean gives (with the bound on the deviation predict_mean gives) and the search stops
--- when no bound can beat the best found: the same pick, far fewer solves.
-local function best_candidate(model, state, list, best, xi, floor)
-  local order = {}
-  for i, knobs in ipairs(list) do
-    if knobs then
-      local mean, k, sd_bound = predict_mean(model, state, encode(state.knobs, knobs))
-      order[#order + 1] = { i = i, mean = mean, k = k,
-                            bound = improvement(mean, math.max(sd_bound, 1e-6), best, xi) }
-    end
-  end
-  table.sort(order, function(a, b)
-    if a.bound ~= b.bound then return a.bound > b.bound end
-    return a.i < b.i
-  end)
-  local top, top_ei, top_mean = nil, floor or -math.huge, 0
-  for _, c in ipairs(order) do
-    if c.bound <= top_ei then break end
-    local ei = improvement(c.mean, predict_sd(model, c.k), best, xi)
-    if ei > top_ei then top, top_ei, top_mean = c.i, ei, c.mean end
-  end
-  return top, top_mean, top_ei
+-- The candidate of highest expected improvement among `list` (knob maps;
+-- false entries are skipped) when it is above `floor` (default: any):
+-- index, mean, expected improvement, or nil.  core.gp visits the
+-- candidates in order of a bound of their improvement (the mean, with the
+-- deviation bounded by the most correlated observation alone) and solves
+-- for the exact deviation only while a bound can beat the best found.
+local function best_candidate(state, list, best, xi, floor)
+  local encodings = {}
+  for i, knobs in ipairs(list) do encodings[i] = knobs and encode(state, knobs) end
+  return state.gp:best(encodings, best, xi, floor)
 end
 
 ---------------------------------------------------------------------------
@@ -407,19 +214,14 @@ end
 -- pick) with its encoding.
 local function observe(state, rec, knobs)
   local n = #state.xs + 1
-  state.xs[n], state.observed[n] = encode(state.knobs, knobs), rec
+  state.xs[n], state.observed[n] = encode(state, knobs), rec
 end
 
--- Appends observation `i` to the training set, with its distances.
+-- Appends observation `i` to the training set (core.gp keeps its
+-- distances to the others).
 local function train_add(state, i)
-  local train, dist = state.train, state.dist
-  local a = #train + 1
-  train[a] = i
-  dist[a] = {}
-  for b = 1, a do
-    local d = { distances(state.knobs, state.xs[i], state.xs[train[b]]) }
-    dist[a][b], dist[b][a] = d, d
-  end
+  state.train[#state.train + 1] = i
+  state.gp:add(state.xs[i])
 end
 
 -- The training set: every observation while there are at most max_train;
@@ -449,7 +251,8 @@ local function sync_training(state)
       if count >= (3 * M) // 4 then break end
       if not keep[i] then keep[i], count = true, count + 1 end
     end
-    state.train, state.dist, state.model = {}, {}, nil
+    state.train = {}
+    state.gp:clear()
     for i = 1, n do
       if keep[i] then train_add(state, i) end
     end
@@ -468,51 +271,43 @@ local function forget_last(state)
   state.xs[n], state.observed[n] = nil, nil
   local train = state.train
   if train[#train] == n then
-    local a = #train
-    train[a], state.dist[a] = nil, nil
-    for b = 1, a - 1 do state.dist[b][a] = nil end
-    local model = state.model
-    if model and model.n >= a then -- the leading rows stay the factor
-      model.L[a], model.n = nil, a - 1
-      if model.factors then model.factors.n = math.min(model.factors.n, a - 1) end
-    end
+    train[#train] = nil
+    state.gp:pop() -- the leading rows stay the factor
   end
 end
 
 -- The model for the training set: hyperparameters chosen by marginal
 -- likelihood when `choose`, else the last ones, whose factor is extended
--- by the new training positions rather than made again.
+-- by the new training positions rather than made again.  Returns the best
+-- standardized score and the mean and deviation of the scores.
 local function model_for(state, choose)
   sync_training(state)
   local y_all, best, mean, sd = standardized(state)
   local y = {}
   for a, i in ipairs(state.train) do y[a] = y_all[i] end
-  local model
+  local gp, ok = state.gp, false
   if choose or state.hyper == nil then
+    local top, top_loglik
     for _, scale in ipairs(LENGTHSCALES) do
       for _, w in ipairs(CATEGORY_WEIGHTS) do
         for _, shape in ipairs(w < 1 and SHAPES or { 1 }) do
           for _, noise in ipairs(NOISES) do
-            local m = fit(y,
-              { scale = scale * #state.knobs, w = w, shape = shape, noise = noise }, state.dist)
-            if m and (model == nil or m.loglik > model.loglik) then model = m end
+            local hyper = { scale = scale * #state.knobs, w = w, shape = shape, noise = noise }
+            local loglik = gp:loglik(y, hyper)
+            if loglik and (top == nil or loglik > top_loglik) then top, top_loglik = hyper, loglik end
           end
         end
       end
     end
-    state.hyper = model and model.hyper
+    state.hyper = top
+    ok = top ~= nil and gp:fit(y, top) ~= nil
   else
-    model = state.model
-    if model == nil or model.hyper ~= state.hyper or not extend(model, y, state.dist, #y) then
-      model = fit(y, state.hyper, state.dist)
-    end
+    ok = gp:has_model(state.hyper) and gp:extend(y) or gp:fit(y, state.hyper) ~= nil
   end
-  if model == nil then -- never positive definite: the noisiest setting
-    model = fit(y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, shape = 1,
-      noise = 1 }, state.dist)
+  if not ok then -- never positive definite: the noisiest setting
+    gp:fit(y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, shape = 1, noise = 1 })
   end
-  state.model = model
-  return model, best, mean, sd
+  return best, mean, sd
 end
 
 ---------------------------------------------------------------------------
@@ -614,7 +409,7 @@ end
 -- best of its valid new one-knob changes while that improves the expected
 -- improvement, at most LOCAL_STEPS times: the model's optimum is often a
 -- knob or two away from every candidate drawn.  Returns knobs, mean.
-local function climb(state, model, best, knobs, mean, ei, taken)
+local function climb(state, best, knobs, mean, ei, taken)
   for _ = 1, LOCAL_STEPS do
     local list, listed = {}, {}
     for key in pairs(taken) do listed[key] = true end
@@ -627,7 +422,7 @@ local function climb(state, model, best, knobs, mean, ei, taken)
         end
       end
     end
-    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi, ei)
+    local top, top_mean, top_ei = best_candidate(state, list, best, state.cfg.xi, ei)
     if top == nil then break end
     knobs, mean, ei = list[top], top_mean, top_ei
   end
@@ -646,13 +441,13 @@ local function propose(state, round)
     or state.hyper == nil
   if choose then state.since_fit = 0 end
   for b = 1, math.min(state.cfg.batch, #list) do
-    local model, best, mean, sd = model_for(state, choose and b == 1)
-    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi)
+    local best, mean, sd = model_for(state, choose and b == 1)
+    local top, top_mean, top_ei = best_candidate(state, list, best, state.cfg.xi)
     if top == nil then break end
     local knobs = list[top]
     list[top] = false
     local climbed
-    climbed, top_mean = climb(state, model, best, knobs, top_mean, top_ei, taken)
+    climbed, top_mean = climb(state, best, knobs, top_mean, top_ei, taken)
     if climbed ~= knobs then -- the list may hold it too: it is taken now
       local key = key_of(state, climbed)
       for i, k in ipairs(list) do
@@ -679,12 +474,16 @@ function M.run(opts)
   local state = {
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
     xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0,
-    train = {}, dist = {}, -- the training set (sync_training) and its distances
+    train = {}, -- the training set (sync_training), observation indices
   }
   if #state.knobs == 0 then
     avo.log("%s: the seed declares no knob with two values or more; nothing to search", WHO)
     return seed
   end
+  local spans = {}
+  for d, knob in ipairs(state.knobs) do spans[d] = #knob.values end
+  local gp <close> = core.gp(spans)
+  state.gp, state.positions = gp, positions_of(state.knobs)
   state.seen[key_of(state, full_knobs(state, seed))] = true
   observe(state, seed, full_knobs(state, seed))
 
