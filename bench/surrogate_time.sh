@@ -23,8 +23,11 @@ for landscape in landscape gemm_space; do
 import os, sqlite3, subprocess, sys, time
 avo, script, db, count, name, block = sys.argv[1:7]
 block, ticks = int(block), os.sysconf("SC_CLK_TCK")
+# stderr to a file: a pipe nobody reads fills with the progress lines of a
+# long run and stops it.
+err = open(db + ".err", "w+")
 proc = subprocess.Popen([avo, "run", script, "--db", db, "--jobs", "1", "--max-evals", count,
-                         "--retime", "0"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                         "--retime", "0"], stdout=subprocess.DEVNULL, stderr=err)
 samples = []
 while proc.poll() is None:
     try:
@@ -35,7 +38,8 @@ while proc.poll() is None:
         pass
     time.sleep(0.1)
 if proc.returncode:
-    sys.exit(proc.stderr.read().decode()[-2000:])
+    err.seek(0)
+    sys.exit(err.read()[-2000:])
 def cpu_at(t):
     prev = (samples[0][0], 0.0)
     for s in samples:

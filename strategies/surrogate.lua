@@ -148,11 +148,18 @@ end
 
 -- A configuration as value positions, one per tunable knob; a knob not set
 -- (or set outside its domain) is at its first value, as the compiler sees it.
+-- Strings and integers are looked up as they are once seen (a float goes
+-- through its text each time: 32.0 and 32 are one table key but not one text).
 local function encode(state, knobs)
-  local x, positions = {}, state.positions
+  local x, positions, seen = {}, state.positions, state.seen_values
   for d, knob in ipairs(state.knobs) do
     local v = knobs[knob.name]
-    x[d] = v ~= nil and positions[d][tostring(v)] or 1
+    local at = v ~= nil and math.type(v) ~= "float" and seen[d][v]
+    if not at then
+      at = v ~= nil and positions[d][tostring(v)] or 1
+      if v ~= nil and math.type(v) ~= "float" then seen[d][v] = at end
+    end
+    x[d] = at
   end
   return x
 end
@@ -164,15 +171,13 @@ end
 -- improvement of each candidate, in the order of operations this file had
 -- when it did them itself (the same picks, about 30 times faster).
 
--- The candidate of highest expected improvement among `list` (knob maps;
--- false entries are skipped) when it is above `floor` (default: any):
--- index, mean, expected improvement, or nil.  core.gp visits the
--- candidates in order of a bound of their improvement (the mean, with the
--- deviation bounded by the most correlated observation alone) and solves
--- for the exact deviation only while a bound can beat the best found.
-local function best_candidate(state, list, best, xi, floor)
-  local encodings = {}
-  for i, knobs in ipairs(list) do encodings[i] = knobs and encode(state, knobs) end
+-- The candidate of highest expected improvement among `encodings` (false
+-- entries are skipped) when it is above `floor` (default: any): index,
+-- mean, expected improvement, or nil.  core.gp visits the candidates in
+-- order of a bound of their improvement (the mean, with the deviation
+-- bounded by the most correlated observation alone) and solves for the
+-- exact deviation only while a bound can beat the best found.
+local function best_candidate(state, encodings, best, xi, floor)
   return state.gp:best(encodings, best, xi, floor)
 end
 
@@ -212,9 +217,20 @@ end
 
 -- Adds an observation (a record, or { believed = score } for a pending
 -- pick) with its encoding.
+-- The `top` best ok records are kept in order as they come (state.tops),
+-- so a round does not rank every record again.
 local function observe(state, rec, knobs)
   local n = #state.xs + 1
   state.xs[n], state.observed[n] = encode(state, knobs), rec
+  if rec.status == "ok" then
+    local tops = state.tops
+    local at = #tops + 1
+    while at > 1 and records.better(rec, tops[at - 1]) do at = at - 1 end
+    if at <= state.cfg.top then
+      table.insert(tops, at, rec)
+      tops[state.cfg.top + 1] = nil
+    end
+  end
 end
 
 -- Appends observation `i` to the training set (core.gp keeps its
@@ -313,13 +329,16 @@ end
 ---------------------------------------------------------------------------
 -- Candidates
 
+-- Identity of a configuration within the run (every knob map here holds
+-- all the domain's knobs, and the source is the seed's).
 local function key_of(state, knobs)
-  return records.candidate_key{ source = state.seed.source, knobs = knobs }
+  return space.key(state.domain, knobs)
 end
 
--- Adds `knobs` to the candidate list when it is new, valid and not listed.
-local function offer(state, list, listed, knobs)
-  local key = key_of(state, knobs)
+-- Adds `knobs` to the candidate list when it is new, valid and not listed;
+-- `key` is its key_of when known.
+local function offer(state, list, listed, knobs, key)
+  key = key or key_of(state, knobs)
   if listed[key] or state.seen[key] then return end
   listed[key] = true
   if not space.allows(state.ev, knobs) then return end
@@ -346,11 +365,7 @@ end
 -- random two-knob changes of them, and `pool` uniform draws.
 local function candidates(state, rng)
   local list, listed = {}, {}
-  local ok = {}
-  for _, r in ipairs(state.observed) do
-    if r.status == "ok" then ok[#ok + 1] = r end
-  end
-  local tops = table.move(records.ranked(ok), 1, math.min(state.cfg.top, #ok), 1, {})
+  local tops = state.tops
   local ones = 0
   for _, r in ipairs(tops) do
     local base = full_knobs(state, r)
@@ -373,11 +388,15 @@ local function candidates(state, rng)
     end
     offer(state, list, listed, base)
   end
+  local key
+  local function new(k)
+    key = key_of(state, k)
+    return not listed[key] and not state.seen[key]
+  end
   for _ = 1, state.cfg.pool do
-    local k = space.sample(rng, state.domain, state.ev,
-      function(k) return not listed[key_of(state, k)] and not state.seen[key_of(state, k)] end)
+    local k = space.sample(rng, state.domain, state.ev, new)
     if k == nil then break end
-    offer(state, list, listed, k)
+    offer(state, list, listed, k, key)
   end
   return list
 end
@@ -422,7 +441,9 @@ local function climb(state, best, knobs, mean, ei, taken)
         end
       end
     end
-    local top, top_mean, top_ei = best_candidate(state, list, best, state.cfg.xi, ei)
+    local encodings = {}
+    for i, k in ipairs(list) do encodings[i] = encode(state, k) end
+    local top, top_mean, top_ei = best_candidate(state, encodings, best, state.cfg.xi, ei)
     if top == nil then break end
     knobs, mean, ei = list[top], top_mean, top_ei
   end
@@ -432,8 +453,10 @@ end
 -- Up to `batch` picks of highest expected improvement, each later pick
 -- believing the model's mean for the earlier ones.
 local function propose(state, round)
-  local rng = avo.rng(("%s/r%d"):format(WHO, round))
+  local rng = avo.rng(("%s/r%d"):format(WHO, round), { keep = false }) -- used once
   local list = candidates(state, rng)
+  local encodings, keys = {}, {}
+  for i, knobs in ipairs(list) do encodings[i], keys[i] = encode(state, knobs), key_of(state, knobs) end
   local picks, taken = {}, {}
   -- Hyperparameters are chosen again after `refit` evaluations, or a
   -- quarter of them all when that is more: they settle as data grows.
@@ -442,16 +465,16 @@ local function propose(state, round)
   if choose then state.since_fit = 0 end
   for b = 1, math.min(state.cfg.batch, #list) do
     local best, mean, sd = model_for(state, choose and b == 1)
-    local top, top_mean, top_ei = best_candidate(state, list, best, state.cfg.xi)
+    local top, top_mean, top_ei = best_candidate(state, encodings, best, state.cfg.xi)
     if top == nil then break end
     local knobs = list[top]
-    list[top] = false
+    encodings[top] = false
     local climbed
     climbed, top_mean = climb(state, best, knobs, top_mean, top_ei, taken)
     if climbed ~= knobs then -- the list may hold it too: it is taken now
       local key = key_of(state, climbed)
-      for i, k in ipairs(list) do
-        if k and key_of(state, k) == key then list[i] = false end
+      for i, k in ipairs(keys) do
+        if encodings[i] and k == key then encodings[i] = false end
       end
       knobs = climbed
     end
@@ -473,7 +496,7 @@ function M.run(opts)
   local domain = avo.knobs(seed.source)
   local state = {
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
-    xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0,
+    xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0, tops = {},
     train = {}, -- the training set (sync_training), observation indices
   }
   if #state.knobs == 0 then
@@ -483,7 +506,8 @@ function M.run(opts)
   local spans = {}
   for d, knob in ipairs(state.knobs) do spans[d] = #knob.values end
   local gp <close> = core.gp(spans)
-  state.gp, state.positions = gp, positions_of(state.knobs)
+  state.gp, state.positions, state.seen_values = gp, positions_of(state.knobs), {}
+  for d = 1, #state.knobs do state.seen_values[d] = {} end
   state.seen[key_of(state, full_knobs(state, seed))] = true
   observe(state, seed, full_knobs(state, seed))
 
