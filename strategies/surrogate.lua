@@ -185,34 +185,25 @@ end
 -- Observations
 
 -- Standardized scores of the observations; a failed record is the worst
--- ok score (0 when none is ok).  Returns y and the best standardized score.
+-- ok score (0 when none is ok).  Returns the best standardized score of a
+-- record, the mean and deviation of the scores, and the score of a failed
+-- record; observation i's standardized score is ((state.scores[i] or worst)
+-- - mean) / sd.  Two sums over the observations, in their order (the
+-- scores are kept as they come: observe).
 local function standardized(state)
-  local scores, worst = {}, math.huge
-  for i, r in ipairs(state.observed) do
-    if r.believed then
-      scores[i] = r.believed
-    elseif r.status == "ok" then
-      scores[i] = r.score or 0
-      worst = math.min(worst, scores[i])
-    end
-  end
+  local scores, n = state.scores, #state.observed
+  local worst = state.worst
   if worst == math.huge then worst = 0 end
-  local n, sum = #state.observed, 0
-  for i = 1, n do
-    scores[i] = scores[i] or worst
-    sum = sum + scores[i]
-  end
+  local sum = 0
+  for i = 1, n do sum = sum + (scores[i] or worst) end
   local mean = sum / n
   local var = 0
-  for i = 1, n do var = var + (scores[i] - mean) ^ 2 end
+  for i = 1, n do var = var + ((scores[i] or worst) - mean) ^ 2 end
   local sd = math.sqrt(var / n)
   if sd == 0 then sd = 1 end
-  local y, best = {}, -math.huge
-  for i = 1, n do
-    y[i] = (scores[i] - mean) / sd
-    if not state.observed[i].believed then best = math.max(best, y[i]) end
-  end
-  return y, best, mean, sd
+  -- The best of the standardized scores of records (not believed ones):
+  -- the best score standardized, as (s - mean) / sd only grows with s.
+  return (math.max(state.top_score or worst, worst) - mean) / sd, mean, sd, worst
 end
 
 -- Adds an observation (a record, or { believed = score } for a pending
@@ -222,7 +213,10 @@ end
 local function observe(state, rec, knobs)
   local n = #state.xs + 1
   state.xs[n], state.observed[n] = encode(state, knobs), rec
+  state.scores[n] = rec.believed or (rec.status == "ok" and (rec.score or 0))
   if rec.status == "ok" then
+    state.worst = math.min(state.worst, state.scores[n])
+    state.top_score = math.max(state.top_score or state.scores[n], state.scores[n])
     local tops = state.tops
     local at = #tops + 1
     while at > 1 and records.better(rec, tops[at - 1]) do at = at - 1 end
@@ -284,7 +278,7 @@ end
 
 local function forget_last(state)
   local n = #state.xs
-  state.xs[n], state.observed[n] = nil, nil
+  state.xs[n], state.observed[n], state.scores[n] = nil, nil, nil
   local train = state.train
   if train[#train] == n then
     train[#train] = nil
@@ -298,9 +292,9 @@ end
 -- standardized score and the mean and deviation of the scores.
 local function model_for(state, choose)
   sync_training(state)
-  local y_all, best, mean, sd = standardized(state)
-  local y = {}
-  for a, i in ipairs(state.train) do y[a] = y_all[i] end
+  local best, mean, sd, worst = standardized(state)
+  local y, scores = {}, state.scores
+  for a, i in ipairs(state.train) do y[a] = ((scores[i] or worst) - mean) / sd end
   local gp, ok = state.gp, false
   if choose or state.hyper == nil then
     local top, top_loglik
@@ -497,6 +491,7 @@ function M.run(opts)
   local state = {
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
     xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0, tops = {},
+    scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
     train = {}, -- the training set (sync_training), observation indices
   }
   if #state.knobs == 0 then
