@@ -217,6 +217,16 @@ local function observe(state, rec, knobs)
   if rec.status == "ok" then
     state.worst = math.min(state.worst, state.scores[n])
     state.top_score = math.max(state.top_score or state.scores[n], state.scores[n])
+    -- Ranked as they come (best first, ties to the earlier), so the training
+    -- set's choice does not sort every record again: after the last of a
+    -- score, found by bisection.
+    local ranked, score = state.ranked, state.scores[n]
+    local lo, hi = 1, #ranked + 1
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if state.scores[ranked[mid]] >= score then lo = mid + 1 else hi = mid end
+    end
+    table.insert(ranked, lo, n)
     local tops = state.tops
     local at = #tops + 1
     while at > 1 and records.better(rec, tops[at - 1]) do at = at - 1 end
@@ -245,15 +255,7 @@ local function sync_training(state)
   local n, M = #state.xs, state.cfg.max_train
   local last = state.train[#state.train] or 0
   if n - last + #state.train > M then
-    local ranked = {}
-    for i, r in ipairs(state.observed) do
-      if r.status == "ok" then ranked[#ranked + 1] = i end
-    end
-    table.sort(ranked, function(a, b)
-      local sa, sb = state.observed[a].score or 0, state.observed[b].score or 0
-      if sa ~= sb then return sa > sb end
-      return a < b
-    end)
+    local ranked = state.ranked
     local keep = {}
     for j = 1, math.min(M // 2, #ranked) do keep[ranked[j]] = true end
     local count = math.min(M // 2, #ranked)
@@ -492,6 +494,7 @@ function M.run(opts)
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
     xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0, tops = {},
     scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
+    ranked = {}, -- ok observations, best first (observe)
     train = {}, -- the training set (sync_training), observation indices
   }
   if #state.knobs == 0 then
