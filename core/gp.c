@@ -26,21 +26,21 @@
 
 struct avo_gp {
     int knobs;
-    int *spans;  /* values per knob */
-    int *offset; /* knob d's first column in a row of factors */
-    int width;   /* sum of spans: the columns of factors */
-    int n, cap;  /* training positions held and room for */
-    int *x;      /* cap x knobs encodings */
-    int *cat;    /* packed: knobs that differ */
-    double *ord, *ord2;       /* packed: sums of steps and of squared steps */
-    double *factor, *spare;   /* packed: the model's factor; fit's work space */
-    double *alpha, *z, *k;    /* cap each: weights, solve and covariance scratch */
-    double *factors;          /* cap x width: the model's covariance factors */
-    int factors_n;            /* positions whose factors are computed */
-    int model_n;              /* rows of the factor (0: no model) */
+    int *spans;             /* values per knob */
+    int *offset;            /* knob d's first column in a row of factors */
+    int width;              /* sum of spans: the columns of factors */
+    int n, cap;             /* training positions held and room for */
+    int *x;                 /* cap x knobs encodings */
+    int *cat;               /* packed: knobs that differ */
+    double *ord, *ord2;     /* packed: sums of steps and of squared steps */
+    double *factor, *spare; /* packed: the model's factor; fit's work space */
+    double *alpha, *z, *k;  /* cap each: weights, solve and covariance scratch */
+    double *factors;        /* cap x width: the model's covariance factors */
+    int factors_n;          /* positions whose factors are computed */
+    int model_n;            /* rows of the factor (0: no model) */
     int has_model;
-    avo_gp_hyper hyper;       /* the model's */
-    struct candidate *order;  /* avo_gp_best's, order_cap of them */
+    avo_gp_hyper hyper;      /* the model's */
+    struct candidate *order; /* avo_gp_best's, order_cap of them */
     int order_cap;
 };
 
@@ -378,10 +378,11 @@ static double cdf(double z)
 {
     double x = fabs(z) / sqrt(2);
     double t = 1 / (1 + 0.3275911 * x);
-    /* clang-format off: as the Lua was, operation for operation */
-    double erf = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-        + 0.254829592) * t * exp(-x * x);
-    /* clang-format on */
+    /* As the Lua was, operation for operation. */
+    double erf =
+        1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t +
+             0.254829592) *
+                t * exp(-x * x);
     return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
 }
 

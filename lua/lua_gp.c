@@ -89,8 +89,7 @@ static const double *read_scores(lua_State *L, avo_gp *gp)
 {
     luaL_checktype(L, 2, LUA_TTABLE);
     int n = avo_gp_size(gp);
-    luaL_argcheck(L, (lua_Integer)lua_rawlen(L, 2) == n, 2,
-                  "one score per training position");
+    luaL_argcheck(L, (lua_Integer)lua_rawlen(L, 2) == n, 2, "one score per training position");
     double *y = scratch(L, (size_t)n, sizeof(double));
     for (int i = 0; i < n; i++) {
         lua_rawgeti(L, 2, i + 1);
@@ -247,11 +246,16 @@ static int gp_best(lua_State *L)
 }
 
 static const luaL_Reg gp_methods[] = {
-    {"add", gp_add},       {"pop", gp_pop},
-    {"clear", gp_clear},   {"size", gp_size},
-    {"loglik", gp_loglik}, {"fit", gp_fit},
-    {"has_model", gp_has_model}, {"extend", gp_extend},
-    {"best", gp_best},     {"close", gp_close},
+    {"add", gp_add},
+    {"pop", gp_pop},
+    {"clear", gp_clear},
+    {"size", gp_size},
+    {"loglik", gp_loglik},
+    {"fit", gp_fit},
+    {"has_model", gp_has_model},
+    {"extend", gp_extend},
+    {"best", gp_best},
+    {"close", gp_close},
     {NULL, NULL},
 };
 

@@ -94,7 +94,8 @@ static void direct(int xs[N][KNOBS], const double *y, int n, const avo_gp_hyper 
 static double ei(double mean, double sd, double best, double xi)
 {
     double gain = mean - best - xi, z = gain / sd;
-    return gain * 0.5 * (1 + erf(z / sqrt(2))) + sd * exp(-0.5 * z * z) / sqrt(2 * 3.141592653589793);
+    return gain * 0.5 * (1 + erf(z / sqrt(2))) +
+           sd * exp(-0.5 * z * z) / sqrt(2 * 3.141592653589793);
 }
 
 static void test_against_direct(int shape, double w)
