@@ -7,6 +7,7 @@
  *   avo.Pool     core.pool(jobs, exe)  worker processes       lua_pool.c, lua_remote.c
  *                core.wait(...)        the event loop         lua_loop.c
  *   avo.Rng      core.rng(seed, name)  a PCG32 stream         lua_pcg.c
+ *   avo.Gp       core.gp(spans)        a Gaussian process     lua_gp.c
  *   avo.Llm      core.llm(seed)        LLM HTTP client        lua_llm.c
  *   avo.Kb       core.kb(path)         knowledge base         lua_kb.c
  *   avo.Slurm    core.slurm{...}       Slurm launcher         lua_remote.c
@@ -26,6 +27,7 @@
 #include "avo_config.h"
 #include "avo_git.h"
 #include "lua/lua_archive.h"
+#include "lua/lua_gp.h"
 #include "lua/lua_kb.h"
 #include "lua/lua_llm.h"
 #include "lua/lua_loop.h"
@@ -45,6 +47,7 @@ int luaopen_avo_core(lua_State *L)
     avo_lua_remote_register(L, AVO_LUA_POOL_MT); /* after the pool: adds its methods */
     avo_lua_loop_register(L);
     avo_lua_pcg_register(L);
+    avo_lua_gp_register(L);
     avo_lua_llm_register(L);
     avo_lua_kb_register(L);
     avo_lua_json_register(L);

@@ -6,7 +6,9 @@
 --
 -- The seed is evaluated once; each island's initial population is the seed
 -- plus children of its own (ga.lua: a spread share space-filling, the rest
--- param_tweak children of the seed).  Every generation each island runs
+-- param_tweak children of the seed).  The space-filling shares of all
+-- islands are one sample (stream "islands/initial") dealt out in turn, so
+-- the islands start apart from each other, not only from the seed.  Every generation each island runs
 -- the GA's generation (strategies/lib/ga_core.lua, as in ga.lua): elites
 -- kept, children bred by tournament, crossover and mutation.  The islands
 -- breed as concurrent tasks, so their operators' LLM calls are in flight
@@ -33,8 +35,8 @@
 --
 -- Returns the best record of all islands.
 --
--- Options: those of ga.lua (evaluator, population — per island —,
--- generations, elite, tournament, crossover_rate, mutation_rate, operators,
+-- Options: those of ga.lua (evaluator, population — per island, default 4
+-- here, not 8: see POPULATION —, generations, elite, tournament, crossover_rate, mutation_rate, operators,
 -- crossover, operator_options), and
 --   islands            integer >= 1 (default 4)
 --   migration_interval integer >= 1, generations between migrations
@@ -57,10 +59,16 @@ local better, ranked = records.better, records.ranked
 ---------------------------------------------------------------------------
 -- Options
 
+-- Records per island by default: half of ga's 8.  Four islands of 8 spent
+-- 29 of a 50-evaluation budget on generation 0 and reached one generation,
+-- below random sampling on bench/gemm_space.lua (docs/benchmarks.md);
+-- islands of 4 breed 12 children a generation, about four generations in 50.
+local POPULATION = 4
+
 -- The GA's options and the islands' own, with defaults filled in, or nil
 -- and a message naming the bad option.
 local function read_options(opts)
-  local cfg, err = ga_core.read_options(WHO, opts)
+  local cfg, err = ga_core.read_options(WHO, opts, { population = POPULATION })
   if not cfg then return nil, err end
   cfg.islands = opts.islands or 4
   cfg.migration_interval = opts.migration_interval or 5
@@ -203,6 +211,25 @@ local function evaluate_batch(ev, islands, candidates)
   return kept
 end
 
+-- One space-filling sample for all the islands (stream "islands/initial"):
+-- each island's spread share of generation 0, drawn together so that the
+-- islands' points are spread from each other's too, not only from the seed.
+local function spread_sample(ev, cfg, seed)
+  local share = math.ceil((cfg.population - 1) * cfg.spread)
+  return ga_core.spread_sample(ev, seed, share * cfg.islands, avo.rng(WHO .. "/initial"))
+end
+
+-- `list` dealt out to `n` hands in turn: hand i gets items i, i + n, ...
+local function deal(list, n)
+  local hands = {}
+  for i = 1, n do hands[i] = {} end
+  for k, item in ipairs(list) do
+    local hand = hands[(k - 1) % n + 1]
+    hand[#hand + 1] = item
+  end
+  return hands
+end
+
 ---@param opts avo.StrategyOptions
 ---@return avo.Record? # the best record
 function M.run(opts)
@@ -229,8 +256,11 @@ function M.run(opts)
   if not seed then return nil end
   for _, island in ipairs(islands) do island.population = ga_core.keep(island.state, { seed }) end
   if not avo.exhausted() then
+    local shares = deal(spread_sample(ev, cfg, seed), #islands)
     local children = {}
-    for i, island in ipairs(islands) do children[i] = ga_core.seed_children(island.state, seed) end
+    for i, island in ipairs(islands) do
+      children[i] = ga_core.seed_children(island.state, seed, shares[i])
+    end
     local kept = evaluate_batch(ev, islands, children)
     for i, island in ipairs(islands) do
       island.population = ga_core.next_population(island.population, kept[i])

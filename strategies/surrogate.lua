@@ -33,6 +33,9 @@
 -- matters and how rugged the space is.  Scores are
 -- standardized; a failed record counts as the worst ok score.  All of it
 -- is deterministic given the records, so a run seed fixes every choice.
+-- The model's arithmetic is C (core/gp.c through require("avo.core").gp):
+-- about 5 to 10 ms of CPU per candidate at 1,000 candidates and after
+-- (bench/surrogate_time.sh).
 --
 -- Options:
 --   evaluator   spec for avo.evaluator (required)
@@ -55,6 +58,7 @@
 -- Returns the best record of the run, like the other strategies.
 
 local avo = require "avo"
+local core = require "avo.core"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local space = require "strategies.lib.space"
@@ -129,297 +133,118 @@ local function tunable_knobs(domain)
   return list
 end
 
+-- Each tunable knob's value positions by the value's text (the first of
+-- equal texts, as index_of finds it: a record read back from the archive
+-- may carry "32" where the parser gave 32).
+local function positions_of(knobs_list)
+  local positions = {}
+  for d, knob in ipairs(knobs_list) do
+    local p = {}
+    for i, v in ipairs(knob.values) do
+      local text = tostring(v)
+      if p[text] == nil then p[text] = i end
+    end
+    positions[d] = p
+  end
+  return positions
+end
+
 -- A configuration as value positions, one per tunable knob; a knob not set
 -- (or set outside its domain) is at its first value, as the compiler sees it.
-local function encode(knobs_list, knobs)
-  local x = {}
-  for d, knob in ipairs(knobs_list) do x[d] = index_of(knob.values, knobs[knob.name]) or 1 end
+-- Strings and integers are looked up as they are once seen (a float goes
+-- through its text each time: 32.0 and 32 are one table key but not one text).
+local function encode(state, knobs)
+  local x, positions, seen = {}, state.positions, state.seen_values
+  for d, knob in ipairs(state.knobs) do
+    local v = knobs[knob.name]
+    local at = v ~= nil and math.type(v) ~= "float" and seen[d][v]
+    if not at then
+      at = v ~= nil and positions[d][tostring(v)] or 1
+      if v ~= nil and math.type(v) ~= "float" then seen[d][v] = at end
+    end
+    x[d] = at
+  end
   return x
 end
 
--- Category distance (knobs that differ) and order distances (position
--- differences scaled to [0, 1], summed and squared-summed) of two encodings.
-local function distances(knobs_list, a, b)
-  local cat, ord, ord2 = 0, 0, 0
-  for d, knob in ipairs(knobs_list) do
-    local i, j = a[d], b[d]
-    if i ~= j then
-      local step = math.abs(i - j) / (#knob.values - 1)
-      cat, ord, ord2 = cat + 1, ord + step, ord2 + step * step
-    end
-  end
-  return cat, ord, ord2
-end
-
 ---------------------------------------------------------------------------
--- The Gaussian process
+-- The Gaussian process: its arithmetic is core.gp (core/gp.c): the
+-- training encodings and their distances, the Cholesky factor (grown a row
+-- per new training position), the covariance factors and the expected
+-- improvement of each candidate, in the order of operations this file had
+-- when it did them itself (the same picks, about 30 times faster).
 
--- Lower Cholesky factor of the n x n matrix `A` (array of rows), or nil when
--- it is not positive definite.
-local function cholesky(A, n)
-  local L = {}
-  for i = 1, n do
-    local Li, Ai = {}, A[i]
-    L[i] = Li
-    for j = 1, i do
-      local Lj = L[j]
-      local s = Ai[j]
-      for k = 1, j - 1 do s = s - Li[k] * Lj[k] end
-      if i == j then
-        if s <= 0 then return nil end
-        Li[j] = math.sqrt(s)
-      else
-        Li[j] = s / Lj[j]
-      end
-    end
-  end
-  return L
-end
-
--- Solves L z = b (forward substitution).
-local function forward(L, b, n)
-  local z = {}
-  for i = 1, n do
-    local Li, s = L[i], b[i]
-    for k = 1, i - 1 do s = s - Li[k] * z[k] end
-    z[i] = s / Li[i]
-  end
-  return z
-end
-
--- Solves L^T z = b (back substitution).
-local function backward(L, b, n)
-  local z = {}
-  for i = n, 1, -1 do
-    local s = b[i]
-    for k = i + 1, n do s = s - L[k][i] * z[k] end
-    z[i] = s / L[i][i]
-  end
-  return z
-end
-
--- The covariance of two configurations at distances (cat, ord, ord2): a
--- product over knobs of exp(-[differ] / scale) (categories) and exp(-|step| /
--- scale) (shape 1, rough) or exp(-step^2 / scale) (shape 2, smooth), mixed
--- by w; each factor is a valid kernel, so the product is.
-local function covariance(cat, ord, ord2, hyper)
-  local o = hyper.shape == 2 and ord2 or ord
-  return math.exp(-(hyper.w * cat + (1 - hyper.w) * o) / hyper.scale)
-end
-
--- The model of standardized scores `y` (one per training position) under
--- `hyper` ({ scale, w, shape, noise }): factor, weights and log marginal
--- likelihood, or nil when the matrix is not positive definite.  `dist`
--- holds the pairwise distances of the training positions ({cat, ord, ord2}
--- by a, b).
-local function fit(y, hyper, dist)
-  local n = #y
-  local K = {}
-  for i = 1, n do
-    local row = {}
-    for j = 1, n do
-      local d = dist[i][j]
-      row[j] = covariance(d[1], d[2], d[3], hyper)
-    end
-    row[i] = row[i] + hyper.noise
-    K[i] = row
-  end
-  local L = cholesky(K, n)
-  if not L then return nil end
-  local alpha = backward(L, forward(L, y, n), n)
-  local loglik = 0
-  for i = 1, n do loglik = loglik - 0.5 * y[i] * alpha[i] - math.log(L[i][i]) end
-  return { L = L, alpha = alpha, n = n, hyper = hyper, loglik = loglik }
-end
-
--- Extends `model` (its factor covers training positions 1..model.n) to
--- positions 1..m: one new row of the Cholesky factor each, O(m^2) instead
--- of a new factorisation (the factor of a leading block is the leading
--- rows of the factor).  Then its weights for `y`.  False when a new row is
--- not positive definite.
-local function extend(model, y, dist, m)
-  local L, hyper = model.L, model.hyper
-  for a = model.n + 1, m do
-    local La, da = {}, dist[a]
-    L[a] = La
-    for j = 1, a do
-      local d = da[j]
-      local s = covariance(d[1], d[2], d[3], hyper)
-      if j == a then s = s + hyper.noise end
-      local Lj = L[j]
-      for k = 1, j - 1 do s = s - La[k] * Lj[k] end
-      if j == a then
-        if s <= 0 then return false end
-        La[a] = math.sqrt(s)
-      else
-        La[j] = s / Lj[j]
-      end
-    end
-    model.n = a
-  end
-  model.alpha = backward(L, forward(L, y, m), m)
-  return true
-end
-
--- The standard normal density and distribution (Abramowitz and Stegun
--- 7.1.26 for erf, error below 1.5e-7).
-local function pdf(z) return math.exp(-0.5 * z * z) / math.sqrt(2 * math.pi) end
-local function cdf(z)
-  local x = math.abs(z) / math.sqrt(2)
-  local t = 1 / (1 + 0.3275911 * x)
-  local erf = 1 - (((((1.061405429 * t - 1.453152027) * t) + 1.421413741) * t - 0.284496736) * t
-    + 0.254829592) * t * math.exp(-x * x)
-  return z >= 0 and 0.5 * (1 + erf) or 0.5 * (1 - erf)
-end
-
--- Expected improvement of a prediction with mean `mean` and standard
--- deviation `sd` over `best` + `xi`; it grows with both.
-local function improvement(mean, sd, best, xi)
-  local gain = mean - best - xi
-  local z = gain / sd
-  return gain * cdf(z) + sd * pdf(z)
-end
-
--- The covariance factors of `model`: factors[d][v][a] is knob d's factor
--- of the covariance between value position v and training position a (the
--- covariance is their product over knobs), so a prediction costs one
--- product per knob and training position.  Extended to new positions.
-local function factors_of(model, state)
-  local f = model.factors
-  if f == nil then
-    f = { n = 0 }
-    for d, knob in ipairs(state.knobs) do
-      f[d] = {}
-      for v = 1, #knob.values do f[d][v] = {} end
-    end
-    model.factors = f
-  end
-  local hyper = model.hyper
-  local o = hyper.shape == 2
-  for a = f.n + 1, model.n do
-    local t = state.xs[state.train[a]]
-    for d, knob in ipairs(state.knobs) do
-      local span, td, fd = #knob.values - 1, t[d], f[d]
-      for v = 1, span + 1 do
-        local step = math.abs(v - td) / span
-        local diff = v ~= td and 1 or 0
-        fd[v][a] = math.exp(-(hyper.w * diff + (1 - hyper.w) * (o and step * step or step))
-          / hyper.scale)
-      end
-    end
-  end
-  f.n = model.n
-  return f
-end
-
--- The model's mean at encoding `x` and the covariances with the training
--- positions (for the variance).
-local function predict_mean(model, state, x)
-  local f = factors_of(model, state)
-  local rows = {}
-  for d = 1, #x do rows[d] = f[d][x[d]] end
-  local k, mean, alpha, D = {}, 0, model.alpha, #x
-  local nearest = 0
-  for a = 1, model.n do
-    local c = 1
-    for d = 1, D do c = c * rows[d][a] end
-    k[a] = c
-    mean = mean + c * alpha[a]
-    if c > nearest then nearest = c end
-  end
-  -- A bound on the standard deviation for O(n): conditioned on its most
-  -- correlated observation alone the variance is 1 - c^2 / (1 + noise),
-  -- and more observations only lower it.
-  return mean, k, math.sqrt(math.max(1 - nearest * nearest / (1 + model.hyper.noise), 0))
-end
-
--- The model's standard deviation given the covariances `k`.
-local function predict_sd(model, k)
-  local v = forward(model.L, k, model.n)
-  local var = 1
-  for i = 1, model.n do var = var - v[i] * v[i] end
-  return math.sqrt(math.max(var, 1e-12))
-end
-
--- Index, mean and expected improvement of the candidate of highest
--- expected improvement among `list` (false entries are skipped) when it is
--- above `floor` (default: any), or nil.  The mean costs n x knobs, the
--- variance n^2 / 2, so candidates are visited in order of the bound their
--- mean gives (with the bound on the deviation predict_mean gives) and the search stops
--- when no bound can beat the best found: the same pick, far fewer solves.
-local function best_candidate(model, state, list, best, xi, floor)
-  local order = {}
-  for i, knobs in ipairs(list) do
-    if knobs then
-      local mean, k, sd_bound = predict_mean(model, state, encode(state.knobs, knobs))
-      order[#order + 1] = { i = i, mean = mean, k = k,
-                            bound = improvement(mean, math.max(sd_bound, 1e-6), best, xi) }
-    end
-  end
-  table.sort(order, function(a, b)
-    if a.bound ~= b.bound then return a.bound > b.bound end
-    return a.i < b.i
-  end)
-  local top, top_ei, top_mean = nil, floor or -math.huge, 0
-  for _, c in ipairs(order) do
-    if c.bound <= top_ei then break end
-    local ei = improvement(c.mean, predict_sd(model, c.k), best, xi)
-    if ei > top_ei then top, top_ei, top_mean = c.i, ei, c.mean end
-  end
-  return top, top_mean, top_ei
+-- The candidate of highest expected improvement among `encodings` (false
+-- entries are skipped) when it is above `floor` (default: any): index,
+-- mean, expected improvement, or nil.  core.gp visits the candidates in
+-- order of a bound of their improvement (the mean, with the deviation
+-- bounded by the most correlated observation alone) and solves for the
+-- exact deviation only while a bound can beat the best found.
+local function best_candidate(state, encodings, best, xi, floor)
+  return state.gp:best(encodings, best, xi, floor)
 end
 
 ---------------------------------------------------------------------------
 -- Observations
 
 -- Standardized scores of the observations; a failed record is the worst
--- ok score (0 when none is ok).  Returns y and the best standardized score.
+-- ok score (0 when none is ok).  Returns the best standardized score of a
+-- record, the mean and deviation of the scores, and the score of a failed
+-- record; observation i's standardized score is ((state.scores[i] or worst)
+-- - mean) / sd.  Two sums over the observations, in their order (the
+-- scores are kept as they come: observe).
 local function standardized(state)
-  local scores, worst = {}, math.huge
-  for i, r in ipairs(state.observed) do
-    if r.believed then
-      scores[i] = r.believed
-    elseif r.status == "ok" then
-      scores[i] = r.score or 0
-      worst = math.min(worst, scores[i])
-    end
-  end
+  local scores, n = state.scores, #state.observed
+  local worst = state.worst
   if worst == math.huge then worst = 0 end
-  local n, sum = #state.observed, 0
-  for i = 1, n do
-    scores[i] = scores[i] or worst
-    sum = sum + scores[i]
-  end
+  local sum = 0
+  for i = 1, n do sum = sum + (scores[i] or worst) end
   local mean = sum / n
   local var = 0
-  for i = 1, n do var = var + (scores[i] - mean) ^ 2 end
+  for i = 1, n do var = var + ((scores[i] or worst) - mean) ^ 2 end
   local sd = math.sqrt(var / n)
   if sd == 0 then sd = 1 end
-  local y, best = {}, -math.huge
-  for i = 1, n do
-    y[i] = (scores[i] - mean) / sd
-    if not state.observed[i].believed then best = math.max(best, y[i]) end
-  end
-  return y, best, mean, sd
+  -- The best of the standardized scores of records (not believed ones):
+  -- the best score standardized, as (s - mean) / sd only grows with s.
+  return (math.max(state.top_score or worst, worst) - mean) / sd, mean, sd, worst
 end
 
 -- Adds an observation (a record, or { believed = score } for a pending
 -- pick) with its encoding.
+-- The `top` best ok records are kept in order as they come (state.tops),
+-- so a round does not rank every record again.
 local function observe(state, rec, knobs)
   local n = #state.xs + 1
-  state.xs[n], state.observed[n] = encode(state.knobs, knobs), rec
+  state.xs[n], state.observed[n] = encode(state, knobs), rec
+  state.scores[n] = rec.believed or (rec.status == "ok" and (rec.score or 0))
+  if rec.status == "ok" then
+    state.worst = math.min(state.worst, state.scores[n])
+    state.top_score = math.max(state.top_score or state.scores[n], state.scores[n])
+    -- Ranked as they come (best first, ties to the earlier), so the training
+    -- set's choice does not sort every record again: after the last of a
+    -- score, found by bisection.
+    local ranked, score = state.ranked, state.scores[n]
+    local lo, hi = 1, #ranked + 1
+    while lo < hi do
+      local mid = (lo + hi) // 2
+      if state.scores[ranked[mid]] >= score then lo = mid + 1 else hi = mid end
+    end
+    table.insert(ranked, lo, n)
+    local tops = state.tops
+    local at = #tops + 1
+    while at > 1 and records.better(rec, tops[at - 1]) do at = at - 1 end
+    if at <= state.cfg.top then
+      table.insert(tops, at, rec)
+      tops[state.cfg.top + 1] = nil
+    end
+  end
 end
 
--- Appends observation `i` to the training set, with its distances.
+-- Appends observation `i` to the training set (core.gp keeps its
+-- distances to the others).
 local function train_add(state, i)
-  local train, dist = state.train, state.dist
-  local a = #train + 1
-  train[a] = i
-  dist[a] = {}
-  for b = 1, a do
-    local d = { distances(state.knobs, state.xs[i], state.xs[train[b]]) }
-    dist[a][b], dist[b][a] = d, d
-  end
+  state.train[#state.train + 1] = i
+  state.gp:add(state.xs[i])
 end
 
 -- The training set: every observation while there are at most max_train;
@@ -433,15 +258,7 @@ local function sync_training(state)
   local n, M = #state.xs, state.cfg.max_train
   local last = state.train[#state.train] or 0
   if n - last + #state.train > M then
-    local ranked = {}
-    for i, r in ipairs(state.observed) do
-      if r.status == "ok" then ranked[#ranked + 1] = i end
-    end
-    table.sort(ranked, function(a, b)
-      local sa, sb = state.observed[a].score or 0, state.observed[b].score or 0
-      if sa ~= sb then return sa > sb end
-      return a < b
-    end)
+    local ranked = state.ranked
     local keep = {}
     for j = 1, math.min(M // 2, #ranked) do keep[ranked[j]] = true end
     local count = math.min(M // 2, #ranked)
@@ -449,7 +266,8 @@ local function sync_training(state)
       if count >= (3 * M) // 4 then break end
       if not keep[i] then keep[i], count = true, count + 1 end
     end
-    state.train, state.dist, state.model = {}, {}, nil
+    state.train = {}
+    state.gp:clear()
     for i = 1, n do
       if keep[i] then train_add(state, i) end
     end
@@ -465,66 +283,61 @@ end
 
 local function forget_last(state)
   local n = #state.xs
-  state.xs[n], state.observed[n] = nil, nil
+  state.xs[n], state.observed[n], state.scores[n] = nil, nil, nil
   local train = state.train
   if train[#train] == n then
-    local a = #train
-    train[a], state.dist[a] = nil, nil
-    for b = 1, a - 1 do state.dist[b][a] = nil end
-    local model = state.model
-    if model and model.n >= a then -- the leading rows stay the factor
-      model.L[a], model.n = nil, a - 1
-      if model.factors then model.factors.n = math.min(model.factors.n, a - 1) end
-    end
+    train[#train] = nil
+    state.gp:pop() -- the leading rows stay the factor
   end
 end
 
 -- The model for the training set: hyperparameters chosen by marginal
 -- likelihood when `choose`, else the last ones, whose factor is extended
--- by the new training positions rather than made again.
+-- by the new training positions rather than made again.  Returns the best
+-- standardized score and the mean and deviation of the scores.
 local function model_for(state, choose)
   sync_training(state)
-  local y_all, best, mean, sd = standardized(state)
-  local y = {}
-  for a, i in ipairs(state.train) do y[a] = y_all[i] end
-  local model
+  local best, mean, sd, worst = standardized(state)
+  local y, scores = {}, state.scores
+  for a, i in ipairs(state.train) do y[a] = ((scores[i] or worst) - mean) / sd end
+  local gp, ok = state.gp, false
   if choose or state.hyper == nil then
+    local top, top_loglik
     for _, scale in ipairs(LENGTHSCALES) do
       for _, w in ipairs(CATEGORY_WEIGHTS) do
         for _, shape in ipairs(w < 1 and SHAPES or { 1 }) do
           for _, noise in ipairs(NOISES) do
-            local m = fit(y,
-              { scale = scale * #state.knobs, w = w, shape = shape, noise = noise }, state.dist)
-            if m and (model == nil or m.loglik > model.loglik) then model = m end
+            local hyper = { scale = scale * #state.knobs, w = w, shape = shape, noise = noise }
+            local loglik = gp:loglik(y, hyper)
+            if loglik and (top == nil or loglik > top_loglik) then top, top_loglik = hyper, loglik end
           end
         end
       end
     end
-    state.hyper = model and model.hyper
+    state.hyper = top
+    ok = top ~= nil and gp:fit(y, top) ~= nil
   else
-    model = state.model
-    if model == nil or model.hyper ~= state.hyper or not extend(model, y, state.dist, #y) then
-      model = fit(y, state.hyper, state.dist)
-    end
+    ok = gp:has_model(state.hyper) and gp:extend(y) or gp:fit(y, state.hyper) ~= nil
   end
-  if model == nil then -- never positive definite: the noisiest setting
-    model = fit(y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, shape = 1,
-      noise = 1 }, state.dist)
+  if not ok then -- never positive definite: the noisiest setting
+    gp:fit(y, { scale = LENGTHSCALES[1] * #state.knobs, w = 1, shape = 1, noise = 1 })
   end
-  state.model = model
-  return model, best, mean, sd
+  return best, mean, sd
 end
 
 ---------------------------------------------------------------------------
 -- Candidates
 
+-- Identity of a configuration within the run (every knob map here holds
+-- all the domain's knobs, and the source is the seed's).
 local function key_of(state, knobs)
-  return records.candidate_key{ source = state.seed.source, knobs = knobs }
+  return space.key(state.domain, knobs)
 end
 
--- Adds `knobs` to the candidate list when it is new, valid and not listed.
-local function offer(state, list, listed, knobs)
-  local key = key_of(state, knobs)
+-- Adds `knobs` to the candidate list when it is new, valid and not listed;
+-- `key` is its key_of when known.
+local function offer(state, list, listed, knobs, key)
+  key = key or key_of(state, knobs)
   if listed[key] or state.seen[key] then return end
   listed[key] = true
   if not space.allows(state.ev, knobs) then return end
@@ -551,11 +364,7 @@ end
 -- random two-knob changes of them, and `pool` uniform draws.
 local function candidates(state, rng)
   local list, listed = {}, {}
-  local ok = {}
-  for _, r in ipairs(state.observed) do
-    if r.status == "ok" then ok[#ok + 1] = r end
-  end
-  local tops = table.move(records.ranked(ok), 1, math.min(state.cfg.top, #ok), 1, {})
+  local tops = state.tops
   local ones = 0
   for _, r in ipairs(tops) do
     local base = full_knobs(state, r)
@@ -578,11 +387,15 @@ local function candidates(state, rng)
     end
     offer(state, list, listed, base)
   end
+  local key
+  local function new(k)
+    key = key_of(state, k)
+    return not listed[key] and not state.seen[key]
+  end
   for _ = 1, state.cfg.pool do
-    local k = space.sample(rng, state.domain, state.ev,
-      function(k) return not listed[key_of(state, k)] and not state.seen[key_of(state, k)] end)
+    local k = space.sample(rng, state.domain, state.ev, new)
     if k == nil then break end
-    offer(state, list, listed, k)
+    offer(state, list, listed, k, key)
   end
   return list
 end
@@ -614,7 +427,7 @@ end
 -- best of its valid new one-knob changes while that improves the expected
 -- improvement, at most LOCAL_STEPS times: the model's optimum is often a
 -- knob or two away from every candidate drawn.  Returns knobs, mean.
-local function climb(state, model, best, knobs, mean, ei, taken)
+local function climb(state, best, knobs, mean, ei, taken)
   for _ = 1, LOCAL_STEPS do
     local list, listed = {}, {}
     for key in pairs(taken) do listed[key] = true end
@@ -627,7 +440,9 @@ local function climb(state, model, best, knobs, mean, ei, taken)
         end
       end
     end
-    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi, ei)
+    local encodings = {}
+    for i, k in ipairs(list) do encodings[i] = encode(state, k) end
+    local top, top_mean, top_ei = best_candidate(state, encodings, best, state.cfg.xi, ei)
     if top == nil then break end
     knobs, mean, ei = list[top], top_mean, top_ei
   end
@@ -637,8 +452,10 @@ end
 -- Up to `batch` picks of highest expected improvement, each later pick
 -- believing the model's mean for the earlier ones.
 local function propose(state, round)
-  local rng = avo.rng(("%s/r%d"):format(WHO, round))
+  local rng = avo.rng(("%s/r%d"):format(WHO, round), { keep = false }) -- used once
   local list = candidates(state, rng)
+  local encodings, keys = {}, {}
+  for i, knobs in ipairs(list) do encodings[i], keys[i] = encode(state, knobs), key_of(state, knobs) end
   local picks, taken = {}, {}
   -- Hyperparameters are chosen again after `refit` evaluations, or a
   -- quarter of them all when that is more: they settle as data grows.
@@ -646,17 +463,17 @@ local function propose(state, round)
     or state.hyper == nil
   if choose then state.since_fit = 0 end
   for b = 1, math.min(state.cfg.batch, #list) do
-    local model, best, mean, sd = model_for(state, choose and b == 1)
-    local top, top_mean, top_ei = best_candidate(model, state, list, best, state.cfg.xi)
+    local best, mean, sd = model_for(state, choose and b == 1)
+    local top, top_mean, top_ei = best_candidate(state, encodings, best, state.cfg.xi)
     if top == nil then break end
     local knobs = list[top]
-    list[top] = false
+    encodings[top] = false
     local climbed
-    climbed, top_mean = climb(state, model, best, knobs, top_mean, top_ei, taken)
+    climbed, top_mean = climb(state, best, knobs, top_mean, top_ei, taken)
     if climbed ~= knobs then -- the list may hold it too: it is taken now
       local key = key_of(state, climbed)
-      for i, k in ipairs(list) do
-        if k and key_of(state, k) == key then list[i] = false end
+      for i, k in ipairs(keys) do
+        if encodings[i] and k == key then encodings[i] = false end
       end
       knobs = climbed
     end
@@ -678,13 +495,20 @@ function M.run(opts)
   local domain = avo.knobs(seed.source)
   local state = {
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
-    xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0,
-    train = {}, dist = {}, -- the training set (sync_training) and its distances
+    xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0, tops = {},
+    scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
+    ranked = {}, -- ok observations, best first (observe)
+    train = {}, -- the training set (sync_training), observation indices
   }
   if #state.knobs == 0 then
     avo.log("%s: the seed declares no knob with two values or more; nothing to search", WHO)
     return seed
   end
+  local spans = {}
+  for d, knob in ipairs(state.knobs) do spans[d] = #knob.values end
+  local gp <close> = core.gp(spans)
+  state.gp, state.positions, state.seen_values = gp, positions_of(state.knobs), {}
+  for d = 1, #state.knobs do state.seen_values[d] = {} end
   state.seen[key_of(state, full_knobs(state, seed))] = true
   observe(state, seed, full_knobs(state, seed))
 

@@ -44,6 +44,11 @@ function core.wait(timeout_ms, ...) end
 ---@return avo.Rng
 function core.rng(seed, name) end
 
+---core.gp(spans) -> Gp: the surrogate strategy's Gaussian process over knob positions; spans: values per knob, each >= 2 (lua/lua_gp.c, core/gp.h)
+---@param spans integer[]
+---@return avo.Gp
+function core.gp(spans) end
+
 ---core.pool(jobs, worker_exe) -> pool | nil, msg (lua/lua_pool.c)
 ---@param jobs integer
 ---@param worker_exe string
@@ -472,6 +477,65 @@ function Rng:double() end
 ---rng:state() -> state, inc (to persist a stream) (lua/lua_pcg.c)
 ---@return integer
 function Rng:state() end
+
+---@class avo.GpHyper
+---@field scale number lengthscale (times the number of knobs), > 0
+---@field w number weight of the category distance, in [0, 1]
+---@field shape integer 1: position differences (rough), 2: their squares (smooth)
+---@field noise number variance on the diagonal, >= 0
+
+---@class avo.Gp
+local Gp = {}
+
+---gp:add(x): append a training position, x an encoding (1-based value positions, one per knob) (lua/lua_gp.c)
+---@param x integer[]
+function Gp:add(x) end
+
+---gp:pop(): drop the last training position; the model keeps its leading rows (lua/lua_gp.c)
+---@return nil
+function Gp:pop() end
+
+---gp:clear(): drop every training position and the model (lua/lua_gp.c)
+---@return nil
+function Gp:clear() end
+
+---gp:size() -> training positions held (lua/lua_gp.c)
+---@return integer
+function Gp:size() end
+
+---gp:loglik(y, hyper) -> log marginal likelihood of y (one per training position), nil when not positive definite; the model is kept (lua/lua_gp.c)
+---@param y number[]
+---@param hyper avo.GpHyper
+---@return number?
+function Gp:loglik(y, hyper) end
+
+---gp:fit(y, hyper) -> log marginal likelihood | nil (not positive definite: no model); the model is now this one (lua/lua_gp.c)
+---@param y number[]
+---@param hyper avo.GpHyper
+---@return number?
+function Gp:fit(y, hyper) end
+
+---gp:has_model(hyper) -> true when the model was made under hyper (lua/lua_gp.c)
+---@param hyper avo.GpHyper
+---@return boolean
+function Gp:has_model(hyper) end
+
+---gp:extend(y) -> true, or false (no model, or a new row not positive definite): the model grown to every training position, a row each (lua/lua_gp.c)
+---@param y number[]
+---@return boolean
+function Gp:extend(y) end
+
+---gp:best(encodings, best, xi [, floor]) -> index, mean, ei | nil: the encoding (false entries skipped) of highest expected improvement over best + xi, above floor (lua/lua_gp.c)
+---@param encodings (integer[]|false)[]
+---@param best number
+---@param xi number
+---@param floor? number
+---@return integer?, number?, number?
+function Gp:best(encodings, best, xi, floor) end
+
+---gp:close(): free the model (also on collection) (lua/lua_gp.c)
+---@return nil
+function Gp:close() end
 
 ---@class avo.Pool
 local Pool = {}

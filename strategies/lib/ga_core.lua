@@ -73,13 +73,14 @@ end
 
 -- The GA options of `opts` with defaults filled in, or nil and a message
 -- naming the bad option ("<who>: option 'elite' must be ...").
-function M.read_options(who, opts)
+-- `defaults` (optional) overrides the GA's: { population = 4 } for islands.
+function M.read_options(who, opts, defaults)
   local ok, err = options.check_common(who, opts)
   if not ok then return nil, err end
   local function bad(name, expected, got) return options.bad(who, name, expected, got) end
   local cfg = {
     evaluator = opts.evaluator,
-    population = opts.population or 8,
+    population = opts.population or (defaults or {}).population or 8,
     generations = opts.generations or 20,
     -- Without `generations`, a run given --max-evals runs until that budget
     -- is spent (M.last_generation), not 20 generations short of it.
@@ -495,26 +496,31 @@ function M.seed_candidate(state)
   return records.seed_candidate(state.ev)
 end
 
--- Configurations of the seed's knobs spread over the valid space
--- (space.spread, away from the seed), as generation-0 candidates of the
--- seed's source: up to `n`, fewer where the seed declares no knob to vary
--- or the space runs out.  Stream "<prefix>ga/initial".
-local function spread_children(state, seed, n, seen)
+-- Up to `n` configurations of the seed's knobs spread over the valid space
+-- of `ev` (space.spread from `rng`, away from the seed) that `accept`
+-- takes: fewer where the seed declares no knob to vary or the space runs
+-- out.  islands.lua draws one such sample for all its islands.
+function M.spread_sample(ev, seed, n, rng, accept)
   if n <= 0 then return {} end
   local domain = avo.knobs(seed.source)
   local varied = false
   for _, knob in ipairs(domain) do varied = varied or #knob.values >= 2 end
   if not varied then return {} end
-  local rng = avo.rng(state.prefix .. "ga/initial")
-  local picks = space.spread(rng, domain, state.ev, n,
-    function(k) return not seen[candidate_key{ source = seed.source, knobs = k }] end,
-    { space.full(domain, seed.knobs) })
+  return space.spread(rng, domain, ev, n, accept, { space.full(domain, seed.knobs) })
+end
+
+-- Generation-0 candidates of the seed's source at the knob maps `picks`
+-- that are not in `seen` (added to it).
+local function spread_candidates(seed, picks, seen)
   local children = {}
-  for i, knobs in ipairs(picks) do
-    seen[candidate_key{ source = seed.source, knobs = knobs }] = true
-    children[i] = { source = seed.source, knobs = knobs, operator = "spread", generation = 0,
-                    parents = { { id = seed.id, role = "parent" } },
-                    note = "space-filling sample" }
+  for _, knobs in ipairs(picks) do
+    local key = candidate_key{ source = seed.source, knobs = knobs }
+    if not seen[key] then
+      seen[key] = true
+      children[#children + 1] = { source = seed.source, knobs = knobs, operator = "spread",
+                                  generation = 0, parents = { { id = seed.id, role = "parent" } },
+                                  note = "space-filling sample" }
+    end
   end
   return children
 end
@@ -524,11 +530,19 @@ end
 -- space, so a poor seed does not hold the search in its corner (ga fell
 -- below random sampling on bench/gemm_space.lua), the rest param_tweak
 -- children around the seed, so a good one is refined at once.  Where the
--- space gives fewer spread points, tweaks fill the population.
-function M.seed_children(state, seed)
+-- space gives fewer spread points, tweaks fill the population.  `picks`
+-- (optional): the spread share already drawn (islands.lua deals one
+-- sample out to its islands); else it is drawn from stream
+-- "<prefix>ga/initial".
+function M.seed_children(state, seed, picks)
   local seen = { [candidate_key(seed)] = true }
   local n = state.cfg.population - 1
-  local children = spread_children(state, seed, math.ceil(n * state.cfg.spread), seen)
+  if picks == nil then
+    picks = M.spread_sample(state.ev, seed, math.ceil(n * state.cfg.spread),
+      avo.rng(state.prefix .. "ga/initial"),
+      function(k) return not seen[candidate_key{ source = seed.source, knobs = k }] end)
+  end
+  local children = spread_candidates(seed, picks, seen)
   while #children < n do
     local child = fresh_tweak(state, seed, seen)
     if child == nil then break end

@@ -65,6 +65,28 @@ assert m["best"] == top, (m["best"], top)
 PY
 done
 
+# Parents: the better elite of `tournament` occupied cells.  With a
+# tournament far larger than the map every parent of batch 1 is the best
+# record of batch 0 (seed and initial samples); with tournament = 1 (uniform,
+# classic MAP-Elites) the parents are spread over the cells.
+tour() { # NAME TOURNAMENT
+    printf 'local avo = require "avo"\nreturn avo.strategy("map_elites").run{ evaluator = "%s",\n  dims = { "TILE", "ORDER" }, initial = 8, batch = 8, iterations = 1, crossover_rate = 0,\n  tournament = %s }\n' \
+        tests/lua/evaluators/synthetic.lua "$2" > "$tmp/$1.lua"
+    expect_exit 0 "$AVO" run "$tmp/$1.lua" --db "$tmp/$1.db" --seed 4
+}
+parents_of_batch1() {
+    q "$1" "SELECT DISTINCT e.parent FROM edges e JOIN candidates c ON c.id = e.child
+            WHERE c.id > (SELECT max(id) FROM candidates WHERE generation = 0 OR operator = 'seed')
+            ORDER BY 1"
+}
+tour t_all 1000
+best0=$(q "$tmp/t_all.db" "SELECT id FROM candidates WHERE status = 'ok' AND id <= 9
+                           ORDER BY score DESC, id LIMIT 1")
+[ "$(parents_of_batch1 "$tmp/t_all.db")" = "$best0" ] ||
+    fail "tournament 1000: expected every parent to be #$best0, got $(parents_of_batch1 "$tmp/t_all.db" | tr '\n' ' ')"
+tour t_one 1
+[ "$(parents_of_batch1 "$tmp/t_one.db" | wc -l)" -ge 2 ] || fail "tournament 1: parents from one cell only"
+
 # Bad options name the option, at the CLI too.
 expect_exit 0 "$AVO" run tests/e2e/map_elites_options.lua --db "$tmp/o.db"
 expect_in "$tmp/out" "map_elites options: ok"

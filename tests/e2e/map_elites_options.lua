@@ -30,6 +30,7 @@ expect_error("map_elites: option 'dims' must be absent when 'descriptor' is give
   ev{ descriptor = function() return { 1 } end, bins = { 2 }, dims = { "TILE" } })
 expect_error("map_elites: option 'initial' must be an integer >= 0, got -1", ev{ initial = -1 })
 expect_error("map_elites: option 'batch' must be an integer >= 1, got 0", ev{ batch = 0 })
+expect_error("map_elites: option 'tournament' must be an integer >= 1, got 0", ev{ tournament = 0 })
 expect_error("map_elites: option 'iterations' must be an integer >= 0, got 1.5", ev{ iterations = 1.5 })
 expect_error("map_elites: option 'crossover_rate' must be a number in [0, 1], got 2",
   ev{ crossover_rate = 2 })

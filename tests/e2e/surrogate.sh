@@ -97,9 +97,14 @@ script g2 ga ", generations = 3, spread = 0"
 expect_exit 0 "$AVO" run "$tmp/g2.lua" --db "$tmp/g2.db" --seed 5 --max-evals 30
 [ "$(q "$tmp/g2.db" "SELECT count(*) FROM candidates WHERE generation = 0 AND operator = 'param_tweak'")" = 7 ] ||
     fail "ga spread = 0: expected the seed's 7 param_tweak children"
+# islands: 4 records per island by default, so 3 children each in
+# generation 0, 2 of them (half, rounded up) from one space-filling sample
+# dealt out to the islands (distinct across islands: spread_check).
 script i0 islands ", islands = 2, generations = 3"
 expect_exit 0 "$AVO" run "$tmp/i0.lua" --db "$tmp/i0.db" --seed 5 --max-evals 40
-spread_check "$tmp/i0.db" islands 8 spread
+spread_check "$tmp/i0.db" islands 4 spread
+[ "$(q "$tmp/i0.db" "SELECT count(*) FROM candidates WHERE generation = 0")" = 7 ] ||
+    fail "islands: expected the seed and 2 x 3 children in generation 0"
 script me map_elites ", dims = { 'BM', 'BN' }, iterations = 2"
 expect_exit 0 "$AVO" run "$tmp/me.lua" --db "$tmp/me.db" --seed 5 --max-evals 40
 spread_check "$tmp/me.db" map_elites 16 random
