@@ -147,12 +147,11 @@ void avo_view_experiment_summary(avo_strbuf *out, const json_t *report)
     const json_t *counts = json_object_get(doc, "counts");
     size_t i;
     const json_t *g;
-    json_array_foreach(json_object_get(doc, "groups"), i, g)
-        summary_group(out, g);
+    json_array_foreach(json_object_get(doc, "groups"), i, g) summary_group(out, g);
     long long incomplete = avo_view_int(counts, "missing") + avo_view_int(counts, "unfinished");
     if (incomplete > 0)
-        avo_strbuf_printf(out, "incomplete: %lld of %zu cells missing or unfinished\n",
-                          incomplete, json_array_size(json_object_get(doc, "cells")));
+        avo_strbuf_printf(out, "incomplete: %lld of %zu cells missing or unfinished\n", incomplete,
+                          json_array_size(json_object_get(doc, "cells")));
     if (avo_view_int(counts, "failed") > 0)
         avo_strbuf_printf(out, "%lld cell(s) failed (listed in the report with their reason)\n",
                           avo_view_int(counts, "failed"));

@@ -35,9 +35,9 @@ static double py(const frame *f, double y)
 /* The ticks over [lo, hi]: a step of 1, 2 or 5 x 10^k giving about
  * `target`; calls tick(t) for each.  The first tick is a whole number of
  * steps (never -0). */
-static void ticks(double lo, double hi, int target, void (*tick)(avo_strbuf *, const frame *,
-                                                                double),
-                  avo_strbuf *out, const frame *f)
+static void ticks(double lo, double hi, int target,
+                  void (*tick)(avo_strbuf *, const frame *, double), avo_strbuf *out,
+                  const frame *f)
 {
     static const double steps[] = {1, 2, 5, 10};
     if (hi <= lo)

@@ -18,8 +18,8 @@ void avo_view_experiment_section_excluded(avo_strbuf *out, const json_t *documen
         return;
     avo_strbuf_puts(out, "<h2>Cells not in the statistics</h2>");
     if (incomplete > 0) {
-        const char *path = json_string_value(
-            json_object_get(json_object_get(document, "experiment"), "path"));
+        const char *path =
+            json_string_value(json_object_get(json_object_get(document, "experiment"), "path"));
         avo_strbuf_printf(out,
                           "<p class=\"bad\">The experiment is incomplete: %lld of %zu cells are "
                           "missing or unfinished; re-run <code>avo experiment ",

@@ -65,8 +65,7 @@ void avo_view_experiment_section_group(avo_strbuf *out, const json_t *group)
                          "<th>min</th><th>max</th></tr>");
     size_t i;
     const json_t *a, *t;
-    json_array_foreach(json_object_get(group, "arms"), i, a)
-        arm_row(out, a);
+    json_array_foreach(json_object_get(group, "arms"), i, a) arm_row(out, a);
     avo_strbuf_puts(out, "</table>");
     const json_t *tests = json_object_get(group, "tests");
     if (json_array_size(tests) == 0)
@@ -74,8 +73,7 @@ void avo_view_experiment_section_group(avo_strbuf *out, const json_t *group)
     avo_strbuf_puts(out, "<table><tr><th class=l>A vs B</th><th>U</th><th>A12</th>"
                          "<th class=l>effect</th><th>p</th><th>p (Holm)</th>"
                          "<th class=l>test</th></tr>");
-    json_array_foreach(tests, i, t)
-        test_row(out, t);
+    json_array_foreach(tests, i, t) test_row(out, t);
     avo_strbuf_puts(out, "</table><p class=note>A12: probability that a run of A beats a run "
                          "of B (0.5: no difference).</p>");
 }
