@@ -11,7 +11,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/avo.h"
 #include "cli/cli.h"
+#include "cli/export.h"
+#include "cli/view/experiment.h"
 #include "lua/host.h"
 
 /* Where the workers come from: the same options of run and resume (a
@@ -187,6 +190,64 @@ out:
     return rc;
 }
 
+/* Write PREFIX.html, .csv and .json of an experiment's report (all or
+ * none) and print its short table: what the view layer renders
+ * (cli/view/experiment.h) of the statistics `report` that
+ * lua/avo/experiment_report.lua computed. */
+static int write_experiment_report(const json_t *report)
+{
+    const char *prefix = json_string_value(json_object_get(report, "out"));
+    char *json = json_dumps(json_object_get(report, "document"),
+                            JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
+    avo_strbuf html = {0}, csv = {0}, text = {0}, names[3] = {{0}};
+    avo_view_experiment_html(&html, report);
+    avo_view_experiment_csv(&csv, json_object_get(report, "document"));
+    avo_strbuf_printf(&text, "%s\n", json ? json : "");
+    static const char *const ext[3] = {"html", "csv", "json"};
+    for (int i = 0; i < 3; i++)
+        avo_strbuf_printf(&names[i], "%s.%s", prefix ? prefix : "experiment-report", ext[i]);
+    char err[AVO_ERRLEN];
+    int rc = AVO_ENOMEM;
+    if (json && !html.failed && !csv.failed && !text.failed && !names[2].failed) {
+        const char *paths[3] = {names[0].data, names[1].data, names[2].data};
+        const char *data[3] = {avo_strbuf_text(&html), avo_strbuf_text(&csv), text.data};
+        size_t len[3] = {html.len, csv.len, text.len};
+        rc = avo_export_save_all(3, paths, data, len, err, sizeof err);
+    } else {
+        avo_error(err, sizeof err, rc, "out of memory");
+    }
+    if (rc < 0) {
+        fprintf(stderr, "avo: %s\n", err);
+    } else {
+        avo_strbuf summary = {0};
+        avo_view_experiment_summary(&summary, report);
+        fputs(avo_cli_inert(avo_strbuf_text(&summary), AVO_INERT_LINES), stdout);
+        avo_strbuf_free(&summary);
+    }
+    free(json);
+    avo_strbuf_free(&html);
+    avo_strbuf_free(&csv);
+    avo_strbuf_free(&text);
+    for (int i = 0; i < 3; i++)
+        avo_strbuf_free(&names[i]);
+    return rc < 0 ? 1 : 0;
+}
+
+/* avo experiment report: the statistics from Lua, the files from C. */
+static int experiment_report(const json_t *opts)
+{
+    json_t *report = NULL;
+    int rc = avo_host_call("experiment", opts, &report);
+    if (rc == 0 && !json_is_object(report)) {
+        fprintf(stderr, "avo: experiment report: the statistics came back empty\n");
+        rc = 1;
+    }
+    if (rc == 0)
+        rc = write_experiment_report(report);
+    json_decref(report);
+    return rc;
+}
+
 /* avo experiment FILE.lua | report | replay (lua/avo/experiment.lua) */
 int avo_cli_experiment(const avo_cli_command *cmd, int argc, char **argv)
 {
@@ -217,7 +278,8 @@ int avo_cli_experiment(const avo_cli_command *cmd, int argc, char **argv)
                                  "--new, --jobs and --retry-failed are not options of %s", what);
         goto out;
     }
-    rc = avo_host_command("experiment", opts);
+    rc = sub && !strcmp(what, "report") ? experiment_report(opts)
+                                         : avo_host_command("experiment", opts);
 out:
     json_decref(opts);
     return rc;

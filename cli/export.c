@@ -788,6 +788,42 @@ static int save_through(const char *path, const char *data, size_t len, char *er
     return 0;
 }
 
+/*
+ * Write len bytes of data to a new temporary beside path, synced and
+ * closed, each step checked (a full disk fails here, not later); its name
+ * into *ret_tmp (the caller's to rename or unlink, and free).  On a failure
+ * nothing is left behind: "cannot write PATH: reason".
+ */
+static int save_temporary(const char *path, const char *data, size_t len, char **ret_tmp,
+                          char *err, size_t errlen)
+{
+    size_t n = strlen(path) + 32;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        int e = errno;
+        free(tmp);
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
+    }
+    /* fsync before the rename: after a crash the name holds the old
+     * contents or the new, never an empty file. */
+    int e = -avo_write_all(fd, data, len);
+    if (!e && fsync(fd) != 0 && errno != EINVAL)
+        e = errno;
+    if (close(fd) != 0 && !e && errno != EINTR)
+        e = errno;
+    if (e) {
+        unlink(tmp);
+        free(tmp);
+        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
+    }
+    *ret_tmp = tmp;
+    return 0;
+}
+
 int avo_export_save(const char *path, const char *data, size_t len, char *err, size_t errlen)
 {
     if (!path || !*path || (!data && len))
@@ -807,31 +843,49 @@ int avo_export_save(const char *path, const char *data, size_t len, char *err, s
         return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(EISDIR));
     if (exists && !S_ISREG(st.st_mode))
         return save_through(path, data, len, err, errlen);
-    size_t n = strlen(path) + 32;
-    char *tmp = malloc(n);
-    if (!tmp)
-        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
-    snprintf(tmp, n, "%s.tmp.%ld", path, (long)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd < 0) {
+    char *tmp = NULL;
+    int rc = save_temporary(path, data, len, &tmp, err, errlen);
+    if (rc < 0)
+        return rc;
+    if (rename(tmp, path) != 0) {
         int e = errno;
-        free(tmp);
-        return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
-    }
-    /* fsync before the rename: after a crash the name holds the old
-     * contents or the new, never an empty file. */
-    int e = -avo_write_all(fd, data, len);
-    if (!e && fsync(fd) != 0 && errno != EINVAL)
-        e = errno;
-    if (close(fd) != 0 && !e && errno != EINTR)
-        e = errno;
-    if (!e && rename(tmp, path) != 0)
-        e = errno;
-    if (e) {
         unlink(tmp);
         free(tmp);
         return avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", path, strerror(e));
     }
     free(tmp);
     return 0;
+}
+
+int avo_export_save_all(size_t n, const char *const *paths, const char *const *data,
+                        const size_t *len, char *err, size_t errlen)
+{
+    char **tmp = calloc(n ? n : 1, sizeof *tmp);
+    if (!tmp)
+        return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        struct stat st;
+        if (lstat(paths[i], &st) == 0 && S_ISDIR(st.st_mode))
+            rc = avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", paths[i],
+                           strerror(EISDIR));
+        else
+            rc = save_temporary(paths[i], data[i], len[i], &tmp[i], err, errlen);
+    }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (rename(tmp[i], paths[i]) != 0) {
+            rc = avo_error(err, errlen, AVO_EIO, "cannot write %s: %s", paths[i],
+                           strerror(errno));
+        } else {
+            free(tmp[i]);
+            tmp[i] = NULL;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (tmp[i])
+            unlink(tmp[i]);
+        free(tmp[i]);
+    }
+    free(tmp);
+    return rc;
 }

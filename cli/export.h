@@ -77,4 +77,16 @@ int avo_export_git(avo_archive *ar, int64_t run_id, const char *dir, size_t *ret
  */
 int avo_export_save(const char *path, const char *data, size_t len, char *err, size_t errlen);
 
+/*
+ * Write n files whole or not at all (`avo experiment report`'s three): each
+ * data[i] (len[i] bytes) goes to a temporary beside paths[i], synced and
+ * closed with every step checked (a full disk fails there), and only when
+ * all are written are they renamed into place; on a failure the temporaries
+ * are removed and the files not yet renamed are as they were.  Each path is
+ * replaced by a rename (a directory is an error).  AVO_EIO with "cannot
+ * write PATH: reason".
+ */
+int avo_export_save_all(size_t n, const char *const *paths, const char *const *data,
+                        const size_t *len, char *err, size_t errlen);
+
 #endif

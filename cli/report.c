@@ -182,20 +182,11 @@ static int parent_diff(avo_strbuf *out, avo_archive *ar, long long pid, long lon
     return 0;
 }
 
-/* One candidate's section (see report.h). */
-int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t *c, int full,
-                         char *err, size_t errlen)
+/* A candidate's status, parents (role each), knobs, note and the libraries
+ * the judge saw it load. */
+static void candidate_facts(avo_strbuf *out, const avo_report_run *shown, const json_t *c)
 {
-    const avo_report_run *shown = r;
-    long long best_id = r->best ? avo_view_int(r->best, "id") : 0;
-    long long id = avo_view_int(c, "id");
-    avo_strbuf_printf(out, "<section class=\"cand\" id=\"c%lld\">\n<h3>#%lld ", id, id);
-    avo_strbuf_html(out, avo_view_str(c, "operator"));
-    avo_strbuf_printf(out, " (gen %lld) — score ", avo_view_int(c, "generation"));
-    avo_view_number(out, avo_view_num(c, "score"));
-    if (id == best_id)
-        avo_strbuf_puts(out, " <span class=\"best\">(best)</span>");
-    avo_strbuf_puts(out, "</h3>\n<p>status ");
+    avo_strbuf_puts(out, "<p>status ");
     avo_strbuf_html(out, avo_view_str(c, "status"));
     if (*avo_view_str(c, "reason")) {
         avo_strbuf_puts(out, " — ");
@@ -237,12 +228,18 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
         avo_strbuf_puts(out, "</code>");
     }
     avo_strbuf_puts(out, "</p>\n");
+}
 
+/* A candidate's results per config: correct, throughput, median, spread,
+ * samples, max error. */
+static void candidate_configs(avo_strbuf *out, const json_t *c)
+{
     const json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs)) {
         avo_strbuf_puts(out,
                         "<table><tr><th>config</th><th>correct</th><th>throughput</th>"
                         "<th>median</th><th>spread</th><th>samples</th><th>max error</th></tr>\n");
+        size_t i;
         json_t *cfg;
         json_array_foreach(configs, i, cfg)
         {
@@ -264,7 +261,23 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
         }
         avo_strbuf_puts(out, "</table>\n");
     }
+}
 
+/* One candidate's section (see report.h). */
+int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t *c, int full,
+                         char *err, size_t errlen)
+{
+    long long best_id = r->best ? avo_view_int(r->best, "id") : 0;
+    long long id = avo_view_int(c, "id");
+    avo_strbuf_printf(out, "<section class=\"cand\" id=\"c%lld\">\n<h3>#%lld ", id, id);
+    avo_strbuf_html(out, avo_view_str(c, "operator"));
+    avo_strbuf_printf(out, " (gen %lld) — score ", avo_view_int(c, "generation"));
+    avo_view_number(out, avo_view_num(c, "score"));
+    if (id == best_id)
+        avo_strbuf_puts(out, " <span class=\"best\">(best)</span>");
+    avo_strbuf_puts(out, "</h3>\n");
+    candidate_facts(out, r, c);
+    candidate_configs(out, c);
     avo_strbuf_printf(out, "<details%s><summary>source</summary><pre>",
                       full ? " open=\"open\"" : "");
     avo_strbuf_html(out, avo_view_str(c, "source"));
@@ -272,10 +285,11 @@ int avo_report_candidate(avo_strbuf *out, const avo_report_run *r, const json_t 
 
     /* The report diffs against the first parent; a candidate page against
      * each, and shows the worker's log. */
+    const json_t *parents = json_object_get(c, "parents");
     size_t n_diffs = full ? json_array_size(parents) : json_array_size(parents) > 0;
-    for (i = 0; i < n_diffs; i++) {
-        int rc = parent_diff(out, r->ar, avo_view_int(json_array_get(parents, i), "id"), id, full, err,
-                             errlen);
+    for (size_t i = 0; i < n_diffs; i++) {
+        int rc = parent_diff(out, r->ar, avo_view_int(json_array_get(parents, i), "id"), id, full,
+                             err, errlen);
         if (rc < 0)
             return rc;
     }

@@ -33,10 +33,9 @@
 #include "cli/paired.h"
 #include "cli/report.h"
 #include "core/strbuf.h"
+#include "cli/view/live.h"
 #include "cli/view/view.h"
 
-#define RECENT_N 10      /* rows in the "recent" tables */
-#define CANDIDATES_N 500 /* rows in a run's candidate table */
 #define TOKEN_BYTES 24
 #define CACHE_N 16 /* pages kept, keyed by URL and the archive's state */
 
@@ -187,15 +186,6 @@ static avo_archive *open_archive(const avo_serve *s, size_t k, page *p)
     return ar;
 }
 
-static const char *status_class(const char *status)
-{
-    if (!strcmp(status, "running"))
-        return "status-running";
-    if (!strcmp(status, "failed") || !strcmp(status, "interrupted"))
-        return "status-failed";
-    return "";
-}
-
 /* One archive's runs and experiments on the index. */
 static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k)
 {
@@ -213,74 +203,8 @@ static void index_archive(avo_strbuf *out, const avo_serve *s, size_t k)
         avo_strbuf_puts(out, "</p>\n");
         goto out;
     }
-    if (!json_array_size(runs)) {
-        avo_strbuf_puts(out, "<p class=\"muted\">no runs yet</p>\n");
-    } else {
-        avo_strbuf_puts(out, "<table class=\"runs\"><tr><th>run</th><th>script</th><th>status</th>"
-                             "<th>started</th><th>evaluated</th><th>failed</th>"
-                             "<th>in flight</th><th>best</th></tr>\n");
-        size_t i;
-        const json_t *r;
-        /* Newest first. */
-        for (i = json_array_size(runs); i-- > 0;) {
-            r = json_array_get(runs, i);
-            long long id = avo_view_int(r, "id");
-            long long n = avo_view_int(r, "candidates"), ok = avo_view_int(r, "ok"),
-                      failed = avo_view_int(r, "failed");
-            avo_strbuf_printf(out,
-                              "<tr data-run=\"%lld\"><td><a href=\"/a/%zu/run/%lld\">run %lld</a>"
-                              "</td><td>",
-                              id, k, id, id);
-            avo_strbuf_html(out, avo_view_str(r, "script_path"));
-            avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(avo_view_str(r, "status")));
-            avo_strbuf_html(out, avo_view_str(r, "status"));
-            avo_strbuf_puts(out, "</td><td>");
-            avo_view_time(out, avo_view_num(r, "started_at"));
-            avo_strbuf_printf(out,
-                              "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
-                              "<td class=\"num\">%lld</td><td>",
-                              ok + failed, failed, n - ok - failed);
-            /* The re-timed #1 and its median where the run was re-timed
-             * (paired.h), else the search's recorded best. */
-            json_t *data = avo_paired_load(ar, id);
-            const json_t *first = avo_paired_entry(data, avo_paired_best(data));
-            if (first) {
-                avo_strbuf_printf(out, "<a href=\"/a/%zu/c/%lld\">#%lld</a> ", k,
-                                  avo_view_int(first, "id"), avo_view_int(first, "id"));
-                avo_view_number(out, avo_view_num(first, "median"));
-                avo_strbuf_puts(out, " re-timed");
-            } else if (json_is_integer(json_object_get(r, "best_id"))) {
-                avo_strbuf_printf(out, "<a href=\"/a/%zu/c/%lld\">#%lld</a> ", k,
-                                  avo_view_int(r, "best_id"), avo_view_int(r, "best_id"));
-                avo_view_number(out, avo_view_num(r, "best_score"));
-            }
-            json_decref(data);
-            avo_strbuf_puts(out, "</td></tr>\n");
-        }
-        avo_strbuf_puts(out, "</table>\n");
-    }
-    if (json_array_size(exps)) {
-        avo_strbuf_puts(out, "<h3>Experiments</h3>\n<table class=\"experiments\"><tr>"
-                             "<th>experiment</th><th>name</th><th>file</th><th>created</th>"
-                             "</tr>\n");
-        size_t i;
-        const json_t *e;
-        json_array_foreach(exps, i, e)
-        {
-            long long id = avo_view_int(e, "id");
-            avo_strbuf_printf(out,
-                              "<tr><td><a href=\"/a/%zu/experiment/%lld\">experiment %lld</a>"
-                              "</td><td>",
-                              k, id, id);
-            avo_strbuf_html(out, avo_view_str(e, "name"));
-            avo_strbuf_puts(out, "</td><td>");
-            avo_strbuf_html(out, avo_view_str(e, "path"));
-            avo_strbuf_puts(out, "</td><td>");
-            avo_view_time(out, avo_view_num(e, "created_at"));
-            avo_strbuf_puts(out, "</td></tr>\n");
-        }
-        avo_strbuf_puts(out, "</table>\n");
-    }
+    avo_view_live_runs(out, ar, k, runs);
+    avo_view_live_experiments(out, k, exps);
 out:
     json_decref(runs);
     json_decref(exps);
@@ -305,303 +229,6 @@ static void page_index(page *p, const avo_serve *s, int part)
     avo_strbuf_puts(&p->body, avo_strbuf_text(&body));
     avo_strbuf_free(&body);
     page_end(&p->body);
-}
-
-/* The candidates waiting for (or in) evaluation. */
-static void live_in_flight(avo_strbuf *out, const avo_report_run *r)
-{
-    size_t i, n = 0;
-    const json_t *c;
-    double now = avo_now();
-    json_array_foreach(r->cands, i, c) n += !strcmp(avo_view_str(c, "status"), "pending");
-    avo_strbuf_printf(out,
-                      "<div><h3 id=\"in-flight\">In flight (<span class=\"n-pending\">%zu"
-                      "</span>)</h3>\n",
-                      n);
-    if (!n) {
-        avo_strbuf_puts(out, "<p class=\"muted\">no candidate being evaluated</p></div>\n");
-        return;
-    }
-    avo_strbuf_puts(out, "<table><tr><th>candidate</th><th>operator</th><th>gen</th>"
-                         "<th>parents</th><th>waiting</th></tr>\n");
-    json_array_foreach(r->cands, i, c)
-    {
-        if (strcmp(avo_view_str(c, "status"), "pending") != 0)
-            continue;
-        avo_strbuf_printf(out, "<tr class=\"pending\" data-pending=\"%lld\"><td>",
-                          avo_view_int(c, "id"));
-        avo_report_candidate_ref(out, r, avo_view_int(c, "id"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, avo_view_str(c, "operator"));
-        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(c, "generation"));
-        size_t j;
-        const json_t *pa;
-        json_array_foreach(json_object_get(c, "parents"), j, pa)
-        {
-            if (j)
-                avo_strbuf_puts(out, " ");
-            avo_report_candidate_ref(out, r, avo_view_int(pa, "id"));
-        }
-        double age = now - avo_view_num(c, "created_at");
-        avo_strbuf_printf(out, "</td><td class=\"num\">%.0f s</td></tr>\n",
-                          isfinite(age) ? age : 0);
-    }
-    avo_strbuf_puts(out, "</table></div>\n");
-}
-
-/* One budget row: spent, of the limit with a bar when the run has one. */
-static void budget_row(avo_strbuf *out, const char *what, double spent, const json_t *limit,
-                       const char *fmt)
-{
-    char buf[64];
-    snprintf(buf, sizeof buf, fmt, spent);
-    avo_strbuf_printf(out, "<tr><th>%s</th><td class=\"num\">%s</td><td class=\"bar\">", what, buf);
-    if (json_is_number(limit) && json_number_value(limit) > 0) {
-        double max = json_number_value(limit);
-        snprintf(buf, sizeof buf, fmt, max);
-        avo_strbuf_printf(out, "of %s <progress max=\"%g\" value=\"%g\">%.0f%%</progress> %.0f%%",
-                          buf, max, spent < max ? spent : max, 100 * spent / max,
-                          100 * spent / max);
-    } else {
-        avo_strbuf_puts(out, "<span class=\"muted\">no limit</span>");
-    }
-    avo_strbuf_puts(out, "</td></tr>\n");
-}
-
-/* Spend against the run's budgets (its config: max_evals, max_time,
- * max_tokens, max_usd) and the workers it was given. */
-static void live_budgets(avo_strbuf *out, const avo_report_run *r)
-{
-    const json_t *config = json_object_get(r->run, "config");
-    double started = avo_view_num(r->run, "started_at"), ended = avo_view_num(r->run, "ended_at");
-    double elapsed = (isfinite(ended) ? ended : avo_now()) - started;
-    avo_strbuf_puts(out, "<div><h3 id=\"budgets\">Budgets</h3>\n<table>\n");
-    budget_row(out, "evaluations", (double)(r->n_ok + r->n_failed),
-               json_object_get(config, "max_evals"), "%.0f");
-    budget_row(out, "time (s)", isfinite(elapsed) ? elapsed : 0,
-               json_object_get(config, "max_time"), "%.0f");
-    budget_row(out, "LLM calls", avo_view_num(r->spend, "calls") > 0 ? avo_view_num(r->spend, "calls") : 0, NULL,
-               "%.0f");
-    double tokens = 0, usd = 0;
-    if (isfinite(avo_view_num(r->spend, "input_tokens")))
-        tokens += avo_view_num(r->spend, "input_tokens");
-    if (isfinite(avo_view_num(r->spend, "output_tokens")))
-        tokens += avo_view_num(r->spend, "output_tokens");
-    if (isfinite(avo_view_num(r->spend, "cost_usd")))
-        usd = avo_view_num(r->spend, "cost_usd");
-    budget_row(out, "LLM tokens", tokens, json_object_get(config, "max_tokens"), "%.0f");
-    budget_row(out, "LLM cost (USD)", usd, json_object_get(config, "max_usd"), "%.4f");
-    avo_strbuf_puts(out, "</table>\n<p>workers: ");
-    const json_t *jobs = json_object_get(config, "jobs");
-    if (json_is_integer(jobs))
-        avo_strbuf_printf(out, "%lld local job(s)", (long long)json_integer_value(jobs));
-    else
-        avo_strbuf_puts(out, "default");
-    if (*avo_view_str(config, "devices")) {
-        avo_strbuf_puts(out, "; devices ");
-        avo_strbuf_html(out, avo_view_str(config, "devices"));
-    }
-    if (*avo_view_str(config, "slurm")) {
-        avo_strbuf_puts(out, "; Slurm ");
-        avo_strbuf_html(out, avo_view_str(config, "slurm"));
-    }
-    if (*avo_view_str(config, "listen")) {
-        avo_strbuf_puts(out, "; remote workers on ");
-        avo_strbuf_html(out, avo_view_str(config, "listen"));
-    }
-    avo_strbuf_puts(out, "</p></div>\n");
-}
-
-/* The agent: its latest steps (agent_step events), attempts, and the tool
- * calls of the latest LLM answer. */
-static void live_agent(avo_strbuf *out, const avo_report_run *r, const json_t *attempts,
-                       const json_t *steps)
-{
-    if (!json_array_size(attempts) && !json_array_size(steps) && !json_array_size(r->calls))
-        return;
-    avo_strbuf_puts(out, "<div><h3 id=\"agent\">Agent and LLM</h3>\n");
-    size_t n = json_array_size(steps);
-    if (n) {
-        avo_strbuf_puts(out, "<table><tr><th>lineage</th><th>step</th><th>turns</th>"
-                             "<th>tool calls</th><th>evals</th><th>committed</th><th>why not</th>"
-                             "</tr>\n");
-        for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
-            const json_t *d = json_object_get(json_array_get(steps, i), "data");
-            avo_strbuf_puts(out, "<tr><td>");
-            avo_strbuf_html(out, avo_view_str(d, "lineage"));
-            avo_strbuf_printf(out,
-                              "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
-                              "<td class=\"num\">%lld (%lld errors)</td><td class=\"num\">%lld</td>"
-                              "<td>",
-                              avo_view_int(d, "step"), avo_view_int(d, "turns"), avo_view_int(d, "tool_calls"),
-                              avo_view_int(d, "tool_errors"), avo_view_int(d, "evaluations"));
-            if (json_is_integer(json_object_get(d, "committed")))
-                avo_report_candidate_ref(out, r, avo_view_int(d, "committed"));
-            avo_strbuf_puts(out, "</td><td>");
-            avo_view_cut(out, avo_view_str(d, "why"), 300);
-            avo_strbuf_puts(out, "</td></tr>\n");
-        }
-        avo_strbuf_puts(out, "</table>\n");
-    }
-    n = json_array_size(attempts);
-    if (n) {
-        avo_strbuf_printf(out,
-                          "<p>latest attempts (of %zu):</p>\n<table><tr><th>lineage</th>"
-                          "<th>step</th><th>status</th><th>score</th><th>outcome</th>"
-                          "<th>reason</th></tr>\n",
-                          n);
-        for (size_t i = n; i-- > 0 && i + RECENT_N >= n;) {
-            const json_t *a = json_array_get(attempts, i);
-            avo_strbuf_puts(out, "<tr><td>");
-            avo_strbuf_html(out, avo_view_str(a, "lineage"));
-            avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(a, "step"));
-            avo_strbuf_html(out, avo_view_str(a, "status"));
-            avo_strbuf_puts(out, "</td><td class=\"num\">");
-            avo_view_number(out, avo_view_num(a, "score"));
-            avo_strbuf_puts(out, "</td><td>");
-            avo_strbuf_html(out, avo_view_str(a, "outcome"));
-            if (json_is_integer(json_object_get(a, "candidate_id"))) {
-                avo_strbuf_puts(out, " ");
-                avo_report_candidate_ref(out, r, avo_view_int(a, "candidate_id"));
-            }
-            avo_strbuf_puts(out, "</td><td>");
-            avo_view_cut(out, avo_view_str(a, "reason"), 300);
-            avo_strbuf_puts(out, "</td></tr>\n");
-        }
-        avo_strbuf_puts(out, "</table>\n");
-    }
-    n = json_array_size(r->calls);
-    if (n) {
-        const json_t *last = json_array_get(r->calls, n - 1);
-        avo_strbuf_printf(out, "<p>latest LLM call (%zu in all): ", n);
-        avo_strbuf_html(out, avo_view_str(last, "model"));
-        avo_strbuf_puts(out, ", ");
-        avo_strbuf_html(out, avo_view_str(last, "status"));
-        avo_strbuf_puts(out, ", at ");
-        avo_view_time(out, avo_view_num(last, "t"));
-        if (*avo_view_str(last, "error")) {
-            avo_strbuf_puts(out, ": ");
-            avo_view_cut(out, avo_view_str(last, "error"), 300);
-        }
-        avo_strbuf_puts(out, "</p>\n");
-        const json_t *calls = json_object_get(json_object_get(last, "response"), "tool_calls");
-        size_t i;
-        const json_t *tc;
-        if (json_array_size(calls)) {
-            avo_strbuf_puts(out, "<table><tr><th>tool call</th><th>arguments</th></tr>\n");
-            json_array_foreach(calls, i, tc)
-            {
-                char *args = json_dumps(json_object_get(tc, "arguments"),
-                                        JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-                avo_strbuf_puts(out, "<tr><td>");
-                avo_strbuf_html(out, avo_view_str(tc, "name"));
-                avo_strbuf_puts(out, "</td><td><code>");
-                avo_view_cut(out, args ? args : "", 400);
-                avo_strbuf_puts(out, "</code></td></tr>\n");
-                free(args);
-            }
-            avo_strbuf_puts(out, "</table>\n");
-        }
-    }
-    avo_strbuf_puts(out, "</div>\n");
-}
-
-/* The latest failed evaluations with their reasons, failed LLM calls and
- * log lines. */
-static void live_failures(avo_strbuf *out, const avo_report_run *r, const json_t *logs)
-{
-    avo_strbuf_puts(out, "<div><h3 id=\"failures\">Recent failures</h3>\n");
-    size_t shown = 0;
-    for (size_t i = json_array_size(r->cands); i-- > 0 && shown < RECENT_N;) {
-        const json_t *c = json_array_get(r->cands, i);
-        const char *status = avo_view_str(c, "status");
-        if (!strcmp(status, "ok") || !strcmp(status, "pending"))
-            continue;
-        if (!shown++)
-            avo_strbuf_puts(out, "<table><tr><th>candidate</th><th>operator</th><th>status</th>"
-                                 "<th>reason</th></tr>\n");
-        avo_strbuf_printf(out, "<tr class=\"failed\" data-failed=\"%lld\"><td>", avo_view_int(c, "id"));
-        avo_report_candidate_ref(out, r, avo_view_int(c, "id"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, avo_view_str(c, "operator"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, status);
-        avo_strbuf_puts(out, "</td><td>");
-        avo_view_cut(out, avo_view_str(c, "reason"), 400);
-        avo_strbuf_puts(out, "</td></tr>\n");
-    }
-    if (shown)
-        avo_strbuf_puts(out, "</table>\n");
-    else
-        avo_strbuf_puts(out, "<p class=\"muted\">no failed evaluation</p>\n");
-    shown = 0;
-    for (size_t i = json_array_size(r->calls); i-- > 0 && shown < RECENT_N;) {
-        const json_t *c = json_array_get(r->calls, i);
-        if (!strcmp(avo_view_str(c, "status"), "ok"))
-            continue;
-        if (!shown++)
-            avo_strbuf_puts(out, "<table><tr><th>failed LLM call</th><th>error</th></tr>\n");
-        avo_strbuf_puts(out, "<tr class=\"failed\"><td>");
-        avo_strbuf_html(out, avo_view_str(c, "model"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_view_cut(out, avo_view_str(c, "error"), 400);
-        avo_strbuf_puts(out, "</td></tr>\n");
-    }
-    if (shown)
-        avo_strbuf_puts(out, "</table>\n");
-    size_t n = json_array_size(logs);
-    if (n) {
-        avo_strbuf_puts(out, "<details id=\"recent-log\" open=\"open\"><summary>latest log lines"
-                             "</summary><pre class=\"log\">");
-        for (size_t i = n > 20 ? n - 20 : 0; i < n; i++) {
-            const json_t *e = json_array_get(logs, i);
-            avo_view_cut(out, avo_view_str(json_object_get(e, "data"), "message"), 600);
-            avo_strbuf_puts(out, "\n");
-        }
-        avo_strbuf_puts(out, "</pre></details>\n");
-    }
-    avo_strbuf_puts(out, "</div>\n");
-}
-
-/* Every candidate, newest first (the latest CANDIDATES_N). */
-static void live_candidates(avo_strbuf *out, const avo_report_run *r)
-{
-    size_t n = json_array_size(r->cands);
-    avo_strbuf_printf(out,
-                      "<h2 id=\"candidates\">Candidates (<span class=\"n-candidates\">%zu"
-                      "</span>)</h2>\n",
-                      n);
-    if (!n) {
-        avo_strbuf_puts(out, "<p class=\"muted\">none yet</p>\n");
-        return;
-    }
-    if (n > CANDIDATES_N)
-        avo_strbuf_printf(out, "<p class=\"muted\">the latest %d</p>\n", CANDIDATES_N);
-    avo_strbuf_puts(out, "<table class=\"cands\"><tr><th>candidate</th><th>gen</th>"
-                         "<th>operator</th><th>status</th><th>score</th><th>reason</th>"
-                         "<th>evaluated</th></tr>\n");
-    for (size_t i = n, shown = 0; i-- > 0 && shown < CANDIDATES_N; shown++) {
-        const json_t *c = json_array_get(r->cands, i);
-        const char *status = avo_view_str(c, "status");
-        avo_strbuf_printf(out, "<tr data-cand=\"%lld\" class=\"%s\"><td>", avo_view_int(c, "id"),
-                          !strcmp(status, "pending") ? "pending"
-                          : strcmp(status, "ok")     ? "failed"
-                                                     : "ok");
-        avo_report_candidate_ref(out, r, avo_view_int(c, "id"));
-        avo_strbuf_printf(out, "</td><td class=\"num\">%lld</td><td>", avo_view_int(c, "generation"));
-        avo_strbuf_html(out, avo_view_str(c, "operator"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_strbuf_html(out, status);
-        avo_strbuf_puts(out, "</td><td class=\"num\">");
-        if (strcmp(status, "pending") != 0)
-            avo_view_number(out, avo_view_num(c, "score"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_view_cut(out, avo_view_str(c, "reason"), 200);
-        avo_strbuf_puts(out, "</td><td>");
-        avo_view_time(out, avo_view_num(c, "evaluated_at"));
-        avo_strbuf_puts(out, "</td></tr>\n");
-    }
-    avo_strbuf_puts(out, "</table>\n");
 }
 
 /*
@@ -639,35 +266,8 @@ static void page_run(page *p, const avo_serve *s, size_t k, long long run_id, in
     }
 
     avo_strbuf body = {0};
-    avo_strbuf *out = &body;
+    avo_view_live_run(&body, &r, attempts, steps, logs);
     const char *status = avo_view_str(r.run, "status");
-    avo_strbuf_printf(out, "<p>status <span class=\"%s run-status\">", status_class(status));
-    avo_strbuf_html(out, status);
-    avo_strbuf_puts(out, "</span>; started ");
-    avo_view_time(out, avo_view_num(r.run, "started_at"));
-    avo_strbuf_puts(out, "</p>\n");
-    avo_report_summary(out, &r);
-    avo_strbuf_puts(out, "<p><a href=\"#now\">now</a> · <a href=\"#trajectory\">trajectory</a> · "
-                         "<a href=\"#generations\">generations</a> · <a href=\"#baselines\">"
-                         "baselines</a> · <a href=\"#lineage\">lineage</a> · <a href=\"#top\">"
-                         "top versions</a> · <a href=\"#candidates\">candidates</a> · "
-                         "<a href=\"#run\">run</a> · <a href=\"#llm\">LLM spend</a></p>\n");
-    avo_strbuf_puts(out, "<h2 id=\"now\">Now</h2>\n<div class=\"grid\">\n");
-    live_in_flight(out, &r);
-    live_budgets(out, &r);
-    avo_strbuf_puts(out, "</div>\n");
-    live_agent(out, &r, attempts, steps);
-    live_failures(out, &r, logs);
-    avo_report_trajectory(out, &r);
-    avo_report_generations(out, &r);
-    avo_report_baselines(out, &r);
-    avo_report_retimed(out, &r);
-    avo_report_lineage(out, &r);
-    avo_report_top(out, &r);
-    live_candidates(out, &r);
-    avo_report_devices(out, &r);
-    avo_report_metadata(out, &r);
-    avo_report_llm(out, &r);
 
     if (part) {
         p->body = body;
@@ -722,34 +322,7 @@ static void page_candidate(page *p, const avo_serve *s, size_t k, long long id)
     snprintf(href, sizeof href, "/a/%zu/c/", k);
     avo_report_run r = {.ar = ar, .cand_href = href, .link_all = 1, .best = best};
     avo_strbuf body = {0};
-    rc = avo_report_candidate(&body, &r, c, 1, err, sizeof err);
-    if (rc < 0) {
-        avo_strbuf_puts(&body, "<p class=\"status-failed\">");
-        avo_strbuf_html(&body, err);
-        avo_strbuf_puts(&body, "</p>\n");
-    }
-    const json_t *result = json_object_get(c, "result");
-    if (result) {
-        char *text = json_dumps(result, JSON_INDENT(2) | JSON_SORT_KEYS | JSON_ENCODE_ANY);
-        avo_strbuf_puts(&body,
-                        "<details id=\"result\"><summary>the worker's result</summary><pre>");
-        avo_strbuf_html(&body, text ? text : "");
-        avo_strbuf_puts(&body, "</pre></details>\n");
-        free(text);
-    }
-    const json_t *children = json_object_get(c, "children");
-    if (json_array_size(children)) {
-        avo_strbuf_puts(&body, "<p>children: ");
-        size_t i;
-        const json_t *ch;
-        json_array_foreach(children, i, ch)
-        {
-            if (i)
-                avo_strbuf_puts(&body, " ");
-            avo_report_candidate_ref(&body, &r, (long long)json_integer_value(ch));
-        }
-        avo_strbuf_puts(&body, "</p>\n");
-    }
+    avo_view_live_candidate(&body, &r, c);
     char title[64], crumbs[4400];
     snprintf(title, sizeof title, "candidate #%lld", id);
     avo_strbuf cr = {0};
@@ -803,41 +376,7 @@ static void page_experiment(page *p, const avo_serve *s, size_t k, long long id,
     snprintf(crumbs, sizeof crumbs, "%s", avo_strbuf_text(&cr));
     avo_strbuf_free(&cr);
     avo_strbuf body = {0};
-    avo_strbuf *out = &body;
-    avo_strbuf_puts(out, "<p>file ");
-    avo_strbuf_html(out, avo_view_str(e, "path"));
-    avo_strbuf_puts(out, ", created ");
-    avo_view_time(out, avo_view_num(e, "created_at"));
-    const json_t *plan = json_object_get(e, "plan");
-    const json_t *planned = json_is_array(plan) ? plan : json_object_get(plan, "cells");
-    /* Open while a cell runs or a planned one has not started. */
-    int open = json_is_array(planned) && json_array_size(planned) > json_array_size(cells);
-    json_array_foreach(cells, i, x) open |= !strcmp(avo_view_str(x, "status"), "running");
-    if (json_is_array(planned))
-        avo_strbuf_printf(out, "; %zu cells planned, %zu recorded", json_array_size(planned),
-                          json_array_size(cells));
-    avo_strbuf_puts(out, "</p>\n<table><tr><th>cell</th><th>status</th><th>run</th>"
-                         "<th>reason</th><th>exit</th><th>updated</th></tr>\n");
-    json_array_foreach(cells, i, x)
-    {
-        avo_strbuf_puts(out, "<tr><td>");
-        avo_strbuf_html(out, avo_view_str(x, "cell"));
-        avo_strbuf_printf(out, "</td><td class=\"%s\">", status_class(avo_view_str(x, "status")));
-        avo_strbuf_html(out, avo_view_str(x, "status"));
-        avo_strbuf_puts(out, "</td><td>");
-        if (json_is_integer(json_object_get(x, "run_id")))
-            avo_strbuf_printf(out, "<a href=\"/a/%zu/run/%lld\">run %lld</a>", k,
-                              avo_view_int(x, "run_id"), avo_view_int(x, "run_id"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_view_cut(out, avo_view_str(x, "reason"), 400);
-        avo_strbuf_puts(out, "</td><td>");
-        if (json_is_integer(json_object_get(x, "exit_code")))
-            avo_strbuf_printf(out, "%lld", avo_view_int(x, "exit_code"));
-        avo_strbuf_puts(out, "</td><td>");
-        avo_view_time(out, avo_view_num(x, "updated_at"));
-        avo_strbuf_puts(out, "</td></tr>\n");
-    }
-    avo_strbuf_puts(out, "</table>\n");
+    int open = avo_view_live_experiment(&body, k, e, cells);
     if (part) {
         p->body = body;
     } else {
@@ -1127,108 +666,73 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *text)
  * (elsewhere), then route.  Event streams answer with a callback response
  * that blocks in this connection's thread.
  */
-static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
-                              const char *method, const char *version, const char *upload_data,
-                              size_t *upload_data_size, void **con_cls)
+/* Why a request is refused, before any page: a method other than GET and
+ * HEAD, a body, a malformed URL, a foreign Host on a loopback address, a
+ * missing token.  Sends the refusal and returns 1 with its result in *ret;
+ * else 0, with the token's cookie to set (NULL: none) in *ret_cookie. */
+static int refused(const avo_serve *s, struct MHD_Connection *conn, const char *url,
+                   const char *method, size_t upload_size, char *cookie, size_t cookie_len,
+                   const char **ret_cookie, enum MHD_Result *ret)
 {
-    (void)version;
-    (void)upload_data;
-    (void)con_cls;
-    avo_serve *s = cls;
     static const char plain[] = "text/plain; charset=utf-8";
+    unsigned status = 0;
+    const char *msg = NULL;
+    *ret_cookie = NULL;
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-        static const char msg[] = "avo serve answers GET and HEAD only\n";
-        return send_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, plain, msg, sizeof msg - 1, NULL);
-    }
-    if (*upload_data_size)
-        return MHD_NO;
-    if (strchr(url, BAD_ESCAPE)) {
-        static const char msg[] = "avo serve: the URL's percent-encoding is malformed or"
-                                  " decodes to a control byte or to text that is not UTF-8\n";
-        return send_text(conn, MHD_HTTP_BAD_REQUEST, plain, msg, sizeof msg - 1, NULL);
-    }
-
-    /* Static assets carry nothing from an archive: no token needed. */
-    if (!strncmp(url, "/assets/", 8)) {
-        for (const avo_serve_asset *a = avo_serve_assets; a->name; a++)
-            if (!strcmp(url + 8, a->name))
-                return send_text(conn, MHD_HTTP_OK, a->type, a->data, a->len, NULL);
-        static const char msg[] = "no such asset\n";
-        return send_text(conn, MHD_HTTP_NOT_FOUND, plain, msg, sizeof msg - 1, NULL);
-    }
-    if (s->loopback &&
-        !loopback_host(MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST))) {
-        static const char msg[] = "avo serve on a loopback address answers requests for"
-                                  " localhost, 127.0.0.1 or [::1] only\n";
-        return send_text(conn, MHD_HTTP_FORBIDDEN, plain, msg, sizeof msg - 1, NULL);
-    }
-    char cookie[200];
-    const char *set_cookie = NULL;
-    if (s->need_token) {
+        status = MHD_HTTP_METHOD_NOT_ALLOWED;
+        msg = "avo serve answers GET and HEAD only\n";
+    } else if (upload_size) {
+        *ret = MHD_NO;
+        return 1;
+    } else if (strchr(url, BAD_ESCAPE)) {
+        status = MHD_HTTP_BAD_REQUEST;
+        msg = "avo serve: the URL's percent-encoding is malformed or"
+              " decodes to a control byte or to text that is not UTF-8\n";
+    } else if (!strncmp(url, "/assets/", 8)) {
+        return 0; /* static assets carry nothing from an archive: no token needed */
+    } else if (s->loopback && !loopback_host(MHD_lookup_connection_value(conn, MHD_HEADER_KIND,
+                                                                         MHD_HTTP_HEADER_HOST))) {
+        status = MHD_HTTP_FORBIDDEN;
+        msg = "avo serve on a loopback address answers requests for"
+              " localhost, 127.0.0.1 or [::1] only\n";
+    } else if (s->need_token) {
         const char *given = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "token");
         if (token_ok(s, given)) {
-            snprintf(cookie, sizeof cookie, "avo_token=%s; Path=/; HttpOnly; SameSite=Strict",
+            snprintf(cookie, cookie_len, "avo_token=%s; Path=/; HttpOnly; SameSite=Strict",
                      s->token);
-            set_cookie = cookie;
+            *ret_cookie = cookie;
         } else if (!token_ok(s, MHD_lookup_connection_value(conn, MHD_COOKIE_KIND, "avo_token"))) {
-            static const char msg[] = "avo serve: this address needs the access token: open the"
-                                      " URL avo serve printed (it ends in ?token=...)\n";
-            return send_text(conn, MHD_HTTP_FORBIDDEN, plain, msg, sizeof msg - 1, NULL);
+            status = MHD_HTTP_FORBIDDEN;
+            msg = "avo serve: this address needs the access token: open the"
+                  " URL avo serve printed (it ends in ?token=...)\n";
         }
     }
+    if (!msg)
+        return 0;
+    *ret = send_text(conn, status, plain, msg, strlen(msg), NULL);
+    return 1;
+}
 
-    const char *part_arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "part");
-    int part = part_arg && !strcmp(part_arg, "main");
-    page p = {0};
-    size_t k;
-    const char *rest;
-    long long id;
-    int is_stream = 0;
-    long stream_k = -1;
-    /* A page already made from the archive's current state is sent again. */
-    char key[4096 + 2048 + 16];
-    int cacheable = !strcmp(url, "/") || archive_path(s, url, &k, &rest);
-    if (cacheable) {
-        char stamp[2048];
-        stamp_of(s, strcmp(url, "/") ? (long)k : -1, stamp, sizeof stamp);
-        snprintf(key, sizeof key, "%.4000s|%d|%s", url, part, stamp);
-        if (cache_get(s, key, &p)) {
-            if (!p.body.failed)
-                return send_page(conn, &p, set_cookie);
-            avo_strbuf_free(&p.body);
-        }
-    }
-    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
-        page_index(&p, s, part);
-    } else if (!strcmp(url, "/events")) {
-        is_stream = 1;
-    } else if (archive_path(s, url, &k, &rest)) {
-        if (!strcmp(rest, "/events")) {
-            is_stream = 1;
-            stream_k = (long)k;
-        } else if (id_after(rest, "/run/", &id)) {
-            page_run(&p, s, k, id, part);
-        } else if (id_after(rest, "/c/", &id)) {
-            page_candidate(&p, s, k, id);
-        } else if (id_after(rest, "/experiment/", &id)) {
-            page_experiment(&p, s, k, id, part);
-        } else {
-            page_error(&p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
-        }
-    } else {
-        page_error(&p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
-    }
-    if (!is_stream) {
-        if (cacheable && (!p.status || p.status == MHD_HTTP_OK) && !p.body.failed)
-            cache_put(s, key, &p);
-        return send_page(conn, &p, set_cookie);
-    }
+/* An embedded asset (/assets/NAME), or 404. */
+static enum MHD_Result send_asset(struct MHD_Connection *conn, const char *name)
+{
+    for (const avo_serve_asset *a = avo_serve_assets; a->name; a++)
+        if (!strcmp(name, a->name))
+            return send_text(conn, MHD_HTTP_OK, a->type, a->data, a->len, NULL);
+    static const char msg[] = "no such asset\n";
+    return send_text(conn, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8", msg, sizeof msg - 1,
+                     NULL);
+}
 
+/* The event stream of archive k (-1: of them all). */
+static enum MHD_Result send_stream(avo_serve *s, struct MHD_Connection *conn, long k,
+                                   const char *set_cookie)
+{
     stream *st = calloc(1, sizeof *st);
     if (!st)
         return MHD_NO;
     st->s = s;
-    st->k = stream_k;
+    st->k = k;
     st->last_sent = avo_now();
     struct MHD_Response *resp =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 4096, stream_read, st, stream_free);
@@ -1242,6 +746,79 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     enum MHD_Result ret = MHD_queue_response(conn, MHD_HTTP_OK, resp);
     MHD_destroy_response(resp);
     return ret;
+}
+
+/* Render the page at url into p.  Returns 1 instead for an event stream,
+ * with its archive (-1: all) in *ret_stream_k. */
+static int route(page *p, const avo_serve *s, const char *url, int part, long *ret_stream_k)
+{
+    size_t k;
+    const char *rest;
+    long long id;
+    if (!strcmp(url, "/") || !strcmp(url, "/index.html")) {
+        page_index(p, s, part);
+    } else if (!strcmp(url, "/events")) {
+        *ret_stream_k = -1;
+        return 1;
+    } else if (archive_path(s, url, &k, &rest)) {
+        if (!strcmp(rest, "/events")) {
+            *ret_stream_k = (long)k;
+            return 1;
+        } else if (id_after(rest, "/run/", &id)) {
+            page_run(p, s, k, id, part);
+        } else if (id_after(rest, "/c/", &id)) {
+            page_candidate(p, s, k, id);
+        } else if (id_after(rest, "/experiment/", &id)) {
+            page_experiment(p, s, k, id, part);
+        } else {
+            page_error(p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
+        }
+    } else {
+        page_error(p, MHD_HTTP_NOT_FOUND, "Not Found", "no such page");
+    }
+    return 0;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    (void)upload_data;
+    (void)con_cls;
+    avo_serve *s = cls;
+    char cookie[200];
+    const char *set_cookie;
+    enum MHD_Result ret;
+    if (refused(s, conn, url, method, *upload_data_size, cookie, sizeof cookie, &set_cookie, &ret))
+        return ret;
+    if (!strncmp(url, "/assets/", 8))
+        return send_asset(conn, url + 8);
+
+    const char *part_arg = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "part");
+    int part = part_arg && !strcmp(part_arg, "main");
+    page p = {0};
+    size_t k;
+    const char *rest;
+    /* A page already made from the archive's current state is sent again. */
+    char key[4096 + 2048 + 16];
+    int cacheable = !strcmp(url, "/") || archive_path(s, url, &k, &rest);
+    if (cacheable) {
+        char stamp[2048];
+        stamp_of(s, strcmp(url, "/") ? (long)k : -1, stamp, sizeof stamp);
+        snprintf(key, sizeof key, "%.4000s|%d|%s", url, part, stamp);
+        if (cache_get(s, key, &p)) {
+            if (!p.body.failed)
+                return send_page(conn, &p, set_cookie);
+            avo_strbuf_free(&p.body);
+        }
+    }
+    long stream_k;
+    if (route(&p, s, url, part, &stream_k))
+        return send_stream(s, conn, stream_k, set_cookie);
+    if (cacheable && (!p.status || p.status == MHD_HTTP_OK) && !p.body.failed)
+        cache_put(s, key, &p);
+    return send_page(conn, &p, set_cookie);
 }
 
 /* ------------------------------------------------------------ the server */

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/avo.h"
 #include "lua/embedded.h"
 #include "lua/luajson.h"
 
@@ -100,6 +101,13 @@ static bool install_root_searcher(lua_State *L, int handler)
 
 int avo_host_command(const char *command, const json_t *options)
 {
+    return avo_host_call(command, options, NULL);
+}
+
+int avo_host_call(const char *command, const json_t *options, json_t **ret_result)
+{
+    if (ret_result)
+        *ret_result = NULL;
     lua_State *L = luaL_newstate();
     if (!L) {
         fprintf(stderr, "avo: cannot create a Lua state (out of memory)\n");
@@ -125,11 +133,19 @@ int avo_host_command(const char *command, const json_t *options)
         goto out;
     }
     avo_lua_push_json(L, options);
-    if (lua_pcall(L, 1, 1, handler) != LUA_OK) {
+    if (lua_pcall(L, 1, 2, handler) != LUA_OK) {
         print_error(lua_tostring(L, -1));
         goto out;
     }
-    status = lua_isinteger(L, -1) ? (int)lua_tointeger(L, -1) : 0;
+    status = lua_isinteger(L, -2) ? (int)lua_tointeger(L, -2) : 0;
+    if (ret_result && !lua_isnil(L, -1)) {
+        char err[AVO_ERRLEN];
+        *ret_result = avo_lua_to_json(L, -1, err, sizeof err);
+        if (!*ret_result) {
+            fprintf(stderr, "avo: the result of '%s': %s\n", command, err);
+            status = 1;
+        }
+    }
 out:
     lua_close(L);
     return status;

@@ -23,4 +23,12 @@
  */
 int avo_host_command(const char *command, const json_t *options);
 
+/*
+ * The same, for a command that hands the caller data to go on with (`avo
+ * experiment report`: the statistics, which the view layer renders): its
+ * second return value as JSON into *ret_result (a new reference the caller
+ * owns; NULL when it returned none or on an error).
+ */
+int avo_host_call(const char *command, const json_t *options, json_t **ret_result);
+
 #endif

@@ -30,6 +30,56 @@ static int cmp_by_generation(const void *a, const void *b)
     return x->index < y->index ? -1 : x->index > y->index;
 }
 
+/* One generation's box (quartiles, median, whiskers), its candidates as
+ * jittered dots and its failures as crosses: the `count` candidates at `slice`,
+ * with room for their scores in vals. */
+static void plot_generation(avo_strbuf *out, const avo_plot *p, const by_generation *slice,
+                            size_t count, double *vals, double box_w)
+{
+    long long g = slice[0].generation;
+    size_t n = 0;
+    double x = avo_plot_x(p, (double)g);
+    const json_t *c;
+    for (size_t k = 0; k < count; k++) {
+        c = slice[k].cand;
+        if (!avo_view_is_finished(c))
+            continue;
+        if (!avo_view_is_ok(c)) {
+            avo_plot_fail_mark(out, x + (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12,
+                               avo_plot_y(p, p->y_lo) - 5, c);
+            continue;
+        }
+        vals[n++] = avo_view_num(c, "score");
+    }
+    if (n == 0)
+        return;
+    qsort(vals, n, sizeof *vals, avo_view_cmp_double);
+    double q1 = avo_view_quantile(vals, n, 0.25), med = avo_view_quantile(vals, n, 0.5),
+           q3 = avo_view_quantile(vals, n, 0.75);
+    avo_strbuf_printf(out,
+                      "<g><title>generation %lld: %zu ok, median %.4g, max %.4g</title>"
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>"
+                      "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\""
+                      " fill=\"#cfe0f1\" stroke=\"#4a78a8\"/>"
+                      "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\""
+                      " stroke-width=\"2\"/></g>\n",
+                      g, n, med, vals[n - 1], x, avo_plot_y(p, vals[0]), x,
+                      avo_plot_y(p, vals[n - 1]), x - box_w / 2, avo_plot_y(p, q3), box_w,
+                      avo_plot_y(p, q1) - avo_plot_y(p, q3) + 0.5, x - box_w / 2,
+                      avo_plot_y(p, med), x + box_w / 2, avo_plot_y(p, med));
+    for (size_t k = 0; k < count; k++) {
+        c = slice[k].cand;
+        if (!avo_view_is_ok(c))
+            continue;
+        double jitter = (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12;
+        avo_strbuf_printf(out,
+                          "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"#333\""
+                          " fill-opacity=\"0.5\"><title>#%lld: %.4g</title></circle>\n",
+                          x + jitter, avo_plot_y(p, avo_view_num(c, "score")),
+                          avo_view_int(c, "id"), avo_view_num(c, "score"));
+    }
+}
+
 static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t *run)
 {
     long long g_max = 0;
@@ -72,47 +122,7 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
         long long g = order[lo].generation;
         for (hi = lo; hi < total && order[hi].generation == g; hi++)
             ;
-        size_t n = 0;
-        double x = avo_plot_x(&p, (double)g);
-        for (size_t k = lo; k < hi; k++) {
-            c = order[k].cand;
-            if (!avo_view_is_finished(c))
-                continue;
-            if (!avo_view_is_ok(c)) {
-                avo_plot_fail_mark(out,
-                                   x + (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12,
-                                   avo_plot_y(&p, p.y_lo) - 5, c);
-                continue;
-            }
-            vals[n++] = avo_view_num(c, "score");
-        }
-        if (n == 0)
-            continue;
-        qsort(vals, n, sizeof *vals, avo_view_cmp_double);
-        double q1 = avo_view_quantile(vals, n, 0.25), med = avo_view_quantile(vals, n, 0.5),
-               q3 = avo_view_quantile(vals, n, 0.75);
-        avo_strbuf_printf(out,
-                          "<g><title>generation %lld: %zu ok, median %.4g, max %.4g</title>"
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#555\"/>"
-                          "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\""
-                          " fill=\"#cfe0f1\" stroke=\"#4a78a8\"/>"
-                          "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\""
-                          " stroke-width=\"2\"/></g>\n",
-                          g, n, med, vals[n - 1], x, avo_plot_y(&p, vals[0]), x,
-                          avo_plot_y(&p, vals[n - 1]), x - box_w / 2, avo_plot_y(&p, q3), box_w,
-                          avo_plot_y(&p, q1) - avo_plot_y(&p, q3) + 0.5, x - box_w / 2,
-                          avo_plot_y(&p, med), x + box_w / 2, avo_plot_y(&p, med));
-        for (size_t k = lo; k < hi; k++) {
-            c = order[k].cand;
-            if (!avo_view_is_ok(c))
-                continue;
-            double jitter = (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12;
-            avo_strbuf_printf(out,
-                              "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"#333\""
-                              " fill-opacity=\"0.5\"><title>#%lld: %.4g</title></circle>\n",
-                              x + jitter, avo_plot_y(&p, avo_view_num(c, "score")),
-                              avo_view_int(c, "id"), avo_view_num(c, "score"));
-        }
+        plot_generation(out, &p, order + lo, hi - lo, vals, box_w);
     }
     free(order);
     free(vals);

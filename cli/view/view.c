@@ -129,3 +129,12 @@ const char *avo_view_score_label(const json_t *run)
     const char *unit = avo_view_str(run, "unit");
     return unit && *unit ? unit : "score";
 }
+
+const char *avo_view_status_class(const char *status)
+{
+    if (!strcmp(status, "running"))
+        return "status-running";
+    if (!strcmp(status, "failed") || !strcmp(status, "interrupted"))
+        return "status-failed";
+    return "";
+}

@@ -46,5 +46,8 @@ double avo_view_quantile(const double *v, size_t n, double q);
 /* What the scores measure: the unit the run's evaluator recorded
  * (avo_archive_run_summary), or plain "score" for runs without one. */
 const char *avo_view_score_label(const json_t *run);
+/* The CSS class of a run's or an experiment cell's status
+ * ("status-running", "status-failed" or ""). */
+const char *avo_view_status_class(const char *status);
 
 #endif

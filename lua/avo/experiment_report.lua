@@ -14,11 +14,12 @@
 --   seeds) as inline SVG; the cells that failed (with their reason), are
 --   unfinished or missing; a methods paragraph from what was stored.
 --
--- Writes PREFIX.html (self-contained), PREFIX.csv (one row per arm, workload
--- and budget) and PREFIX.json (everything, per cell too).  Prints.
+-- What is computed here the view layer renders (cli/view/experiment.c and
+-- its sections, called by cli/cli_lua.c): PREFIX.html (self-contained),
+-- PREFIX.csv (one row per arm, workload and budget) and PREFIX.json
+-- (everything, per cell too), and a short table on stdout.
 
 local core = require "avo.core"
-local S = require "avo.session"
 local E = require "avo.experiment"
 
 local M = {}
@@ -345,98 +346,7 @@ local function analyse(exp, cells, def)
   return groups
 end
 
------------------------------------------------------------- rendering
-
-local palette = { "#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
-  "#e377c2", "#17becf", "#7f7f7f", "#bcbd22" }
-
-local function esc(s)
-  return (tostring(s):gsub("[&<>\"]", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;",
-    ['"'] = "&quot;" }))
-end
-
-local function num(v, fmt)
-  if v == nil then return "-" end
-  return (fmt or "%.6g"):format(v)
-end
-
--- A step of 1, 2 or 5 x 10^k giving about `target` ticks over [lo, hi].
-local function nice_ticks(lo, hi, target)
-  if hi <= lo then hi = lo + 1 end
-  local raw = (hi - lo) / target
-  local mag = 10 ^ math.floor(math.log(raw, 10))
-  local step = mag
-  for _, m in ipairs({ 1, 2, 5, 10 }) do
-    if raw <= m * mag then step = m * mag break end
-  end
-  local ticks = {}
-  local t = math.ceil(lo / step) * step
-  while t <= hi + step * 1e-9 do
-    ticks[#ticks + 1] = t
-    t = t + step
-  end
-  return ticks
-end
-
--- One learning-curve plot: per arm the median line and the interquartile
--- band; curve field `field` of each arm.
-local function svg_plot(g, field, xlabel)
-  local W, H, L, R, T, B = 640, 300, 64, 150, 16, 40
-  local xmax, ylo, yhi = 0, math.huge, -math.huge
-  for _, arm in ipairs(g.arms) do
-    for _, p in ipairs(arm[field]) do
-      xmax = math.max(xmax, p.x)
-      ylo, yhi = math.min(ylo, p.lo), math.max(yhi, p.hi)
-    end
-  end
-  if xmax == 0 or ylo == math.huge then return "<p>no evaluations to plot</p>" end
-  if yhi == ylo then yhi, ylo = yhi + 0.5, ylo - 0.5 end
-  local pad = (yhi - ylo) * 0.05
-  ylo, yhi = ylo - pad, yhi + pad
-  local function px(x) return L + (W - L - R) * x / xmax end
-  local function py(y) return T + (H - T - B) * (1 - (y - ylo) / (yhi - ylo)) end
-  local out = { ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" ' ..
-    'viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">'):format(W, H, W, H) }
-  out[#out + 1] = ('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#999"/>')
-    :format(L, T, W - L - R, H - T - B)
-  for _, t in ipairs(nice_ticks(0, xmax, 6)) do
-    out[#out + 1] = ('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#999"/>' ..
-      '<text x="%.1f" y="%d" text-anchor="middle">%s</text>'):format(px(t), H - B, px(t),
-      H - B + 4, px(t), H - B + 16, ("%g"):format(t))
-  end
-  for _, t in ipairs(nice_ticks(ylo, yhi, 5)) do
-    if t >= ylo and t <= yhi then
-      out[#out + 1] = ('<line x1="%d" y1="%.1f" x2="%d" y2="%.1f" stroke="#eee"/>' ..
-        '<text x="%d" y="%.1f" text-anchor="end">%s</text>'):format(L, py(t), W - R, py(t),
-        L - 4, py(t) + 4, ("%.4g"):format(t))
-    end
-  end
-  out[#out + 1] = ('<text x="%d" y="%d" text-anchor="middle">%s</text>'):format(
-    (L + W - R) // 2, H - 6, esc(xlabel))
-  out[#out + 1] = ('<text x="12" y="%d" transform="rotate(-90 12 %d)" text-anchor="middle">' ..
-    'best so far (%s)</text>'):format((T + H - B) // 2, (T + H - B) // 2, esc(g.unit or "score"))
-  for i, arm in ipairs(g.arms) do
-    local color = palette[(i - 1) % #palette + 1]
-    local pts = arm[field]
-    if #pts > 0 then
-      local upper, lower, line = {}, {}, {}
-      for _, p in ipairs(pts) do
-        upper[#upper + 1] = ("%.1f,%.1f"):format(px(p.x), py(p.hi))
-        line[#line + 1] = ("%.1f,%.1f"):format(px(p.x), py(p.med))
-      end
-      for k = #pts, 1, -1 do lower[#lower + 1] = ("%.1f,%.1f"):format(px(pts[k].x), py(pts[k].lo)) end
-      out[#out + 1] = ('<polygon points="%s %s" fill="%s" fill-opacity="0.15" stroke="none"/>')
-        :format(table.concat(upper, " "), table.concat(lower, " "), color)
-      out[#out + 1] = ('<polyline points="%s" fill="none" stroke="%s" stroke-width="1.8"/>')
-        :format(table.concat(line, " "), color)
-    end
-    out[#out + 1] = ('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="3"/>' ..
-      '<text x="%d" y="%d">%s</text>'):format(W - R + 10, T + 10 + 16 * (i - 1), W - R + 28,
-      T + 10 + 16 * (i - 1), color, W - R + 32, T + 14 + 16 * (i - 1), esc(arm.arm))
-  end
-  out[#out + 1] = "</svg>"
-  return table.concat(out, "\n")
-end
+------------------------------------------------------------ the report
 
 -- The methods paragraph, from what the archive holds.
 local function methods(exp, def, cells, groups)
@@ -505,138 +415,6 @@ local function methods(exp, def, cells, groups)
   return table.concat(text, " "), counts, llm
 end
 
-local STYLE = [[
-body { font-family: sans-serif; margin: 2em auto; max-width: 1000px; color: #222 }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em }
-th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right }
-th { background: #f4f4f4 } td.l, th.l { text-align: left }
-.bad { color: #b00 } .note { color: #666; font-size: 90% }
-]]
-
-local function html(exp, def, cells, groups, methods_text, counts)
-  local o = {}
-  local function w(...) for _, s in ipairs({ ... }) do o[#o + 1] = s end end
-  w("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>experiment ",
-    esc(exp.name), "</title><style>", STYLE, "</style></head><body>")
-  w("<h1>Experiment ", esc(exp.name), " (#", tostring(exp.id), ")</h1>")
-  if def.description then w("<p>", esc(def.description), "</p>") end
-  w("<h2>Methods</h2><p>", esc(methods_text), "</p>")
-  local incomplete = counts.missing + counts.unfinished
-  if incomplete > 0 or counts.failed > 0 then
-    w("<h2>Cells not in the statistics</h2>")
-    if incomplete > 0 then
-      w(("<p class=\"bad\">The experiment is incomplete: %d of %d cells are missing or " ..
-        "unfinished; re-run <code>avo experiment %s</code> to finish it.</p>"):format(incomplete,
-        #cells, esc(exp.path or "FILE.lua")))
-    end
-    w("<table><tr><th class=l>cell</th><th class=l>state</th><th>run</th>",
-      "<th class=l>reason</th></tr>")
-    for _, c in ipairs(cells) do
-      if c.state ~= "finished" then
-        w(("<tr><td class=l>%s</td><td class='l bad'>%s</td><td>%s</td><td class=l>%s</td></tr>")
-          :format(esc(c.key), esc(c.state), c.run_id and tostring(c.run_id) or "-",
-          esc(c.reason or "")))
-      end
-    end
-    w("</table>")
-  end
-  for _, g in ipairs(groups) do
-    w(("<h2>%s, budget %s</h2>"):format(esc(g.workload), esc(g.budget)))
-    w(("<p class=note>best score per run (%s), higher is better</p>"):format(esc(g.unit or "score")))
-    w("<table><tr><th class=l>arm</th><th>n / planned</th><th>median</th><th>Q1</th><th>Q3</th>",
-      "<th>IQR</th><th>95% CI of median</th><th>min</th><th>max</th></tr>")
-    for _, a in ipairs(g.arms) do
-      w(("<tr><td class=l>%s</td><td>%d / %d</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td>" ..
-        "<td>%s – %s</td><td>%s</td><td>%s</td></tr>"):format(esc(a.arm), a.n, a.planned,
-        num(a.median), num(a.q1), num(a.q3), a.q1 and num(a.q3 - a.q1) or "-", num(a.ci_lo),
-        num(a.ci_hi), num(a.min), num(a.max)))
-    end
-    w("</table>")
-    if #g.tests > 0 then
-      w("<table><tr><th class=l>A vs B</th><th>U</th><th>A12</th><th class=l>effect</th>",
-        "<th>p</th><th>p (Holm)</th><th class=l>test</th></tr>")
-      for _, t in ipairs(g.tests) do
-        w(("<tr><td class=l>%s vs %s</td><td>%g</td><td>%.3f</td><td class=l>%s</td>" ..
-          "<td>%.4g</td><td>%.4g</td><td class=l>%s</td></tr>"):format(esc(t.a), esc(t.b), t.u,
-          t.a12, t.magnitude, t.p, t.p_holm, t.method))
-      end
-      w("</table><p class=note>A12: probability that a run of A beats a run of B (0.5: no " ..
-        "difference).</p>")
-    end
-    w("<h3>Learning curves (median and interquartile band over seeds)</h3>")
-    w(svg_plot(g, "curve_evals", "evaluations"))
-    w(svg_plot(g, "curve_time", "wall time (s)"))
-  end
-  w("<h2>Cells</h2><table><tr><th class=l>cell</th><th class=l>state</th><th>run</th>",
-    "<th>evaluations</th><th>best</th><th>seconds</th></tr>")
-  for _, c in ipairs(cells) do
-    w(("<tr><td class=l>%s</td><td class=l>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td></tr>")
-      :format(esc(c.key), esc(c.state), c.run_id and tostring(c.run_id) or "-",
-      c.evaluations and tostring(c.evaluations) or "-", num(c.best),
-      c.seconds and ("%.1f"):format(c.seconds) or "-"))
-  end
-  w("</table><p class=note>Every number here is computed from the archive's runs and ",
-    "candidates; the JSON and CSV beside this file hold them.</p></body></html>\n")
-  return table.concat(o)
-end
-
-local function csv_field(v)
-  if v == nil then return "" end
-  if type(v) == "number" then return ("%.17g"):format(v) end
-  local s = tostring(v)
-  if s:find('[,"\n]') then s = '"' .. s:gsub('"', '""') .. '"' end
-  return s
-end
-
-local function csv(groups)
-  local o = { "workload,budget,arm,n,planned,median,q1,q3,ci_low,ci_high,min,max\n" }
-  for _, g in ipairs(groups) do
-    for _, a in ipairs(g.arms) do
-      local row = { g.workload, g.budget, a.arm, a.n, a.planned, a.median, a.q1, a.q3, a.ci_lo,
-        a.ci_hi, a.min, a.max }
-      local f = {}
-      for i = 1, 12 do f[i] = csv_field(row[i]) end
-      o[#o + 1] = table.concat(f, ",") .. "\n"
-    end
-  end
-  return table.concat(o)
-end
-
--- The reason in a Lua I/O error "PATH: reason", for a message naming the
--- path the user gave rather than a temporary's.
-local function io_reason(err) return tostring(err):match(": ([^:]*)$") or tostring(err) end
-
--- Write each {path, text} of `files` whole or not at all: every text goes
--- to a temporary beside its path first (checked through write and close:
--- a full disk fails there), and only when all are written are they
--- renamed into place; a failure removes the temporaries, leaving any old
--- files as they were.  Returns true, or nil and "PATH: reason".
-local function write_all(files)
-  local temps, failure = {}, nil
-  for i, f in ipairs(files) do
-    local tmp = ("%s.tmp.%s"):format(f[1], core.hash(f[1] .. core.now()):sub(1, 12))
-    local out, err = io.open(tmp, "wb")
-    if out then
-      temps[i] = tmp
-      local ok, werr = out:write(f[2])
-      local cok, cerr = out:close()
-      if not ok or not cok then err = werr or cerr end
-    end
-    if err then
-      failure = ("%s: %s"):format(f[1], io_reason(err))
-      break
-    end
-  end
-  for i, f in ipairs(files) do
-    if failure then break end
-    local ok, err = os.rename(temps[i], f[1])
-    if ok then temps[i] = nil else failure = ("%s: %s"):format(f[1], io_reason(err)) end
-  end
-  for _, tmp in pairs(temps) do os.remove(tmp) end
-  if failure then return nil, failure end
-  return true
-end
-
 local function array(t) return setmetatable(t, core.json_array_mt) end
 
 -- The arms, workloads, budgets and seeds of an experiment from its stored
@@ -670,7 +448,10 @@ local function grid_of(exp)
   return grid
 end
 
--- opts: db, experiment, out
+-- opts: db, experiment, out.  Returns 0 and what the view layer renders
+-- (cli/view/experiment.c, called by `avo experiment report` in
+-- cli/cli_lua.c): { document = the JSON file's content, description = the
+-- definition's, out = the files' prefix }; or 1 after printing why not.
 function M.main(opts)
   local db = opts.db or "avo.db"
   local archive, exp = E.open_selected(db, opts.experiment, core.archive_read)
@@ -702,45 +483,14 @@ function M.main(opts)
       seed = c.seed, state = c.state, reason = c.reason, run_id = c.run_id, best = c.best,
       evaluations = c.evaluations, seconds = c.seconds }
   end
-  local json = core.json_encode{
+  local doc = {
     experiment = { id = exp.id, name = exp.name, hash = exp.hash, path = exp.path,
       machine = exp.machine, engine_version = exp.engine_version, created_at = exp.created_at },
     methods = methods_text, counts = counts, llm = llm, groups = array(jgroups),
     cells = array(jcells), bootstrap_resamples = BOOTSTRAP,
   }
-  local ok, werr = write_all({
-    { prefix .. ".html", html(exp, def, cells, groups, methods_text, counts) },
-    { prefix .. ".csv", csv(groups) },
-    { prefix .. ".json", json .. "\n" },
-  })
-  if not ok then
-    S.eprintf("avo: cannot write %s\n", werr)
-    return 1
-  end
-  -- A short table on stdout too.
-  for _, g in ipairs(groups) do
-    S.out(("%s, budget %s (%s):\n"):format(g.workload, g.budget, g.unit or "score"))
-    for _, a in ipairs(g.arms) do
-      S.out(("  %-14s n=%d/%d median %s IQR [%s, %s] 95%% CI [%s, %s]\n"):format(a.arm,
-        a.n, a.planned, num(a.median, "%.4g"), num(a.q1, "%.4g"), num(a.q3, "%.4g"),
-        num(a.ci_lo, "%.4g"), num(a.ci_hi, "%.4g")))
-    end
-    for _, t in ipairs(g.tests) do
-      S.out(("  %s vs %s: U=%g A12=%.3f (%s) p=%.4g p_holm=%.4g\n"):format(t.a, t.b,
-        t.u, t.a12, t.magnitude, t.p, t.p_holm))
-    end
-  end
-  local incomplete = counts.missing + counts.unfinished
-  if incomplete > 0 then
-    S.out(("incomplete: %d of %d cells missing or unfinished\n"):format(incomplete,
-      #cells))
-  end
-  if counts.failed > 0 then
-    S.out(("%d cell(s) failed (listed in the report with their reason)\n")
-      :format(counts.failed))
-  end
-  S.out(("wrote %s.html, %s.csv, %s.json\n"):format(prefix, prefix, prefix))
-  return 0
+  -- The view layer (cli/view/experiment.c) renders and writes the files.
+  return 0, { document = doc, description = def.description, out = prefix }
 end
 
 return M

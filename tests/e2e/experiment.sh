@@ -159,6 +159,15 @@ expect_in "$tmp/rep.html" "<svg"
 expect_in "$tmp/rep.html" "Mann-Whitney U"
 expect_in "$tmp/rep.html" "seeds 1, 2, 3"
 [ "$(wc -l <"$tmp/rep.csv")" = 7 ] || fail "CSV: expected a header and 6 rows"
+# the three files are written all or none: one that cannot be written
+# (a directory in its place) leaves the others unwritten, and no temporary
+mkdir "$tmp/half.csv"
+cp "$tmp/rep.html" "$tmp/half.json"
+expect_exit 1 "$AVO" experiment report --db "$db" --experiment 1 --out "$tmp/half"
+expect_in "$tmp/err" "avo: cannot write $tmp/half.csv: Is a directory"
+[ ! -e "$tmp/half.html" ] || fail "a report that failed wrote its HTML"
+cmp -s "$tmp/rep.html" "$tmp/half.json" || fail "a report that failed replaced its JSON"
+ls "$tmp" | grep -q '^half.*\.tmp\.' && fail "a report that failed left a temporary"
 # report and replay of what is not there
 expect_exit 1 "$AVO" experiment report --db "$db" --experiment 99 --out "$tmp/none"
 expect_in "$tmp/err" "holds no experiment 99"
