@@ -27,6 +27,7 @@
 #include "avo_config.h"
 #include "avo_git.h"
 #include "lua/lua_archive.h"
+#include "lua/lua_freeze.h"
 #include "lua/lua_gp.h"
 #include "lua/lua_kb.h"
 #include "lua/lua_llm.h"
@@ -54,6 +55,7 @@ int luaopen_avo_core(lua_State *L)
     avo_lua_process_register(L);
     avo_lua_watch_register(L);
     avo_lua_util_register(L);
+    avo_lua_freeze_register(L);
     lua_pushstring(L, AVO_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushstring(L, AVO_GIT_COMMIT);

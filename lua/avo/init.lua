@@ -309,7 +309,7 @@ function avo.evaluate_all(ev, cands)
     check_candidate(c, i)
     tickets[i], dup[i] = pipeline.submit(r, ev, c)
   end
-  return pipeline.records(tickets, dup)
+  return pipeline.records(r, tickets, dup)
 end
 
 ------------------------------------------------------ attempts, compiling

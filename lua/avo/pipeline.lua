@@ -114,8 +114,97 @@ function P.lineage_ranked(r)
   return all
 end
 
--- Update the run's statistics with a finished record.
-local function account(r, rec, cand)
+------------------------------------------------- what the run keeps per candidate
+
+-- A run keeps every candidate's record for the whole run: its duplicates
+-- are answered with a copy of it, and the verified ones are re-timed and
+-- summed up at the end.  As tables, each is some ten objects that every
+-- garbage collection marks and sweeps, and the engine's cost per candidate
+-- grew with the run (bench/throughput.sh), so a record the tasks are done
+-- with is kept frozen into one string (core.freeze; one that cannot freeze
+-- stays a table).
+--   r.by_key   dedupe key -> ticket, while tasks may still await it
+--   r.handed   ticket -> how many of the tasks it was handed to have not
+--              awaited it yet (P.submit hands it out, P.records awaits it)
+--   r.done     dedupe key -> the record, frozen (r.done_source: its source)
+--   r.ok_keys  the keys of the verified records, in order of arrival
+
+local function hand_out(r, ticket, key)
+  r.handed[ticket] = (r.handed[ticket] or 0) + 1
+  if key then r.ticket_key[ticket] = key end
+  return ticket
+end
+
+-- (The source is kept apart, as the string the record holds: the records
+-- of one source share it rather than each a copy.)
+local function keep_done(r, key, rec)
+  local source = rec.source
+  rec.source = nil
+  local frozen = core.freeze(rec)
+  rec.source = source
+  r.done[key] = frozen or rec
+  if frozen then r.done_source[key] = source end
+end
+
+local function thawed(r, key)
+  local kept = r.done[key]
+  if type(kept) ~= "string" then return kept end
+  local rec = core.thaw(kept)
+  rec.source = r.done_source[key]
+  return rec
+end
+
+-- A task awaited `ticket`, whose value is `rec`: once every task it was
+-- handed to has, the scheduler drops the value and the record is kept
+-- frozen under its key.
+local function taken(r, ticket, rec)
+  local n = (r.handed[ticket] or 1) - 1
+  if n > 0 then
+    r.handed[ticket] = n
+    return
+  end
+  r.handed[ticket] = nil
+  local key = r.ticket_key[ticket]
+  r.ticket_key[ticket] = nil
+  if key and r.by_key[key] == ticket then
+    r.by_key[key] = nil
+    keep_done(r, key, rec)
+  end
+  sched.forget(ticket)
+end
+
+-- A ticket for a duplicate of the candidate with `key`, or nil when the run
+-- has none.
+local function known_ticket(r, key)
+  local ticket = r.by_key[key]
+  if ticket then return hand_out(r, ticket) end
+  local kept = r.done[key]
+  if kept then return hand_out(r, sched.complete_now(thawed(r, key))) end
+  return nil
+end
+
+-- The record of the candidate with `key`, wherever the run keeps it.
+local function record_by_key(r, key)
+  local ticket = r.by_key[key]
+  if ticket then return sched.peek(ticket) end
+  return thawed(r, key)
+end
+
+-- The run's verified records, in order of arrival: thawed (fresh tables),
+-- but the run's best is the very table the script was given, as before
+-- records were frozen (what a script did to it, the re-timing sees).
+function P.ok_records(r)
+  local out = {}
+  for _, key in ipairs(r.ok_keys) do
+    local rec = record_by_key(r, key)
+    if r.best and rec.id == r.best.id then rec = r.best end
+    out[#out + 1] = rec
+  end
+  return out
+end
+
+-- Update the run's statistics with a finished record (of dedupe key `key`).
+local function account(r, rec, cand, key)
   r.finished = r.finished + 1
   -- A pruned candidate (a cascade stopped it early) did not fail.
   if rec.status == "pruned" then
@@ -125,7 +214,7 @@ local function account(r, rec, cand)
   end
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
   if rec.status == "ok" then
-    r.ok_records[#r.ok_records + 1] = rec
+    r.ok_keys[#r.ok_keys + 1] = key
     P.lineage_add(r, rec)
   end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
@@ -148,7 +237,7 @@ end
 
 -- Record a finished evaluation: archive first, then statistics.  `score`
 -- is given when the result is a recorded one (replay), else computed.
-local function on_result(r, ev, id, cand, result, score)
+local function on_result(r, ev, id, cand, key, result, score)
   local recorded = score ~= nil
   score = score or ev:score_of(result)
   r.unit = r.unit or ev.unit
@@ -158,7 +247,7 @@ local function on_result(r, ev, id, cand, result, score)
   local ok, err = r.archive:finish(id, result, score)
   if not ok then error("avo: cannot record evaluation in the archive: " .. err, 0) end
   local rec = make_record(r, id, cand, result, score, ev)
-  account(r, rec, cand)
+  account(r, rec, cand, key)
   return rec
 end
 
@@ -454,7 +543,7 @@ local cascade -- defined below submit
 -- Submit one candidate; returns a ticket key and whether it is a duplicate.
 function P.submit(r, ev, cand)
   local key = ev:key(cand)
-  local known = r.by_key[key]
+  local known = known_ticket(r, key)
   if known then return known, true end
   local seed = open_evaluation(r, ev)
   if not seed then
@@ -479,28 +568,28 @@ function P.submit(r, ev, cand)
 
   local ticket
   if ev._stages and not (old and old.status ~= "pending") then
-    ticket = cascade(r, ev, id, cand, seed)
+    ticket = cascade(r, ev, id, cand, key, seed)
   elseif old and old.status ~= "pending" then
     local rec
     if r.recorded.mode == "resume" then
       r.unit = r.unit or ev.unit -- the status line's unit while recorded answers replay
       rec = make_record(r, id, cand, recorded_result(old), old.score or 0, ev)
-      account(r, rec, cand)
+      account(r, rec, cand, key)
     else
-      rec = on_result(r, ev, id, cand, recorded_result(old), old.score or 0)
+      rec = on_result(r, ev, id, cand, key, recorded_result(old), old.score or 0)
     end
     ticket = sched.complete_now(rec)
   elseif from_origin then
-    ticket = sched.complete_now(on_result(r, ev, id, cand, recorded_result(from_origin),
+    ticket = sched.complete_now(on_result(r, ev, id, cand, key, recorded_result(from_origin),
       from_origin.score or 0))
   else
     ticket = run_job(r, ev, cand, seed, nil, function(result)
       if result.infrastructure then return unfinished(r, id, cand, result, ev) end
-      return on_result(r, ev, id, cand, result)
+      return on_result(r, ev, id, cand, key, result)
     end)
   end
   r.by_key[key] = ticket
-  return ticket, false
+  return hand_out(r, ticket, key), false
 end
 
 -- Cascade evaluation (the evaluator's `cascade`, ev._stages): the configs
@@ -510,9 +599,9 @@ end
 -- run so far); one whose score on a stage's configs is below min_ratio x
 -- the run's best on the same configs stops as "pruned".  Returns a ticket
 -- for the record.
-cascade = function(r, ev, id, cand, seed)
+cascade = function(r, ev, id, cand, key, seed)
   local why = not_text(cand.source)
-  if why then return sched.complete_now(on_result(r, ev, id, cand, invalid(why))) end
+  if why then return sched.complete_now(on_result(r, ev, id, cand, key, invalid(why))) end
   local ticket = sched.event()
   local function run_stages()
     local configs, final, last = {}, nil, nil
@@ -553,7 +642,7 @@ cascade = function(r, ev, id, cand, seed)
       table.sort(configs, function(a, b) return (order[a.name] or 0) < (order[b.name] or 0) end)
     end
     final.configs = setmetatable(configs, core.json_array_mt)
-    sched.resolve(ticket, on_result(r, ev, id, cand, final), true)
+    sched.resolve(ticket, on_result(r, ev, id, cand, key, final), true)
   end
   sched.spawn(function()
     -- An error here is the awaiting task's error, not a silent hang.
@@ -565,10 +654,11 @@ end
 
 -- The records of the tickets P.submit returned, awaited in order; a
 -- duplicate's (dup[i]) is a copy marked `duplicate`.
-function P.records(tickets, dup)
+function P.records(r, tickets, dup)
   local records = {}
   for i, t in ipairs(tickets) do
     local rec = sched.await(t)
+    taken(r, t, rec)
     records[i] = dup[i] and duplicate_of(rec) or rec
   end
   return records
@@ -665,14 +755,18 @@ end
 -- a duplicate.
 function P.adopt(r, ev, cand, measured)
   local key = ev:key(cand)
-  local known = r.by_key[key]
-  if known then return duplicate_of(sched.await(known)) end
+  local known = known_ticket(r, key)
+  if known then
+    local rec = sched.await(known)
+    taken(r, known, rec)
+    return duplicate_of(rec)
+  end
   local old = r.recorded and r.recorded.mode == "resume" and r.recorded.by_key[key]
   if old and old.status ~= "pending" then
     -- Committed before the run was killed: the row exists.
     local rec = make_record(r, old.id, cand, recorded_result(old), old.score or 0, ev)
-    account(r, rec, cand)
-    r.by_key[key] = sched.complete_now(rec)
+    account(r, rec, cand, key)
+    keep_done(r, key, rec)
     return rec
   end
   local id, err = r.archive:add{
@@ -685,8 +779,8 @@ function P.adopt(r, ev, cand, measured)
   for k, v in pairs(measured.result or {}) do result[k] = v end
   result.status, result.reason = measured.status, measured.reason
   result.configs = measured.configs
-  local rec = on_result(r, ev, id, cand, result, measured.score)
-  r.by_key[key] = sched.complete_now(rec)
+  local rec = on_result(r, ev, id, cand, key, result, measured.score)
+  keep_done(r, key, rec)
   return rec
 end
 
@@ -719,9 +813,9 @@ end
 -- archive, pool, run_id, seed, budgets, recorded, callbacks); returns it.
 function P.begin(run)
   run.streams, run.by_key, run.evaluators = {}, {}, {}
+  run.handed, run.ticket_key, run.done, run.done_source, run.ok_keys = {}, {}, {}, {}, {}
   run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
-  run.ok_records = {}
   run.lineage = { rep = {}, sources = {}, top = {} }
   run.baseline_rows, run.baseline_tickets = {}, {}
   run.attempts, run.trials = 0, {}

@@ -38,6 +38,7 @@ local core = require "avo.core"
 local avo = require "avo"
 local sched = require "avo.sched"
 local baselines = require "avo.baselines"
+local pipeline = require "avo.pipeline"
 
 local M = {}
 
@@ -331,10 +332,11 @@ function M.run(r, opts)
   if not best then return nil, "no verified candidate" end
   local ev = r.evaluator_objects and r.evaluator_objects[best.evaluator]
   if not times(ev) then return nil, "the evaluator times nothing" end
-  local chosen = top_of(r.ok_records or {}, best.evaluator, top)
+  local ok_records = pipeline.ok_records(r)
+  local chosen = top_of(ok_records, best.evaluator, top)
   -- The seed is timed in the same rounds (once, if it is among the top), so
   -- the speedup over it is paired too.
-  local seed = seed_of(r.ok_records or {}, best.evaluator)
+  local seed = seed_of(ok_records, best.evaluator)
   local entries = { table.unpack(chosen) }
   local seed_in_top = false
   for _, c in ipairs(chosen) do seed_in_top = seed_in_top or (seed and c.id == seed.id) end

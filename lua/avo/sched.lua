@@ -173,6 +173,16 @@ local function take(ticket)
   return value
 end
 
+-- The value of a finished ticket, left in place (nil while it is not).
+function M.peek(ticket)
+  return results[ticket]
+end
+
+-- Drop the value of a finished ticket that no task will await again.
+function M.forget(ticket)
+  results[ticket], once[ticket] = nil, nil
+end
+
 function M.await(ticket)
   local value = take(ticket)
   if value == nil then

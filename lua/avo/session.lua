@@ -9,6 +9,7 @@ local avo = require "avo"
 local sched = require "avo.sched"
 local scaleout = require "avo.scaleout"
 local baselines = require "avo.baselines"
+local pipeline = require "avo.pipeline"
 local retime = require "avo.retime"
 local paths = require "avo.paths"
 
@@ -368,7 +369,7 @@ end
 
 -- Run `run`'s record of candidate `id` (a verified one), or nil.
 function S.record_of(run, id)
-  for _, rec in ipairs(run.ok_records or {}) do
+  for _, rec in ipairs(run.ok_keys and pipeline.ok_records(run) or {}) do
     if rec.id == id then return rec end
   end
   return nil

@@ -169,6 +169,17 @@ function core.list_dir(path) end
 ---@return string?
 function core.realpath(path) end
 
+---core.freeze(value) -> one string holding the value | nil when it cannot be frozen
+---(functions, userdata, shared or cyclic tables, other metatables) (lua/lua_freeze.c)
+---@param value any
+---@return string?
+function core.freeze(value) end
+
+---core.thaw(frozen) -> the value core.freeze made `frozen` from, in fresh tables (lua/lua_freeze.c)
+---@param frozen string
+---@return any
+function core.thaw(frozen) end
+
 ---core.inert(text [, oneline]) -> text made inert for a terminal (avo_strbuf_inert): what a candidate or a server wrote, before it is printed. Newlines are kept unless `oneline`; a non-string is tostring'ed. (lua/lua_util.c)
 ---@param text string
 ---@param oneline? boolean

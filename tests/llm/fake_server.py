@@ -40,7 +40,8 @@ counters are kept per full model name, so a test picks a fresh name such as
                   "ANSWER:" line onwards (for operator tests)
     mutate...     answers with the prompt's first fenced code block (the
                   parent kernel) rewritten whole with a fresh numbered
-                  comment: a new candidate every call (bench/throughput.sh)
+                  comment in place of the parent's: a new candidate of the
+                  same size every call (bench/throughput.sh)
     rendezvous... holds each request until another one is in flight too
                   (at most 5 s), then answers "peers: N" with the most
                   requests it saw in flight at once (concurrency tests)
@@ -406,12 +407,16 @@ EDITS = {"n": 0}
 
 def mutate_answer(text):
     """The first fenced code block of the prompt (the parent), rewritten
-    whole with a fresh comment: a new, valid candidate every call."""
+    whole with a fresh comment in place of the parent's: a new, valid
+    candidate every call, of the same size."""
     m = re.search(r"```[a-z]*\n(.*?)```", text, re.S)
     with LOCK:
         EDITS["n"] += 1
         n = EDITS["n"]
-    source = m.group(1) if m else ""
+    # The parent's own fake comment is replaced, not kept: a kernel that
+    # grew by a line a generation would make each call's prompt, answer and
+    # record grow with the run, and the benchmark would time that.
+    source = re.sub(r"\n/\* fake edit \d+ \*/\n?$", "\n", m.group(1) if m else "")
     return "```c\n" + source.rstrip("\n") + "\n/* fake edit %d */\n```" % n
 
 

@@ -48,6 +48,24 @@ assert(recs[1].knobs.ORDER == 1 and recs[2].knobs.ORDER == 2 and recs[3].knobs.O
 assert(recs[1].score > recs[3].score, "ORDER=1 scores higher")
 local again = avo.evaluate(ev, kids[1])
 assert(again.duplicate and again.id == recs[1].id, "duplicate returns the earlier record")
+-- (The run keeps the earlier record frozen (core.freeze): the copy holds the
+-- same values, integers and floats as they were, arrays still marked.)
+local function same(a, b, path)
+  assert(type(a) == type(b), path .. ": " .. type(a) .. " vs " .. type(b))
+  if type(a) == "number" then
+    assert(math.type(a) == math.type(b) and a == b, path .. ": " .. tostring(a) .. " vs " .. tostring(b))
+  elseif type(a) == "table" then
+    assert(getmetatable(a) == getmetatable(b), path .. ": metatables differ")
+    for k, v in pairs(a) do same(v, b[k], path .. "." .. tostring(k)) end
+    for k in pairs(b) do assert(a[k] ~= nil, path .. "." .. tostring(k) .. ": extra") end
+  else
+    assert(a == b, path .. ": " .. tostring(a) .. " vs " .. tostring(b))
+  end
+end
+local copy = {}
+for k, v in pairs(again) do copy[k] = v end
+copy.duplicate = nil
+same(recs[1], copy, "duplicate")
 assert(avo.best().id == recs[1].id, "best tracks the highest score")
 
 -- Lineage through the archive.
