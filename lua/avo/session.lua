@@ -393,7 +393,9 @@ function S.knob_space(run, best)
   if not ev or not ev.knobs or #ev.knobs == 0 or best.source ~= ev.kernel_source then
     return nil
   end
-  local names, combinations, at_end = {}, 1, {}
+  -- A float product: 48 knobs of 3-6 values are ~10^27 combinations,
+  -- past an integer's range (it wrapped to a negative count).
+  local names, combinations, at_end = {}, 1.0, {}
   for _, k in ipairs(ev.knobs) do
     names[#names + 1] = k.name
     combinations = combinations * #k.values
@@ -403,10 +405,10 @@ function S.knob_space(run, best)
     end
   end
   return ("knob space: #%d is the seed's source with other knob values, so the %d knobs %s " ..
-    "declares (%s: %d combinations) bound the climb; what its code does not write, no knob " ..
+    "declares (%s: %s combinations) bound the climb; what its code does not write, no knob " ..
     "reaches%s"):format(best.id, #names,
     ((ev.kernel_path or ev.kernel or "its kernel"):gsub("^%./", "")), table.concat(names, " "),
-    combinations,
+    combinations < 2^53 and ("%d"):format(combinations) or ("about %.1e"):format(combinations),
     #at_end > 0 and ("; at #%d, %s %s declared"):format(best.id,
       table.concat(at_end, ", "), #at_end == 1 and "is the last value" or "are the last values")
       or "")
