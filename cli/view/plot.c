@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli/report.h"
@@ -143,4 +144,45 @@ void avo_plot_fail_mark(avo_strbuf *out, double x, double y, const json_t *c)
                       x - 3, y - 3, avo_view_int(c, "id"), avo_view_str(c, "status"));
     avo_strbuf_html(out, avo_view_str(c, "reason"));
     avo_strbuf_puts(out, "</title></path>\n");
+}
+
+void avo_plot_thin_init(avo_plot_thin *t, const avo_plot *p, size_t marks)
+{
+    *t = (avo_plot_thin){0};
+    if (marks <= AVO_PLOT_THIN_FROM)
+        return;
+    /* Crosses of failures sit below the box: a few rows more than it. */
+    t->cols = (size_t)(p->width / AVO_PLOT_CELL) + 4;
+    t->rows = (size_t)((p->height + 20) / AVO_PLOT_CELL) + 4;
+    t->seen = calloc(t->cols * t->rows, 1);
+}
+
+int avo_plot_thin_keep(avo_plot_thin *t, const avo_plot *p, double x, double y)
+{
+    t->total++;
+    if (t->seen) {
+        double cx = (x - p->left) / AVO_PLOT_CELL + 2, cy = (y - p->top) / AVO_PLOT_CELL + 2;
+        size_t col = cx < 0 ? 0 : cx >= (double)t->cols ? t->cols - 1 : (size_t)cx;
+        size_t row = cy < 0 ? 0 : cy >= (double)t->rows ? t->rows - 1 : (size_t)cy;
+        if (t->seen[row * t->cols + col])
+            return 0;
+        t->seen[row * t->cols + col] = 1;
+    }
+    t->drawn++;
+    return 1;
+}
+
+void avo_plot_thin_note(avo_strbuf *out, const avo_plot_thin *t)
+{
+    if (t->drawn < t->total)
+        avo_strbuf_printf(out,
+                          "<p class=\"muted\">%zu of %zu marks drawn: past %d, marks closer than"
+                          " %d px to one already drawn are left out.</p>\n",
+                          t->drawn, t->total, AVO_PLOT_THIN_FROM, AVO_PLOT_CELL);
+}
+
+void avo_plot_thin_free(avo_plot_thin *t)
+{
+    free(t->seen);
+    t->seen = NULL;
 }

@@ -34,4 +34,27 @@ void avo_plot_hline(avo_strbuf *out, const avo_plot *p, double y, const char *co
 /* A failed evaluation c: a red cross at (x, y), titled with its reason. */
 void avo_plot_fail_mark(avo_strbuf *out, double x, double y, const json_t *c);
 
+/*
+ * Thinning of marks for long runs.  Up to AVO_PLOT_THIN_FROM marks a plot
+ * draws every one; past that, one mark per cell of AVO_PLOT_CELL pixels
+ * square (a dot is 5 px wide, so the picture is the same), so a plot of
+ * 100,000 evaluations is tens of kilobytes, not megabytes.  `drawn` and
+ * `total` count the marks for the caption that says so.
+ */
+#define AVO_PLOT_THIN_FROM 2000
+#define AVO_PLOT_CELL 3
+typedef struct avo_plot_thin {
+    unsigned char *seen; /* a byte per cell; NULL: draw every mark */
+    size_t cols, rows, drawn, total;
+} avo_plot_thin;
+
+/* Thinning for `marks` marks in p (no thinning when they are few, or when
+ * the memory is not there). */
+void avo_plot_thin_init(avo_plot_thin *t, const avo_plot *p, size_t marks);
+/* Whether the mark at pixel (x, y) is drawn: the first in its cell. */
+int avo_plot_thin_keep(avo_plot_thin *t, const avo_plot *p, double x, double y);
+/* The caption line for a thinned plot (nothing when every mark was drawn). */
+void avo_plot_thin_note(avo_strbuf *out, const avo_plot_thin *t);
+void avo_plot_thin_free(avo_plot_thin *t);
+
 #endif

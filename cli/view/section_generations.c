@@ -34,7 +34,7 @@ static int cmp_by_generation(const void *a, const void *b)
  * jittered dots and its failures as crosses: the `count` candidates at `slice`,
  * with room for their scores in vals. */
 static void plot_generation(avo_strbuf *out, const avo_plot *p, const by_generation *slice,
-                            size_t count, double *vals, double box_w)
+                            size_t count, double *vals, double box_w, avo_plot_thin *thin)
 {
     long long g = slice[0].generation;
     size_t n = 0;
@@ -45,8 +45,9 @@ static void plot_generation(avo_strbuf *out, const avo_plot *p, const by_generat
         if (!avo_view_is_finished(c))
             continue;
         if (!avo_view_is_ok(c)) {
-            avo_plot_fail_mark(out, x + (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12,
-                               avo_plot_y(p, p->y_lo) - 5, c);
+            double xf = x + (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12;
+            if (avo_plot_thin_keep(thin, p, xf, avo_plot_y(p, p->y_lo) - 5))
+                avo_plot_fail_mark(out, xf, avo_plot_y(p, p->y_lo) - 5, c);
             continue;
         }
         vals[n++] = avo_view_num(c, "score");
@@ -72,11 +73,13 @@ static void plot_generation(avo_strbuf *out, const avo_plot *p, const by_generat
         if (!avo_view_is_ok(c))
             continue;
         double jitter = (double)((avo_view_int(c, "id") * 7) % 11 - 5) * box_w / 12;
+        double y = avo_plot_y(p, avo_view_num(c, "score"));
+        if (!avo_plot_thin_keep(thin, p, x + jitter, y))
+            continue;
         avo_strbuf_printf(out,
                           "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.2\" fill=\"#333\""
                           " fill-opacity=\"0.5\"><title>#%lld: %.4g</title></circle>\n",
-                          x + jitter, avo_plot_y(p, avo_view_num(c, "score")),
-                          avo_view_int(c, "id"), avo_view_num(c, "score"));
+                          x + jitter, y, avo_view_int(c, "id"), avo_view_num(c, "score"));
     }
 }
 
@@ -118,11 +121,13 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
     }
     json_array_foreach(cands, i, c) order[i] = (by_generation){avo_view_int(c, "generation"), i, c};
     qsort(order, total, sizeof *order, cmp_by_generation);
+    avo_plot_thin thin;
+    avo_plot_thin_init(&thin, &p, total);
     for (size_t lo = 0, hi; lo < total; lo = hi) {
         long long g = order[lo].generation;
         for (hi = lo; hi < total && order[hi].generation == g; hi++)
             ;
-        plot_generation(out, &p, order + lo, hi - lo, vals, box_w);
+        plot_generation(out, &p, order + lo, hi - lo, vals, box_w, &thin);
     }
     free(order);
     free(vals);
@@ -131,6 +136,8 @@ static void plot_generations(avo_strbuf *out, const json_t *cands, const json_t 
     avo_plot_legend(out, &p, 2, "#333", NULL, 'o', "candidate");
     avo_plot_legend(out, &p, 3, "#d62728", NULL, 'x', "failed");
     avo_strbuf_puts(out, "</svg>\n");
+    avo_plot_thin_note(out, &thin);
+    avo_plot_thin_free(&thin);
 }
 
 void avo_report_generations(avo_strbuf *out, const avo_report_run *r)

@@ -153,8 +153,10 @@ static int baseline_lines(avo_strbuf *out, const avo_plot *p, const json_t *seed
     return row;
 }
 
-/* Every finished evaluation: a dot, or a cross when it failed. */
-static void evaluation_marks(avo_strbuf *out, const avo_plot *p, const json_t *cands)
+/* Every finished evaluation: a dot, or a cross when it failed (thinned
+ * past AVO_PLOT_THIN_FROM, plot.h). */
+static void evaluation_marks(avo_strbuf *out, const avo_plot *p, const json_t *cands,
+                             avo_plot_thin *thin)
 {
     double idx = 0;
     size_t i;
@@ -164,15 +166,19 @@ static void evaluation_marks(avo_strbuf *out, const avo_plot *p, const json_t *c
         if (!avo_view_is_finished(c))
             continue;
         idx++;
+        double x = avo_plot_x(p, idx);
         if (!avo_view_is_ok(c)) {
-            avo_plot_fail_mark(out, avo_plot_x(p, idx), avo_plot_y(p, p->y_lo) - 5, c);
+            if (avo_plot_thin_keep(thin, p, x, avo_plot_y(p, p->y_lo) - 5))
+                avo_plot_fail_mark(out, x, avo_plot_y(p, p->y_lo) - 5, c);
             continue;
         }
+        double y = avo_plot_y(p, avo_view_num(c, "score"));
+        if (!avo_plot_thin_keep(thin, p, x, y))
+            continue;
         avo_strbuf_printf(out,
                           "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.6\" fill=\"#4a78a8\""
                           " fill-opacity=\"0.55\"><title>#%lld ",
-                          avo_plot_x(p, idx), avo_plot_y(p, avo_view_num(c, "score")),
-                          avo_view_int(c, "id"));
+                          x, y, avo_view_int(c, "id"));
         avo_strbuf_html(out, avo_view_str(c, "operator"));
         avo_strbuf_printf(out, " gen %lld: %.4g</title></circle>\n", avo_view_int(c, "generation"),
                           avo_view_num(c, "score"));
@@ -239,7 +245,9 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     for (size_t k = 0; k < n_names; k++)
         config_line(out, &p, cands, names, k);
     int row = baseline_lines(out, &p, seed, baselines, measured, 3 + (int)n_names);
-    evaluation_marks(out, &p, cands);
+    avo_plot_thin thin;
+    avo_plot_thin_init(&thin, &p, n);
+    evaluation_marks(out, &p, cands, &thin);
     running_best(out, &p, cands);
 
     avo_plot_legend(out, &p, 0, "#d62728", NULL, 0, "running best");
@@ -248,6 +256,8 @@ static void plot_trajectory(avo_strbuf *out, const json_t *cands, const json_t *
     if (seed)
         avo_plot_legend(out, &p, row, "#ff7f0e", "6 4", 0, "seed score");
     avo_strbuf_puts(out, "</svg>\n");
+    avo_plot_thin_note(out, &thin);
+    avo_plot_thin_free(&thin);
     json_decref(names);
     json_decref(measured);
 }

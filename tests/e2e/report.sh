@@ -101,6 +101,19 @@ expect_exit 1 "$AVO" report --db "$tmp/none.db" -o "$tmp/x.html"; expect_in "$tm
 [ ! -e "$tmp/none.db" ] || fail "report created a missing archive"
 expect_exit 1 "$AVO" report --db "$db" -o "$tmp/no/dir/r.html";   expect_in "$tmp/err" "cannot write"
 # an archive without runs (a read command never makes one of an empty file)
+# A long run's plots stay small: past 2,000 marks, one per 3 px cell, and
+# the caption says how many were drawn (cli/view/plot.h).
+expect_exit 0 "$AVO" run bench/throughput.lua --db "$tmp/long.db" --max-evals 3000 --retime 0
+expect_exit 0 "$AVO" report --db "$tmp/long.db" -o "$tmp/long.html"
+drawn=$(grep -o '<p class="muted">[0-9]* of 3000 marks drawn' "$tmp/long.html" | wc -l)
+[ "$drawn" = 2 ] || fail "a 3,000-candidate report does not say, under both plots, how many marks it drew"
+n=$(grep -o '[0-9]* of 3000 marks drawn' "$tmp/long.html" | head -1 | cut -d' ' -f1)
+dots=$(sed -n '/id="trajectory"/,/id="generations"/p' "$tmp/long.html" | grep -c '<circle cx=[^>]*fill="#4a78a8" fill-opacity="0.55"><title>')
+[ "$n" -lt 3000 ] && [ "$dots" = "$n" ] ||
+    fail "the trajectory drew $dots dots, its caption says $n of 3000"
+# A short run draws every mark and says nothing of it.
+! grep -q 'marks drawn' "$tmp/r1.html" || fail "a short run's report thinned its plots"
+
 printf 'error("stop")\n' > "$tmp/stop.lua"
 "$AVO" run "$tmp/stop.lua" --db "$tmp/empty.db" >/dev/null 2>&1 || true
 sqlite3 "$tmp/empty.db" "PRAGMA foreign_keys = OFF; DELETE FROM events; DELETE FROM runs"
