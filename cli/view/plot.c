@@ -162,8 +162,9 @@ int avo_plot_thin_keep(avo_plot_thin *t, const avo_plot *p, double x, double y)
     t->total++;
     if (t->seen) {
         double cx = (x - p->left) / AVO_PLOT_CELL + 2, cy = (y - p->top) / AVO_PLOT_CELL + 2;
-        size_t col = cx < 0 ? 0 : cx >= (double)t->cols ? t->cols - 1 : (size_t)cx;
-        size_t row = cy < 0 ? 0 : cy >= (double)t->rows ? t->rows - 1 : (size_t)cy;
+        /* Outside the box (or not a number): the edge cell. */
+        size_t col = !(cx >= 0) ? 0 : cx >= (double)t->cols ? t->cols - 1 : (size_t)cx;
+        size_t row = !(cy >= 0) ? 0 : cy >= (double)t->rows ? t->rows - 1 : (size_t)cy;
         if (t->seen[row * t->cols + col])
             return 0;
         t->seen[row * t->cols + col] = 1;
