@@ -172,6 +172,17 @@ rootless)
         { echo "containers rootless: cannot give $CT_USER subordinate ids" >&2; exit 1; }
     runuser -u "$CT_USER" -- unshare --user true 2>/dev/null ||
         skip "this kernel refuses $CT_USER a user namespace (user.max_user_namespaces, kernel.unprivileged_userns_clone or AppArmor): rootless Podman needs one"
+    # Podman binds the checkout and the build as the user: each directory on
+    # the way must let it through (a checkout under /root does not).
+    for d in "$src" "$build"; do
+        blocked=
+        p=
+        for part in $(echo "${d#/}" | tr / ' '); do
+            p=$p/$part
+            runuser -u "$CT_USER" -- test -x "$p" || { blocked=$p; break; }
+        done
+        [ -z "$blocked" ] || skip "$CT_USER cannot reach $d: $blocked is $(stat -c '%A %U:%G' "$blocked"), closed to other users; rootless Podman binds the checkout as that user (clone it where every user can read, as /srv or /home)"
+    done
     home=$(getent passwd "$CT_USER" | cut -d: -f6)
     uid=$(id -u "$CT_USER")
     rt=/tmp/avo-rootless-run-$uid
