@@ -36,6 +36,7 @@
 #include "lua/lua_pool.h"
 #include "lua/lua_process.h"
 #include "lua/lua_remote.h"
+#include "lua/lua_shelf.h"
 #include "lua/lua_util.h"
 #include "lua/lua_watch.h"
 #include "lua/luajson.h"
@@ -56,6 +57,7 @@ int luaopen_avo_core(lua_State *L)
     avo_lua_watch_register(L);
     avo_lua_util_register(L);
     avo_lua_freeze_register(L);
+    avo_lua_shelf_register(L);
     lua_pushstring(L, AVO_VERSION);
     lua_setfield(L, -2, "version");
     lua_pushstring(L, AVO_GIT_COMMIT);

@@ -149,6 +149,22 @@ static int freeze_value(lua_State *L, freezer *f, int idx, int depth)
     }
 }
 
+int avo_lua_freeze_into(lua_State *L, int idx, avo_strbuf *b)
+{
+    idx = lua_absindex(L, idx);
+    luaL_checkstack(L, 4, "core.freeze");
+    lua_newtable(L);                             /* seen */
+    luaL_getmetatable(L, AVO_LUA_JSON_ARRAY_MT); /* the array mark */
+    b->len = 0;
+    b->failed = 0;
+    freezer f = {b, lua_gettop(L) - 1, lua_gettop(L)};
+    int ok = freeze_value(L, &f, idx, 0);
+    lua_pop(L, 2);
+    if (b->failed)
+        return luaL_error(L, "core.freeze: out of memory");
+    return ok;
+}
+
 /* core.freeze(value) -> string | nil (the value cannot be frozen).  The
  * buffer is one for the process, emptied at each call (Lua runs on one
  * thread), so an error raised midway (out of memory) leaks nothing. */
@@ -157,18 +173,10 @@ static int core_freeze(lua_State *L)
     static avo_strbuf buffer;
     luaL_checkany(L, 1);
     lua_settop(L, 1);
-    lua_newtable(L);                             /* 2: seen */
-    luaL_getmetatable(L, AVO_LUA_JSON_ARRAY_MT); /* 3: the array mark */
-    buffer.len = 0;
-    buffer.failed = 0;
-    freezer f = {&buffer, 2, 3};
-    int ok = freeze_value(L, &f, 1, 0);
-    if (buffer.failed)
-        return luaL_error(L, "core.freeze: out of memory");
-    if (!ok)
-        lua_pushnil(L);
-    else
+    if (avo_lua_freeze_into(L, 1, &buffer))
         lua_pushlstring(L, buffer.data, buffer.len);
+    else
+        lua_pushnil(L);
     return 1;
 }
 
@@ -249,14 +257,19 @@ static char thaw_value(lua_State *L, thawer *t)
     return tag;
 }
 
+void avo_lua_thaw(lua_State *L, const char *s, size_t len)
+{
+    thawer t = {s, s + len};
+    if (thaw_value(L, &t) == TAG_END || t.p != t.end)
+        luaL_error(L, "core.thaw: not a frozen value");
+}
+
 /* core.thaw(string) -> the value core.freeze made it from, in fresh tables */
 static int core_thaw(lua_State *L)
 {
     size_t len;
     const char *s = luaL_checklstring(L, 1, &len);
-    thawer t = {s, s + len};
-    if (thaw_value(L, &t) == TAG_END || t.p != t.end)
-        return luaL_error(L, "core.thaw: not a frozen value");
+    avo_lua_thaw(L, s, len);
     return 1;
 }
 

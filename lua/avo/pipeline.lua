@@ -121,13 +121,14 @@ end
 -- summed up at the end.  As tables, each is some ten objects that every
 -- garbage collection marks and sweeps, and the engine's cost per candidate
 -- grew with the run (bench/throughput.sh), so a record the tasks are done
--- with is kept frozen into one string (core.freeze; one that cannot freeze
--- stays a table).
+-- with is kept frozen in C memory the collector never sees (core.shelf;
+-- one that cannot freeze stays a table in r.done).
 --   r.by_key   dedupe key -> ticket, while tasks may still await it
 --   r.handed   ticket -> how many of the tasks it was handed to have not
 --              awaited it yet (P.submit hands it out, P.records awaits it)
---   r.done     dedupe key -> the record, frozen (r.done_source: its source)
---   r.ok_keys  the keys of the verified records, in order of arrival
+--   r.shelf    dedupe key -> the record, frozen, with its source; and the
+--              keys of the verified records, in order of arrival
+--   r.done     dedupe key -> a record that cannot freeze
 
 local function hand_out(r, ticket, key)
   r.handed[ticket] = (r.handed[ticket] or 0) + 1
@@ -135,23 +136,14 @@ local function hand_out(r, ticket, key)
   return ticket
 end
 
--- (The source is kept apart, as the string the record holds: the records
--- of one source share it rather than each a copy.)
+-- (The shelf keeps each distinct source once: the records of one source
+-- share it rather than each a copy.)
 local function keep_done(r, key, rec)
-  local source = rec.source
-  rec.source = nil
-  local frozen = core.freeze(rec)
-  rec.source = source
-  r.done[key] = frozen or rec
-  if frozen then r.done_source[key] = source end
+  if not r.shelf:put(key, rec) then r.done[key] = rec end
 end
 
 local function thawed(r, key)
-  local kept = r.done[key]
-  if type(kept) ~= "string" then return kept end
-  local rec = core.thaw(kept)
-  rec.source = r.done_source[key]
-  return rec
+  return r.done[key] or r.shelf:get(key)
 end
 
 -- A task awaited `ticket`, whose value is `rec`: once every task it was
@@ -178,8 +170,8 @@ end
 local function known_ticket(r, key)
   local ticket = r.by_key[key]
   if ticket then return hand_out(r, ticket) end
-  local kept = r.done[key]
-  if kept then return hand_out(r, sched.complete_now(thawed(r, key))) end
+  local kept = thawed(r, key)
+  if kept then return hand_out(r, sched.complete_now(kept)) end
   return nil
 end
 
@@ -195,7 +187,7 @@ end
 -- records were frozen (what a script did to it, the re-timing sees).
 function P.ok_records(r)
   local out = {}
-  for _, key in ipairs(r.ok_keys) do
+  for _, key in ipairs(r.shelf:ok_keys()) do
     local rec = record_by_key(r, key)
     if r.best and rec.id == r.best.id then rec = r.best end
     out[#out + 1] = rec
@@ -214,7 +206,7 @@ local function account(r, rec, cand, key)
   end
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
   if rec.status == "ok" then
-    r.ok_keys[#r.ok_keys + 1] = key
+    r.shelf:add_ok(key)
     P.lineage_add(r, rec)
   end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
@@ -813,7 +805,7 @@ end
 -- archive, pool, run_id, seed, budgets, recorded, callbacks); returns it.
 function P.begin(run)
   run.streams, run.by_key, run.evaluators = {}, {}, {}
-  run.handed, run.ticket_key, run.done, run.done_source, run.ok_keys = {}, {}, {}, {}, {}
+  run.handed, run.ticket_key, run.done, run.shelf = {}, {}, {}, core.shelf()
   run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
   run.lineage = { rep = {}, sources = {}, top = {} }

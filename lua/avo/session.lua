@@ -369,7 +369,7 @@ end
 
 -- Run `run`'s record of candidate `id` (a verified one), or nil.
 function S.record_of(run, id)
-  for _, rec in ipairs(run.ok_keys and pipeline.ok_records(run) or {}) do
+  for _, rec in ipairs(run.shelf and pipeline.ok_records(run) or {}) do
     if rec.id == id then return rec end
   end
   return nil

@@ -180,6 +180,10 @@ function core.freeze(value) end
 ---@return any
 function core.thaw(frozen) end
 
+---core.shelf() -> Shelf: a run's finished records kept frozen in C memory the collector never sees (lua/lua_shelf.c)
+---@return avo.Shelf
+function core.shelf() end
+
 ---core.inert(text [, oneline]) -> text made inert for a terminal (avo_strbuf_inert): what a candidate or a server wrote, before it is printed. Newlines are kept unless `oneline`; a non-string is tostring'ed. (lua/lua_util.c)
 ---@param text string
 ---@param oneline? boolean
@@ -547,6 +551,38 @@ function Gp:best(encodings, best, xi, floor) end
 ---gp:close(): free the model (also on collection) (lua/lua_gp.c)
 ---@return nil
 function Gp:close() end
+
+---@class avo.Shelf
+local Shelf = {}
+
+---shelf:put(key, rec) -> true, or false when rec cannot freeze (nothing kept); rec.source is kept once per distinct source (lua/lua_shelf.c)
+---@param key string
+---@param rec table
+---@return boolean
+function Shelf:put(key, rec) end
+
+---shelf:get(key) -> the record put under key, in fresh tables with its source | nil (lua/lua_shelf.c)
+---@param key string
+---@return table?
+function Shelf:get(key) end
+
+---shelf:has(key) -> whether a record is kept under key (lua/lua_shelf.c)
+---@param key string
+---@return boolean
+function Shelf:has(key) end
+
+---shelf:add_ok(key): append key to the verified records' keys (lua/lua_shelf.c)
+---@param key string
+---@return nil
+function Shelf:add_ok(key) end
+
+---shelf:ok_keys() -> the keys add_ok appended, in order (lua/lua_shelf.c)
+---@return string[]
+function Shelf:ok_keys() end
+
+---shelf:close(): free what it holds (also on collection) (lua/lua_shelf.c)
+---@return nil
+function Shelf:close() end
 
 ---@class avo.Pool
 local Pool = {}

@@ -42,4 +42,30 @@ for _, bad in ipairs({ "", "T", "zz", frozen:sub(1, #frozen - 1), frozen .. "x" 
   local ok, err = pcall(core.thaw, bad)
   assert(not ok and tostring(err):find("core.thaw: not a frozen value", 1, true), tostring(err))
 end
+
+-- core.shelf (lua/lua_shelf.c): the records frozen in C memory, each
+-- distinct source kept once, the verified keys in order of arrival.
+local shelf = core.shelf()
+local src = ("int k(void) { return 1; }\n"):rep(50)
+assert(shelf:put("k1", { id = 1, score = 1.5, source = src, knobs = { A = 2 } }) == true)
+local r2 = { id = 2, source = src }
+assert(shelf:put("k2", r2) == true and r2.source == src, "put leaves the record as it was")
+assert(shelf:put("k3", { id = 3 }) == true, "a record without source")
+assert(shelf:put("bad", { f = function() end, source = src }) == false, "what cannot freeze is refused")
+assert(not shelf:has("bad") and shelf:get("bad") == nil and shelf:get("nope") == nil)
+local got = shelf:get("k1")
+assert(got.id == 1 and math.type(got.score) == "float" and got.knobs.A == 2 and got.source == src)
+assert(shelf:get("k1") ~= got, "each get thaws fresh tables")
+assert(shelf:get("k2").source == src and shelf:get("k3").source == nil and shelf:has("k3"))
+assert(shelf:put("k\0bin", { id = 4, source = "" }) and shelf:get("k\0bin").source == "", "keys of any bytes")
+assert(shelf:put("k1", { id = 9 }) and shelf:get("k1").id == 9, "a key put again holds the latest")
+assert(#shelf:ok_keys() == 0)
+shelf:add_ok("k3")
+shelf:add_ok("k1")
+local keys = shelf:ok_keys()
+assert(#keys == 2 and keys[1] == "k3" and keys[2] == "k1", "the verified keys in order of arrival")
+shelf:close()
+shelf:close()
+local ok, err = pcall(shelf.get, shelf, "k1")
+assert(not ok and tostring(err):find("closed shelf", 1, true), tostring(err))
 print("freeze ok")
