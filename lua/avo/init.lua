@@ -140,12 +140,26 @@ end
 
 --------------------------------------------------------------- knobs etc.
 
+-- The last sources' parses (operators parse their parent's and their
+-- child's declarations for every candidate): at most KNOB_MEMO of them,
+-- forgotten all at once when full.  Callers get their own copy.
+local KNOB_MEMO = 256
+local knob_memo, knob_memo_n = {}, 0
+
 ---@param source string kernel source with `// avo:param` lines
 ---@return avo.Knob[]
 function avo.knobs(source)
-  local ok, list = pcall(knobs.parse, source)
-  if not ok then error("avo.knobs: " .. list, 2) end
-  return list
+  local hit = type(source) == "string" and knob_memo[source]
+  if not hit then
+    local ok, list = pcall(knobs.parse, source)
+    hit = { ok = ok, list = list }
+    if type(source) == "string" then
+      if knob_memo_n >= KNOB_MEMO then knob_memo, knob_memo_n = {}, 0 end
+      knob_memo[source], knob_memo_n = hit, knob_memo_n + 1
+    end
+  end
+  if not hit.ok then error("avo.knobs: " .. hit.list, 2) end
+  return knobs.copy(hit.list)
 end
 
 ---@param base string

@@ -48,6 +48,17 @@ function M.parse(source)
   return knobs
 end
 
+-- A copy of knob list `list` (M.parse's) that its holder may change.
+---@param list avo.Knob[]
+---@return avo.Knob[]
+function M.copy(list)
+  local out = {}
+  for i, k in ipairs(list) do
+    out[i] = { name = k.name, values = table.move(k.values, 1, #k.values, 1, {}), line = k.line }
+  end
+  return out
+end
+
 -- The seed assignment: every knob at its first value.
 ---@param knobs avo.Knob[]
 ---@return table<string, any> # each knob at its first value

@@ -111,6 +111,26 @@ assert(err:find("; evaluators there: ", 1, true) and err:find("cpu/sgemm,", 1, t
 -- Knob parser errors name the line.
 ok, err = pcall(avo.knobs, "int x;\n// avo:param 9bad 1 2\n")
 assert(not ok and err:find("line 2"), err)
+-- ... the second time too (the parse of a source is remembered).
+local again
+ok, again = pcall(avo.knobs, "int x;\n// avo:param 9bad 1 2\n")
+assert(not ok and again == err, again)
+assert(not pcall(avo.knobs, nil) and not pcall(avo.knobs, {}))
+-- Each caller gets its own list: changing one changes no later parse.
+local src = "// avo:param BM 16 32 64\n// avo:param NAME a b\nint x;\n"
+local k1 = avo.knobs(src)
+assert(#k1 == 2 and k1[1].name == "BM" and k1[1].values[3] == 64 and k1[2].values[2] == "b")
+assert(k1[1].line == 1 and k1[2].line == 2)
+k1[1].values[1], k1[2].name = 999, "changed"
+table.remove(k1)
+local k2 = avo.knobs(src)
+assert(#k2 == 2 and k2[1].values[1] == 16 and k2[2].name == "NAME", "a parse changed by a caller")
+-- Many distinct sources (more than the parses remembered) parse alike.
+for i = 1, 600 do
+  local k = avo.knobs(("// avo:param K%d %d %d\n"):format(i, i, i + 1))
+  assert(#k == 1 and k[1].name == "K" .. i and k[1].values[2] == i + 1)
+end
+assert(avo.knobs(src)[1].values[2] == 32)
 
 local budget = avo.budget()
 assert(budget.evaluations >= 5 and budget.elapsed >= 0)
