@@ -36,7 +36,7 @@ int avo_report_html(avo_archive *ar, int64_t run_id, avo_strbuf *out, char *err,
 typedef struct avo_report_run {
     avo_archive *ar;           /* borrowed: diffs are read through it */
     json_t *run;               /* avo_archive_run_summary */
-    json_t *cands;             /* every candidate in id order (with source: see avo_report_load) */
+    json_t *cands;             /* every candidate in id order: brief rows, full for the shown */
     json_t *spend, *calls;     /* LLM spend and calls */
     json_t *outcomes;          /* operator_outcome events */
     json_t *retimed;           /* retimed events */
@@ -52,7 +52,11 @@ typedef struct avo_report_run {
 /* Load run_id (0: the latest) of ar into *ret, the candidates' sources
  * only with with_sources (avo_report_candidate shows them; the other
  * sections do not need them); free with avo_report_run_free (which accepts
- * a zeroed or freed one).  AVO_ENOTFOUND when there is no such run. */
+ * a zeroed or freed one).  AVO_ENOTFOUND when there is no such run.
+ * Candidates are brief rows (avo_archive_candidates_brief) except the
+ * shown and the pending ones, which are full: a section that reads every
+ * candidate reads only the brief keys, and a key it adds must be added
+ * there. */
 int avo_report_load(avo_archive *ar, int64_t run_id, int with_sources, avo_report_run *ret,
                     char *err, size_t errlen);
 void avo_report_run_free(avo_report_run *r);

@@ -222,6 +222,17 @@ int avo_archive_runs(avo_archive *ar, json_t **ret, char *err, size_t errlen);
 int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
                            char *err, size_t errlen);
 
+/* Every candidate of run_id (0: all runs) in id order, brief: only what a
+ * run's page reads of every candidate (cli/report.h) -- id, generation,
+ * operator, status, reason, score, created_at, evaluated_at, result and
+ * configs, each config with only its name, gflops and gbs -- with the
+ * values avo_archive_candidates gives.  Without the log, knobs, note, key,
+ * source hash, evaluator, parents and children (and the rest of each
+ * config), a run of 100,000 reads in half the memory.  AVO_ENOTFOUND for an
+ * unknown run; *ret owned by the caller. */
+int avo_archive_candidates_brief(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                                 size_t errlen);
+
 /* LLM spend of run_id (0: all runs): {"calls": n} plus the sums of whichever
  * of input_tokens, output_tokens, tokens, cost, cost_usd, latency_s the
  * llm_calls table has.  {"calls": 0} when the archive has no such table. */

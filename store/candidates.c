@@ -456,8 +456,118 @@ static int attach_rows(avo_archive *ar, json_t *rows, int64_t run_id, const char
 
 #define OF_RUN(alias) " WHERE ?1 = 0 OR " alias ".run_id = ?1"
 
-int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
-                           char *err, size_t errlen)
+/*
+ * The brief row of a candidate (avo_archive_candidates_brief): the columns
+ * a run's page reads of every candidate, under the full row's names, and
+ * of each config the name and the throughput (avo_diff_config_metric).
+ */
+static const avo_db_column brief_columns[] = {
+    {"id", AVO_DB_VALUE},         {"generation", AVO_DB_VALUE},   {"operator", AVO_DB_VALUE},
+    {"status", AVO_DB_VALUE},     {"reason", AVO_DB_VALUE},       {"score", AVO_DB_VALUE},
+    {"created_at", AVO_DB_VALUE}, {"evaluated_at", AVO_DB_VALUE}, {"result", AVO_DB_JSON},
+};
+static const avo_db_shape brief_shape = {brief_columns, COUNT_OF(brief_columns)};
+static const avo_db_column brief_config_columns[] = {
+    {"name", AVO_DB_VALUE}, {"gflops", AVO_DB_VALUE}, {"gbs", AVO_DB_VALUE}};
+static const avo_db_shape brief_config_shape = {brief_config_columns,
+                                                COUNT_OF(brief_config_columns)};
+
+/* What a bulk read gives each candidate of a run. */
+typedef struct candidate_listing {
+    const char *select;               /* the row: "SELECT ... FROM candidates" */
+    const avo_db_shape *shape;        /* of select */
+    const char *configs;              /* "SELECT ...": the configs, candidate id last */
+    const avo_db_shape *config_shape; /* of configs */
+    int with_edges;                   /* parents and children */
+    int with_source;
+} candidate_listing;
+
+static const candidate_listing full_listing = {
+    CANDIDATE_SELECT,
+    &candidate_shape,
+    "SELECT v.config, v.correct, v.max_error, v.median_s, v.spread, v.samples, v.gflops, v.gbs,"
+    " v.reason, v.candidate_id",
+    &config_shape,
+    1,
+    0,
+};
+
+static const candidate_listing brief_listing = {
+    "SELECT id, generation, operator, status, reason, score, created_at, evaluated_at, result"
+    " FROM candidates",
+    &brief_shape,
+    "SELECT v.config, v.gflops, v.gbs, v.candidate_id",
+    &brief_config_shape,
+    0,
+    0,
+};
+
+/* The rows of `how` for run_id (0: all runs) in id order, each with empty
+ * arrays for what attach_rows fills; *ret owned by the caller. */
+static int list_rows(avo_archive *ar, int64_t run_id, const candidate_listing *how, json_t **ret,
+                     char *err, size_t errlen)
+{
+    char sql[512];
+    snprintf(sql, sizeof sql, "%s" OF_RUN("candidates") " ORDER BY id", how->select);
+    sqlite3_stmt *st = NULL;
+    json_t *rows = NULL;
+    int rc = avo_db_stmt(ar->db, sql, &st, err, errlen, "list candidates");
+    if (rc < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, run_id);
+    if ((rc = avo_db_collect_rows(ar->db, st, avo_db_row_object, how->shape, &rows, err, errlen,
+                                  "list candidates")) < 0)
+        return rc;
+    size_t i;
+    json_t *c;
+    json_array_foreach(rows, i, c)
+    {
+        if (!c ||
+            (how->with_edges &&
+             (avo_db_put(c, "parents", json_array()) || avo_db_put(c, "children", json_array()))) ||
+            avo_db_put(c, "configs", json_array())) {
+            json_decref(rows);
+            return avo_db_oom(err, errlen);
+        }
+    }
+    *ret = rows;
+    return 0;
+}
+
+/* Fill the rows' parents and children (with_edges) and configs, one query
+ * each over the run. */
+static int attach_all(avo_archive *ar, json_t *rows, int64_t run_id, const candidate_listing *how,
+                      char *err, size_t errlen)
+{
+    int rc = 0;
+    if (how->with_edges)
+        rc = attach_rows(ar, rows, run_id,
+                         "SELECT e.parent, e.role, e.child FROM edges e"
+                         " JOIN candidates c ON c.id = e.child" OF_RUN(
+                             "c") " ORDER BY e.child, e.role, e.parent",
+                         2, &parent_shape, "parents", err, errlen, "read parents");
+    if (rc == 0 && how->with_edges)
+        rc = attach_rows(
+            ar, rows, run_id,
+            "SELECT DISTINCT e.child, e.parent FROM edges e"
+            " JOIN candidates c ON c.id = e.parent" OF_RUN("c") " ORDER BY e.parent, e.child",
+            1, NULL, "children", err, errlen, "read children");
+    if (rc < 0)
+        return rc;
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "%s FROM evaluations v JOIN candidates c ON c.id = v.candidate_id" OF_RUN(
+                 "c") " ORDER BY v.candidate_id, v.rowid",
+             how->configs);
+    return attach_rows(ar, rows, run_id, sql, (int)how->config_shape->n, how->config_shape,
+                       "configs", err, errlen, "read evaluations");
+}
+
+/* Every candidate of run_id (0: all runs) as `how` says, in id order, from
+ * at most four queries (a run of 100,000 made 400,000 when each was read
+ * alone) and one per source. */
+static int list_candidates(avo_archive *ar, int64_t run_id, const candidate_listing *how,
+                           json_t **ret, char *err, size_t errlen)
 {
     if (!ar || !ret || run_id < 0)
         return avo_error(err, errlen, AVO_EINVAL, "candidates: bad argument");
@@ -469,50 +579,15 @@ int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, jso
         if (rc < 0)
             return rc;
     }
-    /* The objects of avo_archive_candidate_get, keys in its order, from
-     * four queries in all (a run of 100,000 made 400,000). */
-    sqlite3_stmt *st = NULL;
     json_t *rows = NULL;
-    int rc = avo_db_stmt(ar->db, CANDIDATE_SELECT OF_RUN("candidates") " ORDER BY id", &st, err,
-                         errlen, "list candidates");
-    if (rc < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, run_id);
-    if ((rc = avo_db_collect_rows(ar->db, st, avo_db_row_object, &candidate_shape, &rows, err,
-                                  errlen, "list candidates")) < 0)
-        return rc;
+    int rc = list_rows(ar, run_id, how, &rows, err, errlen);
+    if (rc == 0)
+        rc = attach_all(ar, rows, run_id, how, err, errlen);
     size_t i;
     json_t *c;
     json_array_foreach(rows, i, c)
     {
-        if (!c || avo_db_put(c, "parents", json_array()) ||
-            avo_db_put(c, "children", json_array()) || avo_db_put(c, "configs", json_array())) {
-            rc = avo_db_oom(err, errlen);
-            break;
-        }
-    }
-    if (rc == 0)
-        rc = attach_rows(ar, rows, run_id,
-                         "SELECT e.parent, e.role, e.child FROM edges e"
-                         " JOIN candidates c ON c.id = e.child" OF_RUN(
-                             "c") " ORDER BY e.child, e.role, e.parent",
-                         2, &parent_shape, "parents", err, errlen, "read parents");
-    if (rc == 0)
-        rc = attach_rows(
-            ar, rows, run_id,
-            "SELECT DISTINCT e.child, e.parent FROM edges e"
-            " JOIN candidates c ON c.id = e.parent" OF_RUN("c") " ORDER BY e.parent, e.child",
-            1, NULL, "children", err, errlen, "read children");
-    if (rc == 0)
-        rc = attach_rows(ar, rows, run_id,
-                         "SELECT v.config, v.correct, v.max_error, v.median_s, v.spread, v.samples,"
-                         " v.gflops, v.gbs, v.reason, v.candidate_id FROM evaluations v"
-                         " JOIN candidates c ON c.id = v.candidate_id" OF_RUN(
-                             "c") " ORDER BY v.candidate_id, v.rowid",
-                         9, &config_shape, "configs", err, errlen, "read evaluations");
-    json_array_foreach(rows, i, c)
-    {
-        if (rc == 0 && with_source)
+        if (rc == 0 && how->with_source)
             rc = source_into(ar, c, err, errlen);
     }
     if (rc < 0) {
@@ -521,6 +596,21 @@ int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, jso
     }
     *ret = rows;
     return 0;
+}
+
+int avo_archive_candidates(avo_archive *ar, int64_t run_id, int with_source, json_t **ret,
+                           char *err, size_t errlen)
+{
+    /* The objects of avo_archive_candidate_get, keys in its order. */
+    candidate_listing how = full_listing;
+    how.with_source = with_source;
+    return list_candidates(ar, run_id, &how, ret, err, errlen);
+}
+
+int avo_archive_candidates_brief(avo_archive *ar, int64_t run_id, json_t **ret, char *err,
+                                 size_t errlen)
+{
+    return list_candidates(ar, run_id, &brief_listing, ret, err, errlen);
 }
 /* ---------------------------------------------------------------- lineage */
 

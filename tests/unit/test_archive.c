@@ -433,6 +433,79 @@ static void test_candidate_roundtrip(void)
     CHECK_INT(raw_int(tmp_path("cand.db"), "SELECT count(*) FROM sources"), 3);
 }
 
+/* obj restricted to keys (a new object; a key obj lacks is left out). */
+static json_t *restricted(const json_t *obj, const char *const *keys, size_t n)
+{
+    json_t *out = json_object();
+    for (size_t i = 0; i < n; i++) {
+        json_t *v = json_object_get(obj, keys[i]);
+        if (v)
+            json_object_set(out, keys[i], v);
+    }
+    return out;
+}
+
+/* Each brief row is its full row restricted to the brief keys, its configs
+ * to name, gflops and gbs: for ok, failed and unfinished candidates, for a
+ * run and for all runs. */
+static void check_brief_rows(avo_archive *ar, int64_t run, size_t expect)
+{
+    static const char *const keys[] = {"id",    "generation", "operator",     "status", "reason",
+                                       "score", "created_at", "evaluated_at", "result", "configs"};
+    static const char *const config_keys[] = {"name", "gflops", "gbs"};
+    const size_t n_keys = sizeof keys / sizeof keys[0];
+    char err[AVO_ERRLEN];
+    json_t *full = NULL, *brief = NULL;
+    CHECK_INT(avo_archive_candidates(ar, run, 0, &full, err, sizeof err), 0);
+    CHECK_INT(avo_archive_candidates_brief(ar, run, &brief, err, sizeof err), 0);
+    CHECK_INT(json_array_size(brief), expect);
+    CHECK_INT(json_array_size(full), expect);
+    for (size_t i = 0; i < json_array_size(full); i++) {
+        json_t *f = json_array_get(full, i), *b = json_array_get(brief, i);
+        json_t *want = restricted(f, keys, n_keys);
+        json_t *configs = json_array();
+        for (size_t k = 0; k < json_array_size(json_object_get(f, "configs")); k++)
+            json_array_append_new(
+                configs,
+                restricted(json_array_get(json_object_get(f, "configs"), k), config_keys, 3));
+        json_object_set_new(want, "configs", configs);
+        CHECK_INT(json_object_size(b), n_keys);
+        CHECK(json_equal(want, b));
+        json_decref(want);
+    }
+    json_decref(full);
+    json_decref(brief);
+}
+
+static void test_candidates_brief(void)
+{
+    avo_archive *ar = open_ok(tmp_path("brief.db"));
+    int64_t run = begin_run(ar, 3), other = begin_run(ar, 4);
+    int64_t seed = add(ar, run, "int seed;\n", 0, NULL, 0, NULL, "k-seed");
+    int64_t failed = add(ar, run, "int failed;\n", seed, "parent", 0, NULL, NULL);
+    int64_t both = add(ar, run, "int both;\n", seed, "ours", failed, "theirs", NULL);
+    add(ar, run, "int unfinished;\n", both, "parent", 0, NULL, NULL);
+    int64_t elsewhere = add(ar, other, "int elsewhere;\n", 0, NULL, 0, NULL, NULL);
+    finish(ar, seed, "ok", 2.5);
+    finish(ar, both, "ok", 3.5);
+    char err[AVO_ERRLEN];
+    json_t *crash = json_pack("{s:s, s:s, s:s}", "status", "crashed", "reason", "SIGSEGV <x>",
+                              "log", "core dumped");
+    CHECK_INT(avo_archive_candidate_finish(ar, failed, crash, 0, err, sizeof err), 0);
+    json_decref(crash);
+    finish(ar, elsewhere, "wrong", 0);
+
+    check_brief_rows(ar, run, 4);
+    check_brief_rows(ar, other, 1);
+    check_brief_rows(ar, 0, 5);
+
+    json_t *got = json_true();
+    CHECK_INT(avo_archive_candidates_brief(ar, 99, &got, err, sizeof err), AVO_ENOTFOUND);
+    CHECK(got == NULL);
+    CHECK_INT(avo_archive_candidates_brief(ar, -1, &got, err, sizeof err), AVO_EINVAL);
+    avo_archive_free(ar);
+}
+
 static void test_best_and_key(void)
 {
     avo_archive *ar = open_ok(tmp_path("best.db"));
@@ -1186,6 +1259,7 @@ int main(void)
     test_runs();
     test_sources();
     test_candidate_roundtrip();
+    test_candidates_brief();
     test_best_and_key();
     test_lineage_dag();
     test_newer_schema_refused();
