@@ -12,8 +12,9 @@
 
 #include <lauxlib.h>
 
-#include "core/llm.h"
 #include "core/avo.h"
+#include "core/llm.h"
+#include "core/sse.h"
 #include "lua/binding.h"
 #include "lua/luajson.h"
 
@@ -81,6 +82,28 @@ static int llm_streamed(lua_State *L)
     return 1;
 }
 
+/* core.sse_join(body [, cap]) -> document, deltas | nil: a streamed Chat
+ * Completions answer joined into one completion (core/sse.h); nil when the
+ * body is no event stream.  Past `cap` deltas the rest is dropped. */
+static int core_sse_join(lua_State *L)
+{
+    size_t len;
+    const char *body = luaL_checklstring(L, 1, &len);
+    lua_Integer cap = luaL_optinteger(L, 2, -1);
+    long deltas;
+    json_t *doc = avo_sse_chat_join(body, len, cap < 0 ? -1 : (long)cap, &deltas);
+    if (!doc) {
+        if (deltas < 0)
+            return luaL_error(L, "out of memory");
+        lua_pushnil(L);
+        return 1;
+    }
+    avo_lua_push_json(L, doc);
+    json_decref(doc);
+    lua_pushinteger(L, deltas);
+    return 2;
+}
+
 static const luaL_Reg llm_methods[] = {
     {"submit", llm_submit},
     {"pending", llm_pending},
@@ -94,6 +117,8 @@ void avo_lua_llm_register(lua_State *L)
     avo_lua_new_class(L, AVO_LUA_LLM_MT, llm_methods, llm_close);
     lua_pushcfunction(L, llm_new);
     lua_setfield(L, -2, "llm");
+    lua_pushcfunction(L, core_sse_join);
+    lua_setfield(L, -2, "sse_join");
 }
 
 avo_loop_source avo_lua_llm_source(void *ud)

@@ -32,6 +32,13 @@ function core.kb(path) end
 ---@return avo.LlmClient
 function core.llm(seed) end
 
+---core.sse_join(body [, cap]) -> document, deltas | nil: a streamed Chat Completions answer (server-sent events) joined into one completion; nil when the body is no event stream; past `cap` deltas the rest is dropped (lua/lua_llm.c, core/sse.c)
+---@param body string
+---@param cap? integer
+---@return table? document
+---@return integer? deltas
+function core.sse_join(body, cap) end
+
 ---core.wait(timeout_ms, source...) -> index, ticket, result | false (nothing pending anywhere) | nil (timeout or interrupted) Waits on all sources at once; `index` is the position of the source that answered among the arguments (1-based). (lua/lua_loop.c)
 ---@param timeout_ms integer
 ---@param ... any the sources: pools, LLM clients

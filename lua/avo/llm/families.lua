@@ -247,46 +247,12 @@ end
 -- stream (a server may answer a streamed request with plain JSON).
 -- With `cap`, deltas past the first `cap` are dropped (an answer stopped
 -- at max_tokens: a chunk is about a token).  Returns doc, deltas joined.
+-- (In C, core/sse.c: a server streams about a token per event, and the
+-- Lua reading of thousands of small documents was most of an LLM
+-- candidate's engine time on a fast local server.)
 local function join_stream(body, cap)
-  -- (An event stream may open with comments, ": ping ..." from
-  -- sse-starlette while the prompt is read, and end lines with CR LF.)
-  if type(body) ~= "string" or not (body:match("^%s*data:") or
-      (body:match("^%s*:") and body:find("\ndata:"))) then
-    return nil
-  end
-  local content, calls, finish, usage, deltas = {}, {}, nil, nil, 0
-  for line in body:gmatch("[^\n]+") do
-    local data = line:match("^data:%s?(.-)%s*$")
-    if data and data ~= "[DONE]" then
-      local ev = core.json_decode(data)
-      if type(ev) == "table" then
-        if type(ev.usage) == "table" then usage = ev.usage end
-        local ch = type(ev.choices) == "table" and ev.choices[1]
-        local d = type(ch) == "table" and type(ch.delta) == "table" and ch.delta or {}
-        if d.content ~= nil or d.tool_calls ~= nil then deltas = deltas + 1 end
-        if type(ch) == "table" and not (cap and deltas > cap) then
-          if type(ch.finish_reason) == "string" then finish = ch.finish_reason end
-          if type(d.content) == "string" then content[#content + 1] = d.content end
-          for _, tc in ipairs(type(d.tool_calls) == "table" and d.tool_calls or {}) do
-            local i = (math.tointeger(tc.index) or #calls) + 1
-            local acc = calls[i] or { type = "function", ["function"] = { arguments = "" } }
-            calls[i] = acc
-            if type(tc.id) == "string" then acc.id = tc.id end
-            local fn = type(tc["function"]) == "table" and tc["function"] or {}
-            if type(fn.name) == "string" then acc["function"].name = fn.name end
-            if type(fn.arguments) == "string" then
-              acc["function"].arguments = acc["function"].arguments .. fn.arguments
-            end
-          end
-        end
-      end
-    end
-  end
-  local list = array()
-  for i = 1, #calls do list[i] = calls[i] end
-  return { choices = { { message = { content = table.concat(content),
-             tool_calls = #list > 0 and list or nil }, finish_reason = finish } },
-           usage = usage }, math.min(deltas, cap or deltas)
+  if type(body) ~= "string" then return nil end
+  return core.sse_join(body, cap)
 end
 
 -- What a server answered, for a message: the status and the body's first
