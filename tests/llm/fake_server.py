@@ -49,8 +49,9 @@ counters are kept per full model name, so a test picks a fresh name such as
                   synth kernel: tool calls read_source, edit (SPEED 1.0 ->
                   1.25), evaluate, commit, one per answer, chosen by the
                   number of tool results the request carries
-    inflight...   holds each request 0.3 s and answers "peers: N", the most
-                  requests of any "inflight" model seen in flight at once
+    inflight...   holds each request 0.3 s and answers "peers: N, here: M",
+                  the most requests of any "inflight" model seen in flight
+                  at once, in all (N) and to the request's base URL (M)
     sleepN...     waits N seconds (e.g. sleep30-openai), then plain
     agentbadargs... as agent, but the first answer is an edit call whose
                   arguments are not JSON
@@ -168,15 +169,20 @@ def rendezvous():
 FLIGHT = {"now": 0, "max": 0}
 
 
-def inflight():
-    """Hold the request 0.3 s; the most requests seen in flight at once."""
+def inflight(base):
+    """Hold the request 0.3 s; the most requests seen in flight at once, in
+    all and to base URL `base` (the path before /chat/completions)."""
+    here = "now " + base, "max " + base
     with LOCK:
         FLIGHT["now"] += 1
         FLIGHT["max"] = max(FLIGHT["max"], FLIGHT["now"])
+        FLIGHT[here[0]] = FLIGHT.get(here[0], 0) + 1
+        FLIGHT[here[1]] = max(FLIGHT.get(here[1], 0), FLIGHT[here[0]])
     time.sleep(0.3)
     with LOCK:
         FLIGHT["now"] -= 1
-        return FLIGHT["max"]
+        FLIGHT[here[0]] -= 1
+        return FLIGHT["max"], FLIGHT[here[1]]
 
 
 def fake_tokens(text):
@@ -403,6 +409,8 @@ def error_body(shape, kind, message):
 
 
 EDITS = {"n": 0}
+# A content delta event, as json.dumps writes it, around its json.dumps'd text.
+CONTENT_EVENT = '{"choices": [{"index": 0, "delta": {"content": %s}}]}'
 
 
 def mutate_answer(text):
@@ -509,8 +517,10 @@ class Handler(BaseHTTPRequestHandler):
         msg = doc["choices"][0]["message"]
         events = [{"choices": [{"index": 0, "delta": {"role": "assistant"}}]}]
         text = msg.get("content") or ""
-        for i in range(0, len(text), 4):
-            events.append({"choices": [{"index": 0, "delta": {"content": text[i:i + 4]}}]})
+        # Content deltas as text, each json.dumps would write it: a whole
+        # document per 4 characters cost this server 0.9 ms an answer,
+        # which the throughput benchmarks timed as the engine's.
+        events += [CONTENT_EVENT % json.dumps(text[i:i + 4]) for i in range(0, len(text), 4)]
         for k, tc in enumerate(msg.get("tool_calls") or []):
             args = tc["function"]["arguments"]
             events.append({"choices": [{"index": 0, "delta": {"tool_calls": [
@@ -527,7 +537,8 @@ class Handler(BaseHTTPRequestHandler):
         # As sse-starlette (llama-cpp-python) writes it: a ping comment while
         # the prompt is read, CR LF line ends.
         body = ": ping - 2026-01-01 00:00:00\r\n\r\n" + \
-            "".join("data: %s\r\n\r\n" % json.dumps(e) for e in events) + "data: [DONE]\r\n\r\n"
+            "".join("data: %s\r\n\r\n" % (e if isinstance(e, str) else json.dumps(e))
+                    for e in events) + "data: [DONE]\r\n\r\n"
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Content-Length", str(len(body.encode())))
@@ -702,7 +713,7 @@ class Handler(BaseHTTPRequestHandler):
             self.run_on(shape, pause=0.05)
             return
         if scenario.startswith("inflight"):
-            answer = "peers: %d" % inflight()
+            answer = "peers: %d, here: %d" % inflight(self.path.rsplit("/", 2)[0])
             self.send_json(200, openai_text(answer) if shape == "openai" else anthropic_text(answer))
             return
         if scenario.startswith("edit"):
