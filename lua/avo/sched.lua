@@ -165,6 +165,25 @@ function M.resolve(key, value, keep)
   waiters[key] = nil
 end
 
+-- Run fn() in the loop, in turn with the tasks now ready (after them, before
+-- those readied later), outside any task.  It may resume waiting tasks
+-- (M.resume_now).  An error in fn ends the run, as the engine's own do.
+local DEFERRED = {}
+function M.defer(fn)
+  push_ready({ DEFERRED, fn })
+end
+
+local step -- (below)
+
+-- From a deferred function: resume the tasks awaiting event `key` now, with
+-- `value`, each until it yields again (as M.resolve would have them run
+-- next).
+function M.resume_now(key, value)
+  local list = waiters[key]
+  waiters[key] = nil
+  for _, task in ipairs(list or {}) do step(task, table.pack(value)) end
+end
+
 -- Wait for a ticket's value from inside a task.
 -- The value of a finished ticket, dropped if it is awaited once.
 local function take(ticket)
@@ -248,7 +267,7 @@ local function no_message_error(co, value)
 end
 
 -- Resume a task with the given values and file what it yielded.
-local function step(task, args)
+function step(task, args)
   local co = task.co
   core.task_enter()
   local r = table.pack(coroutine.resume(co, table.unpack(args, 1, args.n)))
@@ -314,7 +333,7 @@ function M.run(fn, ...)
   while not main.finished do
     while head <= tail and not main.finished do
       local item = pop_ready()
-      step(item[1], item[2])
+      if item[1] == DEFERRED then item[2]() else step(item[1], item[2]) end
     end
     if main.finished then break end
     if pump(250) == false and not (on_idle and on_idle()) then

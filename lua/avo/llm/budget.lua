@@ -81,6 +81,98 @@ local function must_wait(pkey, limit)
   return false
 end
 
+local GO = {} -- the verdict of a call that may go now
+
+-- Whether a call to provider key `pkey` (at most `limit` in flight) goes
+-- (GO), is refused (why), or waits (nil).
+local function verdict(pkey, limit)
+  -- (exhausted_now: a check that the replay of a stopped run need not
+  -- make in step; how often a call waits here depends on timing.)
+  local check = S.current.exhausted_now or S.current.exhausted
+  local why = budget_message() or (check and check() and stopping())
+  if why then return why end
+  if not must_wait(pkey, limit) then return GO end
+  return nil
+end
+
+--[[
+The calls waiting for a slot (S.current.gate): a FIFO of { ev, pkey,
+limit, class } from g.head to g.tail (false where one left from the
+middle), with g.n waiting in all and g.count[class] of each class (pkey
+and limit).  Each release looks at them again, in order, in one pass run
+by the loop where the waiting tasks would have run had it woken them all
+(sched.defer): a call that may go, or is refused, is resumed there; one
+that must wait stays, and so does every later call of its class until a
+resumed call may have changed what they wait on.  So a release costs the
+calls it lets go, not every call waiting, and the order in which calls go
+is the one waking them all gives.
+]]
+local function enqueue(pkey, limit, ev)
+  local g, class = S.current.gate, pkey .. "\0" .. tostring(limit)
+  g.tail = g.tail + 1
+  g[g.tail] = { ev = ev, pkey = pkey, limit = limit, class = class }
+  g.n = g.n + 1
+  g.count[class] = (g.count[class] or 0) + 1
+  if g.count[class] == 1 then g.classes = g.classes + 1 end
+end
+
+local function dequeue(g, i)
+  local w = g[i]
+  g[i] = false
+  g.n = g.n - 1
+  g.count[w.class] = g.count[w.class] - 1
+  if g.count[w.class] == 0 then
+    g.count[w.class] = nil
+    g.classes = g.classes - 1
+  end
+  return w
+end
+
+-- Close the holes left by calls that went from the middle of the gate.
+local function compact(g)
+  while g.head <= g.tail and g[g.head] == false do
+    g[g.head] = nil
+    g.head = g.head + 1
+  end
+  local j = g.head - 1
+  for i = g.head, g.tail do
+    local w = g[i]
+    g[i] = nil
+    if w then
+      j = j + 1
+      g[j] = w
+    end
+  end
+  g.tail = j
+end
+
+local function pass()
+  local g = S.current and S.current.gate
+  if not g then return end
+  g.pass = false
+  local blocked, nblocked = {}, 0
+  local last = g.tail -- (calls that begin to wait meanwhile wait for the next pass)
+  local i = g.head
+  while i <= last and nblocked < g.classes do
+    local w = g[i]
+    if w and not blocked[w.class] then
+      local ok, v = pcall(verdict, w.pkey, w.limit)
+      if ok and v == nil then
+        blocked[w.class] = true
+        nblocked = nblocked + 1
+      else
+        -- (Should the check raise, the call's task makes it again, and
+        -- raises there.)
+        dequeue(g, i)
+        sched.resume_now(w.ev, ok and v or false)
+        blocked, nblocked = {}, 0
+      end
+    end
+    i = i + 1
+  end
+  compact(g)
+end
+
 -- Wait (the task yields) until call `c` may go, then reserve its worst
 -- case.  Returns the reservation (release it when the answer arrives), or
 -- nil and why the call is refused.
@@ -91,17 +183,14 @@ local function acquire(cfg, c)
   local prompt = math.ceil(M.request_chars(c) * (ratio and ratio * 1.05 or M.DEFAULT_TOKENS_PER_CHAR))
   local slot = { pkey = pkey, tokens = prompt + c.max_tokens,
                  usd = cost_of(c.model, prompt, c.max_tokens) }
-  while true do
-    -- (exhausted_now: a check that the replay of a stopped run need not
-    -- make in step; how often a call waits here depends on timing.)
-    local check = S.current.exhausted_now or S.current.exhausted
-    local why = budget_message() or (check and check() and stopping())
-    if why then return refuse(why) end
-    if not must_wait(pkey, limit) then break end
+  local v = verdict(pkey, limit)
+  while v == nil do
     local ev = sched.event()
-    S.current.gate[#S.current.gate + 1] = ev
-    sched.await(ev)
+    enqueue(pkey, limit, ev)
+    v = sched.await(ev)
+    if v == false then v = verdict(pkey, limit) end
   end
+  if v ~= GO then return refuse(v) end
   S.current.flight[pkey] = (S.current.flight[pkey] or 0) + 1
   slot.since = core.monotonic()
   S.current.in_flight[slot] = true
@@ -110,15 +199,17 @@ local function acquire(cfg, c)
   return slot
 end
 
--- Give back a reservation and let every waiting call look again.
+-- Give back a reservation and let the waiting calls look again (pass).
 local function release(slot)
   S.current.flight[slot.pkey] = S.current.flight[slot.pkey] - 1
   S.current.in_flight[slot] = nil
   local res = S.current.reserved
   res.calls, res.tokens, res.usd = res.calls - 1, res.tokens - slot.tokens, res.usd - slot.usd
-  local gate = S.current.gate
-  S.current.gate = {}
-  for _, ev in ipairs(gate) do sched.resolve(ev) end
+  local g = S.current.gate
+  if g.n > 0 and not g.pass then
+    g.pass = true
+    sched.defer(pass)
+  end
 end
 
 -- Account one call, record it, and return the value chat() returns.

@@ -36,7 +36,7 @@ function M.in_flight()
     n = n + 1
     oldest = math.min(oldest or slot.since, slot.since)
   end
-  return n, #S.current.gate, oldest and (core.monotonic() - oldest) or 0
+  return n, S.current.gate.n, oldest and (core.monotonic() - oldest) or 0
 end
 
 -- The LLM part of the status line: totals, calls in flight with the oldest
@@ -104,7 +104,7 @@ function M._begin(run, hooks)
     model_bias = {}, -- model -> factor on its weight (set_model_bias)
     reserved = { calls = 0, tokens = 0, usd = 0 }, -- worst cases of the calls in flight
     flight = {}, -- provider key -> calls in flight
-    gate = {},   -- events of the calls waiting in acquire
+    gate = { head = 1, tail = 0, n = 0, count = {}, classes = 0 }, -- calls waiting in acquire (budget.lua)
     in_flight = {}, -- reservations of the calls in flight (set), with .since
     seq = {},    -- stream -> calls made in it
     servers = {}, -- "provider base_url" -> what is known of it (server_of)
