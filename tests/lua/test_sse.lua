@@ -89,6 +89,9 @@ local function lua_join(b, cap)
           if type(ch.finish_reason) == "string" then finish = ch.finish_reason end
           if type(d.content) == "string" then content[#content + 1] = d.content end
           for _, tc in ipairs(type(d.tool_calls) == "table" and d.tool_calls or {}) do
+            -- (A call that is no object has nothing: the Lua reading raised
+            -- on a number or a boolean there.)
+            if type(tc) ~= "table" then tc = {} end
             local i = (math.tointeger(tc.index) or #cs) + 1
             local acc = cs[i] or { type = "function", ["function"] = { arguments = "" } }
             cs[i] = acc
@@ -150,4 +153,45 @@ for round = 1, 400 do
         json.encode(want), wn, json.encode(got), gn))
   end
 end
+-- Text that is JSON or not only by its details (core/sse.c reads events
+-- with yajl, the Lua reading with jansson): each as a value in the places
+-- an event is read, and as a whole event, read alike.
+local ODD = { "01", "1.", ".5", "-", "1e5", "1E-2", "-0", "1e400", "123456789012345678901234",
+  "9223372036854775807", "-9223372036854775808", "9223372036854775808", "2.0", "1.5",
+  '"\\u0000"', '"a\\u0000b"', '"\\ud800"', '"\\ud83d\\ude00"', '"\\u00e9"', '"\\/"',
+  '"tab\there"', '"\255"', '"\195\169"', "[1,]", '{"a":1,}', "[1 2]", "true", "false", "null",
+  "nul", "NaN", "Infinity", "[]", "{}", '{"a":1}x', "{} {}", '""', "'x'", "[[[[[[[[1]]]]]]]]",
+  ("["):rep(2047) .. ("]"):rep(2047), ("["):rep(2049) .. ("]"):rep(2049), '{"\\u0000":1}',
+  ("["):rep(2048) .. ("]"):rep(2048), '{"a":1,"a":2}', "/* c */ 1", "\0", "", '"\\udc00"',
+  '"\\ud800\\u0041"', '"\\\\ud800"', '"a\nb"', '"\\x"', '"\\u12"', "1e-400", "-1.5e+3" }
+local function with(value)
+  return {
+    value,
+    '{"choices":[{"delta":{"content":' .. value .. '}}]}',
+    '{"choices":[{"delta":{"content":"x","tool_calls":[{"index":' .. value .. ',"id":' .. value ..
+      ',"function":{"name":' .. value .. ',"arguments":' .. value .. '}}]}}]}',
+    '{"choices":[{"delta":{"content":"y"},"finish_reason":' .. value .. '}],"usage":' .. value .. '}',
+    '{"choices":[{"delta":{"tool_calls":[' .. value .. ',{"index":0,"id":"k"}]}}]}',
+    '{"choices":' .. value .. ',"usage":{"prompt_tokens":' .. value .. '}}',
+    '{"choices":[' .. value .. ',{"delta":{"content":"z"}}]}',
+  }
+end
+for _, value in ipairs(ODD) do
+  for _, payload in ipairs(with(value)) do
+    for _, b in ipairs{ "data: " .. payload .. "\n\n",
+                        sse{ delta{ content = "a" } } .. "data: " .. payload .. "\n\n" .. sse{ delta{ content = "b" } } } do
+      local want, wn = lua_join(b)
+      local got, gn = core.sse_join(b)
+      assert((want == nil) == (got == nil), ("%q: joined by one reading only"):format(b))
+      if want then
+        assert(json.encode(got) == json.encode(want) and gn == wn,
+          ("%q:\n  want %s %s\n  got  %s %s"):format(b, json.encode(want), wn, json.encode(got), gn))
+      end
+    end
+  end
+end
+-- Repeated keys: the last one counts, whatever it is.
+doc = core.sse_join('data: {"choices":[{"delta":{"content":"a"}}],"choices":[{"delta":{"content":"b"}}]}\n\n' ..
+  'data: {"choices":[{"delta":{"content":"c","content":null}}]}\n\n')
+assert(doc.choices[1].message.content == "b", doc.choices[1].message.content)
 print("test_sse: ok")
