@@ -11,6 +11,36 @@ local function parse_value(word)
   return math.tointeger(tonumber(word)) or tonumber(word) or word
 end
 
+-- One declaration's words after "avo:param": { name, values }, or what is
+-- wrong (without the line): { err } when the name or the values are
+-- missing, { name, bad } when a value is malformed (a knob declared twice
+-- is named so first).
+local function parse_declaration(rest)
+  local words = {}
+  for w in rest:gmatch("%S+") do words[#words + 1] = w end
+  local name = table.remove(words, 1)
+  if not name or not name:match("^[%a_][%w_]*$") then
+    return { err = ("'avo:param' needs a C identifier, got %q"):format(name or "") }
+  end
+  if #words == 0 then
+    return { err = ("knob %s has no values"):format(name) }
+  end
+  local values = {}
+  for i, w in ipairs(words) do
+    if not w:match("^[%w_.+-]+$") then
+      return { name = name, bad = ("knob %s has a bad value %q"):format(name, w) }
+    end
+    values[i] = parse_value(w)
+  end
+  return { name = name, values = values }
+end
+
+-- The last declarations read (text after "avo:param" -> parse_declaration's
+-- answer): sources that differ elsewhere, as an LLM's edits do, share
+-- their declarations.  At most DECLARATION_MEMO, forgotten all at once.
+local DECLARATION_MEMO = 1024
+local declarations, n_declarations = {}, 0
+
 -- Returns an array of { name =, values = {...}, line = n } in source order.
 -- Raises on a malformed declaration, naming the line.
 ---@param source string
@@ -22,27 +52,20 @@ function M.parse(source)
     lineno = lineno + 1
     local rest = line:match("//%s*avo:param%s+(.*)$")
     if rest then
-      local words = {}
-      for w in rest:gmatch("%S+") do words[#words + 1] = w end
-      local name = table.remove(words, 1)
-      if not name or not name:match("^[%a_][%w_]*$") then
-        error(("line %d: 'avo:param' needs a C identifier, got %q"):format(lineno, name or ""), 0)
+      local d = declarations[rest]
+      if not d then
+        d = parse_declaration(rest)
+        if n_declarations >= DECLARATION_MEMO then declarations, n_declarations = {}, 0 end
+        declarations[rest], n_declarations = d, n_declarations + 1
       end
-      if #words == 0 then
-        error(("line %d: knob %s has no values"):format(lineno, name), 0)
+      if d.err then error(("line %d: %s"):format(lineno, d.err), 0) end
+      if seen[d.name] then
+        error(("line %d: knob %s declared twice"):format(lineno, d.name), 0)
       end
-      if seen[name] then
-        error(("line %d: knob %s declared twice"):format(lineno, name), 0)
-      end
-      local values = {}
-      for i, w in ipairs(words) do
-        if not w:match("^[%w_.+-]+$") then
-          error(("line %d: knob %s has a bad value %q"):format(lineno, name, w), 0)
-        end
-        values[i] = parse_value(w)
-      end
-      seen[name] = true
-      knobs[#knobs + 1] = { name = name, values = values, line = lineno }
+      if d.bad then error(("line %d: %s"):format(lineno, d.bad), 0) end
+      seen[d.name] = true
+      knobs[#knobs + 1] = { name = d.name, values = table.move(d.values, 1, #d.values, 1, {}),
+                            line = lineno }
     end
   end
   return knobs

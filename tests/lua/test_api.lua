@@ -131,6 +131,27 @@ for i = 1, 600 do
   assert(#k == 1 and k[1].name == "K" .. i and k[1].values[2] == i + 1)
 end
 assert(avo.knobs(src)[1].values[2] == 32)
+-- A declaration read before, in another source on another line (as an
+-- LLM's edit moves it): its line is this source's, its values its own.
+local moved = avo.knobs("int y;\n\n" .. src)
+assert(moved[1].line == 3 and moved[2].line == 4 and moved[1].values[3] == 64)
+moved[1].values[3] = 0
+assert(avo.knobs("/* x */\n" .. src)[1].values[3] == 64, "a parse changed by a caller")
+-- Each malformed declaration, at its line, however often it was read.
+local BAD = {
+  { "// avo:param 9x 1\n", "'avo:param' needs a C identifier, got \"9x\"" },
+  { "// avo:param N\n", "knob N has no values" },
+  { "// avo:param N 1 $2\n", 'knob N has a bad value "$2"' },
+  { "// avo:param N 1 2\n// avo:param N 1 $2\n", "knob N declared twice" }, -- (named so first)
+}
+for round = 1, 2 do
+  for i, case in ipairs(BAD) do
+    local text = ("\n"):rep(i + round) .. case[1]
+    local line = i + round + select(2, case[1]:gsub("\n", "")) -- (the last declaration's)
+    ok, err = pcall(avo.knobs, text)
+    assert(not ok and err:find(("line %d: %s"):format(line, case[2]), 1, true), err)
+  end
+end
 
 local budget = avo.budget()
 assert(budget.evaluations >= 5 and budget.elapsed >= 0)
