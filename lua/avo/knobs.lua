@@ -47,10 +47,18 @@ local declarations, n_declarations = {}, 0
 ---@return avo.Knob[]
 function M.parse(source)
   local knobs, seen = {}, {}
-  local lineno = 0
-  for line in (source .. "\n"):gmatch("([^\n]*)\n") do
-    lineno = lineno + 1
-    local rest = line:match("//%s*avo:param%s+(.*)$")
+  local text = source .. "\n"
+  -- Only the lines that name avo:param, found by plain search; the lines
+  -- between are counted, not read.
+  local lineno, from = 1, 1 -- line `lineno` starts at `from`
+  local at = text:find("avo:param", 1, true)
+  while at do
+    local nl = text:find("\n", from, true)
+    while nl < at do
+      lineno, from = lineno + 1, nl + 1
+      nl = text:find("\n", from, true)
+    end
+    local rest = text:sub(from, nl - 1):match("//%s*avo:param%s+(.*)$")
     if rest then
       local d = declarations[rest]
       if not d then
@@ -67,6 +75,8 @@ function M.parse(source)
       knobs[#knobs + 1] = { name = d.name, values = table.move(d.values, 1, #d.values, 1, {}),
                             line = lineno }
     end
+    lineno, from = lineno + 1, nl + 1
+    at = text:find("avo:param", from, true)
   end
   return knobs
 end
