@@ -516,6 +516,8 @@ static int surrogates_paired(const char *s, size_t len)
             continue;
         }
         int u = hex4(b + 2, end);
+        if (u < 0)
+            return 1; /* (no escape: not JSON, which yajl says) */
         b += 6;
         if (u >= 0xDC00 && u <= 0xDFFF)
             return 0;
