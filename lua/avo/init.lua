@@ -220,22 +220,24 @@ function avo.lineage.diverse(n, rng, exclude)
     local out, chosen = {}, {}
     for _ = 1, 8 * n + 16 do
       if #out >= n then return out end
-      local rec = lin.rep[lin.sources[rng:int(1, m)]]
-      if not chosen[rec.id] and not (exclude and exclude[rec.id]) then
-        chosen[rec.id] = true
-        out[#out + 1] = rec
+      local source = lin.sources[rng:int(1, m)]
+      local id = lin.id[source]
+      if not chosen[id] and not (exclude and exclude[id]) then
+        chosen[id] = true
+        out[#out + 1] = pipeline.lineage_record(r, source)
       end
     end
     -- (only when nearly everything is excluded: fall through)
   end
   local pool = {}
   for _, source in ipairs(lin.sources) do
-    local rec = lin.rep[source]
-    if not (exclude and exclude[rec.id]) then pool[#pool + 1] = rec end
+    if not (exclude and exclude[lin.id[source]]) then pool[#pool + 1] = source end
   end
-  table.sort(pool, function(a, b) return a.id < b.id end)
+  table.sort(pool, function(a, b) return lin.id[a] < lin.id[b] end)
   if rng then rng:shuffle(pool) end
-  return table.move(pool, 1, math.min(n, #pool), 1, {})
+  local out = {}
+  for i = 1, math.min(n, #pool) do out[i] = pipeline.lineage_record(r, pool[i]) end
+  return out
 end
 
 ------------------------------------------------------------ evaluation

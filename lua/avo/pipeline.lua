@@ -74,12 +74,19 @@ end
 -- The verified records by source, kept as records arrive so that
 -- avo.lineage.top and .diverse cost the same at the 100,000th candidate as
 -- at the 10th (sorting every record per call made llm_mutate's prompts
--- grow with the run).  r.lineage:
---   rep      source -> its best record (score, then lower id)
+-- grow with the run).  r.lineage, of each distinct source its best record
+-- (score, then lower id), kept by its dedupe key, not as a table: an LLM
+-- run has a new source a candidate, and a table each (some ten objects)
+-- that every collection marks made its cost per candidate grow with the
+-- run (the records themselves are on the shelf):
+--   key      source -> the dedupe key of its best record
+--   score    source -> that record's score
+--   id       source -> that record's id
 --   sources  the distinct sources in order of first arrival
---   top      the best LINEAGE_TOP representatives, best first: always the
---            true top of all representatives (a replaced representative is
---            outscored by its replacement, which takes its place or better)
+--   top      the best LINEAGE_TOP representatives (records), best first:
+--            always the true top of all representatives (a replaced
+--            representative is outscored by its replacement, which takes
+--            its place or better)
 P.LINEAGE_TOP = 64
 
 local function lineage_better(a, b)
@@ -87,16 +94,17 @@ local function lineage_better(a, b)
   return a.id < b.id
 end
 
-function P.lineage_add(r, rec)
-  local lin = r.lineage
-  local old = lin.rep[rec.source]
-  if old and not lineage_better(rec, old) then return end
-  lin.rep[rec.source] = rec
-  if not old then lin.sources[#lin.sources + 1] = rec.source end
+-- A verified record `rec` of dedupe key `key` has arrived.
+function P.lineage_add(r, rec, key)
+  local lin, source = r.lineage, rec.source
+  local old = lin.id[source]
+  if old and not lineage_better(rec, { score = lin.score[source], id = old }) then return end
+  lin.key[source], lin.score[source], lin.id[source] = key, rec.score, rec.id
+  if not old then lin.sources[#lin.sources + 1] = source end
   local top = lin.top
   if old then
     for i = 1, #top do
-      if top[i] == old then table.remove(top, i); break end
+      if top[i].id == old then table.remove(top, i); break end
     end
   end
   if #top >= P.LINEAGE_TOP and not lineage_better(rec, top[#top]) then return end
@@ -109,7 +117,7 @@ end
 -- Every representative, best first (the slow path, for n beyond the top kept).
 function P.lineage_ranked(r)
   local all = {}
-  for _, source in ipairs(r.lineage.sources) do all[#all + 1] = r.lineage.rep[source] end
+  for _, source in ipairs(r.lineage.sources) do all[#all + 1] = P.lineage_record(r, source) end
   table.sort(all, lineage_better)
   return all
 end
@@ -182,6 +190,12 @@ local function record_by_key(r, key)
   return thawed(r, key)
 end
 
+-- The best record of `source` among the run's (lineage): the one the run
+-- holds while tasks may still await it, else thawed (a fresh table).
+function P.lineage_record(r, source)
+  return record_by_key(r, r.lineage.key[source])
+end
+
 -- The run's verified records, in order of arrival: thawed (fresh tables),
 -- but the run's best is the very table the script was given, as before
 -- records were frozen (what a script did to it, the re-timing sees).
@@ -207,7 +221,7 @@ local function account(r, rec, cand, key)
   if rec.status == "ok" and (not r.best or rec.score > r.best.score) then r.best = rec end
   if rec.status == "ok" then
     r.shelf:add_ok(key)
-    P.lineage_add(r, rec)
+    P.lineage_add(r, rec, key)
   end
   if cand.operator == "seed" and not r.seed_record then r.seed_record = rec end
   if r.on_record then r.on_record(rec) end
@@ -808,7 +822,7 @@ function P.begin(run)
   run.handed, run.ticket_key, run.done, run.shelf = {}, {}, {}, core.shelf()
   run.submitted, run.finished, run.failed, run.pruned = 0, 0, 0, 0
   run.inputs = core.rng(run.seed, "inputs")
-  run.lineage = { rep = {}, sources = {}, top = {} }
+  run.lineage = { key = {}, score = {}, id = {}, sources = {}, top = {} }
   run.baseline_rows, run.baseline_tickets = {}, {}
   run.attempts, run.trials = 0, {}
   run.outcomes, run.outcome_order = {}, {}

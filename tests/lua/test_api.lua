@@ -153,6 +153,64 @@ for round = 1, 2 do
   end
 end
 
+-- The lineage: of each distinct source its best record (score, then the
+-- lower id).  90 sources (more than diverse shuffles whole), two knob
+-- settings each, the better one second on every third source.
+local best_of, sources = {}, {}
+for i = 1, 90 do
+  local src = seed.source .. ("\n/* variant %d */\n"):format(i)
+  sources[i] = src
+  local orders = i % 3 == 0 and { 0, 1 } or { 1, 0 }
+  for _, order in ipairs(orders) do
+    local r = avo.evaluate(ev, { source = src, knobs = { ORDER = order, UNROLL = 1 }, operator = "manual",
+                                 parents = { { id = rec.id, role = "parent" } }, generation = 2 })
+    assert(r.status == "ok")
+    local b = best_of[src]
+    if not b or r.score > b.score or (r.score == b.score and r.id < b.id) then best_of[src] = r end
+  end
+end
+local top = avo.lineage.top(5)
+assert(#top == 5)
+for i, t in ipairs(top) do
+  assert(best_of[t.source] == nil or best_of[t.source].id == t.id, "top holds each source's best")
+  if i > 1 then
+    assert(top[i - 1].score > t.score or (top[i - 1].score == t.score and top[i - 1].id < t.id),
+      "top is best first")
+  end
+end
+local function diverse_ids(n, exclude)
+  local out, ids, seen = avo.lineage.diverse(n, avo.rng("lineage-test"), exclude), {}, {}
+  for i, d in ipairs(out) do
+    local b = best_of[d.source]
+    if b then
+      assert(d.id == b.id and d.score == b.score and d.knobs.ORDER == b.knobs.ORDER,
+        "diverse gives each source's best record, whole")
+    end
+    assert(not seen[d.source], "one record per source")
+    assert(not (exclude and exclude[d.id]), "an excluded record")
+    seen[d.source] = true
+    ids[i] = d.id
+  end
+  return table.concat(ids, ",")
+end
+local drawn = diverse_ids(10)
+assert(#avo.lineage.diverse(10, avo.rng("lineage-test-2")) == 10)
+-- Nearly everything excluded: the few left, all of them.
+local exclude = {}
+for _, b in pairs(best_of) do exclude[b.id] = true end
+local kept = {}
+for i = 1, 3 do
+  exclude[best_of[sources[i]].id] = nil
+  kept[best_of[sources[i]].id] = true
+end
+for _, t in ipairs(avo.lineage.top(100)) do
+  if not best_of[t.source] then exclude[t.id] = true end
+end
+local few = avo.lineage.diverse(10, avo.rng("lineage-few"), exclude)
+assert(#few == 3 and kept[few[1].id] and kept[few[2].id] and kept[few[3].id], #few)
+assert(diverse_ids(3, exclude) ~= nil)
+assert(drawn ~= "", "diverse drew records")
+
 local budget = avo.budget()
 assert(budget.evaluations >= 5 and budget.elapsed >= 0)
 print("test_api: ok")
