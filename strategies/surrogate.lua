@@ -192,18 +192,12 @@ end
 -- record, the mean and deviation of the scores, and the score of a failed
 -- record; observation i's standardized score is ((state.scores[i] or worst)
 -- - mean) / sd.  Two sums over the observations, in their order (the
--- scores are kept as they come: observe).
+-- scores are kept as they come: observe), in C (core.gp_moments).
 local function standardized(state)
   local scores, n = state.scores, #state.observed
   local worst = state.worst
   if worst == math.huge then worst = 0 end
-  local sum = 0
-  for i = 1, n do sum = sum + (scores[i] or worst) end
-  local mean = sum / n
-  local var = 0
-  for i = 1, n do var = var + ((scores[i] or worst) - mean) ^ 2 end
-  local sd = math.sqrt(var / n)
-  if sd == 0 then sd = 1 end
+  local mean, sd = core.gp_moments(scores, n, worst)
   -- The best of the standardized scores of records (not believed ones):
   -- the best score standardized, as (s - mean) / sd only grows with s.
   return (math.max(state.top_score or worst, worst) - mean) / sd, mean, sd, worst

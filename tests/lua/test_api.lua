@@ -211,6 +211,30 @@ assert(#few == 3 and kept[few[1].id] and kept[few[2].id] and kept[few[3].id], #f
 assert(diverse_ids(3, exclude) ~= nil)
 assert(drawn ~= "", "diverse drew records")
 
+-- core.gp_moments (the surrogate's standardization) gives the Lua sums'
+-- very bits, a failed record (false) and a hole counting as the worst.
+local core = require "avo.core"
+local mrng = core.rng(3, "moments")
+for _ = 1, 500 do
+  local n = mrng:below(300) + 1
+  local scores = {}
+  for i = 1, n do
+    local k = mrng:below(10)
+    scores[i] = k == 0 and false or k == 1 and nil or k == 2 and mrng:below(5) or mrng:double() * 10 - 3
+  end
+  local worst = mrng:below(2) == 0 and 0 or -3.5
+  local sum = 0
+  for i = 1, n do sum = sum + (scores[i] or worst) end
+  local mean = sum / n
+  local var = 0
+  for i = 1, n do var = var + ((scores[i] or worst) - mean) ^ 2 end
+  local sd = math.sqrt(var / n)
+  if sd == 0 then sd = 1 end
+  local m2, s2 = core.gp_moments(scores, n, worst)
+  assert(m2 == mean and s2 == sd, ("%a %a %a %a"):format(mean, m2, sd, s2))
+end
+assert(select(2, core.gp_moments({ 2, 2 }, 2, 0)) == 1, "no spread: sd 1")
+
 local budget = avo.budget()
 assert(budget.evaluations >= 5 and budget.elapsed >= 0)
 print("test_api: ok")
