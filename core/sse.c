@@ -6,7 +6,7 @@
  * and stage what the event says; only a whole, valid event is applied to
  * the joined answer (an event that breaks off counts for nothing).  yajl
  * reads the JSON that jansson reads (strict, UTF-8 checked, one value, no
- * comments, numbers that fit), at about a quarter of jansson's cost here:
+ * comments, numbers that fit), at about a third of jansson's cost here:
  * the rules jansson adds are kept by hand (a key or string with a NUL byte,
  * nesting past 2048 levels: the event is not JSON), and so is its reading
  * of a repeated key (the last one counts).
