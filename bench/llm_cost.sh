@@ -12,20 +12,9 @@ set -eu
 [ $# -ge 2 ] || { sed -n '2,10p' "$0"; exit 2; }
 old=$(realpath "$1") new=$(realpath "$2") count=${3:-2000} rounds=${4:-3} population=${5:-100}
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
-FAKE_LLM_KEY="sk-bench-$$"
-export FAKE_LLM_KEY
-python3 tests/llm/fake_server.py "$tmp/port" &
-server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
-i=0
-while [ ! -s "$tmp/port" ]; do
-    i=$((i + 1))
-    [ $i -lt 100 ] || { echo "llm_cost: the fake LLM server did not start" >&2; exit 1; }
-    sleep 0.05
-done
-base="http://127.0.0.1:$(cat "$tmp/port")/v1"
+. bench/fake_llm.sh
+start_fake_llm llm_cost
+base=$fake_base
 tick=$(getconf CLK_TCK)
 
 # server_cpu: the server's user + system seconds so far

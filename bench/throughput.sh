@@ -17,17 +17,6 @@ avo=$(realpath "$1")
 pt=${2:-100000}
 llm=${3:-20000}
 cd "$(dirname "$0")/.."
-tmp=$(mktemp -d)
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
-FAKE_LLM_KEY="sk-bench-$$"
-export FAKE_LLM_KEY
-python3 tests/llm/fake_server.py "$tmp/port" &
-server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
-i=0
-while [ ! -s "$tmp/port" ]; do
-    i=$((i + 1))
-    [ $i -lt 100 ] || { echo "throughput: the fake LLM server did not start" >&2; exit 1; }
-    sleep 0.05
-done
-python3 bench/throughput.py "$avo" "$tmp" "$pt" "$llm" "http://127.0.0.1:$(cat "$tmp/port")/v1"
+. bench/fake_llm.sh
+start_fake_llm throughput
+python3 bench/throughput.py "$avo" "$tmp" "$pt" "$llm" "$fake_base"

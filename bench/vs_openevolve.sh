@@ -15,17 +15,6 @@ if ! "$python" -c 'import openevolve' 2>/dev/null; then
     echo "vs_openevolve: no openevolve in $python: pip install openevolve==0.4.1 (or set AVO_OE_PYTHON)" >&2
     exit 1
 fi
-tmp=$(mktemp -d)
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy
-FAKE_LLM_KEY="sk-bench-$$"
-export FAKE_LLM_KEY
-python3 tests/llm/fake_server.py "$tmp/port" &
-server=$!
-trap 'kill $server 2>/dev/null; rm -rf "$tmp"' EXIT
-i=0
-while [ ! -s "$tmp/port" ]; do
-    i=$((i + 1))
-    [ $i -lt 100 ] || { echo "vs_openevolve: the fake LLM server did not start" >&2; exit 1; }
-    sleep 0.05
-done
-"$python" bench/vs_openevolve.py "$avo" "http://127.0.0.1:$(cat "$tmp/port")/v1" "$@"
+. bench/fake_llm.sh
+start_fake_llm vs_openevolve
+"$python" bench/vs_openevolve.py "$avo" "$fake_base" "$@"
