@@ -128,12 +128,18 @@ local function dequeue(g, i)
   return w
 end
 
--- Close the holes left by calls that went from the middle of the gate.
-local function compact(g)
+-- Drop the calls that went from the front of the gate.
+local function advance(g)
   while g.head <= g.tail and g[g.head] == false do
     g[g.head] = nil
     g.head = g.head + 1
   end
+end
+
+-- Close the holes left by calls that went from the middle of the gate
+-- (only where calls of another class waited ahead of them).
+local function compact(g)
+  advance(g)
   local j = g.head - 1
   for i = g.head, g.tail do
     local w = g[i]
@@ -150,7 +156,7 @@ local function pass()
   local g = S.current and S.current.gate
   if not g then return end
   g.pass = false
-  local blocked, nblocked = {}, 0
+  local blocked, nblocked, holes = {}, 0, false
   local last = g.tail -- (calls that begin to wait meanwhile wait for the next pass)
   local i = g.head
   while i <= last and nblocked < g.classes do
@@ -164,13 +170,16 @@ local function pass()
         -- (Should the check raise, the call's task makes it again, and
         -- raises there.)
         dequeue(g, i)
+        if i == g.head then advance(g) else holes = true end
         sched.resume_now(w.ev, ok and v or false)
         blocked, nblocked = {}, 0
       end
     end
     i = i + 1
   end
-  compact(g)
+  -- (A pass costs the calls it lets go: the gate is rewritten only when
+  -- one left from behind a waiting call of another class.)
+  if holes then compact(g) end
 end
 
 -- Wait (the task yields) until call `c` may go, then reserve its worst
