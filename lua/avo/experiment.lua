@@ -120,8 +120,25 @@ local function normalise(def, path, dir)
     description = def.description,
     jobs = def.jobs, run_jobs = def.run_jobs or 1,
     env = env_beside(def.env or {}, dir),
-    slurm = def.slurm, listen = def.listen,
+    slurm = def.slurm, listen = def.listen, retime = def.retime,
   }
+  -- retime = K or {top = K, rounds = N}: each cell's `avo run --retime K
+  -- --retime-rounds N` (the run's own default when absent)
+  if type(out.retime) == "table" then
+    out.retime, out.retime_rounds = def.retime.top, def.retime.rounds
+    for k in pairs(def.retime) do
+      if k ~= "top" and k ~= "rounds" then
+        error(("retime: unknown key '%s' (top, rounds)"):format(tostring(k)), 0)
+      end
+    end
+  end
+  for k, lo in pairs({ retime = 0, retime_rounds = 1 }) do
+    local v = out[k]
+    if v ~= nil and (math.type(v) ~= "integer" or v < lo or v > 1000) then
+      error(("'retime' must be an integer top K from 0 to 1000, or {top = K, rounds = N}" ..
+        " with N from 1 to 1000"), 0)
+    end
+  end
   if out.slurm ~= nil and type(out.slurm) ~= "string" then
     error("'slurm' must be a string of srun options", 0)
   end
@@ -608,6 +625,12 @@ local function run_experiment(opts)
       f:close()
       for _, a in ipairs({ "run", base .. ".lua", "--db", db, "--seed", tostring(c.seed),
         "--jobs", tostring(def.run_jobs) }) do argv[#argv + 1] = a end
+      for _, f in ipairs({ { "retime", "--retime" }, { "retime_rounds", "--retime-rounds" } }) do
+        if def[f[1]] then
+          argv[#argv + 1] = f[2]
+          argv[#argv + 1] = tostring(def[f[1]])
+        end
+      end
       local b = budget_of[c.budget]
       for _, k in ipairs(BUDGET_KEYS) do
         if b[k] then

@@ -27,6 +27,22 @@ expect_in "$tmp/err" "'workloads' must be a table"
 if [ -f "$tmp/bad.db" ]; then
     [ "$(q "$tmp/bad.db" "SELECT count(*) FROM runs")" = 0 ] || fail "a refused experiment ran"
 fi
+for bad in '{ top = 2, round = 1 }' '-1' '{ top = 1, rounds = 0 }' '"off"'; do
+    printf 'return { arms = { a = "random" }, workloads = { nk = "bench/landscape.lua" }, retime = %s }\n' \
+        "$bad" >"$tmp/badretime.lua"
+    expect_exit 2 "$AVO" experiment "$tmp/badretime.lua" --db "$tmp/bad.db"
+    case $bad in
+        *round\ =*) expect_in "$tmp/err" "retime: unknown key 'round' (top, rounds)" ;;
+        *) expect_in "$tmp/err" "'retime' must be an integer top K from 0 to 1000, or {top = K, rounds = N}" ;;
+    esac
+done
+# a good one reaches each cell's run as --retime K --retime-rounds N
+printf 'return { arms = { a = "random" }, workloads = { nk = "bench/landscape.lua" },
+  budgets = { { max_evals = 2 } }, retime = { top = 1, rounds = 2 } }\n' >"$tmp/retime.lua"
+expect_exit 0 "$AVO" experiment "$tmp/retime.lua" --db "$tmp/retime.db"
+[ "$(q "$tmp/retime.db" "SELECT json_extract(config, '\$.retime') || ' ' ||
+    json_extract(config, '\$.retime_rounds') FROM runs")" = "1 2" ] ||
+    fail "retime = {top = 1, rounds = 2}: $(q "$tmp/retime.db" "SELECT config FROM runs")"
 expect_exit 2 "$AVO" experiment
 expect_exit 2 "$AVO" experiment report --new
 # report and replay only read: a missing archive is named, never created
@@ -76,8 +92,17 @@ sed 's/"arm.lua"/"no_arm.lua"/' "$tmp/expdir/paths.lua" >"$tmp/expdir/nowhere.lu
 expect_exit 2 from_root "$AVO" experiment "$tmp/expdir/nowhere.lua" --db "$tmp/nowhere.db"
 expect_in "$tmp/err" "arm 'script': cannot read script no_arm.lua"
 expect_in "$tmp/err" "read beside the experiment file, in $(cd "$tmp/expdir" && pwd -P)"
-# the shipped examples work from any directory (agent_vs_tweaks has paths)
-expect_exit 0 from_root "$AVO" experiment "$AVO_SOURCE_ROOT/examples/experiments/agent_vs_tweaks.lua" \
+# the shipped examples work from any directory (agent_vs_tweaks has paths):
+# a copy beside copies of the files it names, with a smaller budget and no
+# re-timing at the end of a cell (the whole example takes minutes)
+mkdir -p "$tmp/ex/examples/experiments"
+cp examples/avo_cpu.lua examples/avo_cpu.jsonl "$tmp/ex/examples/"
+sed 's/max_evals = 12,/max_evals = 3,/; s/^  jobs = 1,$/  jobs = 1, retime = 0,/' \
+    examples/experiments/agent_vs_tweaks.lua >"$tmp/ex/examples/experiments/agent_vs_tweaks.lua"
+grep -q 'max_evals = 3,' "$tmp/ex/examples/experiments/agent_vs_tweaks.lua" &&
+    grep -q 'retime = 0,' "$tmp/ex/examples/experiments/agent_vs_tweaks.lua" ||
+    fail "examples/experiments/agent_vs_tweaks.lua changed: update the sed above"
+expect_exit 0 from_root "$AVO" experiment "$tmp/ex/examples/experiments/agent_vs_tweaks.lua" \
     --db "$tmp/agent.db"
 [ "$(q "$tmp/agent.db" "SELECT count(*) FROM experiment_cells WHERE status = 'done' AND exit_code = 0")" = 4 ] ||
     fail "agent_vs_tweaks from /: $(q "$tmp/agent.db" "SELECT cell, status, reason FROM experiment_cells")"
@@ -176,7 +201,7 @@ expect_in "$tmp/err" "holds no experiment 99"
 expect_exit 1 "$AVO" experiment report --db "$tmp/no-such.db"
 expect_in "$tmp/err" "cannot open archive"
 [ ! -e "$tmp/no-such.db" ] || fail "report created an archive"
-"$AVO" run examples/quickstart.lua --db "$tmp/plain.db" --max-evals 1 >/dev/null 2>&1 || true
+"$AVO" run examples/quickstart.lua --db "$tmp/plain.db" --max-evals 1 --retime 0 >/dev/null 2>&1 || true
 expect_exit 1 "$AVO" experiment report --db "$tmp/plain.db"
 expect_in "$tmp/err" "the archive holds no experiment"
 # the default is the latest experiment
@@ -268,6 +293,10 @@ over=$(q "$cdb" "SELECT count(*) FROM (SELECT run_id, count(*) n FROM candidates
 expect_exit 0 "$tmp/avo-exp" experiment report --db "$cdb" --out "$tmp/crep"
 python3 "$check" "$cdb" "$tmp/crep.json" || fail "report after resume differs from the archive"
 expect_in "$tmp/crep.html" "sandboxed worker processes ("
+# retime = 0 in the file: each cell's run was told so and re-timed nothing
+[ "$(q "$cdb" "SELECT count(*) FROM runs WHERE json_extract(config, '\$.retime') = 0")" = 4 ] ||
+    fail "retime = 0 did not reach the cells' runs: $(q "$cdb" "SELECT config FROM runs")"
+[ "$(q "$cdb" "SELECT count(*) FROM events WHERE kind = 'retimed'")" = 0 ] || fail "a cell re-timed its bests"
 
 # SIGTERM to the runner stops its cells (recorded interrupted); a re-run
 # resumes them

@@ -1,6 +1,7 @@
 -- The real-worker grid of tests/e2e/experiment.sh: random sampling and ga on
 -- the CPU sgemm knob space, two seeds, four evaluations a run (compiled,
--- verified and timed in sandboxed workers).
+-- verified and timed in sandboxed workers); no re-timing at the end of a
+-- cell (what this grid tests is the runner: kills, resume, SIGTERM).
 return {
   name = "cpu",
   arms = {
@@ -11,4 +12,5 @@ return {
   seeds = { 1, 2 },
   budgets = { { max_evals = 4 } },
   jobs = 2,
+  retime = 0,
 }
