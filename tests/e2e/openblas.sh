@@ -95,7 +95,7 @@ for r in rows:
 PY
 
 # The quickstart's summary prints its ratio to OpenBLAS.
-expect_exit 0 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" --jobs 1 generations=0 population=3
+expect_exit 0 "$AVO" run examples/quickstart.lua --db "$tmp/q.db" --jobs 1 generations=0 population=3 --retime 0
 expect_in "$tmp/out" "baseline openblas (libopenblas.so.0 OpenBLAS"
 expect_in "$tmp/out" ", best is "
 
@@ -106,7 +106,7 @@ expect_in "$tmp/out" ", best is "
 # variable), the values avo set are recorded, and the baseline's line names
 # what of the environment it did not use.
 expect_exit 0 env OPENBLAS_CORETYPE=Haswell OPENBLAS_NUM_THREADS=4 OPENBLAS_VERBOSE=2 \
-    "$AVO" run $script --db "$tmp/env.db" --jobs 1
+    "$AVO" run $script --db "$tmp/env.db" --jobs 1 --retime 0
 [ "$(q "$tmp/env.db" "SELECT json_extract(result, '$.baseline.info.core') FROM baselines")" = "$core" ] ||
     fail "OPENBLAS_CORETYPE=Haswell changed the core: $(q "$tmp/env.db" "SELECT result FROM baselines")"
 [ "$(q "$tmp/env.db" "SELECT json_extract(result, '$.baseline.environment.OPENBLAS_NUM_THREADS') || ',' ||
@@ -123,6 +123,8 @@ expect_in "$tmp/out" "core $core, 1 thread; OPENBLAS_CORETYPE=Haswell OPENBLAS_N
 
 # A library that is not there, a symbol or describe function it lacks:
 # unavailable, with the reason and the install hint, never compared with.
+# (These runs, and the environment's above, re-time nothing at their end:
+# --retime 0; the baseline's record is what they check.)
 broken() {
     cat > "$tmp/ev.lua" <<LUA
 local ev = dofile("$AVO_SOURCE_ROOT/evaluators/cpu/sgemm.lua")
@@ -132,7 +134,7 @@ return ev
 LUA
 }
 broken 'b.library = "libavo-no-such-blas.so.3"'
-OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/m.db" --jobs 1
+OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/m.db" --jobs 1 --retime 0
 expect_in "$tmp/out" "baseline openblas (cpu): unavailable (libavo-no-such-blas.so.3: cannot open shared object file"
 expect_in "$tmp/out" "install it: apt-get install libopenblas0"
 expect_in "$tmp/err" "openblas unavailable"
@@ -140,14 +142,14 @@ if grep -q "x openblas" "$tmp/err" "$tmp/out"; then fail "an unavailable baselin
 [ "$(q "$tmp/m.db" "SELECT status || ':' || (score IS NULL) FROM baselines")" = "unavailable:1" ] ||
     fail "missing library: $(q "$tmp/m.db" "SELECT * FROM baselines")"
 broken 'b.symbol = "cblas_nope"'
-OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/s.db" --jobs 1
+OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/s.db" --jobs 1 --retime 0
 expect_in "$tmp/out" "unavailable (libopenblas.so.0 has no symbol 'cblas_nope'"
 broken 'b.describe.core = "openblas_get_nothing"'
-OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/d.db" --jobs 1
+OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/d.db" --jobs 1 --retime 0
 expect_in "$tmp/out" "has no function 'openblas_get_nothing' (describe.core)"
 # An adapter that computes the wrong thing is wrong, like a candidate.
 broken 'b.kernel = nil; b.source = "void cblas_sgemm(); void sgemm(int M, int N, int K, const float *A, const float *B, float *C) { for (int i = 0; i < M * N; i++) C[i] = 0; }"'
-OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/w.db" --jobs 1
+OPENBLAS_EVALUATOR=$tmp/ev.lua expect_exit 0 "$AVO" run $script --db "$tmp/w.db" --jobs 1 --retime 0
 [ "$(q "$tmp/w.db" "SELECT status FROM baselines")" = wrong ] ||
     fail "a wrong adapter: $(q "$tmp/w.db" "SELECT status, reason FROM baselines")"
 

@@ -60,7 +60,7 @@ start_engine() {
     cat "$db.err"; fail "the engine did not listen"
 }
 
-start_engine "$tmp/r.db" --max-evals 40
+start_engine "$tmp/r.db" --max-evals 20 --retime 0
 for mode in wrong_secret other_run other_version other_fp garbage oversized; do
     $peer "$address" $mode >"$tmp/peer.$mode"
 done
@@ -109,26 +109,26 @@ expect_in "$err" "authentication failed"
 expect_in "$err" "worker rogue/"
 expect_in "$err" "sent a result for job"
 expect_in "$err" "queued again"
-expect_in "$err" "done after 40 evaluations"
+expect_in "$err" "done after 20 evaluations"
 n=$(grep -c "queued again" "$err")
 [ "$n" -ge 2 ] || { cat "$err"; fail "expected the rogue's and worker A's jobs requeued, saw $n"; }
 db="$tmp/r.db"
-[ "$(q "$db" "SELECT count(*) FROM candidates")" = 40 ] || fail "expected 40 candidates"
+[ "$(q "$db" "SELECT count(*) FROM candidates")" = 20 ] || fail "expected 20 candidates"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'pending'")" = 0 ] ||
     fail "a candidate was never answered"
-[ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 40 ] || fail "a candidate was evaluated twice"
+[ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 20 ] || fail "a candidate was evaluated twice"
 # (each ok candidate: one evaluation per config of cpu/sgemm, its six shapes)
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'
                AND (SELECT count(*) FROM evaluations WHERE candidate_id = id) != 6")" = 0 ] ||
     fail "an ok candidate lacks or repeats a config's evaluation"
-[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 40 ] ||
+[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 20 ] ||
     fail "expected every quickstart candidate to pass: $(q "$db" "SELECT status, reason FROM candidates WHERE status != 'ok'")"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE json_extract(result, '$.worker.transport') = 'tcp'
-               AND json_extract(result, '$.worker.name') NOT LIKE 'rogue/%'")" = 40 ] ||
+               AND json_extract(result, '$.worker.name') NOT LIKE 'rogue/%'")" = 20 ] ||
     fail "every result should name the remote worker that produced it"
 
 # --- workers gone for good: the run stops with a message, failed, exit 3
-AVO_WORKER_GRACE=2 start_engine "$tmp/g.db" --max-evals 200
+AVO_WORKER_GRACE=2 start_engine "$tmp/g.db" --max-evals 200 --retime 0
 # (First, on this engine, whose jobs can spare a loss: a worker that knows
 # the secret and forges a rate is dropped, its job queued again.)
 $peer "$address" bad_rate >"$tmp/peer.bad_rate"

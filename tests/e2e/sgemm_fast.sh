@@ -136,7 +136,7 @@ ${CC:-cc} -O3 -march=native "$tmp/refs.c" kernels/cpu/sgemm_ref.c kernels/cpu/sg
 # budget: without generations=, --max-evals governs (the GA does not stop
 # at its default 20 generations short of it).
 db="$tmp/f.db"
-expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$db" --jobs 2 generations=2 population=4
+expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$db" --jobs 2 generations=2 population=4 --retime 0
 expect_in "$tmp/out" "best #"
 n=$(q "$db" "SELECT count(*) FROM candidates")
 [ "$n" -ge 8 ] || fail "expected at least 8 candidates, got $n"

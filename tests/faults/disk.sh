@@ -24,7 +24,7 @@ tmpfs() { mkdir -p "$1"; mount -t tmpfs -o "size=$2" tmpfs "$1"; mounts="$1 $mou
 tmpfs "$tmp/full" 64k
 dd if=/dev/zero of="$tmp/full/filler" bs=4k count=64 2>/dev/null || true
 db="$tmp/cache.db"
-AVO_CACHE="$tmp/full/avo" expect_exit 3 "$AVO" run examples/quickstart.lua --db "$db" --jobs 1 --max-evals 12
+AVO_CACHE="$tmp/full/avo" expect_exit 3 "$AVO" run examples/quickstart.lua --db "$db" --jobs 1 --max-evals 12 --retime 0
 expect_in "$tmp/err" "infrastructure fault, not the candidate's"
 expect_in "$tmp/err" "the environment is broken: 5 infrastructure faults in a row"
 expect_in "$tmp/err" "No space left on device"

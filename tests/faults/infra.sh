@@ -27,7 +27,7 @@ for how in killed; do
     export AVO_CACHE="$tmp/cache-$how"
     CC="$fake" expect_exit 3 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator tests/e2e/evaluators/axpy.lua
     expect_in "$tmp/out" ": error — "
-    CC="$fake" expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/$how.db" --jobs 1 --max-evals 6
+    CC="$fake" expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/$how.db" --jobs 1 --max-evals 6 --retime 0
     expect_in "$tmp/err" "the environment is broken"
     [ "$(q "$tmp/$how.db" "SELECT count(*) FROM candidates WHERE status <> 'pending'")" = 0 ] ||
         fail "a compiler that $how charged a candidate"
@@ -75,7 +75,7 @@ unset AVO_CACHE
 # Workers killed from outside while they run jobs: retried, never `crashed`.
 cp "$AVO" "$tmp/avo-w"
 AVO_TEST_SLOW_MS=0 "$tmp/avo-w" run examples/quickstart.lua --db "$tmp/w.db" --jobs 2 \
-    generations=6 >"$tmp/out" 2>"$tmp/err" &
+    generations=1 --retime 0 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 wait_for "$tmp/w.db" "SELECT count(*) FROM candidates WHERE status <> 'pending'"
 for i in 1 2 3; do

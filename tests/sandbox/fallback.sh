@@ -129,7 +129,7 @@ expect_in "$tmp/out" "chmod o+x $tmp/hidden"
 # workers.
 expect_exit 0 unshare -m sh -c 'mount -t tmpfs none /proc && exec "$0" doctor' "$AVO"
 expect_in "$tmp/out" "namespaces    MISSING: /proc is not mounted"
-expect_exit 0 unshare -m sh -c 'mount -t tmpfs none /proc && exec "$0" run "$1" --db "$2" --max-evals 3' \
+expect_exit 0 unshare -m sh -c 'mount -t tmpfs none /proc && exec "$0" run "$1" --db "$2" --max-evals 3 --retime 0' \
     "$AVO" "$AVO_SOURCE_ROOT/examples/quickstart.lua" "$tmp/noproc.db"
 [ "$(sqlite3 "$tmp/noproc.db" "SELECT count(*) FROM candidates WHERE json_extract(result, '$.sandbox') = 'landlock' AND status = 'ok'")" -ge 1 ] ||
     fail "without /proc: no ok evaluation under landlock"

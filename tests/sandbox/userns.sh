@@ -41,7 +41,7 @@ read -r first last count <<EOF2
 $range
 EOF2
 [ -n "$first" ] && [ "$count" -ge 8 ] && [ "$last" -lt 65536 ] || fail "doctor named no range: $range"
-expect_exit 0 "$map" 65536 -- "$AVO" run examples/quickstart.lua --db "$tmp/q.db" --max-evals 4
+expect_exit 0 "$map" 65536 -- "$AVO" run examples/quickstart.lua --db "$tmp/q.db" --max-evals 4 --retime 0
 ok=$(q "$tmp/q.db" "SELECT count(*) FROM candidates WHERE status = 'ok'")
 [ "$ok" -ge 2 ] || fail "$ok ok candidates under a partial map"
 recorded=$(q "$tmp/q.db" "SELECT DISTINCT json_extract(result, '\$.sandbox') || ' ' ||

@@ -227,7 +227,7 @@ db1="$tmp/run1.db"
 max1=${AVO_MULTINODE_EVALS:-64}
 t1=$(date +%s)
 "${pm[@]}" exec "$prefix-ctld" "$avo" run "$src/examples/quickstart.lua" --db "$db1" \
-    --slurm "$slurm_opts" --jobs 3 --listen "$listen" --max-evals "$max1" \
+    --slurm "$slurm_opts" --jobs 3 --listen "$listen" --max-evals "$max1" --retime 0 \
     >"$tmp/run1.out" 2>"$tmp/run1.err" &
 engine=$!
 # n2 dies while it evaluates: a compiler or a candidate runs there, and
@@ -273,7 +273,7 @@ max2=${AVO_MULTINODE_RESUME_EVALS:-24}
 t2=$(date +%s)
 "${pm[@]}" exec "$prefix-ctld" bash -c 'echo $$ >"$1"; exec "${@:2}"' engine "$tmp/engine.pid" \
     "$avo" run "$src/examples/quickstart.lua" --db "$db2" --slurm "$slurm_opts" --jobs 3 \
-    --listen "$listen" --max-evals "$max2" >"$tmp/run2.out" 2>"$tmp/run2.err" &
+    --listen "$listen" --max-evals "$max2" --retime 0 >"$tmp/run2.out" 2>"$tmp/run2.err" &
 engine=$!
 for _ in $(seq 1200); do
     [ "$(q "$db2" "SELECT count(*) FROM candidates WHERE status != 'pending'" 2>/dev/null || echo 0)" -ge 5 ] && break

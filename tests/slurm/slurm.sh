@@ -54,7 +54,7 @@ wait_no_avo_jobs() {
 # --- 1. an evolution on 3 Slurm worker tasks; one worker killed mid-job
 db="$tmp/run.db"
 "$AVO" run examples/quickstart.lua --db "$db" --slurm "--time=30 -n 3" \
-    --listen 127.0.0.1:0 --max-evals 40 >"$tmp/run.out" 2>"$tmp/run.err" &
+    --listen 127.0.0.1:0 --max-evals 24 --retime 0 >"$tmp/run.out" 2>"$tmp/run.err" &
 engine=$!
 token=""
 for _ in $(seq 100); do
@@ -87,16 +87,16 @@ err="$tmp/run.err"
 expect_in "$err" "srun started 3 worker tasks"
 expect_in "$err" "(seed 1, 3 jobs)"
 expect_in "$err" "queued again"
-expect_in "$err" "done after 40 evaluations"
+expect_in "$err" "done after 24 evaluations"
 [ "$(grep -c ' connected$' "$err")" -ge 3 ] || { cat "$err"; fail "expected 3 workers to connect"; }
-[ "$(q "$db" "SELECT count(*) FROM candidates")" = 40 ] || fail "expected 40 candidates"
+[ "$(q "$db" "SELECT count(*) FROM candidates")" = 24 ] || fail "expected 24 candidates"
 [ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'pending'")" = 0 ] ||
     fail "a candidate was never answered"
-[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 40 ] ||
+[ "$(q "$db" "SELECT count(*) FROM candidates WHERE status = 'ok'")" = 24 ] ||
     fail "every candidate should pass: $(q "$db" "SELECT status, reason FROM candidates WHERE status != 'ok'")"
-[ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 40 ] || fail "a candidate was evaluated twice"
-[ "$(q "$db" "SELECT count(*) FROM evaluations")" = 240 ] ||
-    fail "expected 40 candidates x 6 configs evaluations, got $(q "$db" "SELECT count(*) FROM evaluations")"
+[ "$(q "$db" "SELECT count(DISTINCT key) FROM candidates")" = 24 ] || fail "a candidate was evaluated twice"
+[ "$(q "$db" "SELECT count(*) FROM evaluations")" = 144 ] ||
+    fail "expected 24 candidates x 6 configs evaluations, got $(q "$db" "SELECT count(*) FROM evaluations")"
 [ "$(q "$db" "SELECT count(*) FROM (SELECT candidate_id, config FROM evaluations
     GROUP BY 1, 2 HAVING count(*) > 1)")" = 0 ] || fail "an evaluation is recorded twice"
 [ "$(q "$db" "SELECT count(DISTINCT json_extract(result, '\$.worker.name')) FROM candidates")" -ge 2 ] ||
@@ -106,7 +106,7 @@ wait_no_avo_jobs "after the run"
 # --- 2. srun cannot start the step: the run ends with a clear message,
 # failed (exit 3) and resumable
 expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/bad.db" --slurm "--partition=nosuch" \
-    --jobs 2 --listen 127.0.0.1:0 --max-evals 10
+    --jobs 2 --listen 127.0.0.1:0 --max-evals 10 --retime 0
 expect_in "$tmp/err" "no workers left: the Slurm step ended (srun exited with status 1; see $tmp/bad.db.slurm.log)"
 expect_in "$tmp/err" "run stopped early"
 expect_in "$tmp/bad.db.slurm.log" "nosuch"
@@ -116,7 +116,7 @@ expect_in "$tmp/err" "$pending candidate(s) left pending"
 # Workers that cannot start say why (here: srun passes them no environment,
 # so no secret); the engine prints their words, exit 3.
 expect_exit 3 "$AVO" run examples/quickstart.lua --db "$tmp/noenv.db" --slurm "--export=NONE" \
-    --jobs 2 --listen 127.0.0.1:0 --max-evals 10
+    --jobs 2 --listen 127.0.0.1:0 --max-evals 10 --retime 0
 expect_in "$tmp/err" "the workers said: no worker secret"
 [ "$(q "$tmp/noenv.db" "SELECT status FROM runs")" = failed ] || fail "--export=NONE: run not failed"
 # The failed run resumes on a working Slurm step.
