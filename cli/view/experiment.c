@@ -30,6 +30,34 @@ const char *avo_view_experiment_unit(const json_t *group)
     return unit ? unit : "score";
 }
 
+int avo_view_experiment_retimed(const json_t *group)
+{
+    const char *figure = json_string_value(json_object_get(group, "figure"));
+    return figure && strcmp(figure, "retimed") == 0;
+}
+
+void avo_view_experiment_paired(avo_strbuf *out, const json_t *arm, int html)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(arm, "paired"), i, p)
+    {
+        avo_strbuf_puts(out, i ? ", " : "");
+        avo_view_experiment_value(out, avo_view_num(p, "median"), 3);
+        avo_strbuf_puts(out, "x ");
+        const char *against = avo_view_str(p, "against");
+        if (html)
+            avo_strbuf_html(out, against);
+        else
+            avo_strbuf_inert(out, against, strlen(against), 0);
+        avo_strbuf_puts(out, " [");
+        avo_view_experiment_value(out, avo_view_num(p, "q1"), 3);
+        avo_strbuf_puts(out, ", ");
+        avo_view_experiment_value(out, avo_view_num(p, "q3"), 3);
+        avo_strbuf_puts(out, "]");
+    }
+}
+
 void avo_view_experiment_run(avo_strbuf *out, const json_t *cell)
 {
     if (json_is_integer(json_object_get(cell, "run_id")))
@@ -87,11 +115,26 @@ static void csv_field(avo_strbuf *out, const json_t *v)
     avo_strbuf_puts(out, "\"");
 }
 
+/* An arm's paired medians as one field: "seed=1.0191;openblas=0.80313". */
+static void csv_paired(avo_strbuf *out, const json_t *arm)
+{
+    size_t i;
+    const json_t *p;
+    json_array_foreach(json_object_get(arm, "paired"), i, p)
+    {
+        const char *name = avo_view_str(p, "against");
+        if (strpbrk(name, ",;=\"\n"))
+            name = "?";
+        avo_strbuf_printf(out, "%s%s=%.17g", i ? ";" : "", name, avo_view_num(p, "median"));
+    }
+}
+
 void avo_view_experiment_csv(avo_strbuf *out, const json_t *document)
 {
     static const char *const arm_fields[] = {"arm",    "n",       "planned", "median", "q1", "q3",
                                              "ci_low", "ci_high", "min",     "max",    NULL};
-    avo_strbuf_puts(out, "workload,budget,arm,n,planned,median,q1,q3,ci_low,ci_high,min,max\n");
+    avo_strbuf_puts(out, "workload,budget,arm,n,planned,median,q1,q3,ci_low,ci_high,min,max,"
+                         "figure,recorded_median,paired\n");
     size_t i, j;
     const json_t *g, *a;
     json_array_foreach(json_object_get(document, "groups"), i, g)
@@ -105,6 +148,12 @@ void avo_view_experiment_csv(avo_strbuf *out, const json_t *document)
                 avo_strbuf_puts(out, ",");
                 csv_field(out, json_object_get(a, *f));
             }
+            avo_strbuf_puts(out, ",");
+            csv_field(out, json_object_get(g, "figure"));
+            avo_strbuf_puts(out, ",");
+            csv_field(out, json_object_get(json_object_get(a, "recorded"), "median"));
+            avo_strbuf_puts(out, ",");
+            csv_paired(out, a);
             avo_strbuf_puts(out, "\n");
         }
     }
@@ -113,8 +162,10 @@ void avo_view_experiment_csv(avo_strbuf *out, const json_t *document)
 /* A group's lines of the table on stdout: its arms, then its tests. */
 static void summary_group(avo_strbuf *out, const json_t *g)
 {
-    avo_strbuf_printf(out, "%s, budget %s (%s):\n", avo_view_str(g, "workload"),
-                      avo_view_str(g, "budget"), avo_view_experiment_unit(g));
+    int retimed = avo_view_experiment_retimed(g);
+    avo_strbuf_printf(out, "%s, budget %s (%s, %s):\n", avo_view_str(g, "workload"),
+                      avo_view_str(g, "budget"), avo_view_experiment_unit(g),
+                      retimed ? "each run's re-timed best" : "best as recorded, not re-timed");
     size_t i;
     const json_t *a, *t;
     json_array_foreach(json_object_get(g, "arms"), i, a)
@@ -131,6 +182,14 @@ static void summary_group(avo_strbuf *out, const json_t *g)
         avo_strbuf_puts(out, ", ");
         avo_view_experiment_value(out, avo_view_num(a, "ci_high"), 4);
         avo_strbuf_puts(out, "]\n");
+        if (retimed && json_array_size(json_object_get(a, "paired")) > 0) {
+            avo_strbuf_puts(out, "                 paired: ");
+            avo_view_experiment_paired(out, a, 0);
+            avo_strbuf_puts(out, "; recorded median ");
+            avo_view_experiment_value(out, avo_view_num(json_object_get(a, "recorded"), "median"),
+                                      4);
+            avo_strbuf_puts(out, "\n");
+        }
     }
     json_array_foreach(json_object_get(g, "tests"), i, t)
     {

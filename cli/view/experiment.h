@@ -38,6 +38,14 @@ void avo_view_experiment_section_cells(avo_strbuf *out, const json_t *document);
  * (its "unit", or "score" when it has none). */
 void avo_view_experiment_value(avo_strbuf *out, double v, int digits);
 const char *avo_view_experiment_unit(const json_t *group);
+/* What a group's best scores are: "re-timed" (every finished run re-timed
+ * its bests, so the scores are the re-timed #1's medians) or "recorded"
+ * (the search's own figures). */
+int avo_view_experiment_retimed(const json_t *group);
+/* An arm's paired ratios over its seeds: "1.02x seed [1.01, 1.03], 0.81x
+ * openblas [0.8, 0.83]" (median [Q1, Q3] of the runs' paired medians);
+ * names escaped for HTML when `html`, else for a terminal. */
+void avo_view_experiment_paired(avo_strbuf *out, const json_t *arm, int html);
 /* A cell's run id, or "-" when it has none (a missing cell). */
 void avo_view_experiment_run(avo_strbuf *out, const json_t *cell);
 

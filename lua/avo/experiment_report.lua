@@ -2,7 +2,11 @@
 -- figures of an experiment (avo.experiment), computed from the archive
 -- alone, so a reader with the archive can recompute every number:
 --
---   per workload and budget, each arm's best score over its seeds: n,
+--   per workload and budget, each arm's best score over its seeds (the
+--   re-timed best when every finished run of that workload and budget
+--   re-timed its bests at its end, avo.retime: the best's median in fresh
+--   processes, and its ratios to the seed and the baselines paired round by
+--   round; otherwise the best as recorded in the search, so labelled): n,
 --   median, interquartile range (quartiles by linear interpolation, type 7),
 --   a 95% percentile bootstrap confidence interval of the median (2000
 --   resamples from a fixed PCG32 stream); every pair of arms: the two-sided
@@ -172,6 +176,23 @@ M.magnitude = magnitude
 
 ------------------------------------------------------------ the data
 
+-- A run's re-timed best (the last "retimed" event, avo.retime) when its
+-- figures are paired: { id, score = its median, low, high, recorded,
+-- rounds, paired = { { against = "seed" or a baseline, median, low, high } } };
+-- nil when the run re-timed nothing (re-timing off, nothing timed).
+local function retimed_best(archive, run_id)
+  local events = archive:events(run_id, "retimed") or {}
+  local data = events[#events] and events[#events].data
+  local top = type(data) == "table" and data.paired and data.ranked and data.ranked[1]
+  if not top or type(top.median) ~= "number" then return nil end
+  local paired = {}
+  for _, p in ipairs(top.paired or {}) do
+    paired[#paired + 1] = { against = p.against, median = p.median, low = p.low, high = p.high }
+  end
+  return { id = top.id, score = top.median, low = top.low, high = top.high,
+    recorded = top.recorded, rounds = data.rounds, paired = paired }
+end
+
 -- Per cell: its run, state, best score and best-so-far curves.
 local function cell_data(archive, exp)
   local runs = E.cell_runs(archive, exp.id)
@@ -217,6 +238,7 @@ local function cell_data(archive, exp)
       end
       c.evaluations = #evaluated
       c.best = best
+      c.retimed = retimed_best(archive, r.id)
       c.seconds = (r.ended_at or (evaluated[#evaluated] or {}).evaluated_at or r.started_at)
         - r.started_at
       if c.state == "finished" and not best then
@@ -278,6 +300,45 @@ local function at_time(c, t)
   return y or nil
 end
 
+-- "retimed" when every finished cell of a workload and budget has a
+-- paired re-timed best (so all its arms are compared on re-timed figures),
+-- else "recorded" (the search's own maxima); nil without finished cells.
+local function group_figure(cells, workload, budget)
+  local figure
+  for _, c in ipairs(cells) do
+    if c.workload == workload and c.budget == budget and c.state == "finished" then
+      if not c.retimed then return "recorded" end
+      figure = "retimed"
+    end
+  end
+  return figure
+end
+
+-- An arm's paired ratios over its finished cells: per "against" (the seed,
+-- each baseline) the median and quartiles of the cells' paired medians.
+local function paired_summary(arm_cells)
+  local by, order = {}, {}
+  for _, c in ipairs(arm_cells) do
+    if c.state == "finished" and c.retimed then
+      for _, p in ipairs(c.retimed.paired) do
+        local name = p.against or "?"
+        if not by[name] then
+          by[name] = {}
+          order[#order + 1] = name
+        end
+        by[name][#by[name] + 1] = p.median
+      end
+    end
+  end
+  local out = {}
+  for _, name in ipairs(order) do
+    local s = sorted(by[name])
+    out[#out + 1] = { against = name, n = #s, median = quantile(s, 0.5),
+      q1 = quantile(s, 0.25), q3 = quantile(s, 0.75) }
+  end
+  return out
+end
+
 -- The statistics of every workload x budget group.
 local function analyse(exp, cells, def)
   local groups = {}
@@ -286,14 +347,16 @@ local function analyse(exp, cells, def)
     for _, b in ipairs(def.budgets) do
       local g = { workload = w.name, evaluator = w.evaluator, budget = b.name, arms = {},
         tests = {}, problems = {} }
+      g.figure = group_figure(cells, w.name, b.name)
       for _, a in ipairs(def.arms) do
-        local arm = { arm = a.name, values = {}, cells = {} }
+        local arm = { arm = a.name, values = {}, recorded_values = {}, cells = {} }
         for _, c in ipairs(cells) do
           if c.workload == w.name and c.budget == b.name and c.arm == a.name then
             arm.cells[#arm.cells + 1] = c
             g.unit = g.unit or c.unit
             if c.state == "finished" then
-              arm.values[#arm.values + 1] = c.best
+              arm.values[#arm.values + 1] = g.figure == "retimed" and c.retimed.score or c.best
+              arm.recorded_values[#arm.recorded_values + 1] = c.best
             else
               g.problems[#g.problems + 1] = c
             end
@@ -305,7 +368,11 @@ local function analyse(exp, cells, def)
           arm.median, arm.q1, arm.q3 = quantile(s, 0.5), quantile(s, 0.25), quantile(s, 0.75)
           arm.min, arm.max = s[1], s[#s]
           arm.ci_lo, arm.ci_hi = bootstrap_ci(arm.values, rng)
+          local r = sorted(arm.recorded_values)
+          arm.recorded = { median = quantile(r, 0.5), q1 = quantile(r, 0.25),
+            q3 = quantile(r, 0.75) }
         end
+        if g.figure == "retimed" then arm.paired = paired_summary(arm.cells) end
         g.arms[#g.arms + 1] = arm
       end
       for i = 1, #g.arms do
@@ -349,6 +416,32 @@ end
 ------------------------------------------------------------ the report
 
 -- The methods paragraph, from what the archive holds.
+-- What the best scores are: re-timed (and how) or as recorded.
+local function retimed_note(groups)
+  local re, rec = {}, {}
+  for _, g in ipairs(groups) do
+    local name = g.workload .. "/" .. g.budget
+    if g.figure == "retimed" then re[#re + 1] = name elseif g.figure then rec[#rec + 1] = name end
+  end
+  local text = {}
+  if #re > 0 then
+    text[#text + 1] = ("Best scores of %s are re-timed: at the end of each run its best " ..
+      "candidates, the seed and the baselines were timed again in the same interleaved rounds, " ..
+      "each evaluation a fresh process; a run's best is the median of its re-timed #1 over the " ..
+      "rounds, and its ratios to the seed and to each baseline are paired round by round " ..
+      "(median over rounds), so machine drift between runs does not enter them.")
+      :format(table.concat(re, ", "))
+  end
+  if #rec > 0 then
+    text[#text + 1] = ("Best scores of %s are as recorded in the search, not re-timed " ..
+      "(re-timing was off, or the evaluator times nothing): where they are timings they are " ..
+      "the maximum of noisy measurements, not paired, and a run that evaluates more " ..
+      "candidates draws more noise in its favour.")
+      :format(table.concat(rec, ", "))
+  end
+  return table.concat(text, " ")
+end
+
 local function methods(exp, def, cells, groups)
   local m = exp.machine or {}
   local counts = { finished = 0, failed = 0, unfinished = 0, missing = 0 }
@@ -411,6 +504,7 @@ local function methods(exp, def, cells, groups)
       "and continuity correction) and the Vargha-Delaney A12 effect size, p-values adjusted " ..
       "with Holm's method within each workload and budget. Runs that failed or did not finish " ..
       "are listed and not part of the statistics."):format(BOOTSTRAP),
+    retimed_note(groups),
   }
   return table.concat(text, " "), counts, llm
 end
@@ -471,16 +565,20 @@ function M.main(opts)
       for _, c in ipairs(a.cells) do cells_of[#cells_of + 1] = c.key end
       arms[ai] = { arm = a.arm, n = a.n, planned = a.planned, median = a.median, q1 = a.q1,
         q3 = a.q3, ci_low = a.ci_lo, ci_high = a.ci_hi, min = a.min, max = a.max,
-        values = array(a.values), cells = array(cells_of),
+        values = array(a.values), cells = array(cells_of), recorded = a.recorded,
+        paired = a.paired and array(a.paired),
         curve_evals = array(a.curve_evals), curve_time = array(a.curve_time) }
     end
     jgroups[gi] = { workload = g.workload, evaluator = g.evaluator, budget = g.budget,
-      unit = g.unit, arms = array(arms), tests = array(g.tests) }
+      unit = g.unit, figure = g.figure, arms = array(arms), tests = array(g.tests) }
   end
   local jcells = {}
   for i, c in ipairs(cells) do
     jcells[i] = { key = c.key, arm = c.arm, workload = c.workload, budget = c.budget,
       seed = c.seed, state = c.state, reason = c.reason, run_id = c.run_id, best = c.best,
+      retimed = c.retimed and { id = c.retimed.id, score = c.retimed.score, low = c.retimed.low,
+        high = c.retimed.high, recorded = c.retimed.recorded, rounds = c.retimed.rounds,
+        paired = array(c.retimed.paired) },
       evaluations = c.evaluations, seconds = c.seconds }
   end
   local doc = {

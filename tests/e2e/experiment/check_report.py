@@ -1,6 +1,10 @@
 """Recompute an experiment report's numbers from the archive, independently
 of avo (tests/e2e/experiment.sh): python3 check_report.py DB REPORT.json
-Checks every cell's best score, each arm's n, median and quartiles, that the
+Checks every cell's best score (re-timed: its run's last "retimed" event's
+#1 median, with its paired ratios, when the run's figures are paired), each
+group's figure (re-timed when every finished cell of it re-timed, else
+recorded), each arm's n, median and quartiles of those figures, its
+recorded median and paired medians, that the
 bootstrap interval holds the median and lies within the data, every pair's
 Mann-Whitney U, A12 and p-value (exact by enumerating the arrangements when
 there are no ties, normal approximation otherwise) and Holm's adjustment."""
@@ -26,6 +30,7 @@ errors = []
 cells = {c["key"]: c for c in rep["cells"]}
 assert len(cells) == len(plan), (len(cells), len(plan))
 best = {}
+retimed = {}
 for p in plan:
     key = p["key"]
     c = cells[key]
@@ -51,6 +56,18 @@ for p in plan:
         if not close(c["best"], b):
             errors.append(f"{key}: best {c['best']}, archive {b}")
         best[key] = b
+        row = con.execute("SELECT data FROM events WHERE run_id = ? AND kind = 'retimed' "
+                          "ORDER BY id DESC LIMIT 1", (rid,)).fetchone()
+        data = json.loads(row[0]) if row and row[0] else {}
+        top = (data.get("ranked") or [None])[0] if data.get("paired") else None
+        got = c.get("retimed")
+        if top is None:
+            if got is not None:
+                errors.append(f"{key}: re-timed {got}, but the run's figures are not paired")
+        else:
+            retimed[key] = (top["median"], {p["against"]: p["median"] for p in top["paired"]})
+            if got is None or got["id"] != top["id"] or not close(got["score"], top["median"]):
+                errors.append(f"{key}: re-timed {got}, archive #{top['id']} {top['median']}")
 
 
 def exact_p(a, b, u):
@@ -83,10 +100,36 @@ def normal_p(a, b, u):
 checked = 0
 for g in rep["groups"]:
     values = {}
+    group_keys = [p["key"] for p in plan if p["workload"] == g["workload"] and p["budget"] == g["budget"]
+                  and p["key"] in best]
+    figure = None
+    if group_keys:
+        figure = "retimed" if all(k in retimed for k in group_keys) else "recorded"
+    if g.get("figure") != figure:
+        errors.append(f"{g['workload']}/{g['budget']}: figure {g.get('figure')}, archive says {figure}")
     for arm in g["arms"]:
         keys = [p["key"] for p in plan if p["workload"] == g["workload"] and p["budget"] == g["budget"]
                 and p["arm"] == arm["arm"]]
-        v = sorted(best[k] for k in keys if k in best)
+        finished = [k for k in keys if k in best]
+        if figure == "retimed":
+            v = sorted(retimed[k][0] for k in finished)
+            by = {}
+            for k in finished:
+                for name, m in retimed[k][1].items():
+                    by.setdefault(name, []).append(m)
+            got = {p["against"]: p for p in arm.get("paired") or []}
+            if set(got) != set(by):
+                errors.append(f"{arm['arm']}: paired against {sorted(got)}, archive {sorted(by)}")
+            for name, ms in by.items():
+                if name in got and not close(got[name]["median"], statistics.median(ms)):
+                    errors.append(f"{arm['arm']} x {name}: {got[name]['median']}, want {statistics.median(ms)}")
+        else:
+            v = sorted(best[k] for k in finished)
+            if arm.get("paired"):
+                errors.append(f"{arm['arm']}: paired ratios in a group of recorded figures")
+        rec = [best[k] for k in finished]
+        if rec and not close((arm.get("recorded") or {}).get("median"), statistics.median(rec)):
+            errors.append(f"{arm['arm']}: recorded median {arm.get('recorded')}, want {statistics.median(rec)}")
         values[arm["arm"]] = v
         if arm["n"] != len(v) or arm["planned"] != len(keys):
             errors.append(f"{g['workload']}/{g['budget']}/{arm['arm']}: n {arm['n']}/{arm['planned']},"
