@@ -37,8 +37,9 @@
 # be ok (each must be "wrong" by the checks of timed runs), and `avo
 # rebench` of the run must rank none of them.
 #
-# Started as root, the suite runs twice: as root, then as nobody (setpriv
-# to uid/gid 65534, HOME, caches and archive in a directory that user owns).
+# Started as root, the suite runs twice, side by side: as root and as nobody
+# (setpriv to uid/gid 65534, HOME, caches and archive in a directory that
+# user owns).
 # Started as another user it runs once as that user. All of that once per
 # sandbox mechanism (issue 19), forced with AVO_SANDBOX: $INTEGRITY_MECHANISMS
 # (default "namespaces landlock unisolated"). An attack a
@@ -129,9 +130,13 @@ if [ -z "${INTEGRITY_MECHANISM:-}" ]; then
 fi
 
 # ---------------------------------------------------------------- both modes
+# The two modes run side by side (each has its own scratch root, cache,
+# archive, listener, victim and uids: root's candidates run as sandbox
+# uids, nobody's as nobody), their tables printed one after the other.
 if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
-    INTEGRITY_MODE=root "$0" "$@"
-    root_rc=$?
+    logs=$(mktemp -d "${TMPDIR:-/tmp}/avo-integrity-modes.XXXXXX") || exit 1
+    INTEGRITY_MODE=root "$0" "$@" >"$logs/root" 2>&1 &
+    root_pid=$!
     as_nobody() { TMPDIR=/tmp setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
     script=$0 nobody_env= nobody_avo=$avo stage=
     if ! as_nobody test -x "$avo" -a -r "$evaluator" -a -x "$0"; then
@@ -145,12 +150,16 @@ if [ "$(id -u)" = 0 ] && [ -z "${INTEGRITY_MODE:-}" ]; then
         nobody_avo=$stage/avo
     fi
     if as_nobody test -x "$nobody_avo"; then
-        INTEGRITY_MODE=nobody as_nobody env $nobody_env "$script" "$@"
+        INTEGRITY_MODE=nobody as_nobody env $nobody_env "$script" "$@" >"$logs/nobody" 2>&1
         nobody_rc=$?
     else
-        echo "integrity: SKIP mode nobody: uid 65534 cannot run $avo or a copy of it in /tmp" >&2
+        echo "integrity: SKIP mode nobody: uid 65534 cannot run $avo or a copy of it in /tmp" >"$logs/nobody"
         nobody_rc=77
     fi
+    wait "$root_pid"
+    root_rc=$?
+    cat "$logs/root" "$logs/nobody"
+    rm -rf "$logs"
     [ -n "$stage" ] && rm -rf "$stage"
     describe() {
         case $1 in
