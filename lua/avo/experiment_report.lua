@@ -415,7 +415,6 @@ end
 
 ------------------------------------------------------------ the report
 
--- The methods paragraph, from what the archive holds.
 -- What the best scores are: re-timed (and how) or as recorded.
 local function retimed_note(groups)
   local re, rec = {}, {}
@@ -433,8 +432,9 @@ local function retimed_note(groups)
       :format(table.concat(re, ", "))
   end
   if #rec > 0 then
-    text[#text + 1] = ("Best scores of %s are as recorded in the search, not re-timed " ..
-      "(re-timing was off, or the evaluator times nothing): where they are timings they are " ..
+    text[#text + 1] = ("Best scores of %s are as recorded in the search: not every run " ..
+      "re-timed its bests (re-timing off, an evaluator that times nothing, or a run that " ..
+      "ended before its re-timing), so none is compared re-timed; where they are timings they are " ..
       "the maximum of noisy measurements, not paired, and a run that evaluates more " ..
       "candidates draws more noise in its favour.")
       :format(table.concat(rec, ", "))
@@ -442,6 +442,7 @@ local function retimed_note(groups)
   return table.concat(text, " ")
 end
 
+-- The methods paragraph, from what the archive holds.
 local function methods(exp, def, cells, groups)
   local m = exp.machine or {}
   local counts = { finished = 0, failed = 0, unfinished = 0, missing = 0 }
