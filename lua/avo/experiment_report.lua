@@ -178,14 +178,20 @@ M.magnitude = magnitude
 
 -- A run's re-timed best (the last "retimed" event, avo.retime) when its
 -- figures are paired: { id, score = its median, low, high, recorded,
--- rounds, paired = { { against = "seed" or a baseline, median, low, high } } };
--- nil when the run re-timed nothing (re-timing off, nothing timed).
+-- rounds, paired = { { against = "seed" or a baseline, median, low, high } } }
+-- (against the seed 1 when the seed is that best); nil when the run
+-- re-timed nothing (re-timing off, nothing timed).
 local function retimed_best(archive, run_id)
   local events = archive:events(run_id, "retimed") or {}
   local data = events[#events] and events[#events].data
   local top = type(data) == "table" and data.paired and data.ranked and data.ranked[1]
   if not top or type(top.median) ~= "number" then return nil end
   local paired = {}
+  -- the seed re-timed best of its run: its ratio to itself is 1, exactly
+  -- (so an arm's median ratio counts the runs that did not beat the seed)
+  if type(data.seed) == "table" and data.seed.id == top.id then
+    paired[1] = { against = "seed", median = 1, low = 1, high = 1 }
+  end
   for _, p in ipairs(top.paired or {}) do
     paired[#paired + 1] = { against = p.against, median = p.median, low = p.low, high = p.high }
   end

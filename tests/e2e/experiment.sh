@@ -257,17 +257,21 @@ python3 "$check" "$fdb" "$tmp/frep.json" || fail "failed-cell report differs fro
 # round by round; the recorded maxima stay beside them, labelled
 rdb="$tmp/retimed.db"
 expect_exit 0 "$AVO" experiment tests/e2e/experiment/retimed.lua --db "$rdb"
-[ "$(q "$rdb" "SELECT count(*) FROM events WHERE kind = 'retimed'")" = 4 ] ||
+[ "$(q "$rdb" "SELECT count(*) FROM events WHERE kind = 'retimed'")" = 8 ] ||
     fail "the cells did not re-time their bests: $(q "$rdb" "SELECT run_id, kind FROM events")"
 expect_exit 0 "$AVO" experiment report --db "$rdb" --out "$tmp/rrep"
 python3 "$check" "$rdb" "$tmp/rrep.json" || fail "re-timed report differs from the archive"
 expect_in "$tmp/out" "axpy, budget evals3 (GFLOP/s, each run's re-timed best):"
-[ "$(grep -c '^                 paired: [0-9.]*x seed \[[0-9.]*, [0-9.]*\]; recorded median [0-9.]' "$tmp/out")" = 2 ] ||
-    fail "no paired line per arm"
+[ "$(grep -c '^                 paired: [0-9.]*x seed \[[0-9.]*, [0-9.]*\]; recorded median [0-9.]' "$tmp/out")" = 4 ] ||
+    fail "no paired line per arm: $(cat "$tmp/out")"
+# where the seed is each run's best, its ratio to itself is 1
+expect_in "$tmp/out" "axpy, budget seed (GFLOP/s, each run's re-timed best):"
+[ "$(grep -c '^                 paired: 1x seed \[1, 1\]; recorded median' "$tmp/out")" -ge 2 ] ||
+    fail "the seed's own ratio: $(cat "$tmp/out")"
 expect_in "$tmp/rrep.html" "<th class=l>paired</th><th>recorded median</th>"
-expect_in "$tmp/rrep.html" "Best scores of axpy/evals3 are re-timed"
+expect_in "$tmp/rrep.html" "Best scores of axpy/evals3, axpy/seed are re-timed"
 head -n 1 "$tmp/rrep.csv" | grep -q ',figure,recorded_median,paired$' || fail "CSV header: $(head -n 1 "$tmp/rrep.csv")"
-[ "$(grep -c ',retimed,[0-9.e+-]*,seed=[0-9.e+-]*$' "$tmp/rrep.csv")" = 2 ] || fail "CSV rows: $(cat "$tmp/rrep.csv")"
+[ "$(grep -c ',retimed,[0-9.e+-]*,seed=[0-9.e+-]*$' "$tmp/rrep.csv")" = 4 ] || fail "CSV rows: $(cat "$tmp/rrep.csv")"
 # the test backend's grid times nothing: recorded, said so, no paired figures
 expect_in "$tmp/rep.html" "Best scores of nk/evals12, nk/long are as recorded in the search: not every run re-timed its bests"
 grep -q ',recorded,[0-9.e+-]*,$' "$tmp/rep.csv" || fail "CSV of recorded figures: $(cat "$tmp/rep.csv")"

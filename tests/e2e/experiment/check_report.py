@@ -65,7 +65,10 @@ for p in plan:
             if got is not None:
                 errors.append(f"{key}: re-timed {got}, but the run's figures are not paired")
         else:
-            retimed[key] = (top["median"], {p["against"]: p["median"] for p in top["paired"]})
+            ratios = {p["against"]: p["median"] for p in top["paired"]}
+            if (data.get("seed") or {}).get("id") == top["id"]:
+                ratios["seed"] = 1.0  # the seed is the best: its ratio to itself
+            retimed[key] = (top["median"], ratios)
             if got is None or got["id"] != top["id"] or not close(got["score"], top["median"]):
                 errors.append(f"{key}: re-timed {got}, archive #{top['id']} {top['median']}")
 
