@@ -176,14 +176,20 @@ M.magnitude = magnitude
 
 ------------------------------------------------------------ the data
 
--- A run's re-timed best (the last "retimed" event, avo.retime) when its
--- figures are paired: { id, score = its median, low, high, recorded,
+-- A run's re-timed best (its latest "retimed" event, avo.retime, or
+-- "rebenched" one, `avo rebench` of the run later) when its figures are
+-- paired: { id, score = its median, low, high, recorded,
 -- rounds, paired = { { against = "seed" or a baseline, median, low, high } } }
 -- (against the seed 1 when the seed is that best); nil when the run
 -- re-timed nothing (re-timing off, nothing timed).
 local function retimed_best(archive, run_id)
-  local events = archive:events(run_id, "retimed") or {}
-  local data = events[#events] and events[#events].data
+  local last
+  for _, kind in ipairs({ "retimed", "rebenched" }) do
+    local events = archive:events(run_id, kind) or {}
+    local e = events[#events]
+    if e and (not last or e.id > last.id) then last = e end
+  end
+  local data = last and last.data
   local top = type(data) == "table" and data.paired and data.ranked and data.ranked[1]
   if not top or type(top.median) ~= "number" then return nil end
   local paired = {}

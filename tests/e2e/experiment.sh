@@ -272,6 +272,22 @@ expect_in "$tmp/rrep.html" "<th class=l>paired</th><th>recorded median</th>"
 expect_in "$tmp/rrep.html" "Best scores of axpy/evals3, axpy/seed are re-timed"
 head -n 1 "$tmp/rrep.csv" | grep -q ',figure,recorded_median,paired$' || fail "CSV header: $(head -n 1 "$tmp/rrep.csv")"
 [ "$(grep -c ',retimed,[0-9.e+-]*,seed=[0-9.e+-]*$' "$tmp/rrep.csv")" = 4 ] || fail "CSV rows: $(cat "$tmp/rrep.csv")"
+# the same grid without re-timing: recorded; `avo rebench` of every cell's
+# run afterwards makes it re-timed (the latest paired re-timing of a run)
+sed "s#\"../evaluators/axpy.lua\"#\"$AVO_SOURCE_ROOT/tests/e2e/evaluators/axpy.lua\"#;
+     s#retime = { top = 2, rounds = 2 },#retime = 0,#" tests/e2e/experiment/retimed.lua >"$tmp/rt0.lua"
+grep -q 'retime = 0,' "$tmp/rt0.lua" || fail "tests/e2e/experiment/retimed.lua changed: update the sed above"
+r0db="$tmp/rt0.db"
+expect_exit 0 "$AVO" experiment "$tmp/rt0.lua" --db "$r0db"
+expect_exit 0 "$AVO" experiment report --db "$r0db" --out "$tmp/r0rep"
+expect_in "$tmp/out" "axpy, budget evals3 (GFLOP/s, best as recorded, not re-timed):"
+python3 "$check" "$r0db" "$tmp/r0rep.json" || fail "report without re-timing differs from the archive"
+for run in $(q "$r0db" "SELECT run_id FROM experiment_cells"); do
+    expect_exit 0 "$AVO" rebench --db "$r0db" --run "$run" --top 1 --rounds 2
+done
+expect_exit 0 "$AVO" experiment report --db "$r0db" --out "$tmp/r0rep"
+expect_in "$tmp/out" "axpy, budget evals3 (GFLOP/s, each run's re-timed best):"
+python3 "$check" "$r0db" "$tmp/r0rep.json" || fail "report after rebench differs from the archive"
 # the test backend's grid times nothing: recorded, said so, no paired figures
 expect_in "$tmp/rep.html" "Best scores of nk/evals12, nk/long are as recorded in the search: not every run re-timed its bests"
 grep -q ',recorded,[0-9.e+-]*,$' "$tmp/rep.csv" || fail "CSV of recorded figures: $(cat "$tmp/rep.csv")"

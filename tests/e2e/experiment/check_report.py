@@ -1,11 +1,11 @@
 """Recompute an experiment report's numbers from the archive, independently
 of avo (tests/e2e/experiment.sh): python3 check_report.py DB REPORT.json
-Checks every cell's best score (re-timed: its run's last "retimed" event's
-#1 median, with its paired ratios, when the run's figures are paired), each
-group's figure (re-timed when every finished cell of it re-timed, else
-recorded), each arm's n, median and quartiles of those figures, its
-recorded median and paired medians, that the
-bootstrap interval holds the median and lies within the data, every pair's
+Checks every cell's best score (re-timed: the #1 median of its run's last
+"retimed" or "rebenched" event, with its paired ratios, when the run's
+figures are paired), each group's figure (re-timed when every finished cell
+of it re-timed, else recorded), each arm's n, median and quartiles of those
+figures, its recorded median and paired medians, that the bootstrap
+interval holds the median and lies within the data, every pair's
 Mann-Whitney U, A12 and p-value (exact by enumerating the arrangements when
 there are no ties, normal approximation otherwise) and Holm's adjustment."""
 import itertools
@@ -56,7 +56,7 @@ for p in plan:
         if not close(c["best"], b):
             errors.append(f"{key}: best {c['best']}, archive {b}")
         best[key] = b
-        row = con.execute("SELECT data FROM events WHERE run_id = ? AND kind = 'retimed' "
+        row = con.execute("SELECT data FROM events WHERE run_id = ? AND kind IN ('retimed', 'rebenched') "
                           "ORDER BY id DESC LIMIT 1", (rid,)).fetchone()
         data = json.loads(row[0]) if row and row[0] else {}
         top = (data.get("ranked") or [None])[0] if data.get("paired") else None
