@@ -102,6 +102,10 @@ chroot)
     for tool in debootstrap unshare chroot; do
         command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs it)"
     done
+    # the chroot is made in a private mount namespace, which cannot be made
+    # where / is no mount point (this suite itself running in a chroot)
+    why=$(unshare --mount --propagation private true 2>&1) ||
+        skip "no private mount namespace here for the chroot's mounts (unshare --mount: ${why:-failed}; / is no mount point in a chroot)"
     base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
     exec 9>&-
     scratch=$(mktemp -d /var/tmp/avo-containers-chroot.XXXXXX) || exit 1
