@@ -1166,7 +1166,54 @@ static void set_limit(int resource, rlim_t value)
     setrlimit(resource, &lim);
 }
 
-static void apply_limits(const avo_sandbox_opts *o, int root_started)
+/* Tasks (threads included, as RLIMIT_NPROC counts them) whose real uid is
+ * `uid`, read from /proc with system calls alone (we are a forked child);
+ * -1 where /proc cannot be read. */
+static long uid_tasks(uid_t uid)
+{
+    int proc = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (proc < 0)
+        return -1;
+    long total = 0;
+    char dents[8192];
+    long n;
+    while ((n = syscall(SYS_getdents64, proc, dents, sizeof dents)) > 0) {
+        for (long off = 0; off < n;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(dents + off);
+            off += d->reclen;
+            if (d->name[0] < '1' || d->name[0] > '9')
+                continue;
+            char path[64], status[4096];
+            snprintf(path, sizeof path, "%s/status", d->name);
+            int fd = openat(proc, path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0)
+                continue; /* gone since */
+            ssize_t len = read(fd, status, sizeof status - 1);
+            close(fd);
+            if (len <= 0)
+                continue;
+            status[len] = '\0';
+            const char *u = strstr(status, "\nUid:\t"), *t = strstr(status, "\nThreads:\t");
+            if (u && t && strtoul(u + 6, NULL, 10) == uid)
+                total += strtol(t + 10, NULL, 10);
+        }
+    }
+    close(proc);
+    return n < 0 ? -1 : total;
+}
+
+/* `shared_tasks`: where the sandbox keeps the caller's uid outside a user
+ * namespace (landlock or unisolated, not started by root), the tasks that
+ * uid has already (the user's shell, editor, this run's own workers and
+ * compilers): its process limit counts them all, so ours comes on top;
+ * -1 where they cannot be counted (the inherited limit stays). 0 elsewhere. */
+static void apply_limits(const avo_sandbox_opts *o, int root_started, long shared_tasks)
 {
     if (o->cpu_s > 0) {
         rlim_t cpu = (rlim_t)o->cpu_s + 1;
@@ -1178,13 +1225,17 @@ static void apply_limits(const avo_sandbox_opts *o, int root_started)
     if (o->nofile > 0)
         set_limit(RLIMIT_NOFILE, (rlim_t)o->nofile);
     /* Counted per uid: in a user namespace of our own, our processes; as the
-     * sandbox uid of root, every sandboxed process of the machine. */
+     * sandbox uid of root, every sandboxed process of the machine; as the
+     * caller's uid outside a namespace, all of the caller's (shared_tasks). */
     int nproc = o->profile == AVO_SANDBOX_CANDIDATE ? (o->threads > 1 ? o->threads + 1 : 1)
                                                     : (o->nproc > 0 ? o->nproc : 32);
     const char *fixed = getenv("AVO_SANDBOX_UID");
     if (root_started && nproc > 1 && (!o->uid || (fixed && *fixed) || uid_shared))
         nproc += 1024; /* a uid shared by every sandbox of the machine */
-    set_limit(RLIMIT_NPROC, (rlim_t)nproc);
+    if (nproc > 1 && shared_tasks > 0)
+        nproc += (int)shared_tasks - 1; /* ourselves among them */
+    if (nproc == 1 || shared_tasks >= 0)
+        set_limit(RLIMIT_NPROC, (rlim_t)nproc);
     set_limit(RLIMIT_CORE, 0);
 }
 
@@ -1469,6 +1520,12 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
         return rc;
     int root_started = geteuid() == 0;
     int cwd_writable = 0;
+    /* Counted before Landlock hides /proc; only a sandbox that may start
+     * tasks at all needs it (one limited to itself stops at any count). */
+    long shared_tasks = 0;
+    if (m != AVO_SANDBOX_NAMESPACES && !root_started &&
+        (o->profile != AVO_SANDBOX_CANDIDATE || o->threads > 1))
+        shared_tasks = uid_tasks(getuid());
     if (m == AVO_SANDBOX_NAMESPACES)
         rc = enter_namespaces(probe.way, o, err, errlen);
     else
@@ -1480,7 +1537,7 @@ int avo_sandbox_enter(const avo_sandbox_opts *o, char *err, size_t errlen)
     if (m == AVO_SANDBOX_NAMESPACES && o->chdir_to && chdir(o->chdir_to) < 0)
         return avo_error(err, errlen, AVO_EIO, "sandbox: cannot enter %s: %s", o->chdir_to,
                          strerror(errno));
-    apply_limits(o, root_started);
+    apply_limits(o, root_started, shared_tasks);
     avo_sandbox_harden();
     minimal_environment(m == AVO_SANDBOX_NAMESPACES ? "/tmp" : cwd_writable ? "." : NULL);
 #if AVO_HAVE_SECCOMP

@@ -9,6 +9,8 @@
 #   - Landlock refused too (deny-namespaces --no-landlock): evaluation is
 #     refused (exit 3) with a message naming both and the opt-in;
 #     AVO_SANDBOX=unisolated (and the deprecated weak) evaluate, saying so;
+#   - a user with 60 processes of their own (nobody's, started by root)
+#     still compiles under landlock: the process limit counts them all;
 #   - root: a compile cache in a directory the sandbox's uid cannot enter
 #     still works under landlock (the binds are opened before the uid drop);
 #   - root: the same quickstart evaluation inside a chroot picks landlock;
@@ -67,6 +69,32 @@ verdict "$tmp/out" ok unisolated
 expect_exit 3 env AVO_SANDBOX=landlock "$deny" --no-landlock "$AVO" eval $kernels/axpy.c \
     --evaluator $evaluator
 expect_in "$tmp/out" "AVO_SANDBOX=landlock, but this machine does not offer it"
+
+# ------------------------- a user with many processes of their own
+# Under landlock the sandbox keeps the user's uid, whose process limit
+# counts every task of it (a desktop's hundreds, a run's own workers): the
+# compiler's limit comes on top of those, so 60 sleeping processes of the
+# same user do not make its fork fail (nobody's, where we are root).
+as_user=
+if [ "$(id -u)" = 0 ]; then
+    as_user="setpriv --reuid=nobody --regid=nogroup --clear-groups"
+    user_avo=$(nobody_avo)
+else
+    user_avo=$AVO
+fi
+mkdir -m 755 "$tmp/user" && cp $kernels/axpy.c $evaluator "$deny" "$tmp/user/" && chmod a+r "$tmp/user"/*
+user_deny="$tmp/user/$(basename "$deny")"
+[ -z "$as_user" ] || chown nobody "$tmp/user"
+# (on a failure they outlive the test by two minutes at most, holding none of its output)
+$as_user sh -c 'i=0; while [ $i -lt 60 ]; do sleep 120 & i=$((i + 1)); done; wait' </dev/null >/dev/null 2>&1 &
+sleepers=$!
+sleep 1
+expect_exit 0 env AVO_CACHE="$tmp/user/cache" $as_user "$user_deny" "$user_avo" eval "$tmp/user/axpy.c" \
+    --evaluator "$tmp/user/axpy.lua" --json --param UNROLL=2
+verdict "$tmp/out" ok landlock
+pkill -P $sleepers sleep 2>/dev/null || true
+kill $sleepers 2>/dev/null || true
+wait $sleepers 2>/dev/null || true
 
 if [ "$(id -u)" != 0 ]; then
     echo "sandbox_fallback: not root: the private-cache and chroot cases were not run"
