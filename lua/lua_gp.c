@@ -245,40 +245,6 @@ static int gp_best(lua_State *L)
     return 3;
 }
 
-/* scores[i], or `worst` where it is nil or false (a failed record) */
-static double score_at(lua_State *L, lua_Integer i, double worst)
-{
-    lua_rawgeti(L, 1, i);
-    double v = lua_toboolean(L, -1) ? lua_tonumber(L, -1) : worst;
-    lua_pop(L, 1);
-    return v;
-}
-
-/* core.gp_moments(scores, n, worst) -> mean, sd: of scores[1..n] (nil or
- * false counts as `worst`), two sums in their order as the surrogate's Lua made
- * them (so its picks stay the same bit for bit), sd 1 where it is 0.  In
- * C because they run over every observation each round: in Lua they were
- * what grew with the run. */
-static int gp_moments(lua_State *L)
-{
-    luaL_checktype(L, 1, LUA_TTABLE);
-    lua_Integer n = luaL_checkinteger(L, 2);
-    double worst = luaL_checknumber(L, 3);
-    double sum = 0;
-    for (lua_Integer i = 1; i <= n; i++)
-        sum += score_at(L, i, worst);
-    double mean = sum / (double)n;
-    double var = 0;
-    for (lua_Integer i = 1; i <= n; i++) {
-        double d = score_at(L, i, worst) - mean;
-        var += d * d; /* (Lua's x ^ 2 is x * x) */
-    }
-    double sd = sqrt(var / (double)n);
-    lua_pushnumber(L, mean);
-    lua_pushnumber(L, sd == 0 ? 1 : sd);
-    return 2;
-}
-
 static const luaL_Reg gp_methods[] = {
     {"add", gp_add},
     {"pop", gp_pop},
@@ -297,7 +263,6 @@ void avo_lua_gp_register(lua_State *L)
 {
     static const luaL_Reg functions[] = {
         {"gp", gp_new},
-        {"gp_moments", gp_moments},
         {NULL, NULL},
     };
     avo_lua_new_class(L, AVO_LUA_GP_MT, gp_methods, gp_close);

@@ -63,6 +63,7 @@ local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local space = require "strategies.lib.space"
 local index_of = require("operators.lib.knobs").index_of
+local moments = require "strategies.lib.moments"
 
 local M = {}
 
@@ -191,13 +192,13 @@ end
 -- ok score (0 when none is ok).  Returns the best standardized score of a
 -- record, the mean and deviation of the scores, and the score of a failed
 -- record; observation i's standardized score is ((state.scores[i] or worst)
--- - mean) / sd.  Two sums over the observations, in their order (the
--- scores are kept as they come: observe), in C (core.gp_moments).
+-- - mean) / sd.  In constant time (strategies/lib/moments.lua: kept as
+-- scores come, observe), so a round costs the same at 100 observations as
+-- at 100,000.
 local function standardized(state)
-  local scores, n = state.scores, #state.observed
   local worst = state.worst
   if worst == math.huge then worst = 0 end
-  local mean, sd = core.gp_moments(scores, n, worst)
+  local mean, sd = moments.of(state.moments, worst)
   -- The best of the standardized scores of records (not believed ones):
   -- the best score standardized, as (s - mean) / sd only grows with s.
   return (math.max(state.top_score or worst, worst) - mean) / sd, mean, sd, worst
@@ -211,6 +212,7 @@ local function observe(state, rec, knobs)
   local n = #state.xs + 1
   state.xs[n], state.observed[n] = encode(state, knobs), rec
   state.scores[n] = rec.believed or (rec.status == "ok" and (rec.score or 0))
+  moments.add(state.moments, state.scores[n])
   if rec.status == "ok" then
     state.worst = math.min(state.worst, state.scores[n])
     state.top_score = math.max(state.top_score or state.scores[n], state.scores[n])
@@ -451,6 +453,7 @@ local function propose(state, round)
   local encodings, keys = {}, {}
   for i, knobs in ipairs(list) do encodings[i], keys[i] = encode(state, knobs), key_of(state, knobs) end
   local picks, taken = {}, {}
+  local before = moments.copy(state.moments)
   -- Hyperparameters are chosen again after `refit` evaluations, or a
   -- quarter of them all when that is more: they settle as data grows.
   local choose = state.since_fit >= math.max(state.cfg.refit, #state.xs // 4)
@@ -478,6 +481,7 @@ local function propose(state, round)
     end
   end
   for _ = 1, #picks - 1 do forget_last(state) end
+  state.moments = before -- as before the believed picks, exactly
   return picks
 end
 
@@ -491,6 +495,7 @@ function M.run(opts)
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
     xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0, tops = {},
     scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
+    moments = moments.new(), -- of scores (standardized)
     ranked = {}, -- ok observations, best first (observe)
     train = {}, -- the training set (sync_training), observation indices
   }

@@ -56,14 +56,6 @@ function core.rng(seed, name) end
 ---@return avo.Gp
 function core.gp(spans) end
 
----core.gp_moments(scores, n, worst) -> mean, sd: of scores[1..n] (nil or false counts as worst), summed in order as the surrogate did in Lua; sd 1 where it is 0 (lua/lua_gp.c)
----@param scores table<integer, number>
----@param n integer
----@param worst number
----@return number mean
----@return number sd
-function core.gp_moments(scores, n, worst) end
-
 ---core.pool(jobs, worker_exe) -> pool | nil, msg (lua/lua_pool.c)
 ---@param jobs integer
 ---@param worker_exe string
