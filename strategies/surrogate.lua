@@ -210,7 +210,7 @@ end
 -- so a round does not rank every record again.
 local function observe(state, rec, knobs)
   local n = #state.xs + 1
-  state.xs[n], state.observed[n] = encode(state, knobs), rec
+  state.xs[n] = encode(state, knobs) -- the record itself is not kept: only its score
   state.scores[n] = rec.believed or (rec.status == "ok" and (rec.score or 0))
   moments.add(state.moments, state.scores[n])
   if rec.status == "ok" then
@@ -255,18 +255,16 @@ local function sync_training(state)
   local last = state.train[#state.train] or 0
   if n - last + #state.train > M then
     local ranked = state.ranked
-    local keep = {}
-    for j = 1, math.min(M // 2, #ranked) do keep[ranked[j]] = true end
-    local count = math.min(M // 2, #ranked)
+    local keep, kept = {}, {}
+    for j = 1, math.min(M // 2, #ranked) do keep[ranked[j]], kept[j] = true, ranked[j] end
     for i = n, 1, -1 do
-      if count >= (3 * M) // 4 then break end
-      if not keep[i] then keep[i], count = true, count + 1 end
+      if #kept >= (3 * M) // 4 then break end
+      if not keep[i] then keep[i], kept[#kept + 1] = true, i end
     end
+    table.sort(kept) -- in the order they came, as every other training set
     state.train = {}
     state.gp:clear()
-    for i = 1, n do
-      if keep[i] then train_add(state, i) end
-    end
+    for _, i in ipairs(kept) do train_add(state, i) end
     if not state.bounded then
       state.bounded = true
       avo.log("%s: %d observations: the model trains on the best and the latest, %d at most " ..
@@ -279,7 +277,7 @@ end
 
 local function forget_last(state)
   local n = #state.xs
-  state.xs[n], state.observed[n], state.scores[n] = nil, nil, nil
+  state.xs[n], state.scores[n] = nil, nil
   local train = state.train
   if train[#train] == n then
     train[#train] = nil
@@ -493,7 +491,7 @@ function M.run(opts)
   local domain = avo.knobs(seed.source)
   local state = {
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
-    xs = {}, observed = {}, seen = {}, best = seed, since_fit = 0, tops = {},
+    xs = {}, seen = {}, best = seed, since_fit = 0, tops = {},
     scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
     moments = moments.new(), -- of scores (standardized)
     ranked = {}, -- ok observations, best first (observe)
