@@ -460,6 +460,146 @@ function M.record_exit(archive, run_id, args, code)
     reason = reason, exit_code = code })
 end
 
+-- The experiment's identity: its file, the script arms' texts (a changed
+-- script is a changed experiment) and what the file declared once
+-- evaluated (a file that reads the environment may declare another grid
+-- from the same text), its paths as written: the same file run from
+-- another directory is the same experiment.
+local function definition_hash(def, source, path, scripts)
+  local hashed = { source }
+  for _, a in ipairs(def.arms) do
+    if scripts[a.name] then hashed[#hashed + 1] = a.name .. "\0" .. scripts[a.name] end
+  end
+  local written = assert(load_definition(source, path, nil))
+  local declared = { name = written.name, env = written.env, run_jobs = written.run_jobs,
+    slurm = written.slurm, listen = written.listen,
+    budgets = written.budgets, seeds = written.seeds, arms = {}, workloads = written.workloads }
+  for i, a in ipairs(written.arms) do
+    declared.arms[i] = { name = a.name, strategy = a.strategy, script = a.script,
+      run = a.run and "function" or nil, options = a.options, args = a.args, env = a.env }
+  end
+  local eok, encoded = pcall(core.json_encode, declared)
+  hashed[#hashed + 1] = eok and encoded or ""
+  return core.hash(table.concat(hashed, "\0"))
+end
+
+-- The experiment this file declares in `archive`: the latest of its name
+-- when the hash is the same (resumed), else a new one; one of another hash
+-- is refused unless `new`.  Returns the experiment, or nil and the exit
+-- status after saying why.
+local function open_experiment(archive, db, def, source, path, hash, cells, new)
+  local exp = latest_named(archive, def.name)
+  if exp and exp.hash ~= hash and not new then
+    S.eprintf("avo: experiment '%s' (#%d) in %s was declared by a different file (hash %s, " ..
+      "now %s): refusing to mix them; --new starts a new experiment beside it\n",
+      def.name, exp.id, db, exp.hash:sub(1, 12), hash:sub(1, 12))
+    return nil, 2
+  end
+  if exp and exp.hash == hash then
+    S.eprintf("avo: experiment '%s' #%d: resuming (%d cells) in %s\n", def.name, exp.id,
+      #cells, db)
+    return exp
+  end
+  local plan_rows = {}
+  for i, c in ipairs(cells) do plan_rows[i] = c end
+  local id, err = archive:experiment_add{
+    name = def.name, path = path, source = source, hash = hash,
+    plan = setmetatable(plan_rows, core.json_array_mt), machine = machine(),
+    engine_version = S.engine_version(),
+  }
+  if not id then
+    S.eprintf("avo: %s\n", err)
+    return nil, 1
+  end
+  S.eprintf("avo: experiment '%s' #%d: %d cells (%d arms x %d workloads x %d budgets x %d " ..
+    "seeds) into %s\n", def.name, id, #cells, #def.arms, #def.workloads, #def.budgets,
+    #def.seeds, db)
+  return { id = id, name = def.name, path = path, source = source, hash = hash }
+end
+
+-- What each cell needs: kept (its run finished), resumed (its run was cut
+-- short) or started (no run yet, or a failed one retried: a retry is a new
+-- run of the cell).  Returns the cells to run, in order (c.resume_run set
+-- on those resumed), how many were kept and how many of those failed.
+local function triage(archive, exp, cells, dir, retry_failed)
+  local runs = cell_runs(archive, exp.id)
+  local recorded = {}
+  for _, rc in ipairs(assert(archive:experiment_cells(exp.id))) do recorded[rc.cell] = rc end
+  local queue, kept, failed = {}, 0, 0
+  for _, c in ipairs(cells) do
+    local r = runs[c.key]
+    local rec = recorded[c.key]
+    local failed_before = r and (r.status == "failed" or
+      rec and rec.status == "failed" and rec.run_id == r.id)
+    if r and FINISHED[r.status] and not (failed_before and retry_failed) then
+      kept = kept + 1
+      if failed_before then failed = failed + 1 end
+      -- What was recorded of this run (its exit status above all, written
+      -- by the cell as it ended) is kept; a run that ended `stopped` with an
+      -- error (a strategy refusing its options exits 2) stays failed, and a
+      -- failure the runner never saw gets its reason from the log.
+      local same = rec and rec.run_id == r.id
+      local status = same and rec.status == "failed" and "failed" or r.status
+      local reason = same and rec.reason or nil
+      if status == "failed" and not reason then
+        reason = log_tail(dir .. "/" .. safe(c.key) .. ".log", 3)
+        if reason == "" then reason = nil end
+      end
+      if not (same and rec.status == status and rec.reason == reason) then
+        archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = status,
+          reason = reason, exit_code = same and rec.exit_code or nil })
+      end
+    else
+      c.resume_run = r and not failed_before and r.id or nil
+      queue[#queue + 1] = c
+    end
+  end
+  return queue, kept, failed
+end
+
+-- The command line of cell `c` (its script written to `base`.lua when it
+-- starts): `avo run` of the cell's script with its seed, budget and
+-- re-timing, or `avo resume` of its run; the environment of the file and
+-- the arm first; on a cluster, its workers a Slurm job step of their own
+-- that connects back to it (README "Scale-out": a resumed cell runs where
+-- its first part ran).
+local function cell_argv(def, exp, c, scripts, exe, db, base, arm, budget)
+  local argv = {}
+  local function add(...)
+    for _, a in ipairs({ ... }) do argv[#argv + 1] = a end
+  end
+  local env = {}
+  for k, v in pairs(def.env) do env[k] = v end
+  for k, v in pairs(arm.env) do env[k] = v end
+  if next(env) then
+    add("/usr/bin/env")
+    for _, k in ipairs(sorted_keys(env)) do add(k .. "=" .. tostring(env[k])) end
+  end
+  add(exe)
+  if c.resume_run then
+    add("resume", "--db", db, "--run", tostring(c.resume_run), "--jobs", tostring(def.run_jobs))
+  else
+    local f = assert(io.open(base .. ".lua", "w"))
+    f:write(cell_script(exp, c, scripts))
+    f:close()
+    add("run", base .. ".lua", "--db", db, "--seed", tostring(c.seed),
+      "--jobs", tostring(def.run_jobs))
+    for _, f in ipairs({ { "retime", "--retime" }, { "retime_rounds", "--retime-rounds" } }) do
+      if def[f[1]] then add(f[2], tostring(def[f[1]])) end
+    end
+    for _, k in ipairs(BUDGET_KEYS) do
+      if budget[k] then add(BUDGET_FLAGS[k], tostring(budget[k])) end
+    end
+  end
+  if def.slurm then
+    add("--slurm", def.slurm, "--listen", def.listen or "127.0.0.1:0")
+  elseif def.listen then
+    add("--listen", def.listen)
+  end
+  if not c.resume_run then add("avo_experiment=" .. exp.id, "avo_cell=" .. c.key) end
+  return argv
+end
+
 -- opts: file, db, jobs, new, retry_failed
 local function run_experiment(opts)
   local path = opts.file
@@ -479,26 +619,7 @@ local function run_experiment(opts)
     S.eprintf("avo: experiment %s: %s; nothing was run\n", path, lerr)
     return 2
   end
-  -- The hash covers the file and the script arms' texts: a changed script
-  -- is a changed experiment.
-  local hashed = { source }
-  for _, a in ipairs(def.arms) do
-    if scripts[a.name] then hashed[#hashed + 1] = a.name .. "\0" .. scripts[a.name] end
-  end
-  -- ... and what the file declared once evaluated (a file that reads the
-  -- environment may declare another grid from the same text), its paths
-  -- as written: the same file run from another directory is the same.
-  local written = assert(load_definition(source, path, nil))
-  local declared = { name = written.name, env = written.env, run_jobs = written.run_jobs,
-    slurm = written.slurm, listen = written.listen,
-    budgets = written.budgets, seeds = written.seeds, arms = {}, workloads = written.workloads }
-  for i, a in ipairs(written.arms) do
-    declared.arms[i] = { name = a.name, strategy = a.strategy, script = a.script,
-      run = a.run and "function" or nil, options = a.options, args = a.args, env = a.env }
-  end
-  local eok, encoded = pcall(core.json_encode, declared)
-  hashed[#hashed + 1] = eok and encoded or ""
-  local hash = core.hash(table.concat(hashed, "\0"))
+  local hash = definition_hash(def, source, path, scripts)
   local cells = plan(def)
 
   local db = opts.db or "avo.db"
@@ -507,34 +628,10 @@ local function run_experiment(opts)
     S.eprintf("avo: %s\n", aerr)
     return 1
   end
-  local exp = latest_named(archive, def.name)
-  if exp and exp.hash ~= hash and not opts.new then
-    S.eprintf("avo: experiment '%s' (#%d) in %s was declared by a different file (hash %s, " ..
-      "now %s): refusing to mix them; --new starts a new experiment beside it\n",
-      def.name, exp.id, db, exp.hash:sub(1, 12), hash:sub(1, 12))
+  local exp, code = open_experiment(archive, db, def, source, path, hash, cells, opts.new)
+  if not exp then
     archive:close()
-    return 2
-  end
-  if not exp or exp.hash ~= hash then
-    local plan_rows = {}
-    for i, c in ipairs(cells) do plan_rows[i] = c end
-    local id, err = archive:experiment_add{
-      name = def.name, path = path, source = source, hash = hash,
-      plan = setmetatable(plan_rows, core.json_array_mt), machine = machine(),
-      engine_version = S.engine_version(),
-    }
-    if not id then
-      S.eprintf("avo: %s\n", err)
-      archive:close()
-      return 1
-    end
-    exp = { id = id, name = def.name, path = path, source = source, hash = hash }
-    S.eprintf("avo: experiment '%s' #%d: %d cells (%d arms x %d workloads x %d budgets x %d " ..
-      "seeds) into %s\n", def.name, id, #cells, #def.arms, #def.workloads, #def.budgets,
-      #def.seeds, db)
-  else
-    S.eprintf("avo: experiment '%s' #%d: resuming (%d cells) in %s\n", def.name, exp.id,
-      #cells, db)
+    return code
   end
   exp.dir = file_dir
 
@@ -555,105 +652,17 @@ local function run_experiment(opts)
   local budget_of = {}
   for _, b in ipairs(def.budgets) do budget_of[b.name] = b end
 
-  -- What each cell needs: kept (finished), resume (its run was cut short)
-  -- or start (no run yet).
-  local runs = cell_runs(archive, exp.id)
-  local recorded = {}
-  for _, rc in ipairs(assert(archive:experiment_cells(exp.id))) do recorded[rc.cell] = rc end
-  local queue, kept = {}, 0
-  for _, c in ipairs(cells) do
-    local r = runs[c.key]
-    local rec = recorded[c.key]
-    local failed_before = r and (r.status == "failed" or
-      rec and rec.status == "failed" and rec.run_id == r.id)
-    if r and FINISHED[r.status] and not (failed_before and opts.retry_failed) then
-      kept = kept + 1
-      -- What was recorded of this run (its exit status above all, written
-      -- by the cell as it ended) is kept; a run that ended `stopped` with an
-      -- error (a strategy refusing its options exits 2) stays failed, and a
-      -- failure the runner never saw gets its reason from the log.
-      local same = rec and rec.run_id == r.id
-      local status = same and rec.status == "failed" and "failed" or r.status
-      local reason = same and rec.reason or nil
-      if status == "failed" and not reason then
-        reason = log_tail(dir .. "/" .. safe(c.key) .. ".log", 3)
-        if reason == "" then reason = nil end
-      end
-      if not (same and rec.status == status and rec.reason == reason) then
-        archive:experiment_cell_put(exp.id, { cell = c.key, run_id = r.id, status = status,
-          reason = reason, exit_code = same and rec.exit_code or nil })
-      end
-    else
-      -- a failed run is not continued: a retry is a new run of the cell
-      c.resume_run = r and not failed_before and r.id or nil
-      queue[#queue + 1] = c
-    end
-  end
+  local queue, kept, failed = triage(archive, exp, cells, dir, opts.retry_failed)
+  local resumed = 0
+  for _, c in ipairs(queue) do if c.resume_run then resumed = resumed + 1 end end
   S.eprintf("avo: %d cells finished before, %d to run (%d to resume), %d at once\n", kept,
-    #queue, (function()
-      local n = 0
-      for _, c in ipairs(queue) do if c.resume_run then n = n + 1 end end
-      return n
-    end)(), jobs)
+    #queue, resumed, jobs)
 
   core.catch_interrupts()
-  local running, next_index, failed, unfinished = {}, 1, 0, 0
-  for _, c in ipairs(cells) do
-    local r, rec = runs[c.key], recorded[c.key]
-    if r and FINISHED[r.status] and not opts.retry_failed and (r.status == "failed" or
-        rec and rec.status == "failed" and rec.run_id == r.id) then
-      failed = failed + 1
-    end
-  end
+  local running, next_index, unfinished = {}, 1, 0
   local function launch(c)
     local base = dir .. "/" .. safe(c.key)
-    local argv = {}
-    local env = {}
-    for k, v in pairs(def.env) do env[k] = v end
-    for k, v in pairs(arm_of[c.arm].env) do env[k] = v end
-    if next(env) then
-      argv[#argv + 1] = "/usr/bin/env"
-      for _, k in ipairs(sorted_keys(env)) do argv[#argv + 1] = k .. "=" .. tostring(env[k]) end
-    end
-    argv[#argv + 1] = exe
-    if c.resume_run then
-      for _, a in ipairs({ "resume", "--db", db, "--run", tostring(c.resume_run),
-        "--jobs", tostring(def.run_jobs) }) do argv[#argv + 1] = a end
-    else
-      local f = assert(io.open(base .. ".lua", "w"))
-      f:write(cell_script(exp, c, scripts))
-      f:close()
-      for _, a in ipairs({ "run", base .. ".lua", "--db", db, "--seed", tostring(c.seed),
-        "--jobs", tostring(def.run_jobs) }) do argv[#argv + 1] = a end
-      for _, f in ipairs({ { "retime", "--retime" }, { "retime_rounds", "--retime-rounds" } }) do
-        if def[f[1]] then
-          argv[#argv + 1] = f[2]
-          argv[#argv + 1] = tostring(def[f[1]])
-        end
-      end
-      local b = budget_of[c.budget]
-      for _, k in ipairs(BUDGET_KEYS) do
-        if b[k] then
-          argv[#argv + 1] = BUDGET_FLAGS[k]
-          argv[#argv + 1] = tostring(b[k])
-        end
-      end
-    end
-    -- On a cluster each cell's workers are a Slurm job step of their own
-    -- that connects back to the cell's `avo run` or `avo resume` (README
-    -- "Scale-out"): a resumed cell runs where its first part ran.
-    if def.slurm then
-      for _, a in ipairs({ "--slurm", def.slurm, "--listen", def.listen or "127.0.0.1:0" }) do
-        argv[#argv + 1] = a
-      end
-    elseif def.listen then
-      argv[#argv + 1] = "--listen"
-      argv[#argv + 1] = def.listen
-    end
-    if not c.resume_run then
-      argv[#argv + 1] = "avo_experiment=" .. exp.id
-      argv[#argv + 1] = "avo_cell=" .. c.key
-    end
+    local argv = cell_argv(def, exp, c, scripts, exe, db, base, arm_of[c.arm], budget_of[c.budget])
     local pid, err = core.spawn(argv, base .. ".log")
     if not pid then
       S.eprintf("avo: cell %s: %s\n", c.key, err)
