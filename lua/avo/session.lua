@@ -201,6 +201,96 @@ end
 
 ------------------------------------------------------------------ avo run
 
+-- os.exit for the time of a run: it would end the process with the run
+-- left `running`; instead it ends the run as avo.exit does (status
+-- `stopped`, that exit code), naming where it was called.
+local function exit_ends_run(code)
+  local status = code
+  if code == nil or code == true then status = 0 elseif code == false then status = 1 end
+  local n = math.tointeger(status)
+  if not n or n < 0 or n > 255 then
+    error(("os.exit: status must be true, false or an integer from 0 to 255, got %s"):format(
+      type(code) == "number" and tostring(code) or type(code)), 2)
+  end
+  local info = debug.getinfo(2, "Sl")
+  local where = info and info.currentline > 0 and
+    ("%s:%d: "):format(info.short_src, info.currentline) or ""
+  error({ avo_exit = n, message = ("avo: %sos.exit(%d) ended the run"):format(where, n) }, 0)
+end
+
+-- The line of run_chunk that runs a returned strategy (set when it does):
+-- an error raised there is the command line's (script_error_of).
+local strategy_line
+
+-- Runs a script's chunk with its KEY=VALUE arguments as `...`; a script
+-- that returns a strategy-like table is run with them, numbers as numbers,
+-- so its own option checks see them (abc, nan, inf stay strings and are
+-- refused there).
+local function run_chunk(chunk, args)
+  local ret = chunk(args)
+  if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
+    local typed = {}
+    for k, v in pairs(args) do
+      local n = tonumber(v)
+      typed[k] = (n and n == n and n ~= math.huge and n ~= -math.huge)
+        and (math.tointeger(n) or n) or v
+    end
+    strategy_line = debug.getinfo(1, "l").currentline + 1
+    ret = ret.run(typed)
+  end
+  return ret
+end
+
+-- An error raised for the script from the engine's call of it names the
+-- script.  One the returned strategy blames on that call with the command
+-- line's KEY=VALUE (error(msg, 2) from its option check) is a usage error,
+-- like one from avo.options: exit status 2.  (Options the script itself
+-- passes through a tail call are the script's error: exit 1.)
+local function script_error_of(result, script)
+  result = S.script_error(result)
+  if type(result) ~= "string" or not script then return result end
+  local line, msg = result:match("^lua/avo/session%.lua:(%d+): (.*)$")
+  if msg and strategy_line and tonumber(line) == strategy_line then
+    msg = msg:gsub("\nstack traceback:.*$", "")
+    return { avo_exit = S.EXIT_USAGE, message = "avo: " .. script .. ": " .. msg }
+  elseif msg then
+    return script .. ": " .. msg
+  end
+  return result
+end
+
+-- The bests re-timed in fresh processes once the search is done (not
+-- after a failure, a signal or a stop, nor in a replay, which measures
+-- nothing; nor when the run ends `failed` for its infrastructure: every
+-- worker gone, evaluations left unfinished, the LLM server out);
+-- --retime/--retime-rounds over avo.retime{} over the defaults.  `ok`:
+-- the script ended without an error.  Sets run.retimed, or run.retime_why
+-- where a user asks why there is none; returns false and the error where
+-- the re-timing itself failed.
+local function retime_at_end(ctx, run, status, ok, stopped)
+  local rec = ctx.recorded
+  local pool = ctx.pool
+  if rec and (rec.mode == "replay" or rec.origin) then
+    run.retime_why = "a replay measures nothing"
+    return true
+  end
+  if core.interrupted() or stopped then
+    run.retime_why = ("the run was stopped before its re-timing; `avo rebench --db %s --run %d` " ..
+      "times its best with the seed and baselines in the same rounds"):format(ctx.db, ctx.run_id)
+    return true
+  end
+  local broken = (pool and pool.gone and pool:gone()) or run.infra_unfinished > 0 or
+    ((avo.llm.totals() or {}).fault_streak or 0) > 0
+  if not ok or broken then return true end
+  local want = run.retime_script or {}
+  return pcall(sched.run, function()
+    run.retimed, run.retime_why = retime.run(run, { top = ctx.retime or want.top,
+      rounds = ctx.retime_rounds or want.rounds, log = function(msg) status:log(msg) end })
+    -- The final status line gives the re-timed best.
+    if run.retimed and run.retimed.ranked[1] then status:log(status:line()) end
+  end)
+end
+
 -- Run a script's chunk as the main task of a run that is already in the
 -- archive.  `recorded` (resume/replay) answers evaluations from a recorded
 -- run.  Returns ok, error (string or divergence table), run state.
@@ -250,85 +340,16 @@ function S.execute(ctx)
     S.STOP_GRACE, ctx.db, ctx.run_id)
   if not watched then S.eprintf("avo: warning: %s (the watchdog thread does not run)\n", werr) end
 
-  -- Scripts get their KEY=VALUE arguments as `...`; a script that returns a
-  -- strategy-like table is run with them.
-  local args = ctx.args or {}
-  local run_line -- the line below that runs a returned strategy
-  -- os.exit would end the process with the run left `running`: during the
-  -- run it ends the run as avo.exit does (status `stopped`, that exit code).
   local os_exit = os.exit
-  os.exit = function(code)
-    local status = code
-    if code == nil or code == true then status = 0 elseif code == false then status = 1 end
-    local n = math.tointeger(status)
-    if not n or n < 0 or n > 255 then
-      error(("os.exit: status must be true, false or an integer from 0 to 255, got %s"):format(
-        type(code) == "number" and tostring(code) or type(code)), 2)
-    end
-    local info = debug.getinfo(2, "Sl")
-    local where = info and info.currentline > 0 and
-      ("%s:%d: "):format(info.short_src, info.currentline) or ""
-    error({ avo_exit = n, message = ("avo: %sos.exit(%d) ended the run"):format(where, n) }, 0)
-  end
-  local ok, result = pcall(sched.run, function()
-    local ret = ctx.chunk(args)
-    if type(ret) == "table" and type(ret.run) == "function" and ret.id == nil then
-      -- A strategy run with the command line's KEY=VALUE: numbers as numbers,
-      -- so its own option checks see them (abc, nan, inf stay strings and are
-      -- refused there).
-      local typed = {}
-      for k, v in pairs(args) do
-        local n = tonumber(v)
-        typed[k] = (n and n == n and n ~= math.huge and n ~= -math.huge)
-          and (math.tointeger(n) or n) or v
-      end
-      run_line = debug.getinfo(1, "l").currentline + 1
-      ret = ret.run(typed)
-    end
-    return ret
-  end)
+  os.exit = exit_ends_run
+  strategy_line = nil
+  local ok, result = pcall(sched.run, run_chunk, ctx.chunk, ctx.args or {})
   os.exit = os_exit
   local stopped = core.unwatch()
   if stopped then ok, result = false, { avo_stopped = "avo: " .. stopped } end
-  -- The bests re-timed in fresh processes once the search is done (not
-  -- after a failure, a signal or a stop, nor in a replay, which measures
-  -- nothing; nor when the run ends `failed` for its infrastructure: every
-  -- worker gone, evaluations left unfinished, the LLM server out);
-  -- --retime/--retime-rounds over avo.retime{} over the defaults.
-  local rec = ctx.recorded
-  local broken = (pool and pool.gone and pool:gone()) or run.infra_unfinished > 0 or
-    ((avo.llm.totals() or {}).fault_streak or 0) > 0
-  if ok and not core.interrupted() and not broken and
-      not (rec and (rec.mode == "replay" or rec.origin)) then
-    local want = run.retime_script or {}
-    local rok, rerr = pcall(sched.run, function()
-      run.retimed, run.retime_why = retime.run(run, { top = ctx.retime or want.top,
-        rounds = ctx.retime_rounds or want.rounds, log = function(msg) status:log(msg) end })
-      -- The final status line gives the re-timed best.
-      if run.retimed and run.retimed.ranked[1] then status:log(status:line()) end
-    end)
-    if not rok then ok, result = false, rerr end
-  elseif rec and (rec.mode == "replay" or rec.origin) then
-    run.retime_why = "a replay measures nothing"
-  elseif core.interrupted() or stopped then
-    run.retime_why = ("the run was stopped before its re-timing; `avo rebench --db %s --run %d` " ..
-      "times its best with the seed and baselines in the same rounds"):format(ctx.db, ctx.run_id)
-  end
-  if not ok then result = S.script_error(result) end
-  -- An error raised for the script from the engine's call of it names the
-  -- script.  One the returned strategy blames on that call with the command
-  -- line's KEY=VALUE (error(msg, 2) from its option check) is a usage error,
-  -- like one from avo.options: exit status 2.  (Options the script itself
-  -- passes through a tail call are the script's error: exit 1.)
-  if not ok and type(result) == "string" and ctx.script then
-    local line, msg = result:match("^lua/avo/session%.lua:(%d+): (.*)$")
-    if msg and run_line and tonumber(line) == run_line then
-      msg = msg:gsub("\nstack traceback:.*$", "")
-      result = { avo_exit = S.EXIT_USAGE, message = "avo: " .. ctx.script .. ": " .. msg }
-    elseif msg then
-      result = ctx.script .. ": " .. msg
-    end
-  end
+  local rok, rerr = retime_at_end(ctx, run, status, ok, stopped)
+  if not rok then ok, result = false, rerr end
+  if not ok then result = script_error_of(result, ctx.script) end
   status:clear()
   run.llm = avo.llm.totals()
   avo._end()
