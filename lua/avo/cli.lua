@@ -199,6 +199,84 @@ local function parse_value(s)
   return math.tointeger(tonumber(s)) or tonumber(s) or s
 end
 
+-- The knob values `--param NAME=VALUE` sets over the kernel's first
+-- values; nil after saying why (a malformed one, a knob not declared).
+local function eval_knobs(opts, declared)
+  local values, domain = {}, {}
+  for _, k in ipairs(declared) do
+    values[k.name] = k.values[1]
+    domain[k.name] = k
+  end
+  for _, p in ipairs(opts.params or {}) do
+    local name, value = p:match("^([%a_][%w_]*)=(.+)$")
+    if not name then
+      S.eprintf("avo eval: --param expects NAME=VALUE, got '%s'\n", p)
+      return nil
+    end
+    if not domain[name] then
+      local names = {}
+      for _, k in ipairs(declared) do names[#names + 1] = k.name end
+      S.eprintf("avo eval: %s declares no knob '%s' (knobs: %s)\n", opts.kernel, name,
+        #names > 0 and table.concat(names, ", ") or "none")
+      return nil
+    end
+    values[name] = parse_value(value)
+  end
+  return values
+end
+
+-- A candidate's record as `avo eval` prints it: the verdict, each config's
+-- rate, time, spread and error, the checks, the libraries seen, the score
+-- or the log, and the evaluator's baselines beside it.
+local function print_eval(opts, ev, rec, run)
+  out(("%s on %s: %s"):format(opts.kernel, ev.name, rec.status))
+  if rec.reason then out(" — ", oneline(rec.reason)) end
+  out("\n")
+  -- Each config's rate in the score's unit where that is a rate, else GFLOP/s.
+  local per_config = config_unit(ev)
+  local width = 16
+  for _, c in ipairs(rec.configs) do width = math.max(width, #c.name) end
+  local row = "%-" .. width .. "s %8s %12s %10s %8s %11s\n"
+  out(row:format("config", "correct", per_config, "median", "spread", "max error"))
+  for _, c in ipairs(rec.configs) do
+    local rate = rate_of(c, per_config)
+    local timed = c.correct and c.median_s and c.median_s > 0
+    out(row:format(c.name,
+      c.correct and "yes" or "NO",
+      timed and rate and ("%.4g"):format(rate) or "-",
+      timed and S.format_seconds(c.median_s) or "-",
+      timed and c.spread and ("%.1f%%"):format(c.spread * 100) or "-",
+      c.max_error and ("%.3g"):format(c.max_error) or "-"))
+    if c.reason then out("  ", oneline(c.reason), "\n") end
+  end
+  -- Check configs: verified only, never timed.
+  if rec.checks and #rec.checks > 0 then
+    local good = 0
+    for _, c in ipairs(rec.checks) do if c.correct then good = good + 1 end end
+    out(("checks: %d of %d correct\n"):format(good, #rec.checks))
+    for _, c in ipairs(rec.checks) do
+      if not c.correct then
+        out(("  %s: %s\n"):format(c.name, oneline(c.reason or "wrong")))
+      end
+    end
+  end
+  -- Libraries the judge saw the kernel load (eval/libraries.h): vendor
+  -- code doing the work is said, whatever the verdict.
+  if rec.libraries and #rec.libraries > 0 then
+    io.stdout:write(("libraries %s\n"):format(table.concat(rec.libraries, ", ")))
+  elseif rec.libraries_unobserved then
+    io.stdout:write(("libraries not observed: %s\n"):format(rec.libraries_unobserved))
+  end
+  if rec.status == "ok" then
+    out(("score %.4g %s\n"):format(rec.score, ev.unit))
+  elseif rec.log and rec.log ~= "" then
+    out("log:\n", rec.log, "\n")
+  end
+  if #run.baseline_rows > 0 then
+    eval_baselines(ev, rec, run.baseline_rows, per_config, rate_of)
+  end
+end
+
 -- opts: kernel, evaluator, params (array of "NAME=VALUE"), configs (array of
 -- names), json, seed, compile_only, arch
 function M.eval(opts)
@@ -224,27 +302,8 @@ function M.eval(opts)
     S.eprintf("avo eval: %s: %s\n", opts.kernel, tostring(declared))
     return 1
   end
-  local values, domain = {}, {}
-  for _, k in ipairs(declared) do
-    values[k.name] = k.values[1]
-    domain[k.name] = k
-  end
-  for _, p in ipairs(opts.params or {}) do
-    local name, value = p:match("^([%a_][%w_]*)=(.+)$")
-    if not name then
-      S.eprintf("avo eval: --param expects NAME=VALUE, got '%s'\n", p)
-      return 2
-    end
-    if not domain[name] then
-      local names = {}
-      for _, k in ipairs(declared) do names[#names + 1] = k.name end
-      S.eprintf("avo eval: %s declares no knob '%s' (knobs: %s)\n", opts.kernel, name,
-        #names > 0 and table.concat(names, ", ") or "none")
-      return 2
-    end
-    values[name] = parse_value(value)
-  end
-
+  local values = eval_knobs(opts, declared)
+  if not values then return 2 end
   if opts.compile_only or opts.arch then
     if ev.backend ~= "cuda" then
       S.eprintf("avo eval: --compile-only and --arch apply to CUDA evaluators; %s is '%s'\n",
@@ -281,52 +340,7 @@ function M.eval(opts)
     rec.baselines = setmetatable(run.baseline_rows, core.json_array_mt)
     io.stdout:write(core.json_encode(rec), "\n")
   else
-    out(("%s on %s: %s"):format(opts.kernel, ev.name, rec.status))
-    if rec.reason then out(" — ", oneline(rec.reason)) end
-    out("\n")
-    -- Each config's rate in the score's unit where that is a rate, else GFLOP/s.
-    local per_config = config_unit(ev)
-    local width = 16
-    for _, c in ipairs(rec.configs) do width = math.max(width, #c.name) end
-    local row = "%-" .. width .. "s %8s %12s %10s %8s %11s\n"
-    out(row:format("config", "correct", per_config, "median", "spread", "max error"))
-    for _, c in ipairs(rec.configs) do
-      local rate = rate_of(c, per_config)
-      local timed = c.correct and c.median_s and c.median_s > 0
-      out(row:format(c.name,
-        c.correct and "yes" or "NO",
-        timed and rate and ("%.4g"):format(rate) or "-",
-        timed and S.format_seconds(c.median_s) or "-",
-        timed and c.spread and ("%.1f%%"):format(c.spread * 100) or "-",
-        c.max_error and ("%.3g"):format(c.max_error) or "-"))
-      if c.reason then out("  ", oneline(c.reason), "\n") end
-    end
-    -- Check configs: verified only, never timed.
-    if rec.checks and #rec.checks > 0 then
-      local good = 0
-      for _, c in ipairs(rec.checks) do if c.correct then good = good + 1 end end
-      out(("checks: %d of %d correct\n"):format(good, #rec.checks))
-      for _, c in ipairs(rec.checks) do
-        if not c.correct then
-          out(("  %s: %s\n"):format(c.name, oneline(c.reason or "wrong")))
-        end
-      end
-    end
-    -- Libraries the judge saw the kernel load (eval/libraries.h): vendor
-    -- code doing the work is said, whatever the verdict.
-    if rec.libraries and #rec.libraries > 0 then
-      io.stdout:write(("libraries %s\n"):format(table.concat(rec.libraries, ", ")))
-    elseif rec.libraries_unobserved then
-      io.stdout:write(("libraries not observed: %s\n"):format(rec.libraries_unobserved))
-    end
-    if rec.status == "ok" then
-      out(("score %.4g %s\n"):format(rec.score, ev.unit))
-    elseif rec.log and rec.log ~= "" then
-      out("log:\n", rec.log, "\n")
-    end
-    if #run.baseline_rows > 0 then
-      eval_baselines(ev, rec, run.baseline_rows, per_config, rate_of)
-    end
+    print_eval(opts, ev, rec, run)
   end
   -- An infrastructure fault (no driver, a dead worker) says nothing about
   -- the kernel: exit 3, as a run that stops on one does.
