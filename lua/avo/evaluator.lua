@@ -343,6 +343,95 @@ local function validate_libraries(ev)
   end
 end
 
+-- A vendor baseline named `b` (eval/baseline.h's registry) as entry `f`.
+local function vendor_baseline(ev, f, b, registry, known_text)
+  local info = registry[b]
+  if not info then
+    field_error(ev, f, ("names an unknown baseline '%s' (known: %s; or a table {name =, " ..
+      "kernel =} for a kernel baseline)"):format(b, known_text))
+  end
+  if info.backend ~= ev.backend then
+    field_error(ev, f, ("'%s' (%s) serves %s evaluators, and this evaluator's backend is '%s'")
+      :format(b, info.library, info.backend, ev.backend))
+  end
+  return { name = b, kind = "vendor", vendor = b, library = info.library }
+end
+
+-- A kernel baseline {name =, kernel = file | source = text, ...} (or a
+-- library one, which is a kernel calling into a library) as entry `f`.
+local function kernel_baseline(ev, f, b, registry)
+  for k in pairs(b) do
+    if not KERNEL_BASELINE_FIELDS[k] then
+      field_error(ev, f, ("has an unknown field '%s' (a kernel baseline has name, kernel or " ..
+        "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, name_expressions, " ..
+        "cflags; a library baseline also library, symbol, describe, thread_count, threads, " ..
+        "install)")
+        :format(tostring(k)))
+    end
+  end
+  check_type(ev, f .. ".name", b.name, "string")
+  if not b.name:match("^[%w_.%-]+$") then
+    field_error(ev, f .. ".name", ("must be letters, digits, '_', '-' or '.', got %q"):format(b.name))
+  end
+  if registry[b.name] then
+    field_error(ev, f .. ".name", ("'%s' is a vendor baseline's name; name the kernel " ..
+      "baseline differently"):format(b.name))
+  end
+  if (b.kernel == nil) == (b.source == nil) then
+    field_error(ev, f, "needs exactly one of 'kernel' (a file) or 'source' (the text)")
+  end
+  local entry = { name = b.name, kind = "kernel", library = "kernel" }
+  if b.kernel ~= nil then
+    check_type(ev, f .. ".kernel", b.kernel, "string")
+    entry.source, entry.path = resolve_file(ev, f .. ".kernel", b.kernel)
+  else
+    check_type(ev, f .. ".source", b.source, "string")
+    entry.source = b.source
+  end
+  entry.version = core.hash(entry.source)
+  check_type(ev, f .. ".entry", b.entry, "string", true)
+  entry.entry = b.entry or ev.entry
+  local ok, declared = pcall(knobs.parse, entry.source)
+  if not ok then field_error(ev, f, ("has a bad knob declaration: %s"):format(declared)) end
+  entry.declared = declared
+  entry.knobs = knobs.defaults(declared)
+  check_type(ev, f .. ".knobs", b.knobs, "table", true)
+  for name, v in pairs(b.knobs or {}) do
+    if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+      field_error(ev, f .. ".knobs", ("must be keyed by knob names, got '%s'"):format(tostring(name)))
+    end
+    if type(v) ~= "number" and type(v) ~= "string" then
+      field_error(ev, f .. ".knobs." .. name, "must be a number or a string")
+    end
+    entry.knobs[name] = v
+  end
+  if ev.backend == "cuda" then
+    check_launch_field(ev, f .. ".grid", b.grid, true)
+    check_launch_field(ev, f .. ".block", b.block, true)
+    check_launch_field(ev, f .. ".shared_bytes", b.shared_bytes, true)
+    entry.grid, entry.block, entry.shared_bytes = b.grid, b.block, b.shared_bytes
+  else
+    for _, k in ipairs({ "grid", "block", "shared_bytes", "nvrtc_options", "name_expressions" }) do
+      if b[k] ~= nil then field_error(ev, f .. "." .. k, "applies to CUDA evaluators only") end
+    end
+  end
+  if ev.backend == "cpu" and b.nvrtc_options ~= nil then
+    field_error(ev, f .. ".nvrtc_options", "applies to CUDA evaluators only")
+  end
+  if ev.backend == "cuda" and b.cflags ~= nil then
+    field_error(ev, f .. ".cflags", "applies to CPU evaluators (CUDA ones take nvrtc_options)")
+  end
+  for _, k in ipairs({ "nvrtc_options", "name_expressions", "cflags" }) do
+    check_type(ev, f .. "." .. k, b[k], "table", true)
+    for j, o in ipairs(b[k] or {}) do
+      check_type(ev, ("%s.%s[%d]"):format(f, k, j), o, "string")
+    end
+    entry[k] = b[k]
+  end
+  validate_library_baseline(ev, f, b, entry)
+  return entry
+end
+
 -- The evaluator's `baselines` (docs/evaluators.md): names of vendor
 -- baselines (eval/baseline.h) for this backend, and kernel baselines
 -- {name =, kernel = file | source = text, ...} measured as a candidate
@@ -378,86 +467,9 @@ local function validate_baselines(ev)
     local f = ("baselines[%d]"):format(i)
     local entry
     if type(b) == "string" then
-      local info = registry[b]
-      if not info then
-        field_error(ev, f, ("names an unknown baseline '%s' (known: %s; or a table {name =, " ..
-          "kernel =} for a kernel baseline)"):format(b, known_text))
-      end
-      if info.backend ~= ev.backend then
-        field_error(ev, f, ("'%s' (%s) serves %s evaluators, and this evaluator's backend is '%s'")
-          :format(b, info.library, info.backend, ev.backend))
-      end
-      entry = { name = b, kind = "vendor", vendor = b, library = info.library }
+      entry = vendor_baseline(ev, f, b, registry, known_text)
     elseif type(b) == "table" then
-      for k in pairs(b) do
-        if not KERNEL_BASELINE_FIELDS[k] then
-          field_error(ev, f, ("has an unknown field '%s' (a kernel baseline has name, kernel or " ..
-            "source, entry, knobs, grid, block, shared_bytes, nvrtc_options, name_expressions, " ..
-            "cflags; a library baseline also library, symbol, describe, thread_count, threads, " ..
-            "install)")
-            :format(tostring(k)))
-        end
-      end
-      check_type(ev, f .. ".name", b.name, "string")
-      if not b.name:match("^[%w_.%-]+$") then
-        field_error(ev, f .. ".name", ("must be letters, digits, '_', '-' or '.', got %q"):format(b.name))
-      end
-      if registry[b.name] then
-        field_error(ev, f .. ".name", ("'%s' is a vendor baseline's name; name the kernel " ..
-          "baseline differently"):format(b.name))
-      end
-      if (b.kernel == nil) == (b.source == nil) then
-        field_error(ev, f, "needs exactly one of 'kernel' (a file) or 'source' (the text)")
-      end
-      entry = { name = b.name, kind = "kernel", library = "kernel" }
-      if b.kernel ~= nil then
-        check_type(ev, f .. ".kernel", b.kernel, "string")
-        entry.source, entry.path = resolve_file(ev, f .. ".kernel", b.kernel)
-      else
-        check_type(ev, f .. ".source", b.source, "string")
-        entry.source = b.source
-      end
-      entry.version = core.hash(entry.source)
-      check_type(ev, f .. ".entry", b.entry, "string", true)
-      entry.entry = b.entry or ev.entry
-      local ok, declared = pcall(knobs.parse, entry.source)
-      if not ok then field_error(ev, f, ("has a bad knob declaration: %s"):format(declared)) end
-      entry.declared = declared
-      entry.knobs = knobs.defaults(declared)
-      check_type(ev, f .. ".knobs", b.knobs, "table", true)
-      for name, v in pairs(b.knobs or {}) do
-        if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
-          field_error(ev, f .. ".knobs", ("must be keyed by knob names, got '%s'"):format(tostring(name)))
-        end
-        if type(v) ~= "number" and type(v) ~= "string" then
-          field_error(ev, f .. ".knobs." .. name, "must be a number or a string")
-        end
-        entry.knobs[name] = v
-      end
-      if ev.backend == "cuda" then
-        check_launch_field(ev, f .. ".grid", b.grid, true)
-        check_launch_field(ev, f .. ".block", b.block, true)
-        check_launch_field(ev, f .. ".shared_bytes", b.shared_bytes, true)
-        entry.grid, entry.block, entry.shared_bytes = b.grid, b.block, b.shared_bytes
-      else
-        for _, k in ipairs({ "grid", "block", "shared_bytes", "nvrtc_options", "name_expressions" }) do
-          if b[k] ~= nil then field_error(ev, f .. "." .. k, "applies to CUDA evaluators only") end
-        end
-      end
-      if ev.backend == "cpu" and b.nvrtc_options ~= nil then
-        field_error(ev, f .. ".nvrtc_options", "applies to CUDA evaluators only")
-      end
-      if ev.backend == "cuda" and b.cflags ~= nil then
-        field_error(ev, f .. ".cflags", "applies to CPU evaluators (CUDA ones take nvrtc_options)")
-      end
-      for _, k in ipairs({ "nvrtc_options", "name_expressions", "cflags" }) do
-        check_type(ev, f .. "." .. k, b[k], "table", true)
-        for j, o in ipairs(b[k] or {}) do
-          check_type(ev, ("%s.%s[%d]"):format(f, k, j), o, "string")
-        end
-        entry[k] = b[k]
-      end
-      validate_library_baseline(ev, f, b, entry)
+      entry = kernel_baseline(ev, f, b, registry)
     else
       field_error(ev, f, ("must be a baseline's name or a {name =, kernel =} table, got %s")
         :format(type(b)))
