@@ -77,18 +77,20 @@ int avo_cli_runs(const avo_cli_command *cmd, int argc, char **argv)
     return rc;
 }
 
-/* Print the runs of archive `db` as a table or as JSON. */
-static int list_runs(const char *db, int json)
+/* The runs of archive `db` (avo_archive_runs), each re-timed run's best
+ * its re-timed #1 (paired.h): "retimed_best" and its figures as "retimed"
+ * (null and {paired: false} otherwise); best_id and best_score stay the
+ * search's recorded best.  NULL after saying why. */
+static json_t *load_runs(const char *db, int *ret_rc)
 {
     avo_archive *ar = avo_cli_open_archive(db);
-    if (!ar)
-        return 1;
+    if (!ar) {
+        *ret_rc = 1;
+        return NULL;
+    }
     json_t *runs = NULL;
     char err[AVO_ERRLEN];
     int rc = avo_archive_runs(ar, &runs, err, sizeof err);
-    /* Each re-timed run's best is its re-timed #1 (paired.h): "retimed_best"
-     * and its figures as "retimed" (null and {paired: false} otherwise);
-     * best_id and best_score stay the search's recorded best. */
     size_t k;
     json_t *item;
     json_array_foreach(rc < 0 ? NULL : runs, k, item)
@@ -100,9 +102,102 @@ static int list_runs(const char *db, int json)
         json_decref(data);
     }
     avo_archive_free(ar);
-    if (rc < 0)
-        return avo_cli_fail(rc, err, db);
+    if (rc < 0) {
+        *ret_rc = avo_cli_fail(rc, err, db);
+        return NULL;
+    }
+    return runs;
+}
 
+/* Run `r`'s best column: the re-timed #1 and its median (marked "rt"),
+ * else the recorded best, else "-". */
+static void best_column(const json_t *r, const char *unit, char *out, size_t len)
+{
+    const json_t *best = json_object_get(r, "best_id");
+    const json_t *retimed = json_object_get(r, "retimed");
+    snprintf(out, len, "-");
+    if (json_is_integer(json_object_get(r, "retimed_best")))
+        snprintf(out, len, "#%lld %.4g%s%s rt",
+                 (long long)json_integer_value(json_object_get(r, "retimed_best")),
+                 json_number_value(json_object_get(retimed, "median")), unit ? " " : "",
+                 unit ? unit : "");
+    else if (json_is_integer(best))
+        snprintf(out, len, "#%lld %.4g%s%s", (long long)json_integer_value(best),
+                 json_number_value(json_object_get(r, "best_score")), unit ? " " : "",
+                 unit ? unit : "");
+}
+
+/* Run `r`'s "vs baseline" column: a re-timed run's paired ratios to the
+ * baselines (not the seed); else the recorded best against only its own
+ * evaluator's baselines (all of them without a best). */
+static void vs_column(const json_t *r, char *out, size_t len)
+{
+    const json_t *best = json_object_get(r, "best_id");
+    json_t *own = json_is_integer(best)
+                      ? avo_compare_of(json_object_get(r, "baselines"),
+                                       json_string_value(json_object_get(r, "best_evaluator")))
+                      : json_incref(json_object_get(r, "baselines"));
+    avo_compare_column(own, json_number_value(json_object_get(r, "best_score")),
+                       json_is_integer(best), out, len);
+    json_decref(own);
+    size_t j;
+    const json_t *p;
+    avo_strbuf pairs = {0};
+    int paired = json_is_integer(json_object_get(r, "retimed_best"));
+    json_array_foreach(paired ? json_object_get(json_object_get(r, "retimed"), "ratios") : NULL, j,
+                       p)
+    {
+        const char *against = json_string_value(json_object_get(p, "against"));
+        if (!against || strcmp(against, "seed") == 0)
+            continue;
+        avo_strbuf_printf(&pairs, "%s%.2fx %s", pairs.len ? ", " : "",
+                          json_number_value(json_object_get(p, "median")), against);
+    }
+    if (pairs.len)
+        snprintf(out, len, "%s paired", avo_strbuf_text(&pairs));
+    avo_strbuf_free(&pairs);
+}
+
+/* One row of the table; `agent`: the attempts column is shown. */
+static void print_run(const json_t *r, int agent)
+{
+    const char *unit = json_string_value(json_object_get(r, "unit"));
+    if (unit && strcmp(unit, "score") == 0)
+        unit = NULL; /* a plain score has no unit worth a column's room */
+    char best_text[96], attempts_text[48] = "-", budget_text[96], vs_text[160];
+    best_column(r, unit, best_text, sizeof best_text);
+    if (has_attempts(r)) {
+        const json_t *attempts = json_object_get(r, "attempts");
+        snprintf(attempts_text, sizeof attempts_text, "%lld/%lld",
+                 (long long)json_integer_value(json_object_get(attempts, "explored")),
+                 (long long)json_integer_value(json_object_get(attempts, "committed")));
+    }
+    budgets(json_object_get(r, "config"), budget_text, sizeof budget_text);
+    printf("%4lld  %-8s %6llu  ", (long long)json_integer_value(json_object_get(r, "id")),
+           json_string_value(json_object_get(r, "status")),
+           (unsigned long long)json_integer_value(json_object_get(r, "seed")));
+    print_time(json_number_value(json_object_get(r, "started_at")), "%Y-%m-%d %H:%M:%S");
+    printf(" ");
+    print_time(json_number_value(json_object_get(r, "ended_at")), "%Y-%m-%d %H:%M:%S");
+    const char *script = json_string_value(json_object_get(r, "script_path"));
+    printf(" %6lld %6lld %6lld  %-24s ",
+           (long long)json_integer_value(json_object_get(r, "candidates")),
+           (long long)json_integer_value(json_object_get(r, "ok")),
+           (long long)json_integer_value(json_object_get(r, "failed")), best_text);
+    if (agent)
+        printf("%-18s ", attempts_text);
+    vs_column(r, vs_text, sizeof vs_text);
+    printf("%-24s %-26s %s\n", avo_cli_inert(vs_text, 0), budget_text,
+           avo_cli_inert(script ? script : "-", 0));
+}
+
+/* Print the runs of archive `db` as a table or as JSON. */
+static int list_runs(const char *db, int json)
+{
+    int rc = 0;
+    json_t *runs = load_runs(db, &rc);
+    if (!runs)
+        return rc;
     if (json) {
         avo_cli_print_json(runs);
         json_decref(runs);
@@ -128,69 +223,7 @@ static int list_runs(const char *db, int json)
     printf("%-24s %-26s %s\n", "vs baseline", "budgets", "script");
     json_array_foreach(runs, i, r)
     {
-        const json_t *best = json_object_get(r, "best_id");
-        const char *unit = json_string_value(json_object_get(r, "unit"));
-        if (unit && strcmp(unit, "score") == 0)
-            unit = NULL; /* a plain score has no unit worth a column's room */
-        char best_text[96] = "-", attempts_text[48] = "-", budget_text[96];
-        const json_t *retimed = json_object_get(r, "retimed");
-        int paired = json_is_integer(json_object_get(r, "retimed_best"));
-        if (paired) /* the re-timed #1 and its median (marked "rt") */
-            snprintf(best_text, sizeof best_text, "#%lld %.4g%s%s rt",
-                     (long long)json_integer_value(json_object_get(r, "retimed_best")),
-                     json_number_value(json_object_get(retimed, "median")), unit ? " " : "",
-                     unit ? unit : "");
-        else if (json_is_integer(best))
-            snprintf(best_text, sizeof best_text, "#%lld %.4g%s%s",
-                     (long long)json_integer_value(best),
-                     json_number_value(json_object_get(r, "best_score")), unit ? " " : "",
-                     unit ? unit : "");
-        if (has_attempts(r)) {
-            const json_t *attempts = json_object_get(r, "attempts");
-            snprintf(attempts_text, sizeof attempts_text, "%lld/%lld",
-                     (long long)json_integer_value(json_object_get(attempts, "explored")),
-                     (long long)json_integer_value(json_object_get(attempts, "committed")));
-        }
-        budgets(json_object_get(r, "config"), budget_text, sizeof budget_text);
-        printf("%4lld  %-8s %6llu  ", (long long)json_integer_value(json_object_get(r, "id")),
-               json_string_value(json_object_get(r, "status")),
-               (unsigned long long)json_integer_value(json_object_get(r, "seed")));
-        print_time(json_number_value(json_object_get(r, "started_at")), "%Y-%m-%d %H:%M:%S");
-        printf(" ");
-        print_time(json_number_value(json_object_get(r, "ended_at")), "%Y-%m-%d %H:%M:%S");
-        const char *script = json_string_value(json_object_get(r, "script_path"));
-        printf(" %6lld %6lld %6lld  %-24s ",
-               (long long)json_integer_value(json_object_get(r, "candidates")),
-               (long long)json_integer_value(json_object_get(r, "ok")),
-               (long long)json_integer_value(json_object_get(r, "failed")), best_text);
-        if (agent)
-            printf("%-18s ", attempts_text);
-        char vs_text[160];
-        /* Only the best's own evaluator's baselines (all of them without a best). */
-        json_t *own = json_is_integer(best)
-                          ? avo_compare_of(json_object_get(r, "baselines"),
-                                           json_string_value(json_object_get(r, "best_evaluator")))
-                          : json_incref(json_object_get(r, "baselines"));
-        avo_compare_column(own, json_number_value(json_object_get(r, "best_score")),
-                           json_is_integer(best), vs_text, sizeof vs_text);
-        json_decref(own);
-        /* A re-timed run: the paired ratios to the baselines (not the seed). */
-        size_t j;
-        const json_t *p;
-        avo_strbuf pairs = {0};
-        json_array_foreach(paired ? json_object_get(retimed, "ratios") : NULL, j, p)
-        {
-            const char *against = json_string_value(json_object_get(p, "against"));
-            if (!against || strcmp(against, "seed") == 0)
-                continue;
-            avo_strbuf_printf(&pairs, "%s%.2fx %s", pairs.len ? ", " : "",
-                              json_number_value(json_object_get(p, "median")), against);
-        }
-        if (pairs.len)
-            snprintf(vs_text, sizeof vs_text, "%s paired", avo_strbuf_text(&pairs));
-        avo_strbuf_free(&pairs);
-        printf("%-24s %-26s %s\n", avo_cli_inert(vs_text, 0), budget_text,
-               avo_cli_inert(script ? script : "-", 0));
+        print_run(r, agent);
     }
     /* Candidates neither ok nor failed: say so, as the run's summary did. */
     json_array_foreach(runs, i, r)
