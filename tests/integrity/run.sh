@@ -106,15 +106,20 @@ if [ -z "${INTEGRITY_MECHANISM:-}" ]; then
             continue
         fi
         echo "=================== sandbox mechanism: $mechanism"
-        INTEGRITY_MECHANISM=$mechanism AVO_SANDBOX=$mechanism "$0" "$@"
-        rc=$?
+        out=$(mktemp "${TMPDIR:-/tmp}/avo-integrity-out.XXXXXX") || exit 1
+        INTEGRITY_MECHANISM=$mechanism AVO_SANDBOX=$mechanism "$0" "$@" 2>&1 | tee "$out"
+        rc=${PIPESTATUS[0]}
         case $rc in
             0) summary+="integrity: mechanism $mechanism: as documented"$'\n' ;;
             77) summary+="integrity: mechanism $mechanism: a mode SKIPPED (see above)"$'\n'
                 [ "$overall" = 0 ] && overall=77 ;;
             *) summary+="integrity: mechanism $mechanism: FAILED (exit $rc)"$'\n'
+               # what failed, repeated in the last lines (CI shows a log's end)
+               summary+=$(grep -E 'not as documented: |honest kernel does not pass|results say|: FAILED' "$out" |
+                   sed 's/^/    /')$'\n'
                overall=1 ;;
         esac
+        rm -f "$out"
     done
     case " ${INTEGRITY_MECHANISMS:-namespaces landlock unisolated} " in
         *" $chosen "*) ;;
@@ -271,7 +276,8 @@ honest=$(field "$root/logs/honest1.out" score)
 eval_json "$here/kernels/honest.c" "$root/logs/honest2"
 honest2=$(field "$root/logs/honest2.out" score)
 if [ "$(field "$root/logs/honest1.out" status)" != ok ] || [ "$(field "$root/logs/honest2.out" status)" != ok ]; then
-    echo "integrity ($mode): the honest kernel does not pass:" >&2
+    echo "integrity ($mode): the honest kernel does not pass: $(field "$root/logs/honest1.out" status):" \
+        "$(field "$root/logs/honest1.out" reason | cut -c1-200)" >&2
     cat "$root/logs/honest1.out" "$root/logs/honest1.err" >&2
     exit 1
 fi
@@ -289,7 +295,7 @@ echo "integrity suite, sandbox $mechanism, mode $mode (uid $(id -u)): honest ker
 printf '%-22s %-14s %-9s %-10s %s\n' attack verdict "x honest" result "reason / what escaped"
 printf '%-22s %-14s %-9s %-10s %s\n' ---------------------- -------------- --------- ---------- ---------------------
 
-escaped=0 caught=0 documented=0
+escaped=0 caught=0 documented=0 undocumented=""
 # Names of the side-by-side runs (below) select them; the rest are attacks.
 attacks=() sections=()
 for a in "$@"; do
@@ -427,7 +433,7 @@ for name in ${attacks[@]+"${attacks[@]}"}; do
     [ -n "$score" ] && ratio=$("$python" -c "print('%.3g' % (float('$score' or 0) / $honest))")
     if [ -z "$why" ] && [ -n "$known_escape" ]; then
         result=NOT-ESCAPED
-        escaped=$((escaped + 1))
+        escaped=$((escaped + 1)) undocumented+="$name "
         detail="caught, but its header says it escapes under $mechanism: update escapes= and docs/threat-model.md ($reason)"
     elif [ -z "$why" ]; then
         result=CAUGHT
@@ -439,7 +445,7 @@ for name in ${attacks[@]+"${attacks[@]}"}; do
         detail="as documented for $mechanism: $why"
     else
         result=ESCAPED
-        escaped=$((escaped + 1))
+        escaped=$((escaped + 1)) undocumented+="$name "
         detail=$why
     fi
     printf '%-22s %-14s %-9s %-10s %s\n' "$name" "${status:-none}" "$ratio" "$result" "${detail:0:160}"
@@ -477,7 +483,7 @@ side_report() {
     if [ -z "$why" ]; then
         result=CAUGHT caught=$((caught + 1)) detail=$2
     else
-        result=ESCAPED escaped=$((escaped + 1)) detail=$why
+        result=ESCAPED escaped=$((escaped + 1)) detail=$why undocumented+="$1 "
     fi
     printf '%-22s %-14s %-9s %-10s %s\n' "$1" "${3:-}" - "$result" "${detail:0:160}"
 }
@@ -602,11 +608,13 @@ if want_section ga; then
         result=CAUGHT caught=$((caught + 1))
         detail="best #$best_id CHEAT=$best_cheat ADAPT=$best_adapt; $tried cheating candidates tried ($tried_adapt ADAPT=1), none ok"
     else
-        result=ESCAPED escaped=$((escaped + 1))
+        result=ESCAPED escaped=$((escaped + 1)) undocumented+="ga_cheat_knob "
         detail=$why
     fi
     printf '%-22s %-14s %-9s %-10s %s\n' ga_cheat_knob "best C${best_cheat:-?}A${best_adapt:-?}" "$ratio" "$result" "${detail:0:160}"
 fi
 
-echo "integrity ($mechanism, $mode): $caught caught, $documented escape as documented for $mechanism, $escaped not as documented"
+# (the attacks not as documented named on the line, so a log cut to its
+# last lines, as CI shows it, still says which)
+echo "integrity ($mechanism, $mode): $caught caught, $documented escape as documented for $mechanism, $escaped not as documented${undocumented:+: ${undocumented% }}"
 [ "$escaped" = 0 ]
