@@ -197,56 +197,40 @@ local function models_context(doc, model)
   return math.tointeger(n), math.tointeger(meta.n_ctx_train), entry.owned_by
 end
 
--- What is known of the server of `cfg`: slots, context windows by model,
--- whether it is local.  The first call to an OpenAI-compatible server
--- other than api.openai.com asks it (GET /models and llama.cpp's GET
--- /props, 5 s at most; failures are ignored); other callers wait for that.
-local function server_of(cfg, model)
-  local key = cfg.provider .. " " .. cfg.base_url
-  local srv = S.current.servers[key]
-  if srv then
-    while srv.pending do
-      local ev = sched.event()
-      srv.waiting[#srv.waiting + 1] = ev
-      sched.await(ev)
-    end
-    return srv
-  end
-  srv = { base_url = cfg.base_url, contexts = {}, waiting = {}, is_local = is_local(cfg.base_url) }
-  S.current.servers[key] = srv
-  if cfg.provider ~= "openai" or cfg.base_url == DEFAULT_BASE.openai or
-      env("AVO_LLM_DISCOVER") == "0" then
-    return srv
-  end
-  srv.pending = true
+-- Asks the OpenAI-compatible server of `cfg` what it tells of itself, all
+-- at once, 5 s at most each, one attempt: GET /models, llama.cpp's GET
+-- /props, and a sample's tokens from POST /tokenize (llama.cpp) and POST
+-- /extras/tokenize (llama-cpp-python).  Returns the four decoded answers,
+-- false for each that failed.
+local function ask_server(cfg, model)
   local llm = client()
   local headers = array()
   if cfg.key then headers[1] = "Authorization: Bearer " .. cfg.key end
-  local function get(url)
-    local ticket = llm:submit{ url = url, method = "GET", headers = headers, timeout = 5,
+  local function call(url, body)
+    local h = headers
+    if body then
+      h = array({ "Content-Type: application/json" })
+      for _, x in ipairs(headers) do h[#h + 1] = x end
+    end
+    local ticket = llm:submit{ url = url, method = body and "POST" or "GET", headers = h,
+      body = body and core.json_encode(body) or nil, timeout = 5,
       connect_timeout = math.min(cfg.connect_timeout, 5), max_attempts = 1 }
     return sched.track(llm, ticket, function(result)
       if result.status ~= "ok" then return false end
       return core.json_decode(result.body or "") or false
     end)
   end
-  local function post(url, body)
-    local h = array({ "Content-Type: application/json" })
-    for _, x in ipairs(headers) do h[#h + 1] = x end
-    local ticket = llm:submit{ url = url, headers = h, body = core.json_encode(body),
-      timeout = 5, connect_timeout = math.min(cfg.connect_timeout, 5), max_attempts = 1 }
-    return sched.track(llm, ticket, function(result)
-      if result.status ~= "ok" then return false end
-      return core.json_decode(result.body or "") or false
-    end)
-  end
   local root = cfg.base_url:gsub("/v1$", "")
-  local k_models = get(cfg.base_url .. "/models")
-  local k_props = get(root .. "/props")
-  local k_tok = post(root .. "/tokenize", { content = TOKENIZE_SAMPLE })
-  local k_xtok = post(root .. "/extras/tokenize", { input = TOKENIZE_SAMPLE, model = model })
-  local models, props = sched.await(k_models), sched.await(k_props)
-  local tok, xtok = sched.await(k_tok), sched.await(k_xtok)
+  local k_models = call(cfg.base_url .. "/models")
+  local k_props = call(root .. "/props")
+  local k_tok = call(root .. "/tokenize", { content = TOKENIZE_SAMPLE })
+  local k_xtok = call(root .. "/extras/tokenize", { input = TOKENIZE_SAMPLE, model = model })
+  return sched.await(k_models), sched.await(k_props), sched.await(k_tok), sched.await(k_xtok)
+end
+
+-- What the server's answers (ask_server) say, into `srv`: tokens per
+-- character of `model`, its family, slots and context window.
+local function learn_server(srv, model, models, props, tok, xtok)
   local counted
   for _, doc in ipairs({ tok, xtok }) do
     if not counted and type(doc) == "table" and type(doc.tokens) == "table" and #doc.tokens > 0 then
@@ -282,6 +266,31 @@ local function server_of(cfg, model)
                           from = from or (srv.slots and "GET /props") or "POST tokenize",
                           tokens_per_char = srv.tokens_per_char })
   end
+end
+
+-- What is known of the server of `cfg`: slots, context windows by model,
+-- whether it is local.  The first call to an OpenAI-compatible server
+-- other than api.openai.com asks it (ask_server; failures are ignored);
+-- other callers wait for that.
+local function server_of(cfg, model)
+  local key = cfg.provider .. " " .. cfg.base_url
+  local srv = S.current.servers[key]
+  if srv then
+    while srv.pending do
+      local ev = sched.event()
+      srv.waiting[#srv.waiting + 1] = ev
+      sched.await(ev)
+    end
+    return srv
+  end
+  srv = { base_url = cfg.base_url, contexts = {}, waiting = {}, is_local = is_local(cfg.base_url) }
+  S.current.servers[key] = srv
+  if cfg.provider ~= "openai" or cfg.base_url == DEFAULT_BASE.openai or
+      env("AVO_LLM_DISCOVER") == "0" then
+    return srv
+  end
+  srv.pending = true
+  learn_server(srv, model, ask_server(cfg, model))
   srv.pending = nil
   local waiting = srv.waiting
   srv.waiting = {}
