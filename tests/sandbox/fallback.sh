@@ -86,14 +86,14 @@ mkdir -m 755 "$tmp/user" && cp $kernels/axpy.c $evaluator "$deny" "$tmp/user/" &
 user_deny="$tmp/user/$(basename "$deny")"
 [ -z "$as_user" ] || chown nobody "$tmp/user"
 # (on a failure they outlive the test by two minutes at most, holding none of its output)
-$as_user sh -c 'i=0; while [ $i -lt 60 ]; do sleep 120 & i=$((i + 1)); done; wait' </dev/null >/dev/null 2>&1 &
+$as_user sh -c 'trap "kill \$pids; exit 0" TERM; pids=; i=0
+    while [ $i -lt 60 ]; do sleep 120 & pids="$pids $!"; i=$((i + 1)); done; wait' </dev/null >/dev/null 2>&1 &
 sleepers=$!
 sleep 1
 expect_exit 0 env AVO_CACHE="$tmp/user/cache" $as_user "$user_deny" "$user_avo" eval "$tmp/user/axpy.c" \
     --evaluator "$tmp/user/axpy.lua" --json --param UNROLL=2
 verdict "$tmp/out" ok landlock
-pkill -P $sleepers sleep 2>/dev/null || true
-kill $sleepers 2>/dev/null || true
+kill $sleepers 2>/dev/null || true # (the sleepers' shell ends them)
 wait $sleepers 2>/dev/null || true
 
 if [ "$(id -u)" != 0 ]; then
