@@ -61,7 +61,10 @@ ct_copy_apt_config() {
 # ct_root NAME PACKAGES: prints the path of a cached Debian root holding
 # PACKAGES (debootstrap --variant=minbase --include), building it when the
 # cache has none for this (suite, mirror, package list). Progress goes to
-# stderr; returns non-zero (with the reason on stderr) if it cannot be built.
+# stderr; returns non-zero (with the reason on stderr) if it cannot be built,
+# 77 where this place cannot build one at all: debootstrap makes device
+# nodes in the root, which a container without CAP_MKNOD (rootful Podman's
+# default) or a nodev mount refuses.
 ct_root() {
     local name=$1 pkgs key dir tmp mirror
     pkgs=$(echo $2 | tr ' ' '\n' | sort -u | tr '\n' ',' | sed 's/,$//')
@@ -74,6 +77,14 @@ ct_root() {
     fi
     command -v debootstrap >/dev/null || { echo "debootstrap is missing (apt-get install debootstrap)" >&2; return 1; }
     mkdir -p "$CT_CACHE" || return 1
+    local probe=$CT_CACHE/.mknod-probe.$$ why
+    if ! why=$({ mknod "$probe" c 1 3 && echo probe >"$probe"; } 2>&1); then
+        rm -f "$probe"
+        echo "containers: SKIP: device nodes cannot be made or used under $CT_CACHE" \
+            "(${why:-mknod failed}): debootstrap cannot build a Debian root here" >&2
+        return 77
+    fi
+    rm -f "$probe"
     tmp=$(mktemp -d "$CT_CACHE/.$name-$key.XXXXXX") || return 1
     echo "containers: debootstrap --variant=minbase $CT_SUITE from $mirror into $tmp (minutes; cached afterwards)" >&2
     if ! debootstrap --variant=minbase ${pkgs:+--include="$pkgs"} "$CT_SUITE" "$tmp/root" "$mirror" \

@@ -106,7 +106,7 @@ chroot)
     # where / is no mount point (this suite itself running in a chroot)
     why=$(unshare --mount --propagation private true 2>&1) ||
         skip "no private mount namespace here for the chroot's mounts (unshare --mount: ${why:-failed}; / is no mount point in a chroot)"
-    base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
+    base=$(ct_root suite "$(ct_packages "$avo")") || exit $? # 77: no root can be built here
     exec 9>&-
     scratch=$(mktemp -d /var/tmp/avo-containers-chroot.XXXXXX) || exit 1
     trap 'rm -rf --one-file-system "$scratch"' EXIT
@@ -137,7 +137,7 @@ podman)
     for tool in podman runc debootstrap; do
         command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs podman runc debootstrap)"
     done
-    base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
+    base=$(ct_root suite "$(ct_packages "$avo")") || exit $? # 77: no root can be built here
     image=localhost/avo-test:$(basename "$(dirname "$base")")
     pm=(podman --storage-driver vfs)
     if ! "${pm[@]}" image exists "$image"; then
@@ -165,7 +165,7 @@ rootless)
     for tool in podman runc debootstrap newuidmap newgidmap runuser; do
         command -v "$tool" >/dev/null || skip "$tool is missing (tools/install-deps --tests installs podman runc debootstrap uidmap)"
     done
-    base=$(ct_root suite "$(ct_packages "$avo")") || exit 1
+    base=$(ct_root suite "$(ct_packages "$avo")") || exit $? # 77: no root can be built here
     # The user, its subordinate ids (a range of its own, far from every
     # sandbox range) and its own Podman storage.
     if ! id "$CT_USER" >/dev/null 2>&1; then

@@ -63,14 +63,9 @@ trap "exit 130" INT
 
 # ------------------------------------------------------------------ image
 mkdir -p "$CT_CACHE" && exec 9>"$CT_CACHE/.lock" && flock 9 || fail "cannot lock $CT_CACHE"
-# debootstrap makes device nodes in the root it builds: where none can be
-# made or used (a container without CAP_MKNOD, a nodev mount) it cannot
-probe="$CT_CACHE/.mknod-probe.$$"
-why=$({ mknod "$probe" c 1 3 && echo probe >"$probe"; } 2>&1) ||
-    { rm -f "$probe"; skip "device nodes cannot be made or used under $CT_CACHE (${why:-mknod failed}): debootstrap cannot build the cluster's Debian root here"; }
-rm -f "$probe"
+# (77 where no Debian root can be built here: ct_root says why)
 base=$(ct_root slurm "$(ct_packages "$avo") slurmctld slurmd slurm-client munge iproute2") ||
-    fail "cannot build the Debian root with Slurm (see above)"
+    { rc=$?; [ "$rc" = 77 ] && exit 77; fail "cannot build the Debian root with Slurm (see above)"; }
 image=localhost/avo-slurm:$(basename "$(dirname "$base")")
 if ! "${pm[@]}" image exists "$image"; then
     say "importing $base as $image"
