@@ -225,7 +225,13 @@ local function observe(state, rec, knobs)
       local mid = (lo + hi) // 2
       if state.scores[ranked[mid]] >= score then lo = mid + 1 else hi = mid end
     end
-    table.insert(ranked, lo, n)
+    -- Only the best max_train / 2 are ever read (sync_training): the list
+    -- stops there, so keeping it costs the same at any length.
+    local cap = state.cfg.max_train // 2
+    if lo <= cap then
+      table.insert(ranked, lo, n)
+      ranked[cap + 1] = nil
+    end
     local tops = state.tops
     local at = #tops + 1
     while at > 1 and records.better(rec, tops[at - 1]) do at = at - 1 end
@@ -494,7 +500,7 @@ function M.run(opts)
     xs = {}, seen = {}, best = seed, since_fit = 0, tops = {},
     scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
     moments = moments.new(), -- of scores (standardized)
-    ranked = {}, -- ok observations, best first (observe)
+    ranked = {}, -- the best max_train / 2 ok observations, best first (observe)
     train = {}, -- the training set (sync_training), observation indices
   }
   if #state.knobs == 0 then
