@@ -10,13 +10,17 @@
 # candidate over the same COUNT (the engine's own cost of a candidate).
 # EXTRA (optional) is appended to the surrogate's options (", max_train = 200");
 # past 1,000 candidates give ", iterations = 100000" (its default is 1000 rounds).
+# REPEATS (default 1) runs the surrogate that many times on each landscape and
+# adds the median of each block over the runs (a shared machine moves a block
+# by a millisecond from run to run: quote the medians).
 #
-#   bench/surrogate_time.sh build/avo [COUNT] [BLOCK] [EXTRA]
+#   bench/surrogate_time.sh build/avo [COUNT] [BLOCK] [EXTRA] [REPEATS]
 set -eu
 avo=$(realpath "$1")
 count=${2:-1000}
 block=${3:-100}
 extra=${4:-}
+repeats=${5:-1}
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -25,10 +29,10 @@ for landscape in landscape gemm_space; do
         "$landscape" "$extra" >"$tmp/run.lua"
     printf 'local avo = require "avo"\nreturn avo.strategy("random").run{ evaluator = "bench/%s.lua", samples = %s }\n' \
         "$landscape" "$count" >"$tmp/random.lua"
-    python3 - "$avo" "$tmp" "$count" "$landscape" "$block" <<'PY'
-import os, sqlite3, subprocess, sys, time
-avo, tmp, count, name, block = sys.argv[1:6]
-block, ticks = int(block), os.sysconf("SC_CLK_TCK")
+    python3 - "$avo" "$tmp" "$count" "$landscape" "$block" "$repeats" <<'PY'
+import os, sqlite3, statistics, subprocess, sys, time
+avo, tmp, count, name, block, repeats = sys.argv[1:7]
+block, repeats, ticks = int(block), int(repeats), os.sysconf("SC_CLK_TCK")
 
 def run(script, db):
     """Runs one strategy; returns the candidates' times and a CPU-at-time function."""
@@ -59,15 +63,23 @@ def run(script, db):
     t = [r[0] for r in sqlite3.connect(db).execute("SELECT created_at FROM candidates ORDER BY id")]
     return t, cpu_at
 
-t, cpu_at = run(os.path.join(tmp, "run.lua"), os.path.join(tmp, name + ".db"))
-cpu, wall, per = [], [], []
-for lo in range(0, len(t) - 1, block):
-    hi = min(lo + block, len(t) - 1)
-    per.append((cpu_at(t[hi]) - cpu_at(t[lo])) / (hi - lo) * 1e3)
-    cpu.append(f"{lo + 1}-{hi + 1}: {per[-1]:.1f}")
-    wall.append(f"{(t[hi] - t[lo]) / (hi - lo) * 1e3:.1f}")
-print(f"surrogate on {name}, {len(t)} candidates, ms per candidate by block, CPU: " + ", ".join(cpu))
-print(f"  wall: " + ", ".join(wall))
+runs = []
+for r in range(repeats):
+    t, cpu_at = run(os.path.join(tmp, "run.lua"), os.path.join(tmp, f"{name}.{r}.db"))
+    cpu, wall, per = [], [], []
+    for lo in range(0, len(t) - 1, block):
+        hi = min(lo + block, len(t) - 1)
+        per.append((cpu_at(t[hi]) - cpu_at(t[lo])) / (hi - lo) * 1e3)
+        cpu.append(f"{lo + 1}-{hi + 1}: {per[-1]:.1f}")
+        wall.append(f"{(t[hi] - t[lo]) / (hi - lo) * 1e3:.1f}")
+    print(f"surrogate on {name}{f' (run {r + 1} of {repeats})' if repeats > 1 else ''}, {len(t)} "
+          "candidates, ms per candidate by block, CPU: " + ", ".join(cpu), flush=True)
+    print(f"  wall: " + ", ".join(wall), flush=True)
+    runs.append(per)
+if repeats > 1:
+    n = min(len(p) for p in runs)
+    per = [statistics.median(p[i] for p in runs) for i in range(n)]
+    print(f"  median over {repeats} runs, CPU: " + ", ".join(f"{x:.1f}" for x in per))
 rt, rcpu = run(os.path.join(tmp, "random.lua"), os.path.join(tmp, name + "_random.db"))
 base = (rcpu(rt[-1]) - rcpu(rt[0])) / max(len(rt) - 1, 1) * 1e3
 full = [p for lo, p in zip(range(0, len(t) - 1, block), per) if lo + block <= len(t) - 1]
