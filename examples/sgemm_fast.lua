@@ -11,7 +11,10 @@
 -- cache blocks (KC MC NC), k-unrolling, prefetch distance, edge handling,
 -- loop order and packing knobs, so the search tunes each shape family apart.
 -- The evaluator times six shapes (512^3, 1024^3, two odd ones, a
--- tall-skinny and a small one) and scores their geometric mean.
+-- tall-skinny and a small one) and scores their geometric mean; each shape
+-- names its family's knobs (configs[i].knobs), so a crossover child takes
+-- each family's knob set from the parent faster on that family's shapes:
+-- half the children are crossed, assembling the best set per family.
 --
 -- --max-evals is the budget: without generations= the GA runs until it is
 -- spent (300 evaluations for --max-evals 300). bench/sgemm_vs_openblas.sh
@@ -34,7 +37,7 @@ return avo.strategy("ga").run{
   generations = args.generations,
   elite = 2,
   tournament = 3,
-  crossover_rate = 0.3,
+  crossover_rate = 0.5,
   operators = { param_tweak = 1 },
   operator_options = { param_tweak = { max_changes = 2 } },
 }

@@ -62,13 +62,18 @@ knob is <family>_<knob> (LG_MR, SM_KC, ...), so each family is tuned apart:
   -- (a 4096-row panel times 64 columns) and a small one (packing and call
   -- overheads). Every result and summary reports them per shape too.
   -- bench/sgemm_vs_openblas.sh times the same six, paired with OpenBLAS.
+  --
+  -- `knobs` names the knob set the seed's dispatch gives each shape (its
+  -- family rule, kernels/cpu/sgemm_fast.c), so crossover takes each
+  -- family's knobs from the parent faster on that family's shapes. A
+  -- candidate that changes the dispatch only makes that guess worse.
   configs = {
-    { name = "sq-512", M = 512, N = 512, K = 512 },
-    { name = "sq-1024", M = 1024, N = 1024, K = 1024 },
-    { name = "odd-383x271x445", M = 383, N = 271, K = 445 },
-    { name = "odd-500x300x700", M = 500, N = 300, K = 700 },
-    { name = "tall-4096x64x256", M = 4096, N = 64, K = 256 },
-    { name = "small-64x64x64", M = 64, N = 64, K = 64 },
+    { name = "sq-512", M = 512, N = 512, K = 512, knobs = "LG_*" },
+    { name = "sq-1024", M = 1024, N = 1024, K = 1024, knobs = "LG_*" },
+    { name = "odd-383x271x445", M = 383, N = 271, K = 445, knobs = "MD_*" },
+    { name = "odd-500x300x700", M = 500, N = 300, K = 700, knobs = "MD_*" },
+    { name = "tall-4096x64x256", M = 4096, N = 64, K = 256, knobs = "TS_*" },
+    { name = "small-64x64x64", M = 64, N = 64, K = 64, knobs = "SM_*" },
   },
   -- Small random sizes (ragged in every direction, smaller than any tile or
   -- block), verified only, so a kernel right on the listed sizes alone fails.

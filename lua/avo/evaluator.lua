@@ -480,6 +480,37 @@ local function validate_baselines(ev)
   end
 end
 
+-- A config's `knobs`: the knobs its time depends on, as a name or a
+-- prefix ending in "*" ("LG_*"), or a list of them; a config without it may
+-- depend on any.  Each must match a knob the kernel declares, so a typo is
+-- not silently a group of none.  Stored as ev.resolved[i].knobs, a list.
+local function validate_config_knobs(ev)
+  for i, c in ipairs(ev.configs) do
+    local f = ("configs[%d].knobs"):format(i)
+    local list = c.knobs
+    if type(list) == "string" then list = { list } end
+    if list ~= nil and (type(list) ~= "table" or #list == 0) then
+      field_error(ev, f, ("must be a knob name, a prefix ending in '*' or a non-empty list of " ..
+        "them, got %s"):format(type(c.knobs)))
+    end
+    for j, pattern in ipairs(list or {}) do
+      if type(pattern) ~= "string" or not pattern:match("^[%a_][%w_]*%*?$") then
+        field_error(ev, f, ("has %s at %d: a knob name or a prefix ending in '*' (LG_*)")
+          :format(type(pattern) == "string" and ("%q"):format(pattern) or type(pattern), j))
+      end
+      local matched = false
+      for _, knob in ipairs(ev.knobs) do
+        if knobs.matches(pattern, knob.name) then matched = true break end
+      end
+      if not matched then
+        field_error(ev, f, ("names %q, which matches none of the kernel's knobs (%s)"):format(
+          pattern, #ev.knobs > 0 and knobs.names(ev.knobs) or "it declares none"))
+      end
+    end
+    c.knobs = list
+  end
+end
+
 local function validate(ev)
   -- A field named like a method would hide it (ev:score_of is the engine's
   -- scoring): refused by name rather than silently mis-scoring.
@@ -511,6 +542,7 @@ local function validate(ev)
   local ok, parsed = pcall(knobs.parse, ev.kernel_source)
   if not ok then field_error(ev, "kernel", ("has a bad knob declaration: %s"):format(parsed)) end
   ev.knobs = parsed
+  validate_config_knobs(ev)
 
   -- Which fields an evaluator needs depends on its backend.  The
   -- deterministic in-process one (lua/avo/inprocess.lua, the engine's own

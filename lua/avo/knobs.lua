@@ -101,6 +101,28 @@ function M.defaults(knobs)
   return values
 end
 
+-- Whether knob `name` is one that `pattern` names: the name itself, or
+-- any name starting with its prefix when it ends in "*" ("LG_*").
+---@param pattern string
+---@param name string
+---@return boolean
+function M.matches(pattern, name)
+  if pattern:sub(-1) == "*" then
+    local prefix = pattern:sub(1, -2)
+    return name:sub(1, #prefix) == prefix
+  end
+  return name == pattern
+end
+
+-- The knobs' names, comma-separated (for messages).
+---@param knobs avo.Knob[]
+---@return string
+function M.names(knobs)
+  local names = {}
+  for i, k in ipairs(knobs) do names[i] = k.name end
+  return table.concat(names, ", ")
+end
+
 -- Canonical text of an assignment (sorted NAME=VALUE lines) for hashing.
 ---@param values table<string, any>
 ---@return string # the same text for the same values, in any order

@@ -3,6 +3,8 @@
 --
 --   local knobs = require "operators.lib.knobs"
 
+local avo_knobs = require "avo.knobs"
+
 local M = {}
 
 -- Position of `value` in `values`, or nil. Compared as strings because a
@@ -34,6 +36,64 @@ function M.inherit(domain, from)
     positions[k] = i
   end
   return values, positions
+end
+
+-- The knob groups of evaluator `ev`: configs that declare the same
+-- `knobs` (evaluator field configs[i].knobs: the knobs their time depends
+-- on) form one group, { patterns =, configs = { names } }.  nil when no
+-- config declares any.
+function M.groups(ev)
+  local groups, by_text = {}, {}
+  for _, c in ipairs(ev and ev.configs or {}) do
+    if type(c.knobs) == "table" and #c.knobs > 0 then
+      local text = table.concat(c.knobs, " ")
+      local g = by_text[text]
+      if not g then
+        g = { patterns = c.knobs, configs = {} }
+        by_text[text] = g
+        groups[#groups + 1] = g
+      end
+      g.configs[#g.configs + 1] = c.name
+    end
+  end
+  return #groups > 0 and groups or nil
+end
+
+-- Index in `groups` of the one group whose patterns name knob `name`, or
+-- nil when none does or several do (a knob shared by groups belongs to
+-- none of them).
+function M.group_of(groups, name)
+  local found
+  for i, g in ipairs(groups) do
+    for _, pattern in ipairs(g.patterns) do
+      if avo_knobs.matches(pattern, name) then
+        if found then return nil end
+        found = i
+        break
+      end
+    end
+  end
+  return found
+end
+
+-- How much slower `a` is than `b` on the configs named in `names`: the
+-- geometric mean of a's median time over b's, or nil unless both measured
+-- every one of them correctly.
+function M.slowdown(a, b, names)
+  local function times(r)
+    local t = {}
+    for _, c in ipairs(r.configs or {}) do
+      if c.correct and type(c.median_s) == "number" and c.median_s > 0 then t[c.name] = c.median_s end
+    end
+    return t
+  end
+  local ta, tb = times(a), times(b)
+  local sum = 0
+  for _, name in ipairs(names) do
+    if not ta[name] or not tb[name] then return nil end
+    sum = sum + math.log(ta[name] / tb[name])
+  end
+  return math.exp(sum / #names)
 end
 
 return M

@@ -49,6 +49,16 @@ expect(function(e) e.args[6].name = "A" end, "'args[6].name' repeats 'A'")
 expect(function(e) e.configs = {} end, "'configs' must list at least one config")
 expect(function(e) e.configs[1].name = nil end, "'configs[1].name' is missing")
 expect(function(e) e.configs[1].K = nil end, "'args[3]' has no value for configs[1]")
+-- configs[i].knobs: the knobs a config's time depends on, each named.
+assert(avo.evaluator((function() local e = good(); e.configs[1].knobs = { "B*", "UNROLL" }
+  return e end)()).configs[1].knobs[2] == "UNROLL", "knob names and prefixes are accepted")
+expect(function(e) e.configs[1].knobs = "NOPE_*" end,
+  "'configs[1].knobs' names \"NOPE_*\", which matches none of the kernel's knobs (ORDER, BM,")
+expect(function(e) e.configs[1].knobs = { "BM", "BX" } end, "names \"BX\", which matches none")
+expect(function(e) e.configs[1].knobs = "B*M" end,
+  "'configs[1].knobs' has \"B*M\" at 1: a knob name or a prefix ending in '*'")
+expect(function(e) e.configs[1].knobs = {} end, "'configs[1].knobs' must be a knob name")
+expect(function(e) e.configs[1].knobs = 3 end, "'configs[1].knobs' must be a knob name")
 expect(function(e) e.tolerance = nil end, "'tolerance' is missing")
 expect(function(e) e.tolerance.rtol = "x" end, "'tolerance.rtol' must be a number")
 expect(function(e) e.flops = nil end, "'flops' or 'bytes' is required")

@@ -41,6 +41,54 @@ for _ = 1, 50 do
   assert(child.parents[1].role == "ours" and child.parents[2].role == "theirs")
 end
 
+-- Knob groups (configs[i].knobs): each family's knobs come together from
+-- the parent faster on that family's configs; the rest are crossed
+-- uniformly.
+local gev = avo.evaluator("tests/lua/evaluators/grouped.lua")
+local gseed = avo.evaluate(gev, gev:seed())
+local function grouped(knobs)
+  return avo.evaluate(gev, { source = gseed.source, knobs = knobs, operator = "manual",
+    parents = { { id = gseed.id, role = "parent" } }, generation = 1 })
+end
+-- ga is faster on the large configs (LG_MR 16 > 4), gb on the small one.
+local ga = grouped({ LG_MR = 16, LG_KC = 64, SM_MR = 4, SM_KC = 64, MD_MR = 4, TS_MR = 4 })
+local gb = grouped({ LG_MR = 4, LG_KC = 512, SM_MR = 16, SM_KC = 512, MD_MR = 16, TS_MR = 16 })
+local gctx = { ev = gev, rng = avo.rng("op.crossover.groups"), generation = 2, options = {} }
+local md_from = {}
+for _ = 1, 40 do
+  for _, order in ipairs({ { ga, gb }, { gb, ga } }) do
+    local child = assert(cross.apply(gctx, order))
+    assert(tostring(child.knobs.LG_MR) == "16" and tostring(child.knobs.LG_KC) == "64",
+      "the LG_ knobs come together from the parent faster on the large configs")
+    assert(tostring(child.knobs.SM_MR) == "16" and tostring(child.knobs.SM_KC) == "512",
+      "the SM_ knobs come together from the parent faster on the small config")
+    md_from[tostring(child.knobs.MD_MR) .. tostring(child.knobs.TS_MR)] = true
+    if order[1] == gb then
+      assert(child.note:find("LG_* (4x faster on large, large2)", 1, true), child.note)
+    end
+  end
+end
+-- Knobs in no group are still crossed uniformly: both parents' values occur.
+assert(md_from["44"] or md_from["416"], "MD_/TS_ knobs from ga sometimes")
+assert(md_from["1616"] or md_from["164"], "MD_/TS_ knobs from gb sometimes")
+-- A parent without a correct time for a group's configs: that group is
+-- crossed uniformly (both values occur), the other still by speed.
+local failed = { id = -1, source = gseed.source, knobs = gb.knobs, status = "wrong", configs = {
+  { name = "large", correct = false }, { name = "large2", correct = false },
+  { name = "small", correct = true, median_s = 1 / 16 } } }
+local lg_values = {}
+for _ = 1, 40 do
+  local child = assert(cross.apply(gctx, { ga, failed }))
+  lg_values[tostring(child.knobs.LG_MR)] = true
+  assert(tostring(child.knobs.SM_MR) == "16", "the small group still goes by speed")
+end
+assert(lg_values["16"] and lg_values["4"], "an unmeasured group is crossed uniformly")
+-- A knob two groups name belongs to neither.
+local knob_lib = require "operators.lib.knobs"
+local groups = { { patterns = { "LG_*", "SHARED" } }, { patterns = { "SM_*", "SHARED" } } }
+assert(knob_lib.group_of(groups, "LG_MR") == 1 and knob_lib.group_of(groups, "SM_KC") == 2)
+assert(knob_lib.group_of(groups, "SHARED") == nil and knob_lib.group_of(groups, "MD_MR") == nil)
+
 -- Source crossover: two edits of the seed in different places merge cleanly.
 local lines = {}
 for line in (seed.source .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
