@@ -73,7 +73,7 @@
 
 // avo:param LG_MR 8 4 6 10 12 14 16
 // avo:param LG_NV 2 1 3 4
-// avo:param LG_KC 256 64 128 192 320 384 512
+// avo:param LG_KC 256 64 128 192 320 384 512 768 1024
 // avo:param LG_MC 96 48 72 144 192 288 384
 // avo:param LG_NC 1024 256 512 2048 4096
 // avo:param LG_UNROLL 4 1 2 8
@@ -85,7 +85,7 @@
 // avo:param LG_INPLACE 0 1 2 3
 // avo:param MD_MR 8 4 6 10 12 14 16
 // avo:param MD_NV 2 1 3 4
-// avo:param MD_KC 256 64 128 192 320 384 512
+// avo:param MD_KC 256 64 128 192 320 384 512 768 1024
 // avo:param MD_MC 96 48 72 144 192 288 384
 // avo:param MD_NC 1024 256 512 2048 4096
 // avo:param MD_UNROLL 4 1 2 8
