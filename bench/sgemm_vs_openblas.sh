@@ -7,7 +7,9 @@
 # in every round, on the six shapes of cpu/sgemm_fast: PROCS processes of
 # ROUNDS rounds. Every figure is a median over all rounds of a per-round
 # ratio (best / seed, best / OpenBLAS, best / peak), so a disturbance that
-# slows a round slows all three alike. The geometric mean over the shapes is
+# slows a round slows all three alike. The buffers are placed as avo's judge
+# places them (64-byte aligned, ending at a page boundary), the alignment
+# the search measured its candidates on. The geometric mean over the shapes is
 # taken per round, then its median. Timing is by the thread's CPU time.
 # OpenBLAS runs the core it detects for this CPU on one thread whatever the
 # environment says (bench/openblas_env.sh), and the core is on every line.
@@ -16,8 +18,9 @@
 #   meson compile -C build bench-sgemm     or
 #   bench/sgemm_vs_openblas.sh build/avo [EVALS] [SEED] [ROUNDS] [PROCS] [DB]
 #
-# DB: time the best of an archive an earlier run left (its run is not
-# repeated). Goals (issue 30): best >= 1.03x the seed on the geometric mean,
+# DB: an archive an earlier run left: its best is timed (the run is not
+# repeated); a DB that does not exist yet is where the search's archive is
+# kept (else it goes with a temporary folder). Goals (issue 30): best >= 1.03x the seed on the geometric mean,
 # >= 1.0x OpenBLAS on every shape, >= 95% of the peak at 512^3 and 1024^3;
 # each is printed met or not. Ratios measured in one run, not assertions;
 # docs/benchmarks.md records them.
@@ -29,7 +32,11 @@ seed=${3:-1}
 rounds=${4:-11}
 procs=${5:-3}
 db=${6:-}
-[ -z "$db" ] || db=$(realpath "$db")
+keep_db=
+if [ -n "$db" ]; then
+    db=$(realpath "$db")
+    [ -e "$db" ] || keep_db=$db
+fi
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -44,8 +51,8 @@ if ! printf '#include <cblas.h>\nint main(void){return 0;}\n' |
     exit 1
 fi
 
-if [ -z "$db" ]; then
-    db=$tmp/run.db
+if [ -z "$db" ] || [ -n "$keep_db" ]; then
+    db=${keep_db:-$tmp/run.db}
     echo "search: avo run examples/sgemm_fast.lua --max-evals $evals --seed $seed"
     "$avo" run examples/sgemm_fast.lua --db "$db" --seed "$seed" --max-evals "$evals" \
         > "$tmp/run.log" 2>&1 || { cat "$tmp/run.log" >&2; exit 1; }
