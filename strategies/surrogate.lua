@@ -209,7 +209,8 @@ end
 -- The `top` best ok records are kept in order as they come (state.tops),
 -- so a round does not rank every record again.
 local function observe(state, rec, knobs)
-  local n = #state.xs + 1
+  local n = state.n + 1
+  state.n = n
   state.xs[n] = encode(state, knobs) -- the record itself is not kept: only its score
   state.scores[n] = rec.believed or (rec.status == "ok" and (rec.score or 0))
   moments.add(state.moments, state.scores[n])
@@ -230,7 +231,11 @@ local function observe(state, rec, knobs)
     local cap = state.cfg.max_train // 2
     if lo <= cap then
       table.insert(ranked, lo, n)
-      ranked[cap + 1] = nil
+      local out = ranked[cap + 1]
+      if out then -- never ranked again (scores do not change): see prune
+        ranked[cap + 1] = nil
+        state.unranked[#state.unranked + 1] = out
+      end
     end
     local tops = state.tops
     local at = #tops + 1
@@ -240,6 +245,27 @@ local function observe(state, rec, knobs)
       tops[state.cfg.top + 1] = nil
     end
   end
+end
+
+-- Forgets the encodings and scores of the observations no training set
+-- reads again, so a run's memory grows by its seen keys alone (a heap
+-- that outgrew the caches made every collection and lookup slower as the
+-- run went on): observation i is read again only while it is among the
+-- ranked best (which it never re-enters once it left) or within the
+-- 3/4 max_train most recent a new training set takes; `keep` is the
+-- current training set's (the ranked best among them), `upto` (n -
+-- max_train) the last index old enough.
+local function prune(state, keep, upto)
+  local xs, scores = state.xs, state.scores
+  for i = state.pruned + 1, upto do
+    if not keep[i] then xs[i], scores[i] = nil, nil end
+  end
+  if upto > state.pruned then state.pruned = upto end
+  local still = {}
+  for _, i in ipairs(state.unranked) do
+    if i > state.pruned or keep[i] then still[#still + 1] = i else xs[i], scores[i] = nil, nil end
+  end
+  state.unranked = still
 end
 
 -- Appends observation `i` to the training set (core.gp keeps its
@@ -257,7 +283,7 @@ end
 -- new choice comes every max_train / 4 observations; the best and the
 -- region the search is in stay in it.
 local function sync_training(state)
-  local n, M = #state.xs, state.cfg.max_train
+  local n, M = state.n, state.cfg.max_train
   local last = state.train[#state.train] or 0
   if n - last + #state.train > M then
     local ranked = state.ranked
@@ -271,6 +297,7 @@ local function sync_training(state)
     state.train = {}
     state.gp:clear()
     for _, i in ipairs(kept) do train_add(state, i) end
+    prune(state, keep, n - M)
     if not state.bounded then
       state.bounded = true
       avo.log("%s: %d observations: the model trains on the best and the latest, %d at most " ..
@@ -282,7 +309,8 @@ local function sync_training(state)
 end
 
 local function forget_last(state)
-  local n = #state.xs
+  local n = state.n
+  state.n = n - 1
   state.xs[n], state.scores[n] = nil, nil
   local train = state.train
   if train[#train] == n then
@@ -460,7 +488,7 @@ local function propose(state, round)
   local before = moments.copy(state.moments)
   -- Hyperparameters are chosen again after `refit` evaluations, or a
   -- quarter of them all when that is more: they settle as data grows.
-  local choose = state.since_fit >= math.max(state.cfg.refit, #state.xs // 4)
+  local choose = state.since_fit >= math.max(state.cfg.refit, state.n // 4)
     or state.hyper == nil
   if choose then state.since_fit = 0 end
   for b = 1, math.min(state.cfg.batch, #list) do
@@ -499,6 +527,8 @@ function M.run(opts)
     cfg = cfg, ev = ev, seed = seed, domain = domain, knobs = tunable_knobs(domain),
     xs = {}, seen = {}, best = seed, since_fit = 0, tops = {},
     scores = {}, worst = math.huge, -- observations' scores (false: failed), least ok one
+    n = 0, -- observations so far (xs and scores forget the ones never read again: prune)
+    pruned = 0, unranked = {}, -- observations up to `pruned` forgotten; left the ranked list
     moments = moments.new(), -- of scores (standardized)
     ranked = {}, -- the best max_train / 2 ok observations, best first (observe)
     train = {}, -- the training set (sync_training), observation indices
