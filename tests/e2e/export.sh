@@ -92,7 +92,7 @@ expect_in "$tmp/msg" "small: correct"
 created=$(q "$db" "SELECT CAST(created_at AS INTEGER) FROM candidates WHERE id = $best")
 [ "$(g show -s --format=%at "c$best")" = "$created" ] || fail "author time is not created_at"
 # two candidates with different sources: git diff shows the edit
-left=$(q "$db" "SELECT id FROM candidates WHERE run_id = 2 AND operator = 'manual' AND source_hash <> (SELECT source_hash FROM candidates WHERE id = (SELECT min(id) FROM candidates WHERE run_id = 2)) ORDER BY id LIMIT 1")
+left=$(q "$db" "SELECT c.id FROM candidates c JOIN sources s ON s.hash = c.source_hash WHERE c.run_id = 2 AND c.operator = 'manual' AND s.text LIKE '%/* left edit */%' ORDER BY c.id LIMIT 1")
 g diff "c$left" "c$((left + 1))" -- kernel.c > "$tmp/gdiff"
 expect_in "$tmp/gdiff" "+/* right edit */"
 g show "c$left:knobs.json" | python3 -c 'import json,sys; json.load(sys.stdin)'

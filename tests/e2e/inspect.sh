@@ -29,7 +29,7 @@ for r in runs:
 PY
 
 # diff: two candidates with different sources (left and right edits of the seed)
-left=$(q "$db" "SELECT id FROM candidates WHERE run_id = 2 AND operator = 'manual' AND source_hash <> (SELECT source_hash FROM candidates WHERE id = (SELECT min(id) FROM candidates WHERE run_id = 2)) ORDER BY id LIMIT 1")
+left=$(q "$db" "SELECT c.id FROM candidates c JOIN sources s ON s.hash = c.source_hash WHERE c.run_id = 2 AND c.operator = 'manual' AND s.text LIKE '%/* left edit */%' ORDER BY c.id LIMIT 1")
 right=$((left + 1))
 expect_exit 0 "$AVO" diff "$left" "$right" --db "$db"
 expect_in "$tmp/out" "diff #$left -> #$right"
