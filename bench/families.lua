@@ -51,34 +51,16 @@ local function positions(family, knobs)
   return x
 end
 
+local nk = dofile("bench/nk.lua")
+
 local function family_rate(f, x)
-  local s, n = 1, #x
-  for i = 1, n do s = s + contribution(f, i, x[i], x[i + 1] or 0, x[i + 2] or 0) end
-  return s
+  return nk.score(function(i, a, b, c) return contribution(f, i, a, b, c) end, x)
 end
 
--- The best rate of family f: F[a][b] is the best sum of contributions i..n
--- given x_i = a, x_{i+1} = b (positions past n hold 0).
 local function family_optimum(f)
-  local dom = domains[FAMILIES[f]]
-  local n = #dom
-  local function size(j) return j <= n and #dom[j].values - 1 or 0 end
-  local F = { [0] = { [0] = 0 } }
-  for i = n, 1, -1 do
-    local G = {}
-    for a = 0, size(i) do
-      G[a] = {}
-      for b = 0, size(i + 1) do
-        local top = -math.huge
-        for c = 0, size(i + 2) do top = math.max(top, contribution(f, i, a, b, c) + F[b][c]) end
-        G[a][b] = top
-      end
-    end
-    F = G
-  end
-  local top = -math.huge
-  for a = 0, size(1) do for b = 0, size(2) do top = math.max(top, F[a][b]) end end
-  return 1 + top
+  local sizes = {}
+  for i, k in ipairs(domains[FAMILIES[f]]) do sizes[i] = #k.values end
+  return nk.optimum(function(i, a, b, c) return contribution(f, i, a, b, c) end, sizes)
 end
 
 local CONFIGS = {
