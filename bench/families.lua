@@ -17,7 +17,9 @@ local NOISE = tonumber(os.getenv("AVO_FAMILIES_NOISE")) or 0.03
 
 -- The knob domains, parsed from the kernel: per family, its knobs in order.
 local domains = {}
-for line in io.lines("kernels/cpu/sgemm_fast.c") do
+-- (the kernel beside this file's folder, wherever the run was started)
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "bench/"
+for line in io.lines(here .. "../kernels/cpu/sgemm_fast.c") do
   local name, values = line:match("^// avo:param (%u%u_[%u_]+) (.+)$")
   if name then
     local family = name:sub(1, 2)
@@ -51,16 +53,36 @@ local function positions(family, knobs)
   return x
 end
 
-local nk = dofile("bench/nk.lua")
-
 local function family_rate(f, x)
-  return nk.score(function(i, a, b, c) return contribution(f, i, a, b, c) end, x)
+  local s, n = 1, #x
+  for i = 1, n do s = s + contribution(f, i, x[i], x[i + 1] or 0, x[i + 2] or 0) end
+  return s
 end
 
+-- The best rate of family f (bench/landscape.lua's dynamic programming, kept
+-- in each file: a workload is copied alone, as tests/e2e/experiment.sh
+-- does): F[a][b] is the best sum of contributions i..n
+-- given x_i = a, x_{i+1} = b (positions past n hold 0).
 local function family_optimum(f)
-  local sizes = {}
-  for i, k in ipairs(domains[FAMILIES[f]]) do sizes[i] = #k.values end
-  return nk.optimum(function(i, a, b, c) return contribution(f, i, a, b, c) end, sizes)
+  local dom = domains[FAMILIES[f]]
+  local n = #dom
+  local function size(j) return j <= n and #dom[j].values - 1 or 0 end
+  local F = { [0] = { [0] = 0 } }
+  for i = n, 1, -1 do
+    local G = {}
+    for a = 0, size(i) do
+      G[a] = {}
+      for b = 0, size(i + 1) do
+        local top = -math.huge
+        for c = 0, size(i + 2) do top = math.max(top, contribution(f, i, a, b, c) + F[b][c]) end
+        G[a][b] = top
+      end
+    end
+    F = G
+  end
+  local top = -math.huge
+  for a = 0, size(1) do for b = 0, size(2) do top = math.max(top, F[a][b]) end end
+  return 1 + top
 end
 
 local CONFIGS = {
