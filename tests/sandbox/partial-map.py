@@ -15,6 +15,21 @@ PR_CAPBSET_DROP = 24
 CAP_SYS_ADMIN = 21
 
 
+def identity_map(parent, count):
+    """Ids 0..count-1 mapped to themselves, one line per extent of our own
+    map they fall in: the kernel maps each line into one extent of the
+    parent's, and a rootless container's root is an extent of its own (0 ->
+    the user's uid, 1.. -> the subuid range)."""
+    lines = []
+    with open(parent) as f:
+        for row in f:
+            inside, _, n = (int(x) for x in row.split())
+            lo, hi = max(inside, 0), min(inside + n, count)
+            if lo < hi:
+                lines.append(f"{lo} {lo} {hi - lo}\n")
+    return "".join(lines)
+
+
 def main():
     args = sys.argv[1:]
     count = int(args.pop(0))
@@ -48,7 +63,7 @@ def main():
     if os.read(ready_r, 1) == b"u":
         for name in ("uid_map", "gid_map"):
             with open(f"/proc/{pid}/{name}", "w") as f:
-                f.write(f"0 0 {count}\n")
+                f.write(identity_map(f"/proc/self/{name}", count))
         os.write(go_w, b"g")
     _, status = os.waitpid(pid, 0)
     sys.exit(os.waitstatus_to_exitcode(status))
