@@ -248,9 +248,9 @@ local function observe(state, rec, knobs)
 end
 
 -- Forgets the encodings and scores of the observations no training set
--- reads again, so a run's memory grows by its seen keys alone (a heap
--- that outgrew the caches made every collection and lookup slower as the
--- run went on): observation i is read again only while it is among the
+-- reads again, so the strategy's memory grows by its seen keys alone
+-- (docs/benchmarks.md, "The surrogate's memory"): observation i is read
+-- again only while it is among the
 -- ranked best (which it never re-enters once it left) or within the
 -- 3/4 max_train most recent a new training set takes; `keep` is the
 -- current training set's (the ranked best among them), `upto` (n -

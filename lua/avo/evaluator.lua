@@ -483,7 +483,8 @@ end
 -- A config's `knobs`: the knobs its time depends on, as a name or a
 -- prefix ending in "*" ("LG_*"), or a list of them; a config without it may
 -- depend on any.  Each must match a knob the kernel declares, so a typo is
--- not silently a group of none.  Stored as ev.resolved[i].knobs, a list.
+-- not silently a group of none.  Left in the config as a list (a single
+-- string becomes a list of one), as operators/lib/knobs.lua reads it.
 local function validate_config_knobs(ev)
   for i, c in ipairs(ev.configs) do
     local f = ("configs[%d].knobs"):format(i)
