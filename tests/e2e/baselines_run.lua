@@ -16,6 +16,10 @@ if os.getenv("BASELINES_SECOND") then
   local second = avo.evaluator(os.getenv("BASELINES_SECOND"))
   avo.evaluate(second, second:seed())
 end
+-- With --devices 0,1 each GPU has its worker, and one may still be timing
+-- its baselines when the other has run all three evaluations (seen in a
+-- chroot under load: 3 rows of 4): wait for every baseline started.
+avo.baselines{ wait = true }
 avo.progress{ generation = 1 }
 local rows = avo.baselines()
 print(("baselines seen by the script: %d"):format(#rows))
