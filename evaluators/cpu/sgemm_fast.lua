@@ -34,7 +34,9 @@ knob is <family>_<knob> (LG_MR, SM_KC, ...), so each family is tuned apart:
   KC MC NC  cache blocking: the A sliver and B sliver (KC deep) in L1, the
             MC x KC block of A in L2, the KC x NC panel of B in L2/L3
   UNROLL    k steps per pass of the micro-kernel loop
-  PREFETCH  0 none, 1 the C tile, 2 also A and B slivers PF_DIST steps ahead
+  PREFETCH  0 none, 1 the C tile before the k loop, 2 also A and B slivers
+            PF_DIST steps ahead, 3 the C tile late (4 x PF_DIST k steps
+            before the loop ends), 4 = 3 with A and B ahead
   PF_DIST   prefetch distance in k steps
   EDGE      ragged tiles: 0 through a buffer, 1 masked stores into C
   LOOP      0 B sliver outer (stays in L1), 1 A sliver outer

@@ -46,8 +46,12 @@
  *   NC        columns of a packed B panel (KC x NC in L2/L3); rounded up to NR
  *   UNROLL    k steps per pass of the micro-kernel's loop (k-unrolling)
  *   PREFETCH  0 = none, 1 = the C tile before the k loop, 2 = also A and B
- *             slivers PF_DIST steps ahead inside the k loop
- *   PF_DIST   the prefetch distance of PREFETCH 2, in k steps
+ *             slivers PF_DIST steps ahead inside the k loop, 3 = the C tile
+ *             late, when 4 x PF_DIST k steps are left (a tile prefetched
+ *             before a long k loop has left L1 when it is updated), 4 = 3
+ *             and A and B ahead as in 2
+ *   PF_DIST   the prefetch distance of PREFETCH 2 and 4, in k steps, and
+ *             a quarter of the C tile's lead in 3 and 4
  *   EDGE      ragged tiles: 0 = computed into a buffer, then copied; 1 =
  *             stored straight into C with masked stores (AVX-512, AVX2;
  *             elsewhere as 0)
@@ -77,7 +81,7 @@
 // avo:param LG_MC 96 48 72 144 192 288 384
 // avo:param LG_NC 1024 256 512 2048 4096
 // avo:param LG_UNROLL 4 1 2 8
-// avo:param LG_PREFETCH 0 1 2
+// avo:param LG_PREFETCH 0 1 2 3 4
 // avo:param LG_PF_DIST 8 2 4 16 32
 // avo:param LG_EDGE 0 1
 // avo:param LG_LOOP 0 1
@@ -89,7 +93,7 @@
 // avo:param MD_MC 96 48 72 144 192 288 384
 // avo:param MD_NC 1024 256 512 2048 4096
 // avo:param MD_UNROLL 4 1 2 8
-// avo:param MD_PREFETCH 0 1 2
+// avo:param MD_PREFETCH 0 1 2 3 4
 // avo:param MD_PF_DIST 8 2 4 16 32
 // avo:param MD_EDGE 0 1
 // avo:param MD_LOOP 0 1
@@ -101,7 +105,7 @@
 // avo:param TS_MC 96 48 72 144 192 288 384
 // avo:param TS_NC 1024 256 512 2048 4096
 // avo:param TS_UNROLL 4 1 2 8
-// avo:param TS_PREFETCH 0 1 2
+// avo:param TS_PREFETCH 0 1 2 3 4
 // avo:param TS_PF_DIST 8 2 4 16 32
 // avo:param TS_EDGE 0 1
 // avo:param TS_LOOP 0 1
@@ -113,7 +117,7 @@
 // avo:param SM_MC 96 48 72 144 192 288 384
 // avo:param SM_NC 1024 256 512 2048 4096
 // avo:param SM_UNROLL 4 1 2 8
-// avo:param SM_PREFETCH 0 1 2
+// avo:param SM_PREFETCH 0 1 2 3 4
 // avo:param SM_PF_DIST 8 2 4 16 32
 // avo:param SM_EDGE 0 1
 // avo:param SM_LOOP 0 1
@@ -383,14 +387,23 @@ INLINE int micro_kernel(const knobs K, int kc, const float *restrict a, size_t a
             acc[r][v] = (vec){0};
     }
 
-    if (K.prefetch >= 1)
-#pragma GCC unroll 16
-        for (int r = 0; r < MR; r++)
-            __builtin_prefetch(c + (size_t)r * ldc, 1, 3);
+    const int c_early = K.prefetch == 1 || K.prefetch == 2, c_late = K.prefetch >= 3;
+    const int ab_ahead = K.prefetch == 2 || K.prefetch == 4;
+#define PREFETCH_C()                                                                            \
+    do {                                                                                        \
+        _Pragma("GCC unroll 16") for (int r = 0; r < MR; r++)                                   \
+        {                                                                                       \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                \
+                __builtin_prefetch(c + (size_t)r * ldc + v * VLEN, 1, 3);                       \
+            __builtin_prefetch(c + (size_t)r * ldc + NR - 1, 1, 3);                             \
+        }                                                                                       \
+    } while (0)
+    if (c_early)
+        PREFETCH_C();
 
 #define K_STEP()                                                                                \
     do {                                                                                        \
-        if (K.prefetch >= 2) {                                                                  \
+        if (ab_ahead) {                                                                         \
             __builtin_prefetch(a + K.pf_dist * a_step, 0, 3);                                   \
             __builtin_prefetch(b + K.pf_dist * b_step, 0, 3);                                   \
         }                                                                                       \
@@ -406,15 +419,28 @@ INLINE int micro_kernel(const knobs K, int kc, const float *restrict a, size_t a
         b += b_step;                                                                            \
     } while (0)
 
-    int k = 0;
-    for (; k + U <= kc; k += U) {
+    /* With the C tile late, the k loop stops for its prefetch when
+     * 4 x PF_DIST steps are left, then goes on. */
+    int k = 0, k_c = c_late ? kc - 4 * K.pf_dist : kc;
+    if (k_c < 0)
+        k_c = 0;
+    for (; k + U <= k_c; k += U) {
 #pragma GCC unroll 8
         for (int u = 0; u < U; u++)
             K_STEP();
     }
+    if (c_late) {
+        PREFETCH_C();
+        for (; k + U <= kc; k += U) {
+#pragma GCC unroll 8
+            for (int u = 0; u < U; u++)
+                K_STEP();
+        }
+    }
     for (; k < kc; k++)
         K_STEP();
 #undef K_STEP
+#undef PREFETCH_C
 
     if (mr == MR && nr == NR) {
 #pragma GCC unroll 16
