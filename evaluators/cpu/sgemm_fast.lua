@@ -41,7 +41,8 @@ knob is <family>_<knob> (LG_MR, SM_KC, ...), so each family is tuned apart:
   EDGE      ragged tiles: 0 through a buffer, 1 masked stores into C
   LOOP      0 B sliver outer (stays in L1), 1 A sliver outer
   PACK      0 pack whole blocks first, 1 A slivers at first use, 2 B
-            slivers at first use, 3 both
+            slivers at first use, 3 both, 4 each B sliver packed by the
+            first tile that reads it, in its k loop, 5 = 4 with A as in 1
   INPLACE   0 pack both, 1 read whole B slivers in place, 2 A, 3 both]],
   backend = "cpu",
   kernel = "kernels/cpu/sgemm_fast.c",

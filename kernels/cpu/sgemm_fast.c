@@ -61,7 +61,10 @@
  *   PACK      when slivers are packed: 0 = the whole A block and B panel
  *             before any tile, 1 = each A sliver just before its first use,
  *             2 = each B sliver just before its first use, 3 = both (the
- *             packed data is then still in L1 when first used)
+ *             packed data is then still in L1 when first used), 4 = each B
+ *             sliver by the first tile that reads it, inside its k loop
+ *             (the vectors it loads from B are stored packed as well: no
+ *             pass of its own over B), 5 = 4 with A as in 1
  *   INPLACE   what is not packed: 0 = both packed, 1 = whole B slivers are
  *             read where they are (rows N apart), 2 = whole A slivers (the
  *             broadcasts read K apart), 3 = both; ragged slivers are always
@@ -85,7 +88,7 @@
 // avo:param LG_PF_DIST 8 2 4 16 32
 // avo:param LG_EDGE 0 1
 // avo:param LG_LOOP 0 1
-// avo:param LG_PACK 0 1 2 3
+// avo:param LG_PACK 0 1 2 3 4 5
 // avo:param LG_INPLACE 0 1 2 3
 // avo:param MD_MR 8 4 6 10 12 14 16
 // avo:param MD_NV 2 1 3 4
@@ -97,7 +100,7 @@
 // avo:param MD_PF_DIST 8 2 4 16 32
 // avo:param MD_EDGE 0 1
 // avo:param MD_LOOP 0 1
-// avo:param MD_PACK 0 1 2 3
+// avo:param MD_PACK 0 1 2 3 4 5
 // avo:param MD_INPLACE 0 1 2 3
 // avo:param TS_MR 8 4 6 10 12 14 16
 // avo:param TS_NV 2 1 3 4
@@ -109,7 +112,7 @@
 // avo:param TS_PF_DIST 8 2 4 16 32
 // avo:param TS_EDGE 0 1
 // avo:param TS_LOOP 0 1
-// avo:param TS_PACK 0 1 2 3
+// avo:param TS_PACK 0 1 2 3 4 5
 // avo:param TS_INPLACE 0 1 2 3
 // avo:param SM_MR 8 4 6 10 12 14 16
 // avo:param SM_NV 2 1 3 4
@@ -121,7 +124,7 @@
 // avo:param SM_PF_DIST 8 2 4 16 32
 // avo:param SM_EDGE 0 1
 // avo:param SM_LOOP 0 1
-// avo:param SM_PACK 0 1 2 3
+// avo:param SM_PACK 0 1 2 3 4 5
 // avo:param SM_INPLACE 0 1 2 3
 
 /* The seed's knob set, for any knob not given. */
@@ -371,12 +374,15 @@ INLINE int store_part(float *p, vec v, int n, int accumulate)
  * A at step k is a[r * a_row + k * a_step] (packed: a_row 1, a_step MR);
  * the NR values of B at step k start at b + k * b_step (packed: NR, 64-byte
  * aligned); c has row stride ldc. With
- * `accumulate` 0 the tile is stored, else added. Returns 0 when a ragged
- * tile could not be stored (no masked stores: the caller uses a buffer).
+ * `accumulate` 0 the tile is stored, else added. Unless NULL, b_pack
+ * (64-byte aligned) receives the NR values of B of each step, packed.
+ * Returns 0 when a ragged tile could not be stored (no masked stores: the
+ * caller uses a buffer).
  */
 INLINE int micro_kernel(const knobs K, int kc, const float *restrict a, size_t a_row,
                         size_t a_step, const float *restrict b, size_t b_step,
-                        float *restrict c, size_t ldc, int accumulate, int mr, int nr)
+                        float *restrict b_pack, float *restrict c, size_t ldc, int accumulate,
+                        int mr, int nr)
 {
     const int MR = K.mr, NV = K.nv, NR = K.nv * VLEN, U = K.unroll;
     vec acc[MR_MAX][NV_MAX];
@@ -410,6 +416,11 @@ INLINE int micro_kernel(const knobs K, int kc, const float *restrict a, size_t a
         vec bv[NV_MAX];                                                                         \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] =                            \
             *(const vec_u *)(b + v * VLEN);                                                     \
+        if (b_pack) {                                                                           \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++)                                \
+                *(vec *)(b_pack + v * VLEN) = bv[v];                                            \
+            b_pack += NR;                                                                       \
+        }                                                                                       \
         _Pragma("GCC unroll 16") for (int r = 0; r < MR; r++)                                   \
         {                                                                                       \
             vec ar = splat(a + r * a_row);                                                      \
@@ -490,11 +501,11 @@ static inline void micro_edge(const knobs K, int kc, const float *restrict a, si
 {
     const int NR = K.nv * VLEN;
     if (K.edge == 1 && HAVE_MASKED_STORE) {
-        micro_kernel(K, kc, a, a_row, a_step, b, b_step, c, ldc, accumulate, mr, nr);
+        micro_kernel(K, kc, a, a_row, a_step, b, b_step, NULL, c, ldc, accumulate, mr, nr);
         return;
     }
     _Alignas(64) float tile[MR_MAX * NV_MAX * VLEN];
-    micro_kernel(K, kc, a, a_row, a_step, b, b_step, tile, (size_t)NR, 0, K.mr, NR);
+    micro_kernel(K, kc, a, a_row, a_step, b, b_step, NULL, tile, (size_t)NR, 0, K.mr, NR);
     for (int r = 0; r < mr; r++)
         for (int j = 0; j < nr; j++)
             c[(size_t)r * ldc + j] =
@@ -575,15 +586,19 @@ INLINE void tile(const knobs K, int ir, int jr, int ic, int jc, int mc, int nc, 
     float *bs = (float *)pb + (size_t)(jr / NR) * kc * NR;
     if ((K.pack & 1) && jr == 0 && !a_in_place)
         pack_a_sliver(K, ir, mc, kc, Ablk, (size_t)Kdim, as);
-    if ((K.pack & 2) && ic == 0 && ir == 0 && !b_in_place)
+    /* PACK 4, 5: a whole tile that reads a B sliver first packs it as it goes. */
+    int b_fused = K.pack >= 4 && ic == 0 && ir == 0 && !b_in_place && mr == MR && nr == NR;
+    if ((K.pack & 2 || K.pack >= 4) && ic == 0 && ir == 0 && !b_in_place && !b_fused)
         pack_b_sliver(K, jr, kc, nc, Bpan, (size_t)N, bs);
     const float *a = a_in_place ? Ablk + (size_t)ir * Kdim : as;
     size_t a_row = a_in_place ? (size_t)Kdim : 1, a_step = a_in_place ? 1 : (size_t)MR;
-    const float *b = b_in_place ? Bpan + jr : bs;
-    size_t b_step = b_in_place ? (size_t)N : (size_t)NR;
+    const float *b = b_in_place || b_fused ? Bpan + jr : bs;
+    size_t b_step = b_in_place || b_fused ? (size_t)N : (size_t)NR;
     float *c = C + (size_t)(ic + ir) * N + jc + jr;
-    if (mr == MR && nr == NR)
-        micro_kernel(K, kc, a, a_row, a_step, b, b_step, c, (size_t)N, pc > 0, MR, NR);
+    if (b_fused)
+        micro_kernel(K, kc, a, a_row, a_step, b, b_step, bs, c, (size_t)N, pc > 0, MR, NR);
+    else if (mr == MR && nr == NR)
+        micro_kernel(K, kc, a, a_row, a_step, b, b_step, NULL, c, (size_t)N, pc > 0, MR, NR);
     else
         micro_edge(K, kc, a, a_row, a_step, b, b_step, c, (size_t)N, pc > 0, mr, nr);
 }
@@ -609,7 +624,7 @@ INLINE void gemm_run(const knobs K, int M, int N, int Kdim, const float *A, cons
         int nc = N - jc < nc_max ? N - jc : nc_max;
         for (int pc = 0; pc < Kdim; pc += kc_max) {
             int kc = Kdim - pc < kc_max ? Kdim - pc : kc_max;
-            if (!(K.pack & 2))
+            if (!(K.pack & 2) && K.pack < 4)
                 for (int j = 0; j < nc; j += NR)
                     if (!((K.inplace & 1) && nc - j >= NR))
                         pack_b_sliver(K, j, kc, nc, B + (size_t)pc * N + jc, (size_t)N,

@@ -45,7 +45,8 @@ done
 # Corners of the knob space, on the shapes of each family (several jc/pc/ic
 # passes, ragged blocks and tiles): the largest tile (spills), the smallest,
 # every unroll, prefetch (the C tile early and late) and distance, edge
-# handling, loop order, packing schedule and in-place sliver.
+# handling, loop order, packing schedule (B packed inside the k loop too) and
+# in-place sliver.
 corner() { # FAMILY CONFIG KNOBS...
     fam=$1 config=$2
     shift 2
@@ -62,7 +63,9 @@ corner MD odd-500x300x700 MR=14 NV=2 KC=192 MC=72 NC=256 UNROLL=2 EDGE=1 LOOP=1 
 corner MD odd-500x300x700 MR=6 NV=4 KC=512 MC=384 NC=4096 PACK=2 INPLACE=2 EDGE=1
 corner LG sq-512 MR=12 NV=2 KC=384 MC=144 NC=512 EDGE=1 LOOP=1 PACK=3 INPLACE=1 PREFETCH=2 PF_DIST=4
 corner TS tall-4096x64x256 MR=10 NV=3 KC=128 MC=288 EDGE=1 PACK=2 INPLACE=3 UNROLL=8
-corner LG sq-1024 KC=1024 MC=48 INPLACE=2 PREFETCH=3 PF_DIST=16 UNROLL=8
+corner LG sq-1024 KC=1024 MC=48 INPLACE=2 PREFETCH=3 PF_DIST=16 UNROLL=8 PACK=4
+corner MD odd-500x300x700 MR=6 NV=3 KC=128 PACK=5 LOOP=1
+corner TS tall-4096x64x256 PACK=4 EDGE=1 INPLACE=2
 corner MD odd-383x271x445 KC=64 PREFETCH=4 PF_DIST=32 UNROLL=2 EDGE=1
 corner SM small-64x64x64 MR=14 NV=1 PREFETCH=3 PF_DIST=2 UNROLL=1 INPLACE=3
 corner SM small-64x64x64 MR=6 NV=1 KC=64 EDGE=1 LOOP=1 PACK=3 INPLACE=3
