@@ -48,7 +48,7 @@
  *   PREFETCH  0 = none, 1 = the C tile before the k loop, 2 = also A and B
  *             slivers PF_DIST steps ahead inside the k loop, 3 = the C tile
  *             late, when 4 x PF_DIST k steps are left (a tile prefetched
- *             before a long k loop has left L1 when it is updated), 4 = 3
+ *             before a long k loop may have left L1 by its update), 4 = 3
  *             and A and B ahead as in 2
  *   PF_DIST   the prefetch distance of PREFETCH 2 and 4, in k steps, and
  *             a quarter of the C tile's lead in 3 and 4
