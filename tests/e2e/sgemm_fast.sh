@@ -87,6 +87,12 @@ for isa in $isas; do
         --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_MR=4 --param MD_NV=3 \
         --param MD_EDGE=1 --param MD_INPLACE=3 --param MD_PACK=3 --json
     json_ok "$tmp/out"
+    # B packed inside the k loop (aligned stores of narrower vectors), the C
+    # tile prefetched late
+    expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
+        --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_NV=3 --param MD_PACK=5 \
+        --param MD_PREFETCH=4 --param MD_PF_DIST=4 --json
+    json_ok "$tmp/out"
     # and those flags do select that path on this host
     if [ $isa = avx2 ]; then flag=-mno-avx512f; else flag=-mno-avx; fi
     ${CC:-cc} -O3 -march=native $flag -dM -E - </dev/null > "$tmp/macros"
