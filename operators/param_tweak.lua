@@ -9,6 +9,13 @@
 -- Options (ctx.options):
 --   max_changes  integer >= 1, most knobs changed in one child (default 2)
 --   local_p      number in [0, 1], probability of a neighbouring move (0.7)
+--   per_group    boolean (default false): where the evaluator's configs
+--                name knob groups (configs[i].knobs), change 1..max_changes
+--                knobs in every group, and in the knobs of no group, rather
+--                than in the kernel as a whole.  Every evaluation measures
+--                every group, so each child then tries a step in each shape
+--                family at once (the assemble operator and group crossover
+--                keep the steps that won).
 
 local avo = require "avo"
 local knob_lib = require "operators.lib.knobs"
@@ -16,13 +23,15 @@ local knob_lib = require "operators.lib.knobs"
 local M = {}
 M.name = "param_tweak"
 
-local DEFAULTS = { max_changes = 2, local_p = 0.7 }
+local DEFAULTS = { max_changes = 2, local_p = 0.7, per_group = false }
 
 -- Returns the options with defaults filled in, or nil and a message naming
 -- the bad option.
 local function read_options(options)
   local max_changes = options.max_changes or DEFAULTS.max_changes
   local local_p = options.local_p or DEFAULTS.local_p
+  local per_group = options.per_group
+  if per_group == nil then per_group = DEFAULTS.per_group end
   if math.type(max_changes) ~= "integer" or max_changes < 1 then
     return nil, string.format(
       "param_tweak: option 'max_changes' must be an integer >= 1, got %s",
@@ -33,7 +42,29 @@ local function read_options(options)
       "param_tweak: option 'local_p' must be a number in [0, 1], got %s",
       tostring(local_p))
   end
-  return { max_changes = max_changes, local_p = local_p }
+  if type(per_group) ~= "boolean" then
+    return nil, string.format(
+      "param_tweak: option 'per_group' must be a boolean, got %s", tostring(per_group))
+  end
+  return { max_changes = max_changes, local_p = local_p, per_group = per_group }
+end
+
+-- The tunable knobs (indices into `domain`) split into the parts a child
+-- changes apart: one part in all, or with `per_group` one per knob group of
+-- the evaluator and one for the knobs of no group (empty parts dropped).
+local function parts_of(ev, domain, tunable, per_group)
+  local groups = per_group and knob_lib.groups(ev)
+  if not groups then return { tunable } end
+  local by_group, parts = {}, {}
+  for _, k in ipairs(tunable) do
+    local g = knob_lib.group_of(groups, domain[k].name) or 0
+    if not by_group[g] then
+      by_group[g] = {}
+      parts[#parts + 1] = by_group[g]
+    end
+    table.insert(by_group[g], k)
+  end
+  return parts
 end
 
 -- Index of a value other than `current` in a domain of `n` values (n >= 2).
@@ -71,9 +102,12 @@ function M.apply(ctx, parents)
   -- The parent's values completed from the domain: a knob the parent does
   -- not set, or sets outside its domain, starts at its first value.
   local knobs, positions = knob_lib.inherit(domain, { parent.knobs or {} })
-  local n_changes = ctx.rng:int(1, math.min(opts.max_changes, #tunable))
-  ctx.rng:shuffle(tunable)
-  local chosen = table.move(tunable, 1, n_changes, 1, {})
+  local chosen = {}
+  for _, part in ipairs(parts_of(ctx.ev, domain, tunable, opts.per_group)) do
+    local n_changes = ctx.rng:int(1, math.min(opts.max_changes, #part))
+    ctx.rng:shuffle(part)
+    table.move(part, 1, n_changes, #chosen + 1, chosen)
+  end
   table.sort(chosen) -- the note lists knobs in source order
 
   local changes = {}

@@ -37,6 +37,13 @@
 --                     seed, rounded up) drawn space-filling over the valid
 --                     knob space, the rest param_tweak children of the seed
 --                     (default 0.5; 0: the seed's neighbourhood only)
+--   assemble          boolean (default false): where the evaluator's configs
+--                     name knob groups (configs[i].knobs), the first child
+--                     of every generation is the assemble operator's: the
+--                     best record's knobs with each group's knobs taken
+--                     from the member fastest on that group's configs
+--                     (operators/assemble.lua), so a step one shape family
+--                     won in a child that lost overall is kept
 --   operator_options  map operator name -> that operator's options table
 --   novelty           reject near-duplicates before evaluation: a child with
 --                     the knob values of a source the run has and a

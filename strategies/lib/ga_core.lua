@@ -90,6 +90,7 @@ function M.read_options(who, opts, defaults)
     crossover_rate = opts.crossover_rate or 0.3,
     mutation_rate = opts.mutation_rate or 1.0,
     spread = opts.spread or 0.5,
+    assemble = opts.assemble or false,
   }
   if not is_integer_at_least(cfg.population, 2) then
     return bad("population", "an integer >= 2", cfg.population)
@@ -111,6 +112,9 @@ function M.read_options(who, opts, defaults)
   end
   if not is_probability(cfg.spread) then
     return bad("spread", "a number in [0, 1]", cfg.spread)
+  end
+  if type(cfg.assemble) ~= "boolean" then
+    return bad("assemble", "a boolean", cfg.assemble)
   end
   local nov, nerr = novelty.read(opts.novelty)
   if nov == nil then return bad("novelty", nerr, opts.novelty) end
@@ -353,19 +357,36 @@ function M.breed_with(state, n, seen, tag_of, make)
   return children
 end
 
+-- With cfg.assemble, the assemble operator's child of `population`: the
+-- best record's knobs with each knob group's taken from the record fastest
+-- on that group's configs; nil when it makes none or the population (or
+-- `seen`) holds it already, or the evaluator's restrictions rule it out.
+local function assembled(state, population, generation, seen)
+  if not state.cfg.assemble or #population < 2 then return nil end
+  local child = state.ops.apply("assemble", ranked(population), generation,
+    { tag = ("%sg%d.assemble"):format(state.prefix, generation) })
+  local key = child and candidate_key(child)
+  if not key or seen[key] or not space.allows(state.ev, child.knobs) then return nil end
+  seen[key] = true
+  return child
+end
+
 -- Up to `n` new candidates, none equal to another or to a member of
--- `population`.
+-- `population`; with cfg.assemble the first is the assembled one.
 local function breed(state, population, generation, n)
   local seen = {}
   for _, r in ipairs(population) do seen[candidate_key(r)] = true end
   if state.novelty then
     for _, r in ipairs(population) do state.novelty:add(r) end
   end
-  return M.breed_with(state, n, seen,
+  local first = n > 0 and assembled(state, population, generation, seen)
+  local children = M.breed_with(state, first and n - 1 or n, seen,
     function(slot, attempt)
       return ("%sg%d.c%d.a%d"):format(state.prefix, generation, slot, attempt)
     end,
     function(streams) return make_child(state, streams, population, generation) end)
+  if first then table.insert(children, 1, first) end
+  return children
 end
 
 -- The records of an evaluation that were run (skipped ones are dropped);

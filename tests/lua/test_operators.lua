@@ -89,6 +89,101 @@ local groups = { { patterns = { "LG_*", "SHARED" } }, { patterns = { "SM_*", "SH
 assert(knob_lib.group_of(groups, "LG_MR") == 1 and knob_lib.group_of(groups, "SM_KC") == 2)
 assert(knob_lib.group_of(groups, "SHARED") == nil and knob_lib.group_of(groups, "MD_MR") == nil)
 
+-- param_tweak's per_group: 1..max_changes knobs in every knob group (LG_,
+-- SM_) and among the knobs of no group (MD_, TS_), not in the whole kernel.
+local function part_of(name)
+  return name:match("^LG_") and "LG" or name:match("^SM_") and "SM" or "rest"
+end
+local per_ctx = { ev = gev, rng = avo.rng("op.param_tweak.groups"), generation = 2,
+                  options = { per_group = true } }
+local whole_ctx = { ev = gev, rng = avo.rng("op.param_tweak.whole"), generation = 2, options = {} }
+local gvalues = knob_lib.inherit(avo.knobs(gseed.source), { gseed.knobs or {} })
+local most = 0
+for _ = 1, 100 do
+  local changed = { LG = 0, SM = 0, rest = 0 }
+  local child = assert(tweak.apply(per_ctx, { gseed }))
+  for name, v in pairs(child.knobs) do
+    if tostring(v) ~= tostring(gvalues[name]) then
+      changed[part_of(name)] = changed[part_of(name)] + 1
+    end
+  end
+  for part, n in pairs(changed) do
+    assert(n >= 1 and n <= 2, ("per_group: %d knobs of %s changed"):format(n, part))
+  end
+  local total = 0
+  for name, v in pairs(assert(tweak.apply(whole_ctx, { gseed })).knobs) do
+    if tostring(v) ~= tostring(gvalues[name]) then total = total + 1 end
+  end
+  assert(total >= 1 and total <= 2, "without per_group: 1..max_changes in all")
+  most = math.max(most, changed.LG + changed.SM + changed.rest)
+end
+assert(most > 2, "per_group changes more than max_changes knobs in all")
+-- Without groups per_group changes the kernel as a whole.
+local per_plain = { ev = ev, rng = avo.rng("op.param_tweak.plain"), generation = 1,
+                    options = { per_group = true } }
+for _ = 1, 50 do
+  local changed = 0
+  for name, v in pairs(assert(tweak.apply(per_plain, { seed })).knobs) do
+    if tostring(v) ~= tostring(seed.knobs[name]) then changed = changed + 1 end
+  end
+  assert(changed >= 1 and changed <= 2)
+end
+local ok, err = pcall(tweak.apply, { ev = gev, rng = avo.rng("x"), options = { per_group = "yes" } },
+  { gseed })
+assert(not ok and err:find("param_tweak: option 'per_group' must be a boolean, got yes", 1, true),
+  tostring(err))
+
+-- assemble: the base's knobs, each group's from the parent fastest on it.
+local assemble = avo.operator("assemble")
+local actx = { ev = gev, rng = avo.rng("op.assemble"), generation = 3, options = {} }
+local made = assert(assemble.apply(actx, { ga, gb }))
+assert(tostring(made.knobs.LG_MR) == "16" and tostring(made.knobs.LG_KC) == "64",
+  "the base's LG_ set stays: it is the faster one")
+assert(tostring(made.knobs.SM_MR) == "16" and tostring(made.knobs.SM_KC) == "512",
+  "the SM_ set comes from the parent faster on the small config")
+assert(tostring(made.knobs.MD_MR) == "4" and tostring(made.knobs.TS_MR) == "4",
+  "knobs of no group stay the base's")
+assert(made.parents[1].id == ga.id and made.parents[1].role == "base")
+assert(#made.parents == 2 and made.parents[2].id == gb.id and made.parents[2].role == "SM_*")
+assert(made.note:find("SM_* from #" .. gb.id .. " (4x faster on small)", 1, true), made.note)
+assert(made.source == ga.source and made.operator == "assemble")
+-- Nothing faster elsewhere, a parent with another source, a parent with no
+-- correct time on the group, no groups: no child, and why.
+local other_source = { id = -2, source = gseed.source .. "\n", knobs = gb.knobs, status = "ok",
+  configs = gb.configs }
+for _, case in ipairs({
+  { { ga }, "needs a base and other parents" },
+  { { ga, ga }, "no group is faster in another parent" },
+  { { ga, other_source }, "no group is faster in another parent" },
+  { { ga, { id = -3, source = gseed.source, knobs = gb.knobs, status = "wrong",
+            configs = { { name = "small", correct = false } } } }, "no group is faster" },
+}) do
+  local none, why = assemble.apply(actx, case[1])
+  assert(none == nil and why:find(case[2], 1, true), tostring(why))
+end
+local none, why = assemble.apply({ ev = ev, rng = avo.rng("x"), options = {} }, { a, b })
+assert(none == nil and why == "the evaluator's configs name no knob groups", why)
+
+-- The GA's assemble: every generation after the first starts with the
+-- assembled child where the population holds a group faster elsewhere.
+local strategy_ga = avo.strategy("ga")
+local bad_ok, bad_err = pcall(strategy_ga.run, { evaluator = gev, assemble = 1 })
+assert(not bad_ok and tostring(bad_err):find("option 'assemble' must be a boolean", 1, true),
+  tostring(bad_err))
+local last = assert(avo.evaluate(gev, gev:seed())).id
+strategy_ga.run{ evaluator = gev, population = 6, generations = 4, assemble = true,
+  operator_options = { param_tweak = { per_group = true } } }
+local assembled = {}
+for id = last + 1, last + 1000 do
+  local r = avo.lineage.get(id)
+  if not r then break end
+  if r.operator == "assemble" then assembled[#assembled + 1] = r end
+end
+assert(#assembled >= 1, "the GA with assemble evaluated assembled children")
+for _, r in ipairs(assembled) do
+  assert(r.generation >= 1 and r.note:find("^base #%d+; ") and r.note:find("faster on"), r.note)
+end
+
 -- Source crossover: two edits of the seed in different places merge cleanly.
 local lines = {}
 for line in (seed.source .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
