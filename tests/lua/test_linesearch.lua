@@ -1,0 +1,86 @@
+-- The linesearch strategy on the test backend: the groups' knobs move
+-- together and are judged on their own configs, the knobs of no group one
+-- at a time on the score, the new incumbent is evaluated as a whole,
+-- restrictions and margin hold, bad options are refused.
+local avo = require "avo"
+local linesearch = avo.strategy("linesearch")
+
+-- Records of this run from id `from` on.
+local function records_from(from)
+  local list = {}
+  for id = from, from + 100000 do
+    local r = avo.lineage.get(id)
+    if not r then break end
+    list[#list + 1] = r
+  end
+  return list
+end
+
+local function changed(r, seed)
+  local names = {}
+  for name, v in pairs(r.knobs) do
+    if tostring(v) ~= tostring(seed.knobs[name] or "") then names[#names + 1] = name end
+  end
+  table.sort(names)
+  return names
+end
+
+-- Opposite optima: LG_MR wants 16, SM_MR wants 4.
+local apart = avo.evaluator("tests/lua/evaluators/grouped_apart.lua")
+local start = avo.evaluate(apart, apart:seed())
+local best = linesearch.run{ evaluator = apart, sweeps = 1 }
+local list = records_from(start.id + 1)
+assert(tostring(best.knobs.LG_MR) == "16" and tostring(best.knobs.SM_MR) == "4",
+  "each group's knob took its own part's best value")
+-- Line 1: the n-th candidate sets LG_MR and SM_MR to their n-th values,
+-- nothing else; then the new incumbent, a combination no candidate held.
+local seed = start -- linesearch's own seed is this record again
+for i = 1, 6 do
+  local names = changed(list[i], seed)
+  assert(#names == 2 and names[1] == "LG_MR" and names[2] == "SM_MR",
+    ("line 1 moves LG_MR and SM_MR together: %s"):format(table.concat(names, " ")))
+  assert(list[i].note:find("^sweep 1, line 1: LG_MR=%d+, SM_MR=%d+$"), list[i].note)
+end
+local inc = list[7]
+assert(inc.note:find("sweep 1, line 1, new incumbent: LG_MR 8%->16 %(2x faster on LG_%*%)"),
+  inc.note)
+assert(inc.note:find("SM_MR 8->4 (1.33x faster on SM_*)", 1, true), inc.note)
+assert(inc.parents[1].id == seed.id and inc.id == best.id and inc.operator == "linesearch")
+-- Groups' knobs move together, the others (MD_, TS_) one at a time later
+-- in the sweep, and never a value the restrictions rule out.
+local solo = 0
+for _, r in ipairs(list) do
+  assert(not (tostring(r.knobs.LG_MR) == "16" and tonumber(r.knobs.LG_NV) >= 3),
+    "a value outside the restrictions was tried: " .. r.note)
+  local names = changed(r, inc)
+  if r.id > inc.id and #names > 0 and not r.note:find("incumbent") then
+    local grouped = names[1]:match("^LG_") or names[1]:match("^SM_")
+    if not grouped then
+      solo = solo + 1
+      assert(#names == 1 and (names[1]:match("^MD_") or names[1]:match("^TS_")), r.note)
+    end
+  end
+end
+assert(solo > 0, "the knobs of no group have lines of their own")
+
+-- margin: no value is faster by more than 99%, so nothing moves, and the
+-- search stops after one sweep.
+local grouped = avo.evaluator("tests/lua/evaluators/grouped.lua")
+local before = avo.evaluate(grouped, grouped:seed()).id
+local kept = linesearch.run{ evaluator = grouped, margin = 0.99 }
+for _, r in ipairs(records_from(before + 1)) do
+  assert(not r.note:find("incumbent") and r.note:find("^sweep 1,"), r.note)
+end
+assert(tostring(kept.knobs.LG_MR) == "16", "the best record is still reported")
+
+-- Bad options.
+for _, case in ipairs({
+  { { evaluator = grouped, sweeps = 0 }, "linesearch: option 'sweeps' must be an integer >= 1, got 0" },
+  { { evaluator = grouped, margin = 1 }, "linesearch: option 'margin' must be a number in [0, 1), got 1" },
+  { { evaluator = grouped, population = 4 }, "linesearch: unknown option 'population'" },
+  { {}, "linesearch: option 'evaluator' must be given, got nil" },
+}) do
+  local ok, err = pcall(linesearch.run, case[1])
+  assert(not ok and tostring(err):find(case[2], 1, true), tostring(err))
+end
+print("test_linesearch: ok")
