@@ -156,6 +156,22 @@ n=$(q "$db" "SELECT count(*) FROM candidates")
     fail "candidates not ok: $(q "$db" "SELECT id, status, reason FROM candidates WHERE status <> 'ok'")"
 [ "$(q "$db" "SELECT count(DISTINCT knobs) FROM candidates")" -ge 4 ] || fail "the search did not move"
 [ "$(q "$db" "SELECT status FROM runs")" = done ] || fail "run not marked done"
+# param_tweak's per_group: the seed's tweaked child steps in every family.
+note=$(q "$db" "SELECT note FROM candidates WHERE operator = 'param_tweak' AND generation = 0 LIMIT 1")
+for f in LG MD TS SM; do
+    case "$note" in *"${f}_"*) ;; *) fail "the seed's param_tweak child left family $f alone: $note" ;; esac
+done
+# strategy=linesearch: the first line moves the four families' MR together,
+# the n-th candidate to the n-th value; a strategy it does not know is an
+# error naming the script's line.
+expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$tmp/l.db" --jobs 2 --max-evals 4 \
+    --retime 0 strategy=linesearch
+[ "$(q "$tmp/l.db" "SELECT note FROM candidates WHERE id = 2")" = \
+    "sweep 1, line 1: LG_MR=4, MD_MR=4, TS_MR=4, SM_MR=4" ] ||
+    fail "linesearch's first candidate: $(q "$tmp/l.db" "SELECT note FROM candidates WHERE id = 2")"
+expect_exit 1 "$AVO" run examples/sgemm_fast.lua --db "$tmp/l2.db" strategy=anneal
+expect_in "$tmp/err" "examples/sgemm_fast.lua:"
+expect_in "$tmp/err" "strategy=anneal: expected ga or linesearch"
 # The budget (issue 30): without generations=, --max-evals governs, so the
 # GA does not stop at its default 20 generations short of it (4 + 20 x 3 =
 # 64 candidates); with generations= given, that count holds. On the
