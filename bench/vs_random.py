@@ -2,7 +2,7 @@
 """Every avo strategy against random sampling on the benchmark landscapes.
 
     vs_random.py AVO [--seeds N] [--budgets 50,150] [--landscapes nk,gemm]
-                 [--strategies random,ga,islands,map_elites,surrogate]
+                 [--strategies random,ga,islands,map_elites,surrogate,linesearch]
 
 For each landscape (the NK landscape, bench/landscape.lua; the GEMM space
 with restrictions, bench/gemm_space.lua), budget (unique evaluations) and
@@ -36,6 +36,7 @@ OPTIONS = {
     "islands": "generations = 100000",
     "map_elites": "dims = {DIMS}, iterations = 100000",
     "surrogate": "",
+    "linesearch": "sweeps = 100000",
 }
 
 

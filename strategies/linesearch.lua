@@ -21,6 +21,10 @@
 -- a part of their own, judged on the score.  So a line costs as many
 -- evaluations as the longest domain among its knobs, not their sum.
 --
+-- The first incumbent is the best of the seed and `restart` configurations
+-- spread over the valid space (as ga's generation 0 is), so a poor seed
+-- does not hold the climb in its corner and an expert one stays.
+--
 -- The incumbent's own value is measured in the same line (the candidates
 -- where a group keeps its value measure it again, at the same moment as
 -- the others; their median counts), so a value is kept only when it beat
@@ -29,12 +33,21 @@
 -- a combination no line measured, and the run's best is among these.
 -- Values outside the evaluator's restrictions are not tried.
 --
+-- A sweep that moves nothing is a point no single knob improves (in a
+-- space whose restrictions tie knobs together, often a poor one).  With
+-- budget left the search restarts there: `restart` configurations spread
+-- over the valid space away from every incumbent so far (space.spread,
+-- stream "linesearch/restart<n>") are evaluated, and the sweeps go on from
+-- the best of them.
+--
 -- Options:
 --   evaluator  spec for avo.evaluator (required)
 --   sweeps     integer >= 1, most sweeps (default 10; with --max-evals the
 --              budget usually ends the search first)
 --   margin     number in [0, 1), how much faster (as a fraction of the
 --              incumbent's time) a value must be to be kept (default 0)
+--   restart    integer >= 0, configurations sampled at a restart (default
+--              8; 0: stop at the first sweep that moves nothing)
 
 local avo = require "avo"
 local knob_lib = require "operators.lib.knobs"
@@ -48,14 +61,18 @@ local function bad(name, expected, got) return options.bad("linesearch", name, e
 
 local function read_options(opts)
   local ok, err = options.check_common("linesearch", opts,
-    { evaluator = true, sweeps = true, margin = true })
+    { evaluator = true, sweeps = true, margin = true, restart = true })
   if not ok then return nil, err end
-  local cfg = { evaluator = opts.evaluator, sweeps = opts.sweeps or 10, margin = opts.margin or 0 }
+  local cfg = { evaluator = opts.evaluator, sweeps = opts.sweeps or 10, margin = opts.margin or 0,
+                restart = opts.restart or 8 }
   if not options.is_integer_at_least(cfg.sweeps, 1) then
     return bad("sweeps", "an integer >= 1", cfg.sweeps)
   end
   if type(cfg.margin) ~= "number" or cfg.margin < 0 or cfg.margin >= 1 then
     return bad("margin", "a number in [0, 1)", cfg.margin)
+  end
+  if not options.is_integer_at_least(cfg.restart, 0) then
+    return bad("restart", "an integer >= 0", cfg.restart)
   end
   return cfg
 end
@@ -174,6 +191,35 @@ local function line_candidates(state, number, moving, incumbent)
   return candidates, at, positions
 end
 
+-- A restart (see the header): the best of `n` configurations spread over
+-- the valid space away from `incumbents` (the seed and the points climbs
+-- stalled at), or nil when the space gives none or none of them is ok.
+local function restart(state, n, incumbents, number)
+  local seen, near = {}, {}
+  for _, r in ipairs(incumbents) do
+    near[#near + 1] = space.full(state.domain, r.knobs)
+    seen[records.candidate_key{ knobs = near[#near] }] = true
+  end
+  local picks = space.spread(avo.rng(("linesearch/restart%d"):format(number)), state.domain,
+    state.ev, n, function(k) return not seen[records.candidate_key{ knobs = k }] end, near)
+  local candidates = {}
+  for _, knobs in ipairs(picks) do
+    candidates[#candidates + 1] = {
+      source = incumbents[1].source, knobs = knobs, operator = "linesearch",
+      parents = { { id = incumbents[#incumbents].id, role = "parent" } },
+      note = number == 0 and "start: space-filling sample beside the seed"
+        or ("restart %d: no knob moved in sweep %d; space-filling sample"):format(number,
+          state.sweep),
+      generation = state.generation,
+    }
+  end
+  local best
+  for _, r in ipairs(#candidates > 0 and avo.evaluate_all(state.ev, candidates) or {}) do
+    if r.status == "ok" and (best == nil or records.better(r, best)) then best = r end
+  end
+  return best
+end
+
 ---@param opts avo.StrategyOptions
 ---@return avo.Record? # the best record
 function M.run(opts)
@@ -181,10 +227,15 @@ function M.run(opts)
   if not seed then return nil end
   local domain = avo.knobs(seed.source)
   local state = { ev = ev, domain = domain, parts = parts_of(ev, domain), generation = 0,
-                  sweep = 0 }
+                  sweep = 0, restarts = 0 }
   local best, incumbent = seed, seed
+  local incumbents = { seed } -- the seed and every point a climb stalled at
   if #state.parts == 0 or seed.status ~= "ok" then return best end
   local lines = sweep_lines(state.parts)
+  -- The first climb starts from the best of the seed and a sample spread
+  -- over the space (a poor seed does not hold it in its corner).
+  local from = cfg.restart > 0 and restart(state, cfg.restart, incumbents, 0)
+  if from and records.better(from, seed) then best, incumbent = from, from end
 
   for sweep = 1, cfg.sweeps do
     state.sweep = sweep
@@ -242,7 +293,17 @@ function M.run(opts)
       end
       avo.progress{ generation = state.generation }
     end
-    if not changed_in_sweep then break end
+    if not changed_in_sweep then
+      if cfg.restart == 0 or avo.exhausted() then break end
+      state.restarts = state.restarts + 1
+      state.generation = state.generation + 1
+      if incumbents[#incumbents] ~= incumbent then incumbents[#incumbents + 1] = incumbent end
+      local from = restart(state, cfg.restart, incumbents, state.restarts)
+      if not from then break end
+      if records.better(from, best) then best = from end
+      incumbent = from
+      avo.progress{ generation = state.generation }
+    end
   end
   return best
 end

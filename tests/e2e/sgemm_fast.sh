@@ -161,14 +161,18 @@ note=$(q "$db" "SELECT note FROM candidates WHERE operator = 'param_tweak' AND g
 for f in LG MD TS SM; do
     case "$note" in *"${f}_"*) ;; *) fail "the seed's param_tweak child left family $f alone: $note" ;; esac
 done
-# strategy=linesearch: the first line moves the four families' MR together,
-# the n-th candidate to the n-th value; a strategy it does not know is an
-# error naming the script's line.
-expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$tmp/l.db" --jobs 2 --max-evals 4 \
+# strategy=linesearch: 8 configurations spread beside the seed, then the
+# first line moves the four families' MR together; a strategy it does not
+# know is an error naming the script's line.
+expect_exit 0 "$AVO" run examples/sgemm_fast.lua --db "$tmp/l.db" --jobs 2 --max-evals 11 \
     --retime 0 strategy=linesearch
-[ "$(q "$tmp/l.db" "SELECT note FROM candidates WHERE id = 2")" = \
-    "sweep 1, line 1: LG_MR=4, MD_MR=4, TS_MR=4, SM_MR=4" ] ||
-    fail "linesearch's first candidate: $(q "$tmp/l.db" "SELECT note FROM candidates WHERE id = 2")"
+[ "$(q "$tmp/l.db" "SELECT count(*) FROM candidates WHERE note = 'start: space-filling sample beside the seed'")" = 8 ] ||
+    fail "linesearch's start sample: $(q "$tmp/l.db" "SELECT id, note FROM candidates")"
+line1=$(q "$tmp/l.db" "SELECT note FROM candidates WHERE id = 10")
+echo "$line1" | grep -Eq '^sweep 1, line 1: ([A-Z]{2}_MR=[0-9]+(, |$)){2,4}$' ||
+    fail "linesearch's first line: $line1"
+[ "$(q "$tmp/l.db" "SELECT count(*) FROM candidates WHERE status <> 'ok'")" = 0 ] ||
+    fail "linesearch candidates not ok"
 expect_exit 1 "$AVO" run examples/sgemm_fast.lua --db "$tmp/l2.db" strategy=anneal
 expect_in "$tmp/err" "examples/sgemm_fast.lua:"
 expect_in "$tmp/err" "strategy=anneal: expected ga or linesearch"

@@ -28,7 +28,7 @@ end
 -- Opposite optima: LG_MR wants 16, SM_MR wants 4.
 local apart = avo.evaluator("tests/lua/evaluators/grouped_apart.lua")
 local start = avo.evaluate(apart, apart:seed())
-local best = linesearch.run{ evaluator = apart, sweeps = 1 }
+local best = linesearch.run{ evaluator = apart, sweeps = 1, restart = 0 }
 local list = records_from(start.id + 1)
 assert(tostring(best.knobs.LG_MR) == "16" and tostring(best.knobs.SM_MR) == "4",
   "each group's knob took its own part's best value")
@@ -67,16 +67,40 @@ assert(solo > 0, "the knobs of no group have lines of their own")
 -- search stops after one sweep.
 local grouped = avo.evaluator("tests/lua/evaluators/grouped.lua")
 local before = avo.evaluate(grouped, grouped:seed()).id
-local kept = linesearch.run{ evaluator = grouped, margin = 0.99 }
+local kept = linesearch.run{ evaluator = grouped, margin = 0.99, restart = 0 }
 for _, r in ipairs(records_from(before + 1)) do
   assert(not r.note:find("incumbent") and r.note:find("^sweep 1,"), r.note)
 end
 assert(tostring(kept.knobs.LG_MR) == "16", "the best record is still reported")
 
+-- The start and the restarts: the first climb starts from the best of the
+-- seed and a spread sample; a sweep that moves nothing restarts from the
+-- best of a new sample away from the points climbs stalled at.  Nothing
+-- outside the restrictions is evaluated (restricted.lua fails it).
+local restricted = avo.evaluator("tests/lua/evaluators/restricted.lua")
+local first = avo.evaluate(restricted, restricted:seed()).id
+local climbed = linesearch.run{ evaluator = restricted, restart = 3, sweeps = 6 }
+local starts, restarts = 0, {}
+for _, r in ipairs(records_from(first + 1)) do
+  assert(r.status == "ok", ("%s: %s"):format(r.note, tostring(r.reason)))
+  if r.note == "start: space-filling sample beside the seed" then
+    starts = starts + 1
+    assert(r.generation == 0, "the start sample comes first")
+  end
+  local n = r.note:match("^restart (%d+): no knob moved in sweep %d+; space%-filling sample$")
+  if n then
+    restarts[n] = (restarts[n] or 0) + 1
+  end
+end
+assert(starts == 3, "3 start samples, got " .. starts)
+assert(restarts["1"] == 3, "a sweep that moved nothing restarted with 3 samples")
+assert(climbed.score >= avo.lineage.get(first).score)
+
 -- Bad options.
 for _, case in ipairs({
   { { evaluator = grouped, sweeps = 0 }, "linesearch: option 'sweeps' must be an integer >= 1, got 0" },
   { { evaluator = grouped, margin = 1 }, "linesearch: option 'margin' must be a number in [0, 1), got 1" },
+  { { evaluator = grouped, restart = -1 }, "linesearch: option 'restart' must be an integer >= 0, got -1" },
   { { evaluator = grouped, population = 4 }, "linesearch: unknown option 'population'" },
   { {}, "linesearch: option 'evaluator' must be given, got nil" },
 }) do
