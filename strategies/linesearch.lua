@@ -105,18 +105,7 @@ local function cost(part, record)
   if not part.configs then
     return (record.score or 0) > 0 and 1 / record.score or nil
   end
-  local times = {}
-  for _, c in ipairs(record.configs or {}) do
-    if c.correct and type(c.median_s) == "number" and c.median_s > 0 then
-      times[c.name] = c.median_s
-    end
-  end
-  local sum = 0
-  for _, name in ipairs(part.configs) do
-    if not times[name] then return nil end
-    sum = sum + math.log(times[name])
-  end
-  return math.exp(sum / #part.configs)
+  return knob_lib.group_time(record, part.configs)
 end
 
 local function median(xs)

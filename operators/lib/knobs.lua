@@ -76,24 +76,27 @@ function M.group_of(groups, name)
   return found
 end
 
+-- The geometric mean of `record`'s median times on the configs named in
+-- `names`, or nil unless it measured every one of them correctly.
+function M.group_time(record, names)
+  local times = {}
+  for _, c in ipairs(record.configs or {}) do
+    if c.correct and type(c.median_s) == "number" and c.median_s > 0 then times[c.name] = c.median_s end
+  end
+  local sum = 0
+  for _, name in ipairs(names) do
+    if not times[name] then return nil end
+    sum = sum + math.log(times[name])
+  end
+  return math.exp(sum / #names)
+end
+
 -- How much slower `a` is than `b` on the configs named in `names`: the
 -- geometric mean of a's median time over b's, or nil unless both measured
 -- every one of them correctly.
 function M.slowdown(a, b, names)
-  local function times(r)
-    local t = {}
-    for _, c in ipairs(r.configs or {}) do
-      if c.correct and type(c.median_s) == "number" and c.median_s > 0 then t[c.name] = c.median_s end
-    end
-    return t
-  end
-  local ta, tb = times(a), times(b)
-  local sum = 0
-  for _, name in ipairs(names) do
-    if not ta[name] or not tb[name] then return nil end
-    sum = sum + math.log(ta[name] / tb[name])
-  end
-  return math.exp(sum / #names)
+  local ta, tb = M.group_time(a, names), M.group_time(b, names)
+  return ta and tb and ta / tb or nil
 end
 
 return M
