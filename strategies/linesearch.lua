@@ -3,8 +3,8 @@
 --
 --   return avo.strategy("linesearch").run{ evaluator = "cpu/sgemm_fast" }
 --
--- The search keeps an incumbent: the seed's knob values at first.  A line
--- tries every value of one knob with the others at the incumbent's, then
+-- The search keeps an incumbent (where it starts: below).  A line tries
+-- every value of one knob with the others at the incumbent's, then
 -- keeps the fastest value, and the next line takes the next knob; a sweep
 -- is a line per knob, in the order the kernel declares them.  Knobs
 -- interact (a deeper k block pays only with another packing), so the sweeps
@@ -25,20 +25,22 @@
 -- spread over the valid space (as ga's generation 0 is), so a poor seed
 -- does not hold the climb in its corner and an expert one stays.
 --
--- The incumbent's own value is measured in the same line (the candidates
--- where a group keeps its value measure it again, at the same moment as
--- the others; their median counts), so a value is kept only when it beat
--- the incumbent measured beside it by more than `margin`.  After a line
+-- In a line of groups the incumbent's own value is measured again (the
+-- candidates where a group keeps its value measure it at the same moment
+-- as the others; their median counts), so a value is kept only when it
+-- beat the incumbent measured beside it by more than `margin`; a line of
+-- one knob of no group compares with the incumbent's own record.  After a line
 -- that changed something the new incumbent is evaluated as a whole: it is
 -- a combination no line measured, and the run's best is among these.
 -- Values outside the evaluator's restrictions are not tried.
 --
 -- A sweep that moves nothing is a point no single knob improves (in a
 -- space whose restrictions tie knobs together, often a poor one).  With
--- budget left the search restarts there: `restart` configurations spread
--- over the valid space away from every incumbent so far (space.spread,
--- stream "linesearch/restart<n>") are evaluated, and the sweeps go on from
--- the best of them.
+-- budget left the search restarts: `restart` configurations spread over
+-- the valid space away from the seed and every point a climb stalled at
+-- (space.spread, stream "linesearch/restart<n>"; the start's is
+-- "linesearch/restart0") are evaluated, and the sweeps go on from the best
+-- of them.
 --
 -- Options:
 --   evaluator  spec for avo.evaluator (required)
@@ -180,6 +182,43 @@ local function line_candidates(state, number, moving, incumbent)
   return candidates, at, positions
 end
 
+-- What a line decided: the incumbent's knobs with each moving knob at the
+-- value fastest on its part, where that beat the incumbent's value by more
+-- than `margin` (the incumbent measured in this line where it was, else its
+-- own record), and a note per move.  `at`, `positions`: line_candidates's.
+local function decide(state, margin, moving, incumbent, evaluated, at, positions)
+  local domain = state.domain
+  local knobs = knob_lib.inherit(domain, { incumbent.knobs or {} })
+  local moves = {}
+  for m, pk in ipairs(moving) do
+    local part, k = state.parts[pk[1]], pk[2]
+    local by_value = {}
+    for i, r in ipairs(evaluated) do
+      local c = r.status ~= "skipped" and cost(part, r)
+      if c then
+        local n = at[i][m]
+        by_value[n] = by_value[n] or {}
+        table.insert(by_value[n], c)
+      end
+    end
+    local here = positions[k]
+    local incumbent_cost = by_value[here] and median(by_value[here]) or cost(part, incumbent)
+    local pick, pick_cost = nil, incumbent_cost and incumbent_cost * (1 - margin)
+    for n = 1, #domain[k].values do
+      local c = by_value[n] and median(by_value[n])
+      if c and n ~= here and pick_cost and c < pick_cost then pick, pick_cost = n, c end
+    end
+    if pick then
+      local knob = domain[k]
+      knobs[knob.name] = knob.values[pick]
+      moves[#moves + 1] = ("%s %s->%s (%.3gx faster on %s)"):format(knob.name,
+        tostring(knob.values[here]), tostring(knob.values[pick]), incumbent_cost / pick_cost,
+        part.name)
+    end
+  end
+  return knobs, moves
+end
+
 -- A restart (see the header): the best of `n` configurations spread over
 -- the valid space away from `incumbents` (the seed and the points climbs
 -- stalled at), or nil when the space gives none or none of them is ok.
@@ -237,35 +276,7 @@ function M.run(opts)
       for _, r in ipairs(evaluated) do
         if r.status ~= "skipped" and records.better(r, best) then best = r end
       end
-      -- Per moving knob: the median cost of each of its values on its part.
-      local knobs = knob_lib.inherit(domain, { incumbent.knobs or {} })
-      local moves = {}
-      for m, pk in ipairs(moving) do
-        local part, k = state.parts[pk[1]], pk[2]
-        local by_value = {}
-        for i, r in ipairs(evaluated) do
-          local c = r.status ~= "skipped" and cost(part, r)
-          if c then
-            local n = at[i][m]
-            by_value[n] = by_value[n] or {}
-            table.insert(by_value[n], c)
-          end
-        end
-        local here = positions[k]
-        local incumbent_cost = by_value[here] and median(by_value[here]) or cost(part, incumbent)
-        local pick, pick_cost = nil, incumbent_cost and incumbent_cost * (1 - cfg.margin)
-        for n = 1, #domain[k].values do
-          local c = by_value[n] and median(by_value[n])
-          if c and n ~= here and pick_cost and c < pick_cost then pick, pick_cost = n, c end
-        end
-        if pick then
-          local knob = domain[k]
-          knobs[knob.name] = knob.values[pick]
-          moves[#moves + 1] = ("%s %s->%s (%.3gx faster on %s)"):format(knob.name,
-            tostring(knob.values[here]), tostring(knob.values[pick]), incumbent_cost / pick_cost,
-            part.name)
-        end
-      end
+      local knobs, moves = decide(state, cfg.margin, moving, incumbent, evaluated, at, positions)
       if #moves > 0 and space.allows(ev, knobs) and not avo.exhausted() then
         local r = avo.evaluate_all(ev, { {
           source = incumbent.source, knobs = knobs, operator = "linesearch",
