@@ -164,26 +164,6 @@ end
 local none, why = assemble.apply({ ev = ev, rng = avo.rng("x"), options = {} }, { a, b })
 assert(none == nil and why == "the evaluator's configs name no knob groups", why)
 
--- The GA's assemble: every generation after the first starts with the
--- assembled child where the population holds a group faster elsewhere.
-local strategy_ga = avo.strategy("ga")
-local bad_ok, bad_err = pcall(strategy_ga.run, { evaluator = gev, assemble = 1 })
-assert(not bad_ok and tostring(bad_err):find("option 'assemble' must be a boolean", 1, true),
-  tostring(bad_err))
-local last = assert(avo.evaluate(gev, gev:seed())).id
-strategy_ga.run{ evaluator = gev, population = 6, generations = 4, assemble = true,
-  operator_options = { param_tweak = { per_group = true } } }
-local assembled = {}
-for id = last + 1, last + 1000 do
-  local r = avo.lineage.get(id)
-  if not r then break end
-  if r.operator == "assemble" then assembled[#assembled + 1] = r end
-end
-assert(#assembled >= 1, "the GA with assemble evaluated assembled children")
-for _, r in ipairs(assembled) do
-  assert(r.generation >= 1 and r.note:find("^base #%d+; ") and r.note:find("faster on"), r.note)
-end
-
 -- Source crossover: two edits of the seed in different places merge cleanly.
 local lines = {}
 for line in (seed.source .. "\n"):gmatch("([^\n]*)\n") do lines[#lines + 1] = line end
