@@ -1,4 +1,4 @@
--- Two knob groups that want opposite values (tests/lua/test_linesearch.lua):
+-- Two knob groups that want opposite values (tests/lua/test_group_search.lua):
 -- sgemm_fast's knobs on the test backend, config "large" scored by LG_MR
 -- alone (larger is faster), "small" by SM_MR alone (smaller is faster).
 -- The MD_ and TS_ knobs score nothing.
