@@ -28,6 +28,9 @@ void avo_jobspec_free(avo_jobspec *s)
     for (size_t i = 0; s->knobs && i < s->nknobs; i++)
         free(s->knobs[i]);
     free(s->knobs);
+    for (size_t i = 0; s->ys_knobs && i < s->ys_nknobs; i++)
+        free(s->ys_knobs[i]);
+    free(s->ys_knobs);
     free(s->args);
     free(s->cache_dir);
     memset(s, 0, sizeof *s);
@@ -64,24 +67,26 @@ static int compare_strings(const void *a, const void *b)
 
 /* Knobs as sorted "-DNAME=VALUE" flags: integers and reals in decimal,
  * booleans as 1/0, strings verbatim.  Sorted, so that the same knobs in
- * another order hash to the same compile. */
-static int parse_knobs(const json_t *job, avo_jobspec *s, char *err, size_t errlen)
+ * another order hash to the same compile.  `field` names the object in
+ * messages ("knobs", "yardstick.knobs"). */
+static int parse_knob_flags(const json_t *knobs, const char *field, char ***ret, size_t *ret_n,
+                            char *err, size_t errlen)
 {
-    const json_t *knobs = json_object_get(job, "knobs");
     if (!knobs || json_is_null(knobs))
         return 0;
     if (!json_is_object(knobs))
-        return avo_error(err, errlen, AVO_EINVAL, "\"knobs\" must be an object");
-    s->knobs = calloc(json_object_size(knobs) + 1, sizeof *s->knobs);
-    if (!s->knobs)
+        return avo_error(err, errlen, AVO_EINVAL, "\"%s\" must be an object", field);
+    char **flags = calloc(json_object_size(knobs) + 1, sizeof *flags);
+    if (!flags)
         return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
+    *ret = flags;
     const char *name;
     json_t *v;
     json_object_foreach((json_t *)knobs, name, v)
     {
         if (!avo_jobspec_identifier_ok(name))
-            return avo_error(err, errlen, AVO_EINVAL, "knob name '%.64s' is not a C identifier",
-                             name);
+            return avo_error(err, errlen, AVO_EINVAL, "%s: knob name '%.64s' is not a C identifier",
+                             field, name);
         char value[64];
         const char *text = value;
         if (json_is_integer(v))
@@ -94,16 +99,45 @@ static int parse_knobs(const json_t *job, avo_jobspec *s, char *err, size_t errl
             text = json_string_value(v);
         else
             return avo_error(err, errlen, AVO_EINVAL,
-                             "knob '%s' must be a number, boolean or string", name);
+                             "%s: knob '%s' must be a number, boolean or string", field, name);
         size_t len = strlen(name) + strlen(text) + 4;
         char *flag = malloc(len);
         if (!flag)
             return avo_error(err, errlen, AVO_ENOMEM, "out of memory");
         snprintf(flag, len, "-D%s=%s", name, text);
-        s->knobs[s->nknobs++] = flag;
+        flags[(*ret_n)++] = flag;
     }
-    qsort(s->knobs, s->nknobs, sizeof *s->knobs, compare_strings);
+    qsort(flags, *ret_n, sizeof *flags, compare_strings);
     return 0;
+}
+
+static int parse_knobs(const json_t *job, avo_jobspec *s, char *err, size_t errlen)
+{
+    return parse_knob_flags(json_object_get(job, "knobs"), "knobs", &s->knobs, &s->nknobs, err,
+                            errlen);
+}
+
+/*
+ * The yardstick (absent or null: none): {"source", "knobs"}, the trusted
+ * kernel the judge times beside the candidate, sample by sample, on the
+ * same inputs; only where the rules allow it.
+ */
+static int parse_yardstick(const json_t *job, const avo_jobspec_rules *rules, avo_jobspec *s,
+                           char *err, size_t errlen)
+{
+    const json_t *ys = json_object_get(job, "yardstick");
+    if (!ys || json_is_null(ys))
+        return 0;
+    if (!rules->yardstick)
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "\"yardstick\": the %s backend does not time a yardstick (cpu only)",
+                         rules->cache_name);
+    if (!json_is_object(ys) || !json_is_string(json_object_get(ys, "source")))
+        return avo_error(err, errlen, AVO_EINVAL,
+                         "\"yardstick\" must be an object with a \"source\" string");
+    s->ys_source = json_string_value(json_object_get(ys, "source"));
+    return parse_knob_flags(json_object_get(ys, "knobs"), "yardstick.knobs", &s->ys_knobs,
+                            &s->ys_nknobs, err, errlen);
 }
 
 /* The job-wide tolerance, overridden by tolerance.<type> for `type`.
@@ -402,6 +436,8 @@ int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_job
     int rc = parse_sources(job, ret, err, errlen);
     if (rc == 0)
         rc = parse_knobs(job, ret, err, errlen);
+    if (rc == 0)
+        rc = parse_yardstick(job, rules, ret, err, errlen);
     if (rc == 0)
         rc = parse_args(job, rules, ret, err, errlen);
     if (rc == 0)

@@ -68,6 +68,11 @@ typedef struct avo_jobspec {
     int threads;  /* threads the kernel may start (1: none beyond the caller's) */
     char **knobs; /* "-DNAME=VALUE", sorted by name */
     size_t nknobs;
+    /* The yardstick, timed beside the candidate (NULL source: none): the
+     * evaluator's seed, trusted like the reference (source borrowed). */
+    const char *ys_source;
+    char **ys_knobs;
+    size_t ys_nknobs;
     uint64_t seed;
     int trials, timing;
     double min_sample_s, target_spread, max_seconds;
@@ -90,6 +95,7 @@ typedef struct avo_jobspec_rules {
     int per_type_tolerance;          /* tolerance.<type> {atol, rtol} overrides the job's */
     int process_limits;              /* limits.cpu_s and limits.memory_mb are read */
     int max_trials, max_samples_cap;
+    int yardstick; /* the backend times a "yardstick" beside the candidate */
     /* Defaults. */
     double min_sample_s, target_spread, max_seconds;
     int min_samples, max_samples;

@@ -32,6 +32,7 @@
 typedef struct judge_record {
     unsigned char *bytes;
     double s;
+    double ys;   /* the yardstick's time per call in the same sample; 0: none */
     int compare; /* chosen to be compared with the reference */
 } judge_record;
 
@@ -236,7 +237,7 @@ static int secret_draw(size_t n, double *ret_u, size_t *ret_index)
  * not count) only past JUDGE_RECORD_BUDGET with min_checks already kept, so
  * a config whose outputs are huge still gets its minimum.
  */
-static int keep_scratch(judge *j, double s)
+static int keep_scratch(judge *j, double s, double ys)
 {
     if (j->nkept >= (size_t)j->spec->min_checks &&
         (j->nkept + 1) * j->rec_bytes > JUDGE_RECORD_BUDGET)
@@ -252,9 +253,75 @@ static int keep_scratch(judge *j, double s)
     unsigned char *next = malloc(j->rec_bytes ? j->rec_bytes : 1);
     if (!next)
         return -1;
-    j->kept[j->nkept++] = (judge_record){.bytes = j->scratch, .s = s};
+    j->kept[j->nkept++] = (judge_record){.bytes = j->scratch, .s = s, .ys = ys};
     j->scratch = next;
     return 1;
+}
+
+/*
+ * The yardstick on the inputs the candidate's `slots` calls were given
+ * (its outputs poisoned as the candidate's were), after the candidate's
+ * checks: *ret_s, its time per call.
+ */
+static int run_yardstick(judge *j, size_t slots, double *ret_s)
+{
+    const avo_jobspec *spec = j->spec;
+    for (size_t s = 0; s < slots; s++)
+        for (size_t i = 0; i < spec->nargs; i++) {
+            const avo_arg_spec *a = &spec->args[i];
+            unsigned char *ys = j->dev->ys_data(j->dev->self, s, i);
+            if (a->kind == AVO_ARG_OUT)
+                avo_measure_poison(ys, a->type, j->cfg->lengths[i]);
+            else if (is_buffer(a))
+                memcpy(ys, j->timed_saved[i] + s * j->bytes[i], j->bytes[i]);
+        }
+    double t = 0;
+    int rc = j->dev->run_yardstick(j->dev->self, j->cfg, slots, &t, j->why, j->why_len);
+    if (rc < 0)
+        return device_failed(j, rc);
+    *ret_s = t / (double)slots;
+    return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of n values (sorted in place); 0 for none. */
+static double median_of(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, by_value);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* With a yardstick: its median time per call and the median over the
+ * counted samples of its time over the candidate's (a paired speed-up). */
+static int note_yardstick(judge *j, json_t *entry)
+{
+    size_t n = 0;
+    double *ys = malloc((j->nkept ? j->nkept : 1) * sizeof *ys);
+    double *ratio = malloc((j->nkept ? j->nkept : 1) * sizeof *ratio);
+    if (!ys || !ratio) {
+        free(ys);
+        free(ratio);
+        return -1;
+    }
+    for (size_t k = 0; k < j->nkept; k++)
+        if (j->kept[k].ys > 0 && j->kept[k].s > 0) {
+            ys[n] = j->kept[k].ys;
+            ratio[n++] = j->kept[k].ys / j->kept[k].s;
+        }
+    if (n > 0) {
+        json_object_set_new(entry, "yardstick_s", json_real(median_of(ys, n)));
+        json_object_set_new(entry, "vs_yardstick", json_real(median_of(ratio, n)));
+    }
+    free(ys);
+    free(ratio);
+    return 0;
 }
 
 /*
@@ -340,9 +407,12 @@ static int timed_sample(void *opaque, uint64_t batch, int measured, double *ret_
                         return wrong(j, "timed runs wrote a non-finite value to %s", a->name);
         }
     }
+    double ys = 0;
+    if (j->dev->run_yardstick && (rc = run_yardstick(j, slots, &ys)) < 0)
+        return rc;
     if (!measured)
         return 0;
-    rc = keep_scratch(j, *ret_s);
+    rc = keep_scratch(j, *ret_s, ys);
     if (rc < 0)
         return device_failed(j, wrong(j, "%s", "judge out of memory for timed outputs"));
     return rc ? 0 : AVO_MEASURE_UNCOUNTED;
@@ -498,6 +568,11 @@ int avo_judge_config(const avo_jobspec *spec, const avo_judge_device *dev,
         if (t.median_s > 0) {
             json_object_set_new(entry, "gflops", json_real(cfg->flops / t.median_s / 1e9));
             json_object_set_new(entry, "gbs", json_real(cfg->bytes / t.median_s / 1e9));
+        }
+        if (dev->run_yardstick && note_yardstick(&j, entry) < 0) {
+            snprintf(why, sizeof why, "judge out of memory for the yardstick's samples");
+            j.failed = 1;
+            goto done;
         }
     }
     json_object_set_new(entry, "correct", json_true());

@@ -23,6 +23,12 @@
  *      skipping work on timed calls, caching across calls, answering from
  *      a clock or learning from the judge's rhythm fails the candidate or
  *      gains nothing;
+ *      With a yardstick (the job's "yardstick": the evaluator's seed), every
+ *      sample also runs it on the same inputs right after the candidate's
+ *      checks, and the entry gets yardstick_s (its median time per call)
+ *      and vs_yardstick (the median over the counted samples of the
+ *      yardstick's time over the candidate's in the same sample: a paired
+ *      speed-up, which what slows the machine for a moment slows alike);
  *   3. check configs: sizes outside the listed configs, verified like (1).
  */
 #ifndef AVO_JUDGE_H
@@ -66,6 +72,14 @@ typedef struct avo_judge_device {
     /* Run the reference on buffers the judge owns (one per argument). */
     int (*run_reference)(void *self, const avo_config_spec *cfg, void **buffers, char *why,
                          size_t len);
+    /* The yardstick, NULL when the job has none: a trusted kernel the
+     * device runs on slots of its own (laid out by `layout` like the
+     * candidate's; ys_data is argument i's data in slot s, as the judge
+     * fills it), once on each of slots [0, nslots); *ret_s as in
+     * run_candidate, on the same kind of clock. */
+    unsigned char *(*ys_data)(void *self, size_t slot, size_t arg);
+    int (*run_yardstick)(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
+                         char *why, size_t len);
     /* How the seeded verification inputs draw floats: each backend keeps
      * its own historical stream (measure.h); AVO_DRAW_DOUBLE when unset. */
     avo_measure_draw draw;

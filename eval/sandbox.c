@@ -1621,7 +1621,7 @@ static const char *const env_names[] = {
     "LSAN_OPTIONS",   "AVO_SANDBOX",   "AVO_SANDBOX_UID", "AVO_SANDBOX_UID_BASE",
     "AVO_SANDBOX_UID_COUNT", "AVO_SANDBOX_LOCK_DIR", "AVO_CACHE", "AVO_CACHE_MAX_MB",
     "AVO_CUDA_DEVICE", "AVO_NVRTC", "AVO_NVRTC_EXEC", "AVO_CUDA_WHEELS", "AVO_CUBLASLT",
-    "AVO_CUDNN", "AVO_DB_TIMEOUT", NULL};
+    "AVO_CUDNN", "AVO_DB_TIMEOUT", "AVO_CPU_PIN", NULL};
 
 /* ... and by prefix: locale, CUDA and NVIDIA device settings, Slurm's job
  * description, the settings of the test suite's CUDA doubles (tests/mock,

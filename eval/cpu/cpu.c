@@ -53,6 +53,7 @@ static const avo_jobspec_rules cpu_rules = {
     .process_limits = 1,
     .max_trials = 1000,
     .max_samples_cap = 1000000,
+    .yardstick = 1,
     .min_sample_s = 0.001,
     .target_spread = 0.02,
     .max_seconds = 2.0,
@@ -129,6 +130,7 @@ typedef struct judge_report {
     json_t *done;       /* the verdict message, or NULL */
     json_t *libraries;  /* what the judge saw the kernel load (libraries.h), or NULL */
     json_t *unobserved; /* ...or why it could not see it */
+    int pinned;         /* the CPU the judge and its candidate ran on (pin.c), -1: any */
 } judge_report;
 
 /* Parse the framed messages in buf: entries go to `configs` and `checks`. */
@@ -143,7 +145,10 @@ static void parse_report(const avo_proto_buf *buf, json_t *configs, json_t *chec
         json_t *done = json_object_get(msg, "done");
         json_t *libraries = json_object_get(msg, "libraries");
         json_t *unobserved = json_object_get(msg, "libraries_unobserved");
-        if (json_is_array(libraries) && !r->libraries) {
+        json_t *pinned = json_object_get(msg, "pinned");
+        if (json_is_integer(pinned)) {
+            r->pinned = (int)json_integer_value(pinned);
+        } else if (json_is_array(libraries) && !r->libraries) {
             r->libraries = json_incref(libraries);
         } else if (json_is_string(unobserved) && !r->unobserved) {
             r->unobserved = json_incref(unobserved);
@@ -219,13 +224,15 @@ static void run_judge(const cpu_job *job, int cand_fd, const char *ref_so, json_
 
     json_t *configs = json_object_get(result, "configs");
     json_t *checks = json_array();
-    judge_report rep = {.done = NULL};
+    judge_report rep = {.done = NULL, .pinned = -1};
     parse_report(&reports, configs, checks, &rep);
     free(reports.data);
     if (rep.libraries)
         json_object_set_new(result, "libraries", rep.libraries);
     if (rep.unobserved)
         json_object_set_new(result, "libraries_unobserved", rep.unobserved);
+    if (rep.pinned >= 0)
+        json_object_set_new(result, "cpu", json_integer(rep.pinned));
     if (json_array_size(checks) > 0)
         json_object_set(result, "checks", checks);
     json_decref(checks);
@@ -313,6 +320,29 @@ static void judge_again(cpu_job *job, int cand_fd, const char *ref_so, char *scr
     }
 }
 
+/*
+ * The yardstick (the evaluator's seed at its knobs' first values): compiled
+ * as a candidate is, with its own knobs and without a library baseline's
+ * link flags, so it shares the seed's own compile in the cache.  A seed
+ * that does not compile is the evaluator's mistake: "invalid".
+ */
+static int compile_yardstick(const cpu_job *job, cpu_build *out, json_t *result)
+{
+    cpu_job ys = *job;
+    ys.spec.knobs = job->spec.ys_knobs;
+    ys.spec.nknobs = job->spec.ys_nknobs;
+    ys.link[0] = ys.link[1] = NULL;
+    if (avo_cpu_compile(&ys, job->spec.ys_source, 1, "yardstick", out, NULL, result) == 0)
+        return 0;
+    const char *status = json_string_value(json_object_get(result, "status"));
+    const char *reason = json_string_value(json_object_get(result, "reason"));
+    char *why = strdup(reason ? reason : "it does not compile");
+    avo_result_fail(result, !status || !strcmp(status, "compile_error") ? "invalid" : status,
+                    "yardstick (the evaluator's seed): %s", why ? why : "it does not compile");
+    free(why);
+    return -1;
+}
+
 /* ------------------------------------------------------------------------ */
 
 /*
@@ -367,7 +397,7 @@ static json_t *cpu_run_job(const json_t *job)
         json_object_set_new(result, "baseline", info);
     }
     double t0 = avo_monotonic();
-    cpu_build cand = {.fd = -1}, ref = {.fd = -1};
+    cpu_build cand = {.fd = -1}, ref = {.fd = -1}, ys = {.fd = -1};
     char *flags = NULL;
     int rc = avo_cpu_compile(&spec, spec.spec.source, 1, "candidate", &cand, &flags, result);
     if (flags)
@@ -380,6 +410,10 @@ static json_t *cpu_run_job(const json_t *job)
     int compile_only = json_is_true(json_object_get(job, "compile_only"));
     if (rc == 0 && !compile_only)
         rc = avo_cpu_compile(&spec, spec.spec.ref_source, 0, "reference", &ref, NULL, result);
+    if (rc == 0 && !compile_only && spec.spec.ys_source) {
+        rc = compile_yardstick(&spec, &ys, result);
+        spec.ys_so = rc == 0 ? ys.path : NULL;
+    }
     json_object_set_new(result, "compile_s", json_real(avo_monotonic() - t0));
     /* Without a view the candidate has no private /tmp: a directory of its
      * own stands in for it, removed once the judge and its candidate ended. */
@@ -407,6 +441,8 @@ static json_t *cpu_run_job(const json_t *job)
         close(cand.fd);
     if (ref.fd >= 0)
         close(ref.fd);
+    if (ys.fd >= 0)
+        close(ys.fd);
     cpu_job_free(&spec);
     return result;
 }

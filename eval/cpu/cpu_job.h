@@ -49,6 +49,8 @@ typedef struct cpu_job {
     /* The evaluator's rule for libraries the kernel loads (libraries.h):
      * NULL, "allow", "forbid" or a list of file name prefixes; borrowed. */
     const json_t *libraries;
+    /* The compiled yardstick (spec.ys_source), loaded by the judge; NULL: none. */
+    const char *ys_so;
 } cpu_job;
 
 /* One compiled shared object, opened. */
@@ -148,6 +150,17 @@ void avo_cpu_call_kernel(const avo_jobspec *spec, call_sig *sig, kernel_fn fn,
  * it later: eval/libraries.h), or -1. */
 pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,
                               int so_fd, int setup_wr, int *ret_maps_fd);
+
+/* -------------------------------------------------------------------- pin.c */
+
+/*
+ * Pin the calling process (the judge, before it forks its candidate) to one
+ * CPU it may run on that no other judge of this user holds: the CPU, with
+ * *ret_fd the held lock (closed, or the process's exit, frees the CPU); -1
+ * when none is free, AVO_CPU_PIN=0 or the lock directory cannot be used
+ * (then nothing changed).
+ */
+int avo_cpu_pin(int *ret_fd);
 
 /* ----------------------------------------------------------------- device.c */
 

@@ -2,7 +2,9 @@
  * device.c — the judge's CPU device (judge.h): the judge process, trusted,
  * forks the candidate (candidate.c) first, then loads the reference, and
  * config by config fills inputs, runs reference and candidate, checks and
- * times (eval/judge.c).  It holds the reference outputs and the report pipe
+ * times (eval/judge.c), and with a yardstick (the evaluator's seed, trusted
+ * like the reference) runs it in its own memory beside every timed sample of
+ * the candidate.  It holds the reference outputs and the report pipe
  * to the worker (REPORT_FD), framed JSON messages (core/proto.h):
  *   {"progress": name}              entering a config
  *   {"config": {...}}               that config's result entry
@@ -53,6 +55,9 @@ typedef struct cpu_device {
     slot_layout l;
     const avo_config_spec *cfg;
     kernel_fn ref_fn;
+    kernel_fn ys_fn;           /* the yardstick (the evaluator's seed), or NULL */
+    unsigned char *ys_region;  /* its slots, the judge's own memory, laid out as the region */
+    size_t ys_bytes;
     call_sig sig;
     const char *status;  /* verdict when the device fails: crashed, timeout, wrong, error */
     clockid_t cpu_clock; /* the candidate process's CPU-time clock */
@@ -292,6 +297,23 @@ static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, siz
     d->region_bytes = bytes;
     d->slots = nslots;
     d->cfg = cfg;
+    if (d->ys_fn) {
+        if (d->ys_region)
+            munmap(d->ys_region, d->ys_bytes);
+        int fd = memfd_create("avo-yardstick", MFD_CLOEXEC);
+        d->ys_region = fd < 0 || ftruncate(fd, (off_t)bytes) < 0
+                           ? MAP_FAILED
+                           : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd >= 0)
+            close(fd);
+        if (d->ys_region == MAP_FAILED) {
+            d->ys_region = NULL;
+            d->status = "error";
+            snprintf(why, len, "cannot map the yardstick's slots (%zu bytes)", bytes);
+            return -1;
+        }
+        d->ys_bytes = bytes;
+    }
     avo_measure_guard_fill_at(d->region, bytes, 0);
     return command(d, CMD_LAYOUT, cfg, nslots, NULL, why, len);
 }
@@ -336,6 +358,39 @@ static int dev_run_candidate(void *self, const avo_config_spec *cfg, size_t nslo
     cpu_device *d = self;
     (void)cfg;
     return command(d, CMD_CALL, d->cfg, nslots, ret_s, why, len);
+}
+
+static unsigned char *dev_ys_data(void *self, size_t slot, size_t arg)
+{
+    cpu_device *d = self;
+    return d->ys_region + slot * d->l.slot_bytes + d->l.offset[arg];
+}
+
+/*
+ * The yardstick, in the judge: once on each of its slots, timed by the
+ * judge thread's CPU time (the wall clock for a kernel allowed threads), as
+ * the candidate is timed by its process's.  The candidate is stopped
+ * meanwhile, so nothing it does runs beside the yardstick.
+ */
+static int dev_run_yardstick(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
+                             char *why, size_t len)
+{
+    cpu_device *d = self;
+    const avo_jobspec *spec = &d->job->spec;
+    (void)why, (void)len;
+    clockid_t clock = spec->threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+    void *ptrs[AVO_JOBSPEC_MAX_ARGS] = {0};
+    struct timespec t0, t1;
+    clock_gettime(clock, &t0);
+    for (size_t s = 0; s < nslots; s++) {
+        for (size_t i = 0; i < spec->nargs; i++)
+            if (spec->args[i].kind != AVO_ARG_SCALAR)
+                ptrs[i] = dev_ys_data(d, s, i);
+        avo_cpu_call_kernel(spec, &d->sig, d->ys_fn, cfg, ptrs);
+    }
+    clock_gettime(clock, &t1);
+    *ret_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    return 0;
 }
 
 static int dev_run_reference(void *self, const avo_config_spec *cfg, void **buffers, char *why,
@@ -472,6 +527,24 @@ static void load_reference(cpu_device *d, const char *ref_so)
         judge_done("invalid", "libffi cannot describe the argument list");
 }
 
+/* Load the yardstick `ys_so` (the evaluator's seed at its knobs' first
+ * values, trusted like the reference) into the judge; ends the judge when
+ * it cannot be called. */
+static void load_yardstick(cpu_device *d, const char *ys_so)
+{
+    const avo_jobspec *spec = &d->job->spec;
+    void *handle = dlopen(ys_so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = handle ? dlsym(handle, spec->entry) : NULL;
+    if (!sym) {
+        char err[AVO_ERRLEN];
+        const char *e = dlerror();
+        snprintf(err, sizeof err, "yardstick (the evaluator's seed): %s",
+                 e ? e : "entry point not found");
+        judge_done("invalid", err);
+    }
+    memcpy(&d->ys_fn, &sym, sizeof d->ys_fn);
+}
+
 /*
  * After the timed calls, while the candidate is stopped: report the
  * libraries it loaded beyond its object and the harness's runtime, read
@@ -524,19 +597,29 @@ static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_s
     avo_sandbox_scrub_secrets(); /* the worker's transport key, if it has one */
 
     cpu_device d = {.job = job};
+    /* One CPU for judge and candidate while it times (pin.c); a kernel
+     * allowed threads keeps every CPU. */
+    int pin_fd = -1;
+    int cpu = spec->threads == 1 ? avo_cpu_pin(&pin_fd) : -1;
+    if (cpu >= 0)
+        report(json_pack("{s:i}", "pinned", cpu));
     int setup_fd = spawn_candidate(&d, so_fd);
     char err[AVO_ERRLEN];
     if (avo_sandbox_seccomp_trusted(1, err, sizeof err) < 0)
         judge_done("error", err);
     await_candidate(&d, setup_fd);
     load_reference(&d, ref_so);
+    if (job->ys_so)
+        load_yardstick(&d, job->ys_so);
 
     avo_judge_device dev = {.self = &d,
                             .layout = dev_layout,
                             .data = dev_data,
                             .guards_intact = dev_guards_intact,
                             .run_candidate = dev_run_candidate,
-                            .run_reference = dev_run_reference};
+                            .run_reference = dev_run_reference,
+                            .ys_data = d.ys_fn ? dev_ys_data : NULL,
+                            .run_yardstick = d.ys_fn ? dev_run_yardstick : NULL};
     size_t total = spec->nconfigs + spec->ncheck_configs;
     for (size_t c = 0; c < total; c++) {
         int timed = c < spec->nconfigs;

@@ -313,6 +313,28 @@ local function validate_library_baseline(ev, f, b, entry)
                 install = b.install, describe = next(describe) and describe or nil }
 end
 
+-- The unit of a score paired with the yardstick: the geometric mean over
+-- the configs of the candidate's speed-up over the seed timed beside it.
+local YARDSTICK_UNIT = "x seed"
+
+-- `timing.yardstick = true`: the judge times the evaluator's seed (its kernel
+-- at the knobs' first values, trusted like the reference) beside the
+-- candidate, sample by sample on the same inputs, and the score is the
+-- paired speed-up (each config's vs_yardstick, their geometric mean, unit
+-- "x seed"), which what slows the machine for a moment slows alike.  CPU
+-- evaluators; a score() of the evaluator's own still decides the score.
+local function validate_yardstick(ev)
+  if not (ev.timing and ev.timing.yardstick) then return end
+  if ev.backend ~= "cpu" then
+    field_error(ev, "timing.yardstick", ("is not supported by the %s backend yet (cpu only)")
+      :format(tostring(ev.backend)))
+  end
+  if ev.timing.enabled == false then
+    field_error(ev, "timing.yardstick", "needs timing (timing.enabled is false)")
+  end
+  ev._yardstick = { source = ev.kernel_source, knobs = knobs.defaults(ev.knobs) }
+end
+
 -- `libraries`: what the judge does with libraries a kernel loads beyond its
 -- own object and the runtime (eval/libraries.h): "allow" (the default: the
 -- result names them), "forbid" (such a kernel is invalid) or a list of file
@@ -572,14 +594,20 @@ local function validate(ev)
   check_type(ev, "cflags", ev.cflags, "table", true)
   check_type(ev, "timing", ev.timing, "table", true)
   for k, v in pairs(ev.timing or {}) do
-    if k ~= "enabled" then check_number(ev, "timing." .. tostring(k), v, 0) end
+    if k == "yardstick" then
+      check_type(ev, "timing.yardstick", v, "boolean")
+    elseif k ~= "enabled" then
+      check_number(ev, "timing." .. tostring(k), v, 0)
+    end
   end
+  validate_yardstick(ev)
   check_number(ev, "timeout", ev.timeout, 0, true, true)
   check_number(ev, "compile_timeout", ev.compile_timeout, 0, true, true)
   check_type(ev, "unit", ev.unit, "string", true)
   if ev.backend == "cuda" then validate_cuda(ev) end
   validate_baselines(ev)
-  ev.unit = ev.score and (ev.unit or "score") or (ev.flops and "GFLOP/s" or "GB/s")
+  ev.unit = ev.score and (ev.unit or "score")
+    or ev._yardstick and YARDSTICK_UNIT or (ev.flops and "GFLOP/s" or "GB/s")
   ev.resolved = resolve_configs(ev)
   if ev.threads ~= nil and (math.type(ev.threads) ~= "integer" or ev.threads < 1
       or ev.threads > 256) then
@@ -805,6 +833,7 @@ function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
   local timing = {}
   for k, v in pairs(timing_defaults) do timing[k] = v end
   for k, v in pairs(self.timing or {}) do timing[k] = v end
+  timing.yardstick = nil -- the job's own field: what the judge times beside the candidate
   local timeout = self.timeout or 60
   return {
     backend = self.backend, source = cand.source, entry = self.entry,
@@ -816,7 +845,7 @@ function Evaluator:job_base(cand, seed, cache_dir, timing_defaults)
     seed = seed, trials = 2, timing = timing,
     limits = { timeout_s = timeout, compile_timeout_s = self.compile_timeout or 120,
                memory_mb = CPU_MEMORY_MB, cpu_s = timeout * 2 },
-    cache_dir = cache_dir, fingerprint = self.fingerprint,
+    cache_dir = cache_dir, fingerprint = self.fingerprint, yardstick = self._yardstick,
   }
 end
 
@@ -1002,7 +1031,11 @@ function Evaluator:score_of(result)
   end
   local values = {}
   for i, c in ipairs(configs) do
-    values[i] = (self.unit == "GB/s") and (c.gbs or 0) or (c.gflops or 0)
+    if self._yardstick then
+      values[i] = c.vs_yardstick or 0
+    else
+      values[i] = (self.unit == "GB/s") and (c.gbs or 0) or (c.gflops or 0)
+    end
   end
   return geomean(values)
 end

@@ -65,6 +65,7 @@ local function make_record(r, id, cand, result, score, ev)
     score = score, configs = result.configs or {}, checks = result.checks,
     artifacts = result.artifacts,
     sandbox = result.sandbox, -- the mechanism that isolated it (eval/sandbox.h)
+    cpu = result.cpu, -- the CPU its judge and it were pinned to (eval/cpu/pin.c)
     -- what the judge saw it load beyond its object and the runtime (eval/libraries.h)
     libraries = result.libraries, libraries_unobserved = result.libraries_unobserved,
   }
