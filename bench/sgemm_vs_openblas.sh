@@ -81,8 +81,9 @@ best = json.load(open(sys.argv[1]))
 open(sys.argv[2], "w").write(best["source"])
 knobs = best.get("knobs") or {}
 open(sys.argv[3], "w").write(" ".join(f"-D{k}={v}" for k, v in sorted(knobs.items())))
-print(f"#{best['id']} ({best['operator']}): {best['score']:.1f} GFLOP/s recorded in the search "
-      "(unpaired)")
+unit = best.get("unit") or "GFLOP/s"
+print(f"#{best['id']} ({best['operator']}): {best['score']:.3f} {unit} recorded in the search "
+      + ("(paired with the seed inside the judge)" if unit == "x seed" else "(unpaired)"))
 print("  knobs:", " ".join(f"{k}={v}" for k, v in sorted(knobs.items())))
 PY
 # shellcheck disable=SC2046

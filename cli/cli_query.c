@@ -239,15 +239,25 @@ static void print_candidate(const json_t *c, int with_source)
     }
     json_t *configs = json_object_get(c, "configs");
     if (json_array_size(configs) > 0) {
-        printf("\n%-16s %7s %10s %10s %12s %7s %8s %10s\n", "config", "correct", "GFLOP/s", "GB/s",
-               "median", "spread", "samples", "max error");
+        /* With a yardstick (timing.yardstick): the paired speed-up over the
+         * seed timed beside it, per config. */
+        int paired = 0;
         json_array_foreach(configs, i, item)
         {
-            printf("%-16s %7s %10.3f %10.3f %10.4gms %6.1f%% %8lld %10.3g\n", str(item, "name"),
+            paired |= json_is_number(json_object_get(item, "vs_yardstick"));
+        }
+        printf("\n%-16s %7s %10s %10s %12s %7s %8s %10s%s\n", "config", "correct", "GFLOP/s", "GB/s",
+               "median", "spread", "samples", "max error", paired ? "   x seed" : "");
+        json_array_foreach(configs, i, item)
+        {
+            printf("%-16s %7s %10.3f %10.3f %10.4gms %6.1f%% %8lld %10.3g", str(item, "name"),
                    json_is_true(json_object_get(item, "correct")) ? "yes" : "NO", num(item, "gflops"),
                    num(item, "gbs"), num(item, "median_s") * 1e3, num(item, "spread") * 100,
                    (long long)json_integer_value(json_object_get(item, "samples")),
                    num(item, "max_error"));
+            if (paired && json_is_number(json_object_get(item, "vs_yardstick")))
+                printf(" %8.3f", num(item, "vs_yardstick"));
+            printf("\n");
             if (*str(item, "reason"))
                 printf("  %s\n", avo_cli_inert(str(item, "reason"), 0));
         }

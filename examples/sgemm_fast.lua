@@ -12,7 +12,10 @@
 -- cache blocks (KC MC NC), k-unrolling, prefetch distance, edge handling,
 -- loop order and packing knobs, so the search tunes each shape family apart.
 -- The evaluator times six shapes (512^3, 1024^3, two odd ones, a
--- tall-skinny and a small one) and scores their geometric mean; each shape
+-- tall-skinny and a small one), each beside the seed on the same inputs and
+-- CPU (timing.yardstick), and scores the geometric mean of the paired
+-- speed-ups (x seed), so two children measured at different moments compare
+-- by what the moment did to neither; each shape
 -- names its family's knobs (configs[i].knobs), so a crossover child takes
 -- each family's knob set from the parent faster on that family's shapes.
 -- Each family is its own problem that every evaluation measures at once, so

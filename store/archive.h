@@ -27,7 +27,7 @@
 
 #include "core/avo.h"
 
-#define AVO_ARCHIVE_SCHEMA_VERSION 8
+#define AVO_ARCHIVE_SCHEMA_VERSION 9
 
 typedef struct avo_archive avo_archive;
 

@@ -176,6 +176,8 @@ static int insert_evaluation(avo_archive *ar, sqlite3_stmt *st, int64_t id, size
     avo_db_bind_json_real(st, 8, json_object_get(config, "gflops"));
     avo_db_bind_json_real(st, 9, json_object_get(config, "gbs"));
     avo_db_bind_text(st, 10, opt_string(config, "reason"));
+    avo_db_bind_json_real(st, 11, json_object_get(config, "yardstick_s"));
+    avo_db_bind_json_real(st, 12, json_object_get(config, "vs_yardstick"));
     return avo_db_step_done(ar->db, st, err, errlen, "insert evaluation");
 }
 
@@ -220,7 +222,8 @@ static int record_result(avo_archive *ar, void *ctx, char *err, size_t errlen)
         rc = avo_db_stmt(
             ar->db,
             "INSERT INTO evaluations (candidate_id, config, correct, max_error, median_s,"
-            " spread, samples, gflops, gbs, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " spread, samples, gflops, gbs, reason, yardstick_s, vs_yardstick)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             &st, err, errlen, "insert evaluation");
     const json_t *configs = json_object_get(r->result, "configs");
     for (size_t i = 0; rc == 0 && i < json_array_size(configs); i++) {
@@ -292,6 +295,7 @@ static const avo_db_column config_columns[] = {
     {"name", AVO_DB_VALUE},     {"correct", AVO_DB_BOOL}, {"max_error", AVO_DB_VALUE},
     {"median_s", AVO_DB_VALUE}, {"spread", AVO_DB_VALUE}, {"samples", AVO_DB_VALUE},
     {"gflops", AVO_DB_VALUE},   {"gbs", AVO_DB_VALUE},    {"reason", AVO_DB_VALUE},
+    {"yardstick_s", AVO_DB_OPTIONAL}, {"vs_yardstick", AVO_DB_OPTIONAL},
 };
 static const avo_db_shape config_shape = {config_columns, COUNT_OF(config_columns)};
 
@@ -300,7 +304,7 @@ static int configs_json(avo_archive *ar, int64_t id, json_t **ret, char *err, si
     return avo_db_rows_by_id(
         ar->db,
         "SELECT config, correct, max_error, median_s, spread, samples, gflops, gbs,"
-        " reason FROM evaluations WHERE candidate_id = ? ORDER BY rowid",
+        " reason, yardstick_s, vs_yardstick FROM evaluations WHERE candidate_id = ? ORDER BY rowid",
         id, avo_db_row_object, &config_shape, ret, err, errlen, "read evaluations");
 }
 
@@ -486,7 +490,7 @@ static const candidate_listing full_listing = {
     CANDIDATE_SELECT,
     &candidate_shape,
     "SELECT v.config, v.correct, v.max_error, v.median_s, v.spread, v.samples, v.gflops, v.gbs,"
-    " v.reason, v.candidate_id",
+    " v.reason, v.yardstick_s, v.vs_yardstick, v.candidate_id",
     &config_shape,
     1,
     0,

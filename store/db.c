@@ -338,6 +338,8 @@ json_t *avo_db_row_object(sqlite3_stmt *st, const avo_db_shape *shape)
     json_t *obj = json_object();
     for (size_t k = 0; obj && k < shape->n; k++) {
         const avo_db_column *c = &shape->columns[k];
+        if (c->kind == AVO_DB_OPTIONAL && sqlite3_column_type(st, (int)k) == SQLITE_NULL)
+            continue;
         json_t *v = c->kind == AVO_DB_JSON   ? avo_db_column_parsed(st, (int)k)
                     : c->kind == AVO_DB_BOOL ? json_boolean(sqlite3_column_int(st, (int)k))
                                              : avo_db_column_json(st, (int)k);

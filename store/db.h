@@ -205,6 +205,7 @@ enum avo_db_column_kind {
     AVO_DB_VALUE, /* as stored: null, integer, real or string (avo_db_column_json) */
     AVO_DB_JSON,  /* JSON text, parsed (avo_db_column_parsed) */
     AVO_DB_BOOL,  /* integer as true / false */
+    AVO_DB_OPTIONAL, /* as AVO_DB_VALUE, but the key is left out where the value is null */
 };
 
 typedef struct avo_db_column {

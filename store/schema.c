@@ -204,6 +204,11 @@ static const char *const migrations[] = {
           "  ELSE (SELECT json_extract(e.data, '$.name') FROM events e"
           "   WHERE e.run_id = baselines.run_id AND e.kind = 'evaluator' ORDER BY e.id LIMIT 1)"
           "  END;",
+    /* 9: a config's paired figures where the judge timed a yardstick beside
+     * the candidate (timing.yardstick): the yardstick's median time and the
+     * median ratio of its time to the candidate's; NULL for the others. */
+    [9] = "ALTER TABLE evaluations ADD COLUMN yardstick_s REAL;"
+          "ALTER TABLE evaluations ADD COLUMN vs_yardstick REAL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) - 1 == AVO_ARCHIVE_SCHEMA_VERSION,

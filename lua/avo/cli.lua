@@ -236,8 +236,12 @@ local function print_eval(opts, ev, rec, run)
   local per_config = config_unit(ev)
   local width = 16
   for _, c in ipairs(rec.configs) do width = math.max(width, #c.name) end
-  local row = "%-" .. width .. "s %8s %12s %10s %8s %11s\n"
-  out(row:format("config", "correct", per_config, "median", "spread", "max error"))
+  -- With a yardstick (timing.yardstick): each config's paired speed-up
+  -- over the seed timed beside it, the column the score is made of.
+  local paired = false
+  for _, c in ipairs(rec.configs) do paired = paired or c.vs_yardstick ~= nil end
+  local row = "%-" .. width .. "s %8s %12s %10s %8s %11s" .. (paired and " %8s\n" or "\n")
+  out(row:format("config", "correct", per_config, "median", "spread", "max error", "x seed"))
   for _, c in ipairs(rec.configs) do
     local rate = rate_of(c, per_config)
     local timed = c.correct and c.median_s and c.median_s > 0
@@ -246,7 +250,8 @@ local function print_eval(opts, ev, rec, run)
       timed and rate and ("%.4g"):format(rate) or "-",
       timed and S.format_seconds(c.median_s) or "-",
       timed and c.spread and ("%.1f%%"):format(c.spread * 100) or "-",
-      c.max_error and ("%.3g"):format(c.max_error) or "-"))
+      c.max_error and ("%.3g"):format(c.max_error) or "-",
+      timed and c.vs_yardstick and ("%.3f"):format(c.vs_yardstick) or "-"))
     if c.reason then out("  ", oneline(c.reason), "\n") end
   end
   -- Check configs: verified only, never timed.

@@ -77,11 +77,19 @@ function M.group_of(groups, name)
 end
 
 -- The geometric mean of `record`'s median times on the configs named in
--- `names`, or nil unless it measured every one of them correctly.
+-- `names`, or nil unless it measured every one of them correctly.  Where
+-- the judge timed a yardstick beside it (timing.yardstick), a config's time
+-- is in the yardstick's units (1 / vs_yardstick: its time over the seed's
+-- in the same samples), so records measured at different moments compare
+-- by what the moment did to neither.
 function M.group_time(record, names)
   local times = {}
   for _, c in ipairs(record.configs or {}) do
-    if c.correct and type(c.median_s) == "number" and c.median_s > 0 then times[c.name] = c.median_s end
+    if c.correct and type(c.vs_yardstick) == "number" and c.vs_yardstick > 0 then
+      times[c.name] = 1 / c.vs_yardstick
+    elseif c.correct and type(c.median_s) == "number" and c.median_s > 0 then
+      times[c.name] = c.median_s
+    end
   end
   local sum = 0
   for _, name in ipairs(names) do

@@ -16,7 +16,9 @@ assert r["checks"] and all(c["correct"] for c in r["checks"]), r["checks"]' "$1"
 }
 
 # The seed, on the host's widest ISA: every shape timed and reported, the
-# score their geometric mean (issue 30: no one shape carries it).
+# score the geometric mean of their speed-ups over the seed timed beside
+# them (timing.yardstick: issue 30, no one shape carries it, and the score
+# is paired), GFLOP/s reported per shape.
 expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c --evaluator cpu/sgemm_fast --json
 json_ok "$tmp/out"
 python3 - "$tmp/out" <<'PY'
@@ -25,7 +27,9 @@ r = json.load(open(sys.argv[1]))
 names = [c["name"] for c in r["configs"]]
 assert names == ["sq-512", "sq-1024", "odd-383x271x445", "odd-500x300x700",
                  "tall-4096x64x256", "small-64x64x64"], names
-geo = math.exp(sum(math.log(c["gflops"]) for c in r["configs"]) / len(names))
+assert r["unit"] == "x seed", r["unit"]
+assert all(c["gflops"] > 0 and c["yardstick_s"] > 0 for c in r["configs"]), r["configs"]
+geo = math.exp(sum(math.log(c["vs_yardstick"]) for c in r["configs"]) / len(names))
 assert abs(r["score"] - geo) < 1e-9 * geo, (r["score"], geo)
 PY
 

@@ -88,6 +88,20 @@ local knob_lib = require "operators.lib.knobs"
 local groups = { { patterns = { "LG_*", "SHARED" } }, { patterns = { "SM_*", "SHARED" } } }
 assert(knob_lib.group_of(groups, "LG_MR") == 1 and knob_lib.group_of(groups, "SM_KC") == 2)
 assert(knob_lib.group_of(groups, "SHARED") == nil and knob_lib.group_of(groups, "MD_MR") == nil)
+-- A group's time: median times, or with a yardstick (timing.yardstick) the
+-- paired time in the seed's units (1 / vs_yardstick), which a slow moment
+-- does not move: b, measured in a slow moment (every time doubled) but
+-- 1.25x the seed beside it, is faster than a (1.1x the seed).
+local a_rec = { configs = { { name = "x", correct = true, median_s = 1.0, vs_yardstick = 1.1 },
+                            { name = "y", correct = true, median_s = 4.0, vs_yardstick = 1.1 } } }
+local b_rec = { configs = { { name = "x", correct = true, median_s = 2.0, vs_yardstick = 1.25 },
+                            { name = "y", correct = true, median_s = 8.0, vs_yardstick = 1.25 } } }
+assert(math.abs(knob_lib.group_time(a_rec, { "x", "y" }) - 1 / 1.1) < 1e-12)
+assert(knob_lib.slowdown(b_rec, a_rec, { "x", "y" }) < 1, "paired: b is the faster")
+local unpaired = { configs = { { name = "x", correct = true, median_s = 1.0 },
+                               { name = "y", correct = true, median_s = 4.0 } } }
+assert(math.abs(knob_lib.group_time(unpaired, { "x", "y" }) - 2.0) < 1e-12)
+assert(knob_lib.group_time(unpaired, { "x", "z" }) == nil, "a config not measured: no time")
 
 -- param_tweak's per_group: 1..max_changes knobs in every knob group (LG_,
 -- SM_) and among the knobs of no group (MD_, TS_), not in the whole kernel.

@@ -397,6 +397,33 @@ static void test_candidate_roundtrip(void)
     CHECK_STR(jstr(json_array_get(json_object_get(got, "configs"), 0), "name"), "only");
     json_decref(got);
 
+    /* a yardstick's paired figures (timing.yardstick) are kept per config,
+     * in the one and in the bulk read */
+    json_t *paired = json_pack("{s:s, s:[{s:s, s:b, s:f, s:f, s:f}]}", "status", "ok", "configs",
+                               "name", "p", "correct", 1, "median_s", 0.002, "yardstick_s", 0.0025,
+                               "vs_yardstick", 1.25);
+    CHECK_INT(avo_archive_candidate_finish(ar, c, paired, 1.25, err, sizeof err), 0);
+    json_decref(paired);
+    CHECK_INT(avo_archive_candidate_get(ar, c, 0, &got, err, sizeof err), 0);
+    json_t *pc = json_array_get(json_object_get(got, "configs"), 0);
+    CHECK(json_real_value(json_object_get(pc, "yardstick_s")) == 0.0025);
+    CHECK(json_real_value(json_object_get(pc, "vs_yardstick")) == 1.25);
+    json_decref(got);
+    CHECK_INT(avo_archive_candidates(ar, run, 0, &got, err, sizeof err), 0);
+    json_t *row;
+    size_t at;
+    int seen = 0;
+    json_array_foreach(got, at, row)
+    {
+        if (jint(row, "id") != c)
+            continue;
+        pc = json_array_get(json_object_get(row, "configs"), 0);
+        CHECK(json_real_value(json_object_get(pc, "vs_yardstick")) == 1.25);
+        seen = 1;
+    }
+    CHECK(seen);
+    json_decref(got);
+
     /* failures leave nothing behind */
     got = json_true();
     CHECK_INT(avo_archive_candidate_get(ar, 999, 0, &got, err, sizeof err), AVO_ENOTFOUND);
@@ -1024,6 +1051,8 @@ static void test_migrate_v5(void)
     /* Make it what avo with schema 5 wrote. */
     CHECK_INT(raw_exec(path, "DROP TABLE baselines; DROP TABLE experiment_cells;"
                              " DROP TABLE experiments; ALTER TABLE candidates DROP COLUMN evaluator;"
+                             " ALTER TABLE evaluations DROP COLUMN yardstick_s;"
+                             " ALTER TABLE evaluations DROP COLUMN vs_yardstick;"
                              " PRAGMA user_version = 5;"),
               SQLITE_OK);
     CHECK_INT(raw_int(path, "SELECT count(*) FROM sqlite_schema WHERE name = 'baselines'"), 0);
@@ -1111,8 +1140,11 @@ static void test_migrate_v7(void)
     json_decref(got);
     avo_archive_free(ar);
 
-    /* Make it what avo with schema 7 wrote: no evaluator columns. */
+    /* Make it what avo with schema 7 wrote: no evaluator columns (nor
+     * schema 9's yardstick ones). */
     CHECK_INT(raw_exec(path, "ALTER TABLE candidates DROP COLUMN evaluator;"
+                             " ALTER TABLE evaluations DROP COLUMN yardstick_s;"
+                             " ALTER TABLE evaluations DROP COLUMN vs_yardstick;"
                              " ALTER TABLE baselines DROP COLUMN evaluator;"
                              " INSERT INTO baselines (run_id, device, name, status, created_at)"
                              " VALUES (2, 'cpu', 'cublas', 'ok', 0), (2, 'cpu', 'cublas@sdpa',"
@@ -1121,7 +1153,7 @@ static void test_migrate_v7(void)
     ar = open_ok(path);
     CHECK_INT(avo_archive_opened_version(ar), 7);
     avo_archive_free(ar);
-    CHECK_INT(raw_int(path, "PRAGMA user_version"), 8);
+    CHECK_INT(raw_int(path, "PRAGMA user_version"), AVO_ARCHIVE_SCHEMA_VERSION);
     char sql[200];
     snprintf(sql, sizeof sql, "SELECT evaluator FROM candidates WHERE id = %lld", (long long)c1);
     char *text = raw_text(path, sql);

@@ -324,6 +324,48 @@ static void test_checks_threads_sources(void)
     json_decref(job);
 }
 
+/* The yardstick: its source borrowed and its knobs as sorted flags on the
+ * cpu backend; refused where the backend does not time one; malformed
+ * fields named. */
+static void test_yardstick(void)
+{
+    json_t *job = base_job();
+    json_object_set_new(job, "yardstick",
+                        json_pack("{s:s, s:{s:i, s:b}}", "source", "void k(void) {}", "knobs",
+                                  "TILE", 8, "FAST", 1));
+    avo_jobspec spec;
+    char err[AVO_ERRLEN] = "";
+    json_incref(job); /* the source is borrowed from it */
+    CHECK_INT(parse(job, &cpu_like, &spec, err, sizeof err), 0);
+    CHECK_STR(spec.ys_source, "void k(void) {}");
+    CHECK_INT((long long)spec.ys_nknobs, 2);
+    CHECK_STR(spec.ys_knobs[0], "-DFAST=1");
+    CHECK_STR(spec.ys_knobs[1], "-DTILE=8");
+    avo_jobspec_free(&spec);
+    json_decref(job);
+
+    job = base_job();
+    CHECK_INT(parse(job, &cpu_like, &spec, err, sizeof err), 0);
+    CHECK(spec.ys_source == NULL && spec.ys_nknobs == 0);
+    avo_jobspec_free(&spec);
+
+    job = base_job();
+    json_object_set_new(job, "yardstick", json_pack("{s:s}", "source", "void k(void) {}"));
+    expect_error(job, &cuda_like, "\"yardstick\": the cuda backend does not time a yardstick");
+    json_decref(job);
+
+    job = base_job();
+    json_object_set_new(job, "yardstick", json_string("seed"));
+    expect_error(job, &cpu_like, "\"yardstick\" must be an object with a \"source\" string");
+    json_decref(job);
+
+    job = base_job();
+    json_object_set_new(job, "yardstick",
+                        json_pack("{s:s, s:{s:[]}}", "source", "x", "knobs", "TILE"));
+    expect_error(job, &cpu_like, "yardstick.knobs: knob 'TILE' must be a number, boolean or string");
+    json_decref(job);
+}
+
 int main(void)
 {
     test_checks_threads_sources();
@@ -333,5 +375,6 @@ int main(void)
     test_defaults();
     test_identifiers_and_numbers();
     test_dtypes();
+    test_yardstick();
     return check_finish();
 }
