@@ -9,28 +9,36 @@
 # deviation over the median). What the search can tell apart is below the
 # spread of the figure it compares (docs/benchmarks.md).
 #
-#   bench/yardstick_noise.sh build/avo [N=8] [KERNEL] [EVALUATOR]
+#   bench/yardstick_noise.sh build/avo [N=8] [KERNEL] [EVALUATOR] ["KNOB=V KNOB=V ..."]
+#
+# The seed against itself is the easy case (the same code meets the same
+# conditions); give another kernel or knob set to see the spread of a
+# candidate the search would compare.
 set -eu
 avo=$(realpath "$1")
 n=${2:-8}
 kernel=${3:-kernels/cpu/sgemm_fast.c}
 evaluator=${4:-cpu/sgemm_fast}
+params=
+for kv in ${5:-}; do params="$params --param $kv"; done
 cd "$(dirname "$0")/.."
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export AVO_CACHE="${AVO_CACHE:-$tmp/cache}"
 one() { # OUT [env...]: one evaluation's JSON into OUT
     out=$1; shift
-    env "$@" "$avo" eval "$kernel" --evaluator "$evaluator" --json > "$out" 2> "$out.err" ||
+    # shellcheck disable=SC2086
+    env "$@" "$avo" eval "$kernel" --evaluator "$evaluator" $params --json > "$out" 2> "$out.err" ||
         { cat "$out.err" >&2; exit 1; }
 }
-"$avo" eval "$kernel" --evaluator "$evaluator" --json > /dev/null 2>&1 # the compile, cached
+# shellcheck disable=SC2086
+"$avo" eval "$kernel" --evaluator "$evaluator" $params --json > /dev/null 2>&1 # the compile, cached
 for i in $(seq 1 "$n"); do
     one "$tmp/pinned.$i"
     one "$tmp/unpinned.$i" AVO_CPU_PIN=0
     one "$tmp/two.a.$i" & one "$tmp/two.b.$i"; wait
 done
-python3 - "$tmp" "$n" <<'PY'
+python3 - "$tmp" "$n" "${5:-}" <<'PY'
 import glob, json, math, os, statistics, sys
 tmp, n = sys.argv[1], int(sys.argv[2])
 def load(pattern):
@@ -42,7 +50,8 @@ def spread(xs):
     return med, max(xs) / min(xs), mad / med
 def geo(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs))
-print(f"{n} evaluations per condition; median, max/min, MAD/median")
+print(f"{n} evaluations per condition; median, max/min, MAD/median"
+      + (f"; knobs {sys.argv[3]}" if len(sys.argv) > 3 and sys.argv[3] else ""))
 for cond, pattern in (("pinned", "pinned.*"), ("unpinned (AVO_CPU_PIN=0)", "unpinned.*"),
                       ("two at a time, pinned", "two.*")):
     rs = load(pattern)
