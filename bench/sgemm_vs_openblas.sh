@@ -81,7 +81,7 @@ best = json.load(open(sys.argv[1]))
 open(sys.argv[2], "w").write(best["source"])
 knobs = best.get("knobs") or {}
 open(sys.argv[3], "w").write(" ".join(f"-D{k}={v}" for k, v in sorted(knobs.items())))
-unit = best.get("unit") or "GFLOP/s"
+unit = "x seed" if any("vs_yardstick" in c for c in best.get("configs") or []) else "GFLOP/s"
 print(f"#{best['id']} ({best['operator']}): {best['score']:.3f} {unit} recorded in the search "
       + ("(paired with the seed inside the judge)" if unit == "x seed" else "(unpaired)"))
 print("  knobs:", " ".join(f"{k}={v}" for k, v in sorted(knobs.items())))
