@@ -509,40 +509,35 @@ static void await_candidate(cpu_device *d, int setup_fd)
     judge_done("crashed", why);
 }
 
-/* Load the reference `ref_so` into the judge; ends the judge when it
- * cannot be called. */
-static void load_reference(cpu_device *d, const char *ref_so)
+/* The function `entry` of the trusted object `so` (the reference, the
+ * yardstick), loaded into the judge; ends the judge ("invalid", naming
+ * `what`) when it cannot be called. */
+static kernel_fn load_trusted(const char *so, const char *entry, const char *what)
 {
-    const avo_jobspec *spec = &d->job->spec;
-    void *handle = dlopen(ref_so, RTLD_NOW | RTLD_LOCAL);
-    void *sym = handle ? dlsym(handle, spec->ref_entry) : NULL;
+    void *handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = handle ? dlsym(handle, entry) : NULL;
     if (!sym) {
         char err[AVO_ERRLEN];
         const char *e = dlerror();
-        snprintf(err, sizeof err, "reference: %s", e ? e : "entry point not found");
+        snprintf(err, sizeof err, "%s: %s", what, e ? e : "entry point not found");
         judge_done("invalid", err);
     }
-    memcpy(&d->ref_fn, &sym, sizeof d->ref_fn);
-    if (avo_cpu_call_sig_init(spec, &d->sig) < 0)
-        judge_done("invalid", "libffi cannot describe the argument list");
+    kernel_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    return fn;
 }
 
-/* Load the yardstick `ys_so` (the evaluator's seed at its knobs' first
- * values, trusted like the reference) into the judge; ends the judge when
- * it cannot be called. */
-static void load_yardstick(cpu_device *d, const char *ys_so)
+/* Load the reference `ref_so` into the judge, and the yardstick `ys_so`
+ * (the evaluator's seed at its knobs' first values) where the job has one;
+ * ends the judge when either cannot be called. */
+static void load_reference(cpu_device *d, const char *ref_so, const char *ys_so)
 {
     const avo_jobspec *spec = &d->job->spec;
-    void *handle = dlopen(ys_so, RTLD_NOW | RTLD_LOCAL);
-    void *sym = handle ? dlsym(handle, spec->entry) : NULL;
-    if (!sym) {
-        char err[AVO_ERRLEN];
-        const char *e = dlerror();
-        snprintf(err, sizeof err, "yardstick (the evaluator's seed): %s",
-                 e ? e : "entry point not found");
-        judge_done("invalid", err);
-    }
-    memcpy(&d->ys_fn, &sym, sizeof d->ys_fn);
+    d->ref_fn = load_trusted(ref_so, spec->ref_entry, "reference");
+    if (ys_so)
+        d->ys_fn = load_trusted(ys_so, spec->entry, "yardstick (the evaluator's seed)");
+    if (avo_cpu_call_sig_init(spec, &d->sig) < 0)
+        judge_done("invalid", "libffi cannot describe the argument list");
 }
 
 /*
@@ -608,9 +603,7 @@ static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_s
     if (avo_sandbox_seccomp_trusted(1, err, sizeof err) < 0)
         judge_done("error", err);
     await_candidate(&d, setup_fd);
-    load_reference(&d, ref_so);
-    if (job->ys_so)
-        load_yardstick(&d, job->ys_so);
+    load_reference(&d, ref_so, job->ys_so);
 
     avo_judge_device dev = {.self = &d,
                             .layout = dev_layout,

@@ -5,7 +5,13 @@
 # CPU (eval/cpu/pin.c). Bad fields are named; a seed that does not compile
 # makes the evaluation invalid, saying so.
 . "$(dirname "$0")/lib.sh"
-ev=tests/e2e/evaluators/axpy_yardstick.lua
+# The failure tests' axpy with a yardstick: the seed (tests/e2e/kernels/axpy.c
+# at UNROLL=1) timed beside every candidate.
+ev=$tmp/axpy_yardstick.lua
+sed 's/name = "axpy"/name = "axpy_yardstick"/;
+     s/timing = { max_seconds = 0.2, min_samples = 3 }/timing = { max_seconds = 0.3, min_samples = 5, yardstick = true }/' \
+    tests/e2e/evaluators/axpy.lua > "$ev"
+grep -q "yardstick = true" "$ev" || fail "tests/e2e/evaluators/axpy.lua changed: no yardstick added"
 
 # The seed itself: every config carries the yardstick's time and the paired
 # ratio, the score is their geometric mean in "x seed", and the CPU it was
@@ -44,7 +50,7 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert "cpu" not in
 cat > "$tmp/run.lua" <<LUA
 local avo = require "avo"
 avo.retime{ top = 0 }
-local ev = avo.evaluator("$AVO_SOURCE_ROOT/$ev")
+local ev = avo.evaluator("$ev")
 local rec = avo.evaluate(ev, ev:seed())
 assert(rec.status == "ok" and rec.score > 0, rec.reason)
 LUA
