@@ -42,6 +42,15 @@ assert r["status"] == "ok" and 0 < r["score"] < 0.5, r["score"]
 assert all(0 < c["vs_yardstick"] < 0.5 for c in r["configs"]), r["configs"]
 PY
 
+# Evicting the caches after its work, so the yardstick runs cold, costs the
+# candidate its own time: it scores far below the seed, never above.
+expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy_evict.c --evaluator "$ev" --json
+python3 - "$tmp/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "ok" and 0 < r["score"] < 0.5, r["score"]
+PY
+
 # AVO_CPU_PIN=0: not pinned, still paired.
 AVO_CPU_PIN=0 expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator "$ev" --json
 python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert "cpu" not in r and r["score"] > 0, r' "$tmp/out"
