@@ -444,6 +444,10 @@ int avo_jobspec_parse(const json_t *job, const avo_jobspec_rules *rules, avo_job
         rc = parse_configs(job, rules, ret, err, errlen);
     if (rc == 0)
         rc = parse_settings(job, rules, ret, err, errlen);
+    if (rc == 0 && ret->ys_source && ret->threads != 1)
+        rc = avo_error(err, errlen, AVO_EINVAL,
+                       "\"yardstick\" needs \"threads\": 1 (the judge runs it, and starts no "
+                       "thread)");
     if (rc < 0)
         return rc;
     /* The folder rule is the compile cache's own (avo_cache_dir). */

@@ -368,9 +368,9 @@ static unsigned char *dev_ys_data(void *self, size_t slot, size_t arg)
 
 /*
  * The yardstick, in the judge: once on each of its slots, timed by the
- * judge thread's CPU time (the wall clock for a kernel allowed threads), as
- * the candidate is timed by its process's.  The candidate is stopped
- * meanwhile, so nothing it does runs beside the yardstick.
+ * judge thread's CPU time, as the single-threaded candidate is timed by its
+ * process's (a yardstick needs threads = 1: the judge may start none).  The
+ * candidate is stopped meanwhile, so nothing it does runs beside it.
  */
 static int dev_run_yardstick(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
                              char *why, size_t len)
@@ -378,17 +378,16 @@ static int dev_run_yardstick(void *self, const avo_config_spec *cfg, size_t nslo
     cpu_device *d = self;
     const avo_jobspec *spec = &d->job->spec;
     (void)why, (void)len;
-    clockid_t clock = spec->threads == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
     void *ptrs[AVO_JOBSPEC_MAX_ARGS] = {0};
     struct timespec t0, t1;
-    clock_gettime(clock, &t0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     for (size_t s = 0; s < nslots; s++) {
         for (size_t i = 0; i < spec->nargs; i++)
             if (spec->args[i].kind != AVO_ARG_SCALAR)
                 ptrs[i] = dev_ys_data(d, s, i);
         avo_cpu_call_kernel(spec, &d->sig, d->ys_fn, cfg, ptrs);
     }
-    clock_gettime(clock, &t1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     *ret_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     return 0;
 }

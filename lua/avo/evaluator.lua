@@ -332,6 +332,16 @@ local function validate_yardstick(ev)
   if ev.timing.enabled == false then
     field_error(ev, "timing.yardstick", "needs timing (timing.enabled is false)")
   end
+  if ev.threads ~= nil and ev.threads ~= 1 then
+    field_error(ev, "timing.yardstick", "needs a single-threaded kernel (threads = 1): the " ..
+      "judge runs the seed itself, where no thread may start")
+  end
+  for i, b in ipairs(type(ev.baselines) == "table" and ev.baselines or {}) do
+    if type(b) == "table" and b.threads ~= nil and b.threads ~= 1 then
+      field_error(ev, ("baselines[%d].threads"):format(i), "must be 1 with timing.yardstick " ..
+        "(a baseline is timed beside the seed like a candidate)")
+    end
+  end
   ev._yardstick = { source = ev.kernel_source, knobs = knobs.defaults(ev.knobs) }
 end
 

@@ -355,6 +355,12 @@ static void test_yardstick(void)
     json_decref(job);
 
     job = base_job();
+    json_object_set_new(job, "yardstick", json_pack("{s:s}", "source", "void k(void) {}"));
+    json_object_set_new(job, "threads", json_integer(4));
+    expect_error(job, &cpu_like, "\"yardstick\" needs \"threads\": 1");
+    json_decref(job);
+
+    job = base_job();
     json_object_set_new(job, "yardstick", json_string("seed"));
     expect_error(job, &cpu_like, "\"yardstick\" must be an object with a \"source\" string");
     json_decref(job);
