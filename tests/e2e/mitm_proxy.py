@@ -158,9 +158,20 @@ class Connection:
                 if big and cut["job"] and self.cut_now(frame, jobs == 0):
                     # The job reaches the worker, which starts it; its
                     # answer never comes back: the connection goes.
+                    # The engine hears of it first, and has time to queue
+                    # the job again before the worker can reconnect: were
+                    # the worker first, its new connection could take the
+                    # next job ahead of this one, and the cuts (each of the
+                    # first job of a connection) would be shared between two
+                    # jobs, neither reaching the pool's limit.
                     self.cutting = True
                     dst.sendall(frame)
                     threading.Event().wait(0.3)
+                    try:
+                        self.engine.shutdown(socket.SHUT_RDWR)
+                    except OSError:
+                        pass
+                    threading.Event().wait(0.5)
                     return self.close()
                 n += 1
                 jobs += big
