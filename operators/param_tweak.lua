@@ -2,9 +2,13 @@
 --
 -- The child keeps the parent's source and moves a few knobs to other values
 -- of their domains (`// avo:param NAME v1 v2 ...`). Most moves go to a
--- neighbouring value in the domain list, because domains are usually ordered
--- (tile sizes, unroll factors) and small steps climb a smooth landscape; the
--- rest jump anywhere so the search can leave a local optimum.
+-- neighbouring value, because tile sizes and unroll factors make a smooth
+-- landscape that small steps climb; the rest jump anywhere so the search can
+-- leave a local optimum. A domain of numbers is walked in numeric order, not
+-- in the order written: a domain lists the seed's value first (`KC 256 64
+-- 128 ... 1024`), so by position 256's only neighbour would be 64 and every
+-- climb upwards would pass through the smallest values. Other domains are
+-- walked in the order written.
 --
 -- Options (ctx.options):
 --   max_changes  integer >= 1, most knobs changed in one child (default 2)
@@ -67,12 +71,36 @@ local function parts_of(ev, domain, tunable, per_group)
   return parts
 end
 
--- Index of a value other than `current` in a domain of `n` values (n >= 2).
-local function pick_other_index(rng, n, current, local_p)
+-- The indices of `values` in the order a neighbouring move walks them
+-- (numeric order when every value is a number, else as written), and each
+-- index's rank in it.
+local function walk_order(values)
+  local order = {}
+  local numeric = true
+  for i, v in ipairs(values) do
+    order[i] = i
+    numeric = numeric and type(v) == "number"
+  end
+  if numeric then
+    table.sort(order, function(a, b)
+      if values[a] ~= values[b] then return values[a] < values[b] end
+      return a < b
+    end)
+  end
+  local rank = {}
+  for r, i in ipairs(order) do rank[i] = r end
+  return order, rank
+end
+
+-- Index of a value other than `current` in `values` (at least two).
+local function pick_other_index(rng, values, current, local_p)
+  local n = #values
   if rng:chance(local_p) then
-    if current == 1 then return 2 end
-    if current == n then return n - 1 end
-    return rng:chance(0.5) and current - 1 or current + 1
+    local order, rank = walk_order(values)
+    local r = rank[current]
+    if r == 1 then return order[2] end
+    if r == n then return order[n - 1] end
+    return order[rng:chance(0.5) and r - 1 or r + 1]
   end
   -- Uniform over the n - 1 other indices: draw from 1..n-1 and step over
   -- the current one.
@@ -114,7 +142,7 @@ function M.apply(ctx, parents)
   for _, k in ipairs(chosen) do
     local knob = domain[k]
     local from = positions[k]
-    local to = pick_other_index(ctx.rng, #knob.values, from, opts.local_p)
+    local to = pick_other_index(ctx.rng, knob.values, from, opts.local_p)
     knobs[knob.name] = knob.values[to]
     changes[#changes + 1] = string.format("%s %s->%s", knob.name,
       tostring(knob.values[from]), tostring(knob.values[to]))

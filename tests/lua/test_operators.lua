@@ -25,6 +25,37 @@ for _ = 1, 200 do
   assert(child.parents[1].id == seed.id and child.source == seed.source)
 end
 
+-- A neighbouring move walks a domain of numbers in numeric order: the seed's
+-- value is listed first (KC 256 64 128 512), yet from 256 a step goes to 128
+-- or 512, never to 64; a domain of names is walked as written.
+local walk_src = "// avo:param KC 256 64 128 512\n// avo:param MODE fast slow medium\n" ..
+  "void f(void) {}\n"
+local walk_ctx = { ev = ev, rng = avo.rng("op.param_tweak.walk"), generation = 1,
+                   options = { local_p = 1, max_changes = 1 } }
+local function moves(from)
+  local seen = { KC = {}, MODE = {} }
+  for _ = 1, 100 do
+    local child = assert(tweak.apply(walk_ctx, { { id = seed.id, source = walk_src, knobs = from } }))
+    for name, v in pairs(child.knobs) do
+      if tostring(v) ~= tostring(from[name]) then seen[name][tostring(v)] = true end
+    end
+  end
+  local function list(set)
+    local out = {}
+    for v in pairs(set) do out[#out + 1] = v end
+    table.sort(out)
+    return table.concat(out, " ")
+  end
+  return list(seen.KC), list(seen.MODE)
+end
+local kc, mode = moves({ KC = 256, MODE = "fast" })
+assert(kc == "128 512", "from KC=256 a neighbouring step goes to 128 or 512, got: " .. kc)
+assert(mode == "slow", "names are walked as written: fast -> slow, got: " .. mode)
+kc, mode = moves({ KC = 64, MODE = "medium" })
+assert(kc == "128" and mode == "slow", "from the ends: " .. kc .. " / " .. mode)
+kc = moves({ KC = 512, MODE = "slow" })
+assert(kc == "256", "512's only neighbour is 256, got: " .. kc)
+
 -- Knob crossover takes every value from one of the parents.
 local a = avo.evaluate(ev, { source = seed.source, knobs = { ORDER = 1, UNROLL = 2, BK = 64 },
   operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
