@@ -71,32 +71,11 @@ local function parts_of(ev, domain, tunable, per_group)
   return parts
 end
 
--- The indices of `values` in the order a neighbouring move walks them
--- (numeric order when every value is a number, else as written), and each
--- index's rank in it.
-local function walk_order(values)
-  local order = {}
-  local numeric = true
-  for i, v in ipairs(values) do
-    order[i] = i
-    numeric = numeric and type(v) == "number"
-  end
-  if numeric then
-    table.sort(order, function(a, b)
-      if values[a] ~= values[b] then return values[a] < values[b] end
-      return a < b
-    end)
-  end
-  local rank = {}
-  for r, i in ipairs(order) do rank[i] = r end
-  return order, rank
-end
-
 -- Index of a value other than `current` in `values` (at least two).
 local function pick_other_index(rng, values, current, local_p)
   local n = #values
   if rng:chance(local_p) then
-    local order, rank = walk_order(values)
+    local order, rank = knob_lib.order(values)
     local r = rank[current]
     if r == 1 then return order[2] end
     if r == n then return order[n - 1] end

@@ -21,7 +21,8 @@
 -- together.  The run stops after `iterations` rounds, when the budget is
 -- spent (avo.exhausted) or when no new valid candidate is left.
 --
--- The model: knob values are positions in their declared order; the
+-- The model: knob values are positions in their order (numeric order for
+-- numbers, whatever order the domain lists them in; names as listed); the
 -- distance of two configurations mixes the count of knobs that differ
 -- (knobs as categories) and the sum of their position differences scaled
 -- to [0, 1] (knobs as ordered: tile sizes, unroll factors), summed or
@@ -62,7 +63,8 @@ local core = require "avo.core"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local space = require "strategies.lib.space"
-local index_of = require("operators.lib.knobs").index_of
+local knob_lib = require "operators.lib.knobs"
+local index_of = knob_lib.index_of
 local moments = require "strategies.lib.moments"
 
 local M = {}
@@ -136,18 +138,20 @@ end
 
 -- Each tunable knob's value positions by the value's text (the first of
 -- equal texts, as index_of finds it: a record read back from the archive
--- may carry "32" where the parser gave 32).
+-- may carry "32" where the parser gave 32), and the position of its first
+-- value (the seed's).
 local function positions_of(knobs_list)
-  local positions = {}
+  local positions, firsts = {}, {}
   for d, knob in ipairs(knobs_list) do
     local p = {}
+    local _, rank = knob_lib.order(knob.values)
     for i, v in ipairs(knob.values) do
       local text = tostring(v)
-      if p[text] == nil then p[text] = i end
+      if p[text] == nil then p[text] = rank[i] end
     end
-    positions[d] = p
+    positions[d], firsts[d] = p, rank[1]
   end
-  return positions
+  return positions, firsts
 end
 
 -- A configuration as value positions, one per tunable knob; a knob not set
@@ -160,7 +164,7 @@ local function encode(state, knobs)
     local v = knobs[knob.name]
     local at = v ~= nil and math.type(v) ~= "float" and seen[d][v]
     if not at then
-      at = v ~= nil and positions[d][tostring(v)] or 1
+      at = v ~= nil and positions[d][tostring(v)] or state.first_positions[d]
       if v ~= nil and math.type(v) ~= "float" then seen[d][v] = at end
     end
     x[d] = at
@@ -540,7 +544,8 @@ function M.run(opts)
   local spans = {}
   for d, knob in ipairs(state.knobs) do spans[d] = #knob.values end
   local gp <close> = core.gp(spans)
-  state.gp, state.positions, state.seen_values = gp, positions_of(state.knobs), {}
+  state.positions, state.first_positions = positions_of(state.knobs)
+  state.gp, state.seen_values = gp, {}
   for d = 1, #state.knobs do state.seen_values[d] = {} end
   state.seen[key_of(state, full_knobs(state, seed))] = true
   observe(state, seed, full_knobs(state, seed))

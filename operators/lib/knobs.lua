@@ -18,6 +18,29 @@ function M.index_of(values, value)
   return nil
 end
 
+-- The positions of `values` (a knob's domain) in the order the knob is
+-- ordered by, and each position's rank in it: numeric order when every
+-- value is a number, else the order written.  A domain lists the seed's
+-- value first (`KC 256 64 128 ... 1024`), so the written order of numbers
+-- is not their order: by it 256 and 64 would be neighbours, 256 and 320
+-- four steps apart.
+function M.order(values)
+  local order, numeric = {}, true
+  for i, v in ipairs(values) do
+    order[i] = i
+    numeric = numeric and type(v) == "number"
+  end
+  if numeric then
+    table.sort(order, function(a, b)
+      if values[a] ~= values[b] then return values[a] < values[b] end
+      return a < b
+    end)
+  end
+  local rank = {}
+  for r, i in ipairs(order) do rank[i] = r end
+  return order, rank
+end
+
 -- Knob values for a child over `domain` (a knob list, avo.knobs): each knob
 -- takes the value of the first table in `from` (parents' knob values, in
 -- priority order) that holds one of its domain's values, else its first

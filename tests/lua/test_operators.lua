@@ -56,6 +56,16 @@ assert(kc == "128" and mode == "slow", "from the ends: " .. kc .. " / " .. mode)
 kc = moves({ KC = 512, MODE = "slow" })
 assert(kc == "256", "512's only neighbour is 256, got: " .. kc)
 
+-- The order both param_tweak and the surrogate's model walk a domain in.
+local knob_lib = require "operators.lib.knobs"
+local order, rank = knob_lib.order({ 256, 64, 128, 512 })
+assert(table.concat(order, " ") == "2 3 1 4" and table.concat(rank, " ") == "3 1 2 4",
+  "numbers in numeric order: " .. table.concat(order, " "))
+order = knob_lib.order({ "fast", "slow", "medium" })
+assert(table.concat(order, " ") == "1 2 3", "names as written")
+order = knob_lib.order({ 4, 1.5, 4, 2 })
+assert(table.concat(order, " ") == "2 4 1 3", "equal numbers keep their written order")
+
 -- Knob crossover takes every value from one of the parents.
 local a = avo.evaluate(ev, { source = seed.source, knobs = { ORDER = 1, UNROLL = 2, BK = 64 },
   operator = "manual", parents = { { id = seed.id, role = "parent" } }, generation = 1 })
