@@ -448,7 +448,9 @@ INLINE int micro_kernel(const knobs K, int kc, const float *restrict a, size_t a
                 K_STEP();
         }
     }
-    for (; k < kc; k++)
+    /* The steps the unrolled loops left (none when U is 1, where GCC,
+     * given this loop, warned of undefined behaviour in it that cannot run) */
+    for (; U > 1 && k < kc; k++)
         K_STEP();
 #undef K_STEP
 #undef PREFETCH_C
