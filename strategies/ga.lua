@@ -44,6 +44,13 @@
 --                     from the member fastest on that group's configs
 --                     (operators/assemble.lua), so a step one shape family
 --                     won in a child that lost overall is kept
+--   retime_elites     integer >= 0 (default 0): every generation, each
+--                     elite measured fewer than retime_elites + 1 times is
+--                     timed once more (an attempt, outcome "retime", counted
+--                     against the budget), and the generation ranks and
+--                     assembles it by the median of its measurements, score
+--                     and per config: a lucky measurement (the winner's
+--                     curse) no longer keeps a record elite
 --   operator_options  map operator name -> that operator's options table
 --   novelty           reject near-duplicates before evaluation: a child with
 --                     the knob values of a source the run has and a

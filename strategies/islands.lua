@@ -86,6 +86,9 @@ local function read_options(opts)
   if cfg.topology ~= "ring" and cfg.topology ~= "all" then
     return options.bad(WHO, "topology", '"ring" or "all"', cfg.topology)
   end
+  if cfg.retime_elites ~= 0 then -- ga's option: not offered by islands yet
+    return options.bad(WHO, "retime_elites", "0 (only ga re-times its elites)", cfg.retime_elites)
+  end
   return cfg
 end
 

@@ -91,6 +91,7 @@ function M.read_options(who, opts, defaults)
     mutation_rate = opts.mutation_rate or 1.0,
     spread = opts.spread or 0.5,
     assemble = opts.assemble or false,
+    retime_elites = opts.retime_elites or 0,
   }
   if not is_integer_at_least(cfg.population, 2) then
     return bad("population", "an integer >= 2", cfg.population)
@@ -115,6 +116,9 @@ function M.read_options(who, opts, defaults)
   end
   if type(cfg.assemble) ~= "boolean" then
     return bad("assemble", "a boolean", cfg.assemble)
+  end
+  if not is_integer_at_least(cfg.retime_elites, 0) then
+    return bad("retime_elites", "an integer >= 0", cfg.retime_elites)
   end
   local nov, nerr = novelty.read(opts.novelty)
   if nov == nil then return bad("novelty", nerr, opts.novelty) end
@@ -230,6 +234,8 @@ function M.new_state(cfg, ev, prefix, wait_turn)
     novelty = cfg.novelty and novelty.new(cfg.novelty) or nil,
     bandit = cfg.bandit and { stats = {} } or nil,
     weights = nil, -- the bandit's operator weights, once it has learned
+    -- cfg.retime_elites: the measurements of re-timed records by id
+    measured = { lists = {}, count = 0 },
   }
 end
 
@@ -423,9 +429,139 @@ function M.next_population(elites, children)
   return population
 end
 
+---------------------------------------------------------------------------
+-- Re-timing elites (cfg.retime_elites)
+--
+-- Every figure a generation compares is one evaluation, and the best of
+-- many noisy measurements is likely a lucky one (the winner's curse): a
+-- lucky elite stays elite, and assemble takes a knob group from whichever
+-- member was lucky on it.  With retime_elites = K, each elite measured
+-- fewer than K + 1 times is timed once more per generation (an attempt
+-- with outcome "retime" and the elite's candidate_id, counted against the
+-- evaluation budget; the elites' re-timings run together), and the
+-- generation sees it by the median of its measurements: its score and each
+-- config's figures (vs_yardstick, median_s), which tournaments, elitism and
+-- assemble compare.  A re-timing that is not ok (a kernel that fails on
+-- other inputs) ranks it last.  The archive keeps every measurement; the
+-- candidate's recorded score stays its first.  Each generation records an
+-- event "elites": {generation, lineage, elites = {{id, score (the median),
+-- measurements}, ...}}, best first.
+
+local function median(xs)
+  local sorted = table.move(xs, 1, #xs, 1, {})
+  table.sort(sorted)
+  local n = #sorted
+  if n % 2 == 1 then return sorted[(n + 1) // 2] end
+  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
+end
+
+-- What pooling needs of a measurement (a record or a re-timing).
+local function measurement(m)
+  local configs = {}
+  for i, c in ipairs(m.configs or {}) do
+    configs[i] = { name = c.name, vs_yardstick = c.vs_yardstick, median_s = c.median_s }
+  end
+  return { status = m.status, score = m.score or 0, configs = configs }
+end
+
+-- What the generation sees of record r measured as `list` (its own
+-- measurement first): a copy with the medians as its score and configs'
+-- figures; score 0 when one measurement was not ok.
+local function pooled(r, list)
+  local view = {}
+  for k, v in pairs(r) do view[k] = v end
+  local scores = {}
+  for _, m in ipairs(list) do
+    if m.status ~= "ok" then
+      view.score = 0
+      return view
+    end
+    scores[#scores + 1] = m.score
+  end
+  view.score = median(scores)
+  view.configs = {}
+  for i, c in ipairs(r.configs or {}) do
+    local copy = {}
+    for k, v in pairs(c) do copy[k] = v end
+    for _, field in ipairs({ "vs_yardstick", "median_s" }) do
+      local xs = {}
+      for _, m in ipairs(list) do
+        for _, mc in ipairs(m.configs) do
+          if mc.name == c.name and type(mc[field]) == "number" then xs[#xs + 1] = mc[field] end
+        end
+      end
+      if #xs > 0 then copy[field] = median(xs) end
+    end
+    view.configs[i] = copy
+  end
+  return view
+end
+
+-- Re-timed records remembered (a record that comes back, a child the
+-- archive answers with it, keeps its measurements); past this many, those
+-- not in the population are forgotten, so the table stays small.
+local MEASURED_MAX = 1024
+
+-- `population` with its elites re-timed (cfg.retime_elites) and every
+-- re-timed member seen by its pooled measurements.
+local function retime_elites(state, population, generation)
+  local measured = state.measured
+  local view, here = {}, {}
+  for i, r in ipairs(population) do
+    here[r.id or 0] = true
+    view[i] = measured.lists[r.id] and pooled(r, measured.lists[r.id]) or r
+  end
+  if measured.count > MEASURED_MAX then
+    local keep = { lists = {}, count = 0 }
+    for id, list in pairs(measured.lists) do
+      if here[id] then keep.lists[id], keep.count = list, keep.count + 1 end
+    end
+    state.measured, measured = keep, keep
+  end
+  local elites = table.move(ranked(view), 1, math.min(state.cfg.elite, #view), 1, {})
+  local tasks = {}
+  for _, e in ipairs(elites) do
+    local list = measured.lists[e.id]
+    if e.status == "ok" and e.id and (not list or #list <= state.cfg.retime_elites) then
+      tasks[#tasks + 1] = { elite = e, task = avo.spawn(avo.evaluate, state.ev,
+        { source = e.source, knobs = e.knobs, operator = "retime" },
+        { retime = true, attempt = { candidate_id = e.id, step = generation,
+          lineage = state.prefix .. "ga" } }) }
+    end
+  end
+  local again = {}
+  for _, t in ipairs(tasks) do
+    local res = avo.join(t.task)
+    local id = t.elite.id
+    if res.status ~= "skipped" then
+      local list = measured.lists[id]
+      if not list then
+        list = { measurement(t.elite) }
+        measured.lists[id], measured.count = list, measured.count + 1
+      end
+      list[#list + 1] = measurement(res)
+      again[id] = true
+    end
+  end
+  for i, r in ipairs(view) do
+    if again[r.id] then view[i] = pooled(r, measured.lists[r.id]) end
+  end
+  -- What the generation now ranks first, and on how many measurements.
+  local seen = {}
+  for _, e in ipairs(table.move(ranked(view), 1, math.min(state.cfg.elite, #view), 1, {})) do
+    local list = measured.lists[e.id]
+    seen[#seen + 1] = { id = e.id, score = e.score, measurements = list and #list or 1 }
+  end
+  avo.event("elites", { generation = generation, lineage = state.prefix .. "ga", elites = seen })
+  return view
+end
+
 -- The first half of generation `generation`: the elites kept from
 -- `population` and the new candidates to evaluate (possibly none).
 function M.breed(state, population, generation)
+  if state.cfg.retime_elites > 0 then
+    population = retime_elites(state, population, generation)
+  end
   local n_elites = math.min(state.cfg.elite, #population)
   local elites = table.move(ranked(population), 1, n_elites, 1, {})
   return elites, breed(state, population, generation, state.cfg.population - #elites)
