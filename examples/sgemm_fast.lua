@@ -38,6 +38,9 @@ local args = avo.options(..., {
   -- (300 means 300 evaluations); without it, the GA's 20 generations.
   generations = { type = "integer", min = 0 },
   strategy = { type = "string", default = "ga" },
+  -- retime_elites=K: the GA times each elite up to K more times and ranks
+  -- it by the median (strategies/ga.lua; docs/benchmarks.md)
+  retime_elites = { type = "integer", default = 0, min = 0 },
 })
 
 -- strategy=linesearch runs the ATLAS-style line search instead
@@ -57,6 +60,7 @@ return avo.strategy("ga").run{
   tournament = 3,
   crossover_rate = 0.5,
   assemble = true,
+  retime_elites = args.retime_elites,
   operators = { param_tweak = 1 },
   operator_options = { param_tweak = { max_changes = 2, per_group = true } },
 }
