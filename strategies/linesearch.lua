@@ -56,6 +56,7 @@ local knob_lib = require "operators.lib.knobs"
 local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local space = require "strategies.lib.space"
+local median = require("avo.retime").median
 
 local M = {}
 
@@ -108,13 +109,6 @@ local function cost(part, record)
     return (record.score or 0) > 0 and 1 / record.score or nil
   end
   return knob_lib.group_time(record, part.configs)
-end
-
-local function median(xs)
-  table.sort(xs)
-  local n = #xs
-  if n % 2 == 1 then return xs[(n + 1) // 2] end
-  return (xs[n // 2] + xs[n // 2 + 1]) / 2
 end
 
 -- The lines of one sweep: each a list of { part index, knob index }.  The

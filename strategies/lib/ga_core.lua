@@ -19,6 +19,7 @@ local options = require "strategies.lib.options"
 local records = require "strategies.lib.records"
 local novelty = require "strategies.lib.novelty"
 local space = require "strategies.lib.space"
+local median = require("avo.retime").median
 
 local M = {}
 
@@ -446,14 +447,6 @@ end
 -- candidate's recorded score stays its first.  Each generation records an
 -- event "elites": {generation, lineage, elites = {{id, score (the median),
 -- measurements}, ...}}, best first.
-
-local function median(xs)
-  local sorted = table.move(xs, 1, #xs, 1, {})
-  table.sort(sorted)
-  local n = #sorted
-  if n % 2 == 1 then return sorted[(n + 1) // 2] end
-  return (sorted[n // 2] + sorted[n // 2 + 1]) / 2
-end
 
 -- What pooling needs of a measurement (a record or a re-timing).
 local function measurement(m)
