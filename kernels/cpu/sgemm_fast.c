@@ -69,6 +69,13 @@
  *             read where they are (rows N apart), 2 = whole A slivers (the
  *             broadcasts read K apart), 3 = both; ragged slivers are always
  *             packed (zero padding keeps the tile whole)
+ *   PF_INPUTS the inputs' first blocks fetched ahead at the call's entry:
+ *             0 = no, 1 = every line of the first MC x KC block of A and
+ *             KC x NC panel of B prefetched into L1, 2 = the same into L2.
+ *             A small call's inputs often come from L3 or memory (written
+ *             by another routine, or evicted since): the prefetches let all
+ *             of their misses be in flight at once instead of one tile's
+ *             worth as the loops reach them
  *
  * The packed buffers are kept between calls and grow as needed (the way
  * BLAS libraries keep theirs), so a call does not pay for fresh pages.
@@ -90,6 +97,7 @@
 // avo:param LG_LOOP 0 1
 // avo:param LG_PACK 0 1 2 3 4 5
 // avo:param LG_INPLACE 0 1 2 3
+// avo:param LG_PF_INPUTS 0 1 2
 // avo:param MD_MR 8 4 6 10 12 14 16
 // avo:param MD_NV 2 1 3 4
 // avo:param MD_KC 256 64 128 192 320 384 512 768 1024
@@ -102,6 +110,7 @@
 // avo:param MD_LOOP 0 1
 // avo:param MD_PACK 0 1 2 3 4 5
 // avo:param MD_INPLACE 0 1 2 3
+// avo:param MD_PF_INPUTS 0 1 2
 // avo:param TS_MR 8 4 6 10 12 14 16
 // avo:param TS_NV 2 1 3 4
 // avo:param TS_KC 256 64 128 192 320 384 512
@@ -114,6 +123,7 @@
 // avo:param TS_LOOP 0 1
 // avo:param TS_PACK 0 1 2 3 4 5
 // avo:param TS_INPLACE 0 1 2 3
+// avo:param TS_PF_INPUTS 0 1 2
 // avo:param SM_MR 8 4 6 10 12 14 16
 // avo:param SM_NV 2 1 3 4
 // avo:param SM_KC 256 64 128 192 320 384 512
@@ -126,6 +136,7 @@
 // avo:param SM_LOOP 0 1
 // avo:param SM_PACK 0 1 2 3 4 5
 // avo:param SM_INPLACE 0 1 2 3
+// avo:param SM_PF_INPUTS 0 1 2
 
 /* The seed's knob set, for any knob not given. */
 #define SEED_MR 8
@@ -140,6 +151,7 @@
 #define SEED_LOOP 0
 #define SEED_PACK 0
 #define SEED_INPLACE 0
+#define SEED_PF_INPUTS 0
 
 #ifndef LG_MR
 #define LG_MR SEED_MR
@@ -177,6 +189,9 @@
 #ifndef LG_INPLACE
 #define LG_INPLACE SEED_INPLACE
 #endif
+#ifndef LG_PF_INPUTS
+#define LG_PF_INPUTS SEED_PF_INPUTS
+#endif
 #ifndef MD_MR
 #define MD_MR SEED_MR
 #endif
@@ -212,6 +227,9 @@
 #endif
 #ifndef MD_INPLACE
 #define MD_INPLACE SEED_INPLACE
+#endif
+#ifndef MD_PF_INPUTS
+#define MD_PF_INPUTS SEED_PF_INPUTS
 #endif
 #ifndef TS_MR
 #define TS_MR SEED_MR
@@ -249,6 +267,9 @@
 #ifndef TS_INPLACE
 #define TS_INPLACE SEED_INPLACE
 #endif
+#ifndef TS_PF_INPUTS
+#define TS_PF_INPUTS SEED_PF_INPUTS
+#endif
 #ifndef SM_MR
 #define SM_MR SEED_MR
 #endif
@@ -285,6 +306,9 @@
 #ifndef SM_INPLACE
 #define SM_INPLACE SEED_INPLACE
 #endif
+#ifndef SM_PF_INPUTS
+#define SM_PF_INPUTS SEED_PF_INPUTS
+#endif
 
 #if defined(__AVX512F__)
 #define VLEN 16
@@ -311,11 +335,11 @@
  * (always inlined, so every loop over them unrolls and the accumulators
  * stay in registers). */
 typedef struct knobs {
-    int mr, nv, kc, mc, nc, unroll, prefetch, pf_dist, edge, loop, pack, inplace;
+    int mr, nv, kc, mc, nc, unroll, prefetch, pf_dist, edge, loop, pack, inplace, pf_inputs;
 } knobs;
 #define KNOBS(F)                                                                                \
     ((knobs){F##_MR, F##_NV, F##_KC, F##_MC, F##_NC, F##_UNROLL, F##_PREFETCH, F##_PF_DIST,     \
-             F##_EDGE, F##_LOOP, F##_PACK, F##_INPLACE})
+             F##_EDGE, F##_LOOP, F##_PACK, F##_INPLACE, F##_PF_INPUTS})
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -569,6 +593,30 @@ static float *grow(float **buf, size_t *cap, size_t floats)
     return p;
 }
 
+/* Every cache line of floats [0, n) at p prefetched for reading, into L1
+ * (`l1`) or L2. */
+INLINE void prefetch_range(const float *p, size_t n, int l1)
+{
+    uintptr_t line = (uintptr_t)p & ~(uintptr_t)63, last = (uintptr_t)(p + n - 1) & ~(uintptr_t)63;
+    for (; line <= last; line += 64) {
+        if (l1)
+            __builtin_prefetch((const void *)line, 0, 3);
+        else
+            __builtin_prefetch((const void *)line, 0, 2);
+    }
+}
+
+/* The same for a block of rows x cols floats with row stride ld. */
+INLINE void prefetch_block(const float *p, size_t ld, int rows, int cols, int l1)
+{
+    if (ld == (size_t)cols) {
+        prefetch_range(p, (size_t)rows * cols, l1);
+        return;
+    }
+    for (int r = 0; r < rows; r++)
+        prefetch_range(p + (size_t)r * ld, (size_t)cols, l1);
+}
+
 static float *packed_a, *packed_b;
 static size_t packed_a_cap, packed_b_cap;
 
@@ -622,6 +670,10 @@ INLINE void gemm_run(const knobs K, int M, int N, int Kdim, const float *A, cons
     if (!pa || !pb)
         abort(); /* no memory for the panels: fail loudly rather than be wrong */
 
+    if (K.pf_inputs) {
+        prefetch_block(B, (size_t)N, kc_max, N < nc_max ? N : nc_max, K.pf_inputs == 1);
+        prefetch_block(A, (size_t)Kdim, M < mc_max ? M : mc_max, kc_max, K.pf_inputs == 1);
+    }
     for (int jc = 0; jc < N; jc += nc_max) {
         int nc = N - jc < nc_max ? N - jc : nc_max;
         for (int pc = 0; pc < Kdim; pc += kc_max) {
@@ -661,8 +713,9 @@ INLINE void gemm_run(const knobs K, int M, int N, int Kdim, const float *A, cons
         _Static_assert(F##_MR >= 1 && F##_MR <= MR_MAX && F##_NV >= 1 && F##_NV <= NV_MAX,   \
                        #F ": MR must be 1..16 and NV 1..4");                                    \
         _Static_assert(F##_KC >= 1 && F##_MC >= 1 && F##_NC >= 1 && F##_UNROLL >= 1 &&       \
-                           F##_UNROLL <= 8 && F##_PF_DIST >= 0,                                 \
-                       #F ": KC, MC, NC >= 1, UNROLL 1..8");                                    \
+                           F##_UNROLL <= 8 && F##_PF_DIST >= 0 && F##_PF_INPUTS >= 0 &&      \
+                           F##_PF_INPUTS <= 2,                                                  \
+                       #F ": KC, MC, NC >= 1, UNROLL 1..8, PF_INPUTS 0..2");                                    \
         gemm_run(KNOBS(F), M, N, K, A, B, C);                                                   \
     }
 FAMILY(LG)

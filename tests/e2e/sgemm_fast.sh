@@ -74,6 +74,11 @@ corner MD odd-383x271x445 KC=64 PREFETCH=4 PF_DIST=32 UNROLL=2 EDGE=1
 corner SM small-64x64x64 MR=14 NV=1 PREFETCH=3 PF_DIST=2 UNROLL=1 INPLACE=3
 corner SM small-64x64x64 MR=6 NV=1 KC=64 EDGE=1 LOOP=1 PACK=3 INPLACE=3
 corner SM small-64x64x64 MR=16 NV=1 UNROLL=2 INPLACE=2
+# the inputs' first blocks prefetched at entry: into L1 with whole inputs
+# (64^3, rows contiguous), into L2 with ragged rows that start mid-line
+corner SM small-64x64x64 PF_INPUTS=1 INPLACE=3
+corner MD odd-383x271x445 PF_INPUTS=2 MC=48 KC=128 INPLACE=1
+corner TS tall-4096x64x256 PF_INPUTS=1 PACK=4
 
 # The AVX2 and portable micro-kernels, compiled for narrower ISAs (x86 flags).
 isas="avx2 generic"
@@ -95,7 +100,7 @@ for isa in $isas; do
     # tile prefetched late
     expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
         --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_NV=3 --param MD_PACK=5 \
-        --param MD_PREFETCH=4 --param MD_PF_DIST=4 --json
+        --param MD_PREFETCH=4 --param MD_PF_DIST=4 --param MD_PF_INPUTS=1 --json
     json_ok "$tmp/out"
     # and those flags do select that path on this host
     if [ $isa = avx2 ]; then flag=-mno-avx512f; else flag=-mno-avx; fi
