@@ -45,6 +45,8 @@ knob is <family>_<knob> (LG_MR, SM_KC, ...), so each family is tuned apart:
             slivers at first use, 3 both, 4 each B sliver packed by the
             first tile that reads it, in its k loop, 5 = 4 with A as in 1
   INPLACE   0 pack both, 1 read whole B slivers in place, 2 A, 3 both
+  ALAYOUT   packed A sliver: 0 k-major (packing transposes), 1 row-major,
+            rows KC apart (packing copies rows; MR broadcast streams)
   PF_INPUTS 0 none, 1 every line of the first A block and B panel
             prefetched into L1 at the call's entry (a small call's inputs
             often come from L3 or memory), 2 the same into L2]],

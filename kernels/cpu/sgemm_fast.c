@@ -69,6 +69,11 @@
  *             read where they are (rows N apart), 2 = whole A slivers (the
  *             broadcasts read K apart), 3 = both; ragged slivers are always
  *             packed (zero padding keeps the tile whole)
+ *   ALAYOUT   a packed A sliver's layout: 0 = k-major (MR values of a k
+ *             step together: packing transposes, one element at a time),
+ *             1 = row-major (each of the MR rows' KC values together, rows
+ *             KC apart: packing copies whole rows, and the broadcasts walk
+ *             MR streams at constant offsets)
  *   PF_INPUTS the inputs' first blocks fetched ahead at the call's entry:
  *             0 = no, 1 = every line of the first MC x KC block of A and
  *             KC x NC panel of B prefetched into L1, 2 = the same into L2.
@@ -97,6 +102,7 @@
 // avo:param LG_LOOP 0 1
 // avo:param LG_PACK 0 1 2 3 4 5
 // avo:param LG_INPLACE 0 1 2 3
+// avo:param LG_ALAYOUT 0 1
 // avo:param LG_PF_INPUTS 0 1 2
 // avo:param MD_MR 8 4 6 10 12 14 16
 // avo:param MD_NV 2 1 3 4
@@ -110,6 +116,7 @@
 // avo:param MD_LOOP 0 1
 // avo:param MD_PACK 0 1 2 3 4 5
 // avo:param MD_INPLACE 0 1 2 3
+// avo:param MD_ALAYOUT 0 1
 // avo:param MD_PF_INPUTS 0 1 2
 // avo:param TS_MR 8 4 6 10 12 14 16
 // avo:param TS_NV 2 1 3 4
@@ -123,6 +130,7 @@
 // avo:param TS_LOOP 0 1
 // avo:param TS_PACK 0 1 2 3 4 5
 // avo:param TS_INPLACE 0 1 2 3
+// avo:param TS_ALAYOUT 0 1
 // avo:param TS_PF_INPUTS 0 1 2
 // avo:param SM_MR 8 4 6 10 12 14 16
 // avo:param SM_NV 2 1 3 4
@@ -136,6 +144,7 @@
 // avo:param SM_LOOP 0 1
 // avo:param SM_PACK 0 1 2 3 4 5
 // avo:param SM_INPLACE 0 1 2 3
+// avo:param SM_ALAYOUT 0 1
 // avo:param SM_PF_INPUTS 0 1 2
 
 /* The seed's knob set, for any knob not given. */
@@ -151,6 +160,7 @@
 #define SEED_LOOP 0
 #define SEED_PACK 0
 #define SEED_INPLACE 0
+#define SEED_ALAYOUT 0
 #define SEED_PF_INPUTS 0
 
 #ifndef LG_MR
@@ -188,6 +198,9 @@
 #endif
 #ifndef LG_INPLACE
 #define LG_INPLACE SEED_INPLACE
+#endif
+#ifndef LG_ALAYOUT
+#define LG_ALAYOUT SEED_ALAYOUT
 #endif
 #ifndef LG_PF_INPUTS
 #define LG_PF_INPUTS SEED_PF_INPUTS
@@ -228,6 +241,9 @@
 #ifndef MD_INPLACE
 #define MD_INPLACE SEED_INPLACE
 #endif
+#ifndef MD_ALAYOUT
+#define MD_ALAYOUT SEED_ALAYOUT
+#endif
 #ifndef MD_PF_INPUTS
 #define MD_PF_INPUTS SEED_PF_INPUTS
 #endif
@@ -266,6 +282,9 @@
 #endif
 #ifndef TS_INPLACE
 #define TS_INPLACE SEED_INPLACE
+#endif
+#ifndef TS_ALAYOUT
+#define TS_ALAYOUT SEED_ALAYOUT
 #endif
 #ifndef TS_PF_INPUTS
 #define TS_PF_INPUTS SEED_PF_INPUTS
@@ -306,6 +325,9 @@
 #ifndef SM_INPLACE
 #define SM_INPLACE SEED_INPLACE
 #endif
+#ifndef SM_ALAYOUT
+#define SM_ALAYOUT SEED_ALAYOUT
+#endif
 #ifndef SM_PF_INPUTS
 #define SM_PF_INPUTS SEED_PF_INPUTS
 #endif
@@ -335,11 +357,11 @@
  * (always inlined, so every loop over them unrolls and the accumulators
  * stay in registers). */
 typedef struct knobs {
-    int mr, nv, kc, mc, nc, unroll, prefetch, pf_dist, edge, loop, pack, inplace, pf_inputs;
+    int mr, nv, kc, mc, nc, unroll, prefetch, pf_dist, edge, loop, pack, inplace, alayout, pf_inputs;
 } knobs;
 #define KNOBS(F)                                                                                \
     ((knobs){F##_MR, F##_NV, F##_KC, F##_MC, F##_NC, F##_UNROLL, F##_PREFETCH, F##_PF_DIST,     \
-             F##_EDGE, F##_LOOP, F##_PACK, F##_INPLACE, F##_PF_INPUTS})
+             F##_EDGE, F##_LOOP, F##_PACK, F##_INPLACE, F##_ALAYOUT, F##_PF_INPUTS})
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -538,15 +560,32 @@ static inline void micro_edge(const knobs K, int kc, const float *restrict a, si
                 accumulate ? c[(size_t)r * ldc + j] + tile[r * NR + j] : tile[r * NR + j];
 }
 
+/* Floats between the starts of two packed A slivers of depth kc: with
+ * ALAYOUT 1 their rows are KC apart whatever kc is, so the micro-kernel
+ * addresses them at constant offsets. */
+INLINE size_t a_sliver_size(const knobs K, int kc)
+{
+    return (size_t)K.mr * (K.alayout ? (size_t)K.kc : (size_t)kc);
+}
+
 /* Packs rows [i, i + MR) of A[mc, kc] (row stride lda) as one sliver: kc
- * steps of MR values; rows past mc are zero. */
+ * steps of MR values (ALAYOUT 0), or MR rows of kc values KC apart
+ * (ALAYOUT 1); rows past mc are zero. */
 INLINE void pack_a_sliver(const knobs K, int i, int mc, int kc, const float *restrict A,
                           size_t lda, float *restrict out)
 {
     const int MR = K.mr;
     int rows = mc - i < MR ? mc - i : MR;
     const float *src = A + (size_t)i * lda;
-    if (rows == MR) {
+    if (K.alayout) {
+        for (int r = 0; r < MR; r++) {
+            float *row = out + (size_t)r * K.kc;
+            if (r < rows)
+                memcpy(row, src + (size_t)r * lda, (size_t)kc * sizeof(float));
+            else
+                memset(row, 0, (size_t)kc * sizeof(float));
+        }
+    } else if (rows == MR) {
         for (int k = 0; k < kc; k++)
 #pragma GCC unroll 16
             for (int r = 0; r < MR; r++)
@@ -632,7 +671,7 @@ INLINE void tile(const knobs K, int ir, int jr, int ic, int jc, int mc, int nc, 
     int nr = nc - jr < NR ? nc - jr : NR;
     int a_in_place = (K.inplace & 2) && mr == MR, b_in_place = (K.inplace & 1) && nr == NR;
     const float *Ablk = A + (size_t)ic * Kdim + pc, *Bpan = B + (size_t)pc * N + jc;
-    float *as = (float *)pa + (size_t)(ir / MR) * kc * MR;
+    float *as = (float *)pa + (size_t)(ir / MR) * a_sliver_size(K, kc);
     float *bs = (float *)pb + (size_t)(jr / NR) * kc * NR;
     if ((K.pack & 1) && jr == 0 && !a_in_place)
         pack_a_sliver(K, ir, mc, kc, Ablk, (size_t)Kdim, as);
@@ -641,7 +680,8 @@ INLINE void tile(const knobs K, int ir, int jr, int ic, int jc, int mc, int nc, 
     if ((K.pack & 2 || K.pack >= 4) && ic == 0 && ir == 0 && !b_in_place && !b_fused)
         pack_b_sliver(K, jr, kc, nc, Bpan, (size_t)N, bs);
     const float *a = a_in_place ? Ablk + (size_t)ir * Kdim : as;
-    size_t a_row = a_in_place ? (size_t)Kdim : 1, a_step = a_in_place ? 1 : (size_t)MR;
+    size_t a_row = a_in_place ? (size_t)Kdim : K.alayout ? (size_t)K.kc : 1;
+    size_t a_step = a_in_place || K.alayout ? 1 : (size_t)MR;
     const float *b = b_in_place || b_fused ? Bpan + jr : bs;
     size_t b_step = b_in_place || b_fused ? (size_t)N : (size_t)NR;
     float *c = C + (size_t)(ic + ir) * N + jc + jr;
@@ -665,7 +705,7 @@ INLINE void gemm_run(const knobs K, int M, int N, int Kdim, const float *A, cons
         mc_max = m_tiles * MR;
     if (n_tiles * NR < nc_max)
         nc_max = n_tiles * NR;
-    float *pa = grow(&packed_a, &packed_a_cap, (size_t)mc_max * kc_max);
+    float *pa = grow(&packed_a, &packed_a_cap, (size_t)(mc_max / MR) * a_sliver_size(K, kc_max));
     float *pb = grow(&packed_b, &packed_b_cap, (size_t)kc_max * nc_max);
     if (!pa || !pb)
         abort(); /* no memory for the panels: fail loudly rather than be wrong */
@@ -689,7 +729,7 @@ INLINE void gemm_run(const knobs K, int M, int N, int Kdim, const float *A, cons
                     for (int i = 0; i < mc; i += MR)
                         if (!((K.inplace & 2) && mc - i >= MR))
                             pack_a_sliver(K, i, mc, kc, A + (size_t)ic * Kdim + pc, (size_t)Kdim,
-                                      pa + (size_t)(i / MR) * kc * MR);
+                                      pa + (size_t)(i / MR) * a_sliver_size(K, kc));
                 if (K.loop == 0) {
                     for (int jr = 0; jr < nc; jr += NR)
                         for (int ir = 0; ir < mc; ir += MR)
@@ -714,8 +754,8 @@ INLINE void gemm_run(const knobs K, int M, int N, int Kdim, const float *A, cons
                        #F ": MR must be 1..16 and NV 1..4");                                    \
         _Static_assert(F##_KC >= 1 && F##_MC >= 1 && F##_NC >= 1 && F##_UNROLL >= 1 &&       \
                            F##_UNROLL <= 8 && F##_PF_DIST >= 0 && F##_PF_INPUTS >= 0 &&      \
-                           F##_PF_INPUTS <= 2,                                                  \
-                       #F ": KC, MC, NC >= 1, UNROLL 1..8, PF_INPUTS 0..2");                                    \
+                           F##_PF_INPUTS <= 2 && (F##_ALAYOUT == 0 || F##_ALAYOUT == 1),        \
+                       #F ": KC, MC, NC >= 1, UNROLL 1..8, PF_INPUTS 0..2, ALAYOUT 0..1");                                    \
         gemm_run(KNOBS(F), M, N, K, A, B, C);                                                   \
     }
 FAMILY(LG)

@@ -414,7 +414,7 @@ function S.knob_space(run, best)
   if not ev or not ev.knobs or #ev.knobs == 0 or best.source ~= ev.kernel_source then
     return nil
   end
-  -- A float product: sgemm_fast.c's 52 knobs are ~2.5e33 combinations,
+  -- A float product: sgemm_fast.c's 56 knobs are ~4e34 combinations,
   -- past an integer's range (it wrapped to a negative count).
   local names, combinations, at_end = {}, 1.0, {}
   for _, k in ipairs(ev.knobs) do

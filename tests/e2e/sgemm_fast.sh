@@ -79,6 +79,11 @@ corner SM small-64x64x64 MR=16 NV=1 UNROLL=2 INPLACE=2
 corner SM small-64x64x64 PF_INPUTS=1 INPLACE=3
 corner MD odd-383x271x445 PF_INPUTS=2 MC=48 KC=128 INPLACE=1
 corner TS tall-4096x64x256 PF_INPUTS=1 PACK=4
+# A slivers packed row by row, KC apart: K shorter than KC (445 < 512, the
+# rows' tails unused), ragged slivers (383 rows), packed at first use
+corner MD odd-383x271x445 ALAYOUT=1 KC=512 MR=6 NV=4 EDGE=1
+corner LG sq-512 ALAYOUT=1 KC=192 MR=14 PACK=5 LOOP=1
+corner SM small-64x64x64 ALAYOUT=1 MR=10 INPLACE=1
 
 # The AVX2 and portable micro-kernels, compiled for narrower ISAs (x86 flags).
 isas="avx2 generic"
@@ -95,6 +100,11 @@ for isa in $isas; do
     expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
         --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_MR=4 --param MD_NV=3 \
         --param MD_EDGE=1 --param MD_INPLACE=3 --param MD_PACK=3 --json
+    json_ok "$tmp/out"
+    # A slivers packed row by row
+    expect_exit 0 "$AVO" eval kernels/cpu/sgemm_fast.c \
+        --evaluator tests/e2e/evaluators/sgemm_fast_isa.lua --param MD_MR=6 --param MD_ALAYOUT=1 \
+        --param MD_KC=512 --json
     json_ok "$tmp/out"
     # B packed inside the k loop (aligned stores of narrower vectors), the C
     # tile prefetched late
