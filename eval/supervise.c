@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -154,4 +156,50 @@ pid_t avo_supervise_fork(int flags)
             signal(crash[i], SIG_DFL);
     }
     return 0;
+}
+
+/* Room for one descriptor's control message, aligned for cmsghdr. */
+typedef union fd_control {
+    char buf[CMSG_SPACE(sizeof(int))];
+    struct cmsghdr align;
+} fd_control;
+
+ssize_t avo_supervise_send_fd(int sock, const void *buf, size_t len, int fd)
+{
+    struct iovec iov = {.iov_base = (void *)buf, .iov_len = len};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
+    fd_control control;
+    if (fd >= 0) {
+        memset(&control, 0, sizeof control);
+        msg.msg_control = control.buf;
+        msg.msg_controllen = sizeof control.buf;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    ssize_t n;
+    while ((n = sendmsg(sock, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+        ;
+    return n;
+}
+
+ssize_t avo_supervise_recv_fd(int sock, void *buf, size_t len, int *ret_fd)
+{
+    struct iovec iov = {.iov_base = buf, .iov_len = len};
+    fd_control control;
+    struct msghdr msg = {.msg_iov = &iov,
+                         .msg_iovlen = 1,
+                         .msg_control = control.buf,
+                         .msg_controllen = sizeof control.buf};
+    *ret_fd = -1;
+    ssize_t n;
+    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        ;
+    struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+    if (c && c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS &&
+        c->cmsg_len == CMSG_LEN(sizeof(int)))
+        memcpy(ret_fd, CMSG_DATA(c), sizeof *ret_fd);
+    return n;
 }

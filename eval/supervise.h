@@ -82,4 +82,14 @@ enum {
  */
 pid_t avo_supervise_fork(int flags);
 
+/* One message of `len` bytes on a SOCK_SEQPACKET socket, with the
+ * descriptor `fd` passed along unless it is -1; retries on EINTR. Returns
+ * the bytes sent, or -1. */
+ssize_t avo_supervise_send_fd(int sock, const void *buf, size_t len, int fd);
+
+/* Receive one such message into buf (at most len bytes); *ret_fd is the
+ * descriptor it carried (close-on-exec), or -1. Returns the bytes received,
+ * 0 at end of stream, or -1. */
+ssize_t avo_supervise_recv_fd(int sock, void *buf, size_t len, int *ret_fd);
+
 #endif

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include "core/avo.h"
@@ -232,24 +231,7 @@ static void send_own_maps(int sock)
 {
     int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
     char byte = 0;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
-    if (fd >= 0) {
-        memset(&control, 0, sizeof control);
-        msg.msg_control = control.buf;
-        msg.msg_controllen = sizeof control.buf;
-        struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    while (sendmsg(sock, &msg, MSG_NOSIGNAL) < 0 && errno == EINTR)
-        ;
+    avo_supervise_send_fd(sock, &byte, 1, fd);
     if (fd >= 0)
         close(fd);
 }
@@ -258,25 +240,8 @@ static void send_own_maps(int sock)
 static int receive_maps(int sock)
 {
     char byte;
-    struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } control;
-    struct msghdr msg = {.msg_iov = &iov,
-                         .msg_iovlen = 1,
-                         .msg_control = control.buf,
-                         .msg_controllen = sizeof control.buf};
-    ssize_t n;
-    while ((n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
-        ;
-    struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
-    if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS ||
-        c->cmsg_len != CMSG_LEN(sizeof(int)))
-        return -1;
     int fd;
-    memcpy(&fd, CMSG_DATA(c), sizeof fd);
-    return fd;
+    return avo_supervise_recv_fd(sock, &byte, 1, &fd) > 0 ? fd : -1;
 }
 
 pid_t avo_cpu_candidate_start(const cpu_job *job, uid_t uid, int cmd_rd, int ack_wr, int region_fd,

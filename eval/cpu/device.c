@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -33,6 +34,7 @@
 #include "core/avo.h"
 #include "core/backend.h"
 #include "eval/cpu/cpu_job.h"
+#include "eval/cpu/cpulib.h"
 #include "eval/judge.h"
 #include "eval/libraries.h"
 #include "eval/measure.h"
@@ -56,8 +58,12 @@ typedef struct cpu_device {
     const avo_config_spec *cfg;
     kernel_fn ref_fn;
     kernel_fn ys_fn;           /* the yardstick (the evaluator's seed), or NULL */
-    unsigned char *ys_region;  /* its slots, the judge's own memory, laid out as the region */
+    unsigned char *ys_region;  /* its slots, laid out as the region, shared with its runner */
     size_t ys_bytes;
+    int ys_fd;                 /* the runner's socket (ys_runner), -1 without a yardstick */
+    pid_t ys_pid;              /* the runner */
+    clockid_t ys_clock;        /* the runner's CPU-time clock */
+    int ys_have_clock, ys_stopped;
     call_sig sig;
     const char *status;  /* verdict when the device fails: crashed, timeout, wrong, error */
     clockid_t cpu_clock; /* the candidate process's CPU-time clock */
@@ -259,6 +265,102 @@ static int command(cpu_device *d, uint32_t op, const avo_config_spec *cfg, size_
     return 0;
 }
 
+/*
+ * The yardstick runs in a process of its own, as the candidate does, woken
+ * and stopped for each command as the candidate is (ys_command), and timed
+ * by that process's CPU time, as the candidate is.  Run in the judge, it
+ * paid neither the candidate's page tables (its own, cold, on every page a
+ * call touches, where the judge's had just been walked by its copy of the
+ * inputs) nor its command's round trip: the seed scored 0.94-0.99 x itself
+ * on cpu/sgemm_fast (0.83-0.91 at 64^3) and 0.72-0.82 on a 1 us axpy, a
+ * bias against every candidate, largest on short calls (docs/
+ * benchmarks.md).  The runner is trusted (the evaluator's seed), forked
+ * before the judge's seccomp filter (no fork after it), and takes commands
+ * on a socket: a layout (the slots' memfd passed along) or a call on n
+ * slots, each answered with one byte.
+ */
+typedef struct ys_msg {
+    uint32_t op; /* CMD_LAYOUT or CMD_CALL */
+    int32_t config;
+    uint64_t nslots;
+    uint64_t bytes; /* CMD_LAYOUT: the region's size; its fd rides along */
+} ys_msg;
+
+static _Noreturn void ys_runner(const cpu_job *job, const char *ys_so, int sock)
+{
+    const avo_jobspec *spec = &job->spec;
+    avo_cpulib_thread_env(1);
+    void *handle = dlopen(ys_so, RTLD_NOW | RTLD_LOCAL);
+    void *sym = handle ? dlsym(handle, spec->entry) : NULL;
+    call_sig sig;
+    if (!sym || avo_cpu_call_sig_init(spec, &sig) < 0)
+        _exit(3);
+    kernel_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    unsigned char *region = NULL;
+    size_t region_bytes = 0;
+    slot_layout l;
+    for (;;) {
+        ys_msg m;
+        int fd;
+        if (avo_supervise_recv_fd(sock, &m, sizeof m, &fd) != (ssize_t)sizeof m)
+            _exit(0);
+        const avo_config_spec *cfg = avo_cpu_config_at(spec, m.config);
+        if (!cfg)
+            _exit(5);
+        if (m.op == CMD_LAYOUT) {
+            if (region)
+                munmap(region, region_bytes);
+            region_bytes = (size_t)m.bytes;
+            region = fd < 0 ? MAP_FAILED
+                            : mmap(NULL, region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+            if (fd >= 0)
+                close(fd);
+            if (region == MAP_FAILED)
+                _exit(6);
+            avo_cpu_layout_compute(spec, cfg, &l);
+        } else if (m.op == CMD_CALL && region) {
+            void *ptrs[AVO_JOBSPEC_MAX_ARGS] = {0};
+            for (uint64_t s = 0; s < m.nslots; s++) {
+                for (size_t i = 0; i < spec->nargs; i++)
+                    if (spec->args[i].kind != AVO_ARG_SCALAR)
+                        ptrs[i] = region + s * l.slot_bytes + l.offset[i];
+                avo_cpu_call_kernel(spec, &sig, fn, cfg, ptrs);
+            }
+        }
+        char ack = 1;
+        if (send(sock, &ack, 1, MSG_NOSIGNAL) != 1)
+            _exit(0);
+    }
+}
+
+/* One command to the runner and its answer, woken for it and stopped
+ * after it as the candidate is (command), so the two pay the same for a
+ * command; -1 when it is gone. */
+static int ys_command(cpu_device *d, const ys_msg *m, int fd)
+{
+    if (d->ys_stopped) {
+        kill(d->ys_pid, SIGCONT);
+        d->ys_stopped = 0;
+    }
+    if (avo_supervise_send_fd(d->ys_fd, m, sizeof *m, fd) != (ssize_t)sizeof *m)
+        return -1;
+    ssize_t n;
+    char ack;
+    while ((n = recv(d->ys_fd, &ack, 1, 0)) < 0 && errno == EINTR)
+        ;
+    if (n != 1)
+        return -1;
+    int status = 0;
+    kill(d->ys_pid, SIGSTOP);
+    while (waitpid(d->ys_pid, &status, WUNTRACED) < 0 && errno == EINTR)
+        ;
+    if (!WIFSTOPPED(status))
+        return -1;
+    d->ys_stopped = 1;
+    return 0;
+}
+
 static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, size_t *ret_max_slots,
                       char *why, size_t len)
 {
@@ -304,6 +406,14 @@ static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, siz
         d->ys_region = fd < 0 || ftruncate(fd, (off_t)bytes) < 0
                            ? MAP_FAILED
                            : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        ys_msg m = {.op = CMD_LAYOUT,
+                    .config = avo_cpu_config_index(&d->job->spec, cfg),
+                    .nslots = nslots,
+                    .bytes = bytes};
+        if (d->ys_region != MAP_FAILED && ys_command(d, &m, fd) < 0) {
+            munmap(d->ys_region, bytes);
+            d->ys_region = MAP_FAILED;
+        }
         if (fd >= 0)
             close(fd);
         if (d->ys_region == MAP_FAILED) {
@@ -366,29 +476,34 @@ static unsigned char *dev_ys_data(void *self, size_t slot, size_t arg)
     return d->ys_region + slot * d->l.slot_bytes + d->l.offset[arg];
 }
 
+static double ys_cpu(const cpu_device *d)
+{
+    struct timespec t;
+    if (!d->ys_have_clock || clock_gettime(d->ys_clock, &t) < 0)
+        return avo_monotonic();
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 /*
- * The yardstick, in the judge: once on each of its slots, timed by the
- * judge thread's CPU time, as the single-threaded candidate is timed by its
- * process's (a yardstick needs threads = 1: the judge may start none).  The
- * candidate is stopped meanwhile, so nothing it does runs beside it.
+ * The yardstick: once on each of its slots, in its runner, timed by the
+ * runner's CPU time as the single-threaded candidate is timed by its
+ * process's (a yardstick needs threads = 1).  The candidate is stopped
+ * meanwhile, so nothing it does runs beside it.
  */
 static int dev_run_yardstick(void *self, const avo_config_spec *cfg, size_t nslots, double *ret_s,
                              char *why, size_t len)
 {
     cpu_device *d = self;
-    const avo_jobspec *spec = &d->job->spec;
-    (void)why, (void)len;
-    void *ptrs[AVO_JOBSPEC_MAX_ARGS] = {0};
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
-    for (size_t s = 0; s < nslots; s++) {
-        for (size_t i = 0; i < spec->nargs; i++)
-            if (spec->args[i].kind != AVO_ARG_SCALAR)
-                ptrs[i] = dev_ys_data(d, s, i);
-        avo_cpu_call_kernel(spec, &d->sig, d->ys_fn, cfg, ptrs);
+    ys_msg m = {.op = CMD_CALL,
+                .config = avo_cpu_config_index(&d->job->spec, cfg),
+                .nslots = nslots};
+    double t0 = ys_cpu(d);
+    if (ys_command(d, &m, -1) < 0) {
+        d->status = "error";
+        snprintf(why, len, "the yardstick's process ended");
+        return -1;
     }
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
-    *ret_s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    *ret_s = ys_cpu(d) - t0;
     return 0;
 }
 
@@ -414,6 +529,30 @@ static _Noreturn void judge_done(const char *status, const char *reason)
     report(json_pack("{s:{s:s, s:o*, s:b}}", "done", "status", status, "reason", text, "outside",
                      killed_outside && !strcmp(status, "crashed")));
     _exit(0);
+}
+
+/* Start the yardstick's runner (before the judge's seccomp filter). */
+static void spawn_ys_runner(cpu_device *d, const char *ys_so)
+{
+    int sv[2];
+    d->ys_fd = -1;
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+        judge_done("error", "cannot create the yardstick's socket");
+    pid_t pid = avo_supervise_fork(AVO_CHILD_CRASH_DEFAULT);
+    if (pid < 0)
+        judge_done("error", "cannot fork the yardstick's process");
+    if (pid == 0) {
+        int sock = fcntl(sv[1], F_DUPFD, REPORT_FD + 2);
+        if (sock < 0 || dup2(sock, REPORT_FD + 1) < 0)
+            _exit(127);
+        close_range(0, REPORT_FD, 0);
+        close_range(REPORT_FD + 2, ~0u, 0);
+        ys_runner(d->job, ys_so, REPORT_FD + 1);
+    }
+    close(sv[1]);
+    d->ys_fd = sv[0];
+    d->ys_pid = pid;
+    d->ys_have_clock = clock_getcpuclockid(pid, &d->ys_clock) == 0;
 }
 
 /*
@@ -590,7 +729,7 @@ static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_s
     avo_sandbox_harden();
     avo_sandbox_scrub_secrets(); /* the worker's transport key, if it has one */
 
-    cpu_device d = {.job = job};
+    cpu_device d = {.job = job, .ys_fd = -1};
     /* One CPU for judge and candidate while it times (pin.c); a kernel
      * allowed threads keeps every CPU. */
     int pin_fd = -1;
@@ -598,6 +737,8 @@ static _Noreturn void judge_run(const cpu_job *job, int so_fd, const char *ref_s
     if (cpu >= 0)
         report(json_pack("{s:i}", "pinned", cpu));
     int setup_fd = spawn_candidate(&d, so_fd);
+    if (job->ys_so)
+        spawn_ys_runner(&d, job->ys_so);
     char err[AVO_ERRLEN];
     if (avo_sandbox_seccomp_trusted(1, err, sizeof err) < 0)
         judge_done("error", err);

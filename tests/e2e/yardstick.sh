@@ -33,13 +33,16 @@ expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy.c --evaluator "$ev"
 expect_in "$tmp/out" "x seed"
 expect_in "$tmp/out" "score "
 
-# Sixteen times the seed's work measures far below the seed beside it.
+# Sixteen times the seed's work measures far below the seed beside it
+# (about half: its inputs come fresh from memory once, the 15 passes after
+# the first from L1; 0.45 when the yardstick ran in the judge's own process,
+# timed without the candidate's costs of a process of its own).
 expect_exit 0 "$AVO" eval tests/e2e/kernels/axpy_slow.c --evaluator "$ev" --json
 python3 - "$tmp/out" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
-assert r["status"] == "ok" and 0 < r["score"] < 0.5, r["score"]
-assert all(0 < c["vs_yardstick"] < 0.5 for c in r["configs"]), r["configs"]
+assert r["status"] == "ok" and 0 < r["score"] < 0.7, r["score"]
+assert all(0 < c["vs_yardstick"] < 0.75 for c in r["configs"]), r["configs"]
 PY
 
 # Evicting the caches after its work, so the yardstick runs cold, costs the
