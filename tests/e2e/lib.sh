@@ -1,6 +1,12 @@
 # Shared helpers for the end-to-end tests (sourced).
 set -eu
 cd "$AVO_SOURCE_ROOT"
+# The variables that change OpenBLAS's kernel or threads start unset, as on
+# a plain machine (some images set OPENBLAS_CORETYPE=Haswell): avo names
+# any it overrides on its lines, and a test that checks that sets them
+# itself (openblas.sh).
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE OPENBLAS_BLOCK_FACTOR OPENBLAS_VERBOSE \
+    OPENBLAS_NUM_THREADS OMP_NUM_THREADS GOTO_NUM_THREADS
 tmp=$(mktemp -d)
 # the test's status survives the cleanup: a failing rm only says so
 trap 'rc=$?; rm -rf "$tmp" 2>/dev/null || echo "note: could not remove $tmp" >&2; exit $rc' EXIT
