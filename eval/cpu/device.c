@@ -57,7 +57,8 @@ typedef struct cpu_device {
     slot_layout l;
     const avo_config_spec *cfg;
     kernel_fn ref_fn;
-    kernel_fn ys_fn;           /* the yardstick (the evaluator's seed), or NULL */
+    kernel_fn ys_fn;           /* the yardstick (the evaluator's seed), or NULL: loaded here to
+                                * check it can be called; its runner calls it */
     unsigned char *ys_region;  /* its slots, laid out as the region, shared with its runner */
     size_t ys_bytes;
     int ys_fd;                 /* the runner's socket (ys_runner), -1 without a yardstick */
