@@ -338,6 +338,24 @@ static _Noreturn void ys_runner(const cpu_job *job, const char *ys_so, int sock)
 /* One command to the runner and its answer, woken for it and stopped
  * after it as the candidate is (command), so the two pay the same for a
  * command; -1 when it is gone. */
+static int ys_command(cpu_device *d, const ys_msg *m, int fd);
+
+/* Why the runner stopped answering, into why: how it ended (reaped), or
+ * that it hung up. */
+static int ys_gone(cpu_device *d, char *why, size_t len)
+{
+    int status = 0;
+    char name[128] = "";
+    kill(d->ys_pid, SIGKILL);
+    while (waitpid(d->ys_pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    avo_supervise_death(status, name, sizeof name);
+    d->status = "error";
+    snprintf(why, len, "the yardstick (the evaluator's seed) failed in its own process: %s %s",
+             WIFSIGNALED(status) && WTERMSIG(status) != SIGKILL ? "crashed with" : "ended,", name);
+    return -1;
+}
+
 static int ys_command(cpu_device *d, const ys_msg *m, int fd)
 {
     if (d->ys_stopped) {
@@ -413,7 +431,10 @@ static int dev_layout(void *self, const avo_config_spec *cfg, size_t nslots, siz
                     .bytes = bytes};
         if (d->ys_region != MAP_FAILED && ys_command(d, &m, fd) < 0) {
             munmap(d->ys_region, bytes);
-            d->ys_region = MAP_FAILED;
+            d->ys_region = NULL;
+            if (fd >= 0)
+                close(fd);
+            return ys_gone(d, why, len);
         }
         if (fd >= 0)
             close(fd);
@@ -499,11 +520,8 @@ static int dev_run_yardstick(void *self, const avo_config_spec *cfg, size_t nslo
                 .config = avo_cpu_config_index(&d->job->spec, cfg),
                 .nslots = nslots};
     double t0 = ys_cpu(d);
-    if (ys_command(d, &m, -1) < 0) {
-        d->status = "error";
-        snprintf(why, len, "the yardstick's process ended");
-        return -1;
-    }
+    if (ys_command(d, &m, -1) < 0)
+        return ys_gone(d, why, len);
     *ret_s = ys_cpu(d) - t0;
     return 0;
 }

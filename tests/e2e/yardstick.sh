@@ -99,4 +99,22 @@ r = json.load(open(sys.argv[1]))
 assert r["status"] == "invalid", r
 assert r["reason"].startswith("yardstick (the evaluator's seed): compile error"), r["reason"]
 PY
+# A seed that crashes while timed (its own process since 5cc6852) ends the
+# evaluation as an error (exit 3: not the candidate's fault, left for avo
+# resume) naming the yardstick, the signal and the config, not as the
+# candidate's crash; the configs timed before keep their paired figures.
+sed 's#kernel = "tests/e2e/kernels/axpy.c"#kernel = "tests/e2e/kernels/axpy_seed_crash.c"#' "$ev" \
+    > "$tmp/crashing_seed.lua"
+expect_exit 3 "$AVO" eval tests/e2e/kernels/axpy_seed_crash.c --evaluator "$tmp/crashing_seed.lua" \
+    --param CRASH=0 --json
+python3 - "$tmp/out" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["status"] == "error", r
+why = "the yardstick (the evaluator's seed) failed in its own process: crashed with SIGSEGV"
+assert why in r["reason"] and "not the candidate's" in r["reason"], r["reason"]
+bad = [c for c in r["configs"] if c["name"] == "n4097"][0]
+assert bad["reason"].startswith(why) and bad["reason"].endswith("in config n4097"), bad
+assert [c["name"] for c in r["configs"] if c.get("vs_yardstick")] == ["n1000"], r["configs"]
+PY
 echo "yardstick: ok"
